@@ -1,0 +1,64 @@
+package io.qkcm.controller;
+
+import java.util.concurrent.ScheduledExecutorService;
+
+import io.fabric8.kubernetes.client.KubernetesClient;
+import io.qkcm.controller.events.EventRecorder;
+import io.qkcm.manager.ControllerManagerOptions;
+import io.qkcm.manager.SharedInformers;
+
+/**
+ * What a controller is built from: the process-wide shared informers, an API client carrying the
+ * controller's own user agent (and QPS budget), its event recorder and the manager's options.
+ */
+public final class ControllerContext {
+
+    private final String controllerName;
+    private final KubernetesClient client;
+    private final SharedInformers informers;
+    private final EventRecorder events;
+    private final ControllerManagerOptions options;
+    private final ScheduledExecutorService delayer;
+    private final WorkQueueMetrics.Provider queueMetrics;
+
+    public ControllerContext(String controllerName, KubernetesClient client, SharedInformers informers,
+            EventRecorder events, ControllerManagerOptions options, ScheduledExecutorService delayer,
+            WorkQueueMetrics.Provider queueMetrics) {
+        this.controllerName = controllerName;
+        this.client = client;
+        this.informers = informers;
+        this.events = events;
+        this.options = options;
+        this.delayer = delayer;
+        this.queueMetrics = queueMetrics;
+    }
+
+    public String controllerName() {
+        return controllerName;
+    }
+
+    public KubernetesClient client() {
+        return client;
+    }
+
+    public SharedInformers informers() {
+        return informers;
+    }
+
+    public EventRecorder events() {
+        return events;
+    }
+
+    public ControllerManagerOptions options() {
+        return options;
+    }
+
+    public ScheduledExecutorService delayer() {
+        return delayer;
+    }
+
+    /** A work queue with upstream's default controller rate limiter and metrics under {@code name}. */
+    public <K> WorkQueue<K> newQueue(String name) {
+        return new WorkQueue<>(name, RateLimiter.controllerDefault(), delayer, queueMetrics);
+    }
+}

@@ -1,0 +1,211 @@
+package io.qkcm.manager;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.function.BooleanSupplier;
+
+import jakarta.enterprise.context.ApplicationScoped;
+import jakarta.enterprise.event.Observes;
+import jakarta.inject.Inject;
+
+import org.eclipse.microprofile.config.Config;
+import org.jboss.logging.Logger;
+
+import io.micrometer.core.instrument.Gauge;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.qkcm.controller.Controller;
+import io.qkcm.controller.ControllerContext;
+import io.qkcm.controller.WorkQueueMetrics;
+import io.qkcm.controller.events.EventBroadcaster;
+import io.quarkus.runtime.Quarkus;
+import io.quarkus.runtime.ShutdownEvent;
+import io.quarkus.runtime.StartupEvent;
+import io.vertx.core.Vertx;
+
+/**
+ * The controller manager process: resolves options and the controller selection, builds the selected
+ * controllers on the shared informers, starts the informers at once (standbys keep warm caches) and
+ * the controllers' workers when this replica leads. Stops cleanly on shutdown.
+ */
+@ApplicationScoped
+public class ControllerManager {
+
+    private static final Logger LOG = Logger.getLogger(ControllerManager.class);
+
+    /** The manager label of running_managed_controllers, as upstream's. */
+    public static final String MANAGER = "kube-controller-manager";
+
+    @Inject
+    Config config;
+    @Inject
+    MeterRegistry registry;
+    @Inject
+    Vertx vertx;
+
+    private ControllerManagerOptions options;
+    private KubeClients clients;
+    private SharedInformers informers;
+    private EventBroadcaster events;
+    private LeaderElection leaderElection;
+    private ScheduledExecutorService delayer;
+    private ControllerSelection selection;
+    private final List<Controller> controllers = new ArrayList<>();
+    private final Map<String, Boolean> started = new LinkedHashMap<>();
+    private volatile boolean running;
+
+    void onStart(@Observes StartupEvent event) {
+        if (!config.getOptionalValue("qkcm.manager.enabled", Boolean.class).orElse(true)) {
+            LOG.info("qkcm.manager.enabled=false: not starting controllers");
+            return;
+        }
+        try {
+            start();
+        } catch (RuntimeException e) {
+            LOG.errorf("cannot start the controller manager: %s", e.getMessage());
+            LOG.debug("startup failure", e);
+            Quarkus.asyncExit(1);
+        }
+    }
+
+    synchronized void start() {
+        options = new ControllerManagerOptions(Flags.upstream(), name -> config.getOptionalValue(name, String.class));
+        Optional<String> invalid = options.validate();
+        if (invalid.isPresent()) {
+            throw new IllegalArgumentException(invalid.get());
+        }
+        ControllerCatalog catalog = ManagedControllers.catalog();
+        List<String> requested = options.list("controllers");
+        Optional<String> unknown = ControllerSelection.validate(catalog, requested);
+        if (unknown.isPresent()) {
+            throw new IllegalArgumentException(unknown.get());
+        }
+        selection = ControllerSelection.resolve(catalog, requested, options.featureGates());
+        LOG.infof("qkcm %s (drop-in for kube-controller-manager %s)", Version.QKCM, Version.KUBERNETES);
+        if (!selection.notImplemented().isEmpty()) {
+            LOG.warnf("controllers enabled but not implemented by qkcm, NOT running: %s",
+                    String.join(", ", selection.notImplemented()));
+        }
+        selection.skipped().forEach(s -> LOG.infof("skipping %s: %s", s.name(), s.reason()));
+
+        clients = new KubeClients(options, registry, vertx);
+        informers = new SharedInformers(clients.forComponent("shared-informers"), options.minResyncPeriod());
+        events = new EventBroadcaster(clients.forComponent("event-broadcaster"));
+        delayer = Executors.newSingleThreadScheduledExecutor(r -> {
+            Thread t = new Thread(r, "workqueue-delayer");
+            t.setDaemon(true);
+            return t;
+        });
+        WorkQueueMetrics.Provider queueMetrics = WorkQueueMetrics.micrometer(registry);
+        for (KnownController k : selection.running()) {
+            ControllerContext context = new ControllerContext(k.name(), clients.forComponent(k.name()), informers,
+                    events.recorder(k.name()), options, delayer, queueMetrics);
+            Controller c = k.init().orElseThrow().create(context);
+            controllers.add(c);
+            started.put(c.name(), false);
+            Gauge.builder("running.managed.controllers", started, m -> Boolean.TRUE.equals(m.get(c.name())) ? 1 : 0)
+                    .description("Indicates where instances of a controller are currently running")
+                    .tags("manager", MANAGER, "name", c.name()).register(registry);
+        }
+        // Standby replicas fill their caches too, so a takeover starts from warm informers.
+        informers.start();
+        running = true;
+        if (options.leaderElect()) {
+            leaderElection = new LeaderElection(clients.forComponent("leader-election"), options,
+                    events.recorder(MANAGER), registry);
+            leaderElection.start(this::startControllers, () -> {
+                // upstream: klog.FlushAndExit(..., 1) on a lost lease
+                stopControllers();
+                Runtime.getRuntime().halt(exitAfterLostLease());
+            });
+        } else {
+            startControllers();
+        }
+    }
+
+    private int exitAfterLostLease() {
+        LOG.error("leader lease lost, exiting");
+        return 1;
+    }
+
+    private synchronized void startControllers() {
+        for (Controller c : controllers) {
+            c.start();
+            started.put(c.name(), true);
+            LOG.infof("Started controller %s", c.name());
+        }
+        LOG.infof("Started %d controllers: %s", controllers.size(),
+                String.join(", ", controllers.stream().map(Controller::name).toList()));
+    }
+
+    void onStop(@Observes ShutdownEvent event) {
+        if (!running) {
+            return;
+        }
+        running = false;
+        LOG.info("shutting down: draining controllers");
+        stopControllers();
+        if (leaderElection != null) {
+            leaderElection.stop();
+        }
+        if (events != null) {
+            events.shutdown(Duration.ofSeconds(2));
+        }
+        informers.stop();
+        delayer.shutdownNow();
+        clients.close();
+    }
+
+    private void stopControllers() {
+        Duration grace = options.duration("shutdown-grace-period");
+        long deadline = System.nanoTime() + grace.toNanos();
+        for (Controller c : controllers) {
+            try {
+                Duration left = Duration.ofNanos(Math.max(0, deadline - System.nanoTime()));
+                c.shutdown(left);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+            started.put(c.name(), false);
+        }
+    }
+
+    /** /healthz checks: leaderElection plus one per controller, as upstream names them. */
+    public Map<String, BooleanSupplier> healthChecks() {
+        Map<String, BooleanSupplier> checks = new LinkedHashMap<>();
+        checks.put("leaderElection", () -> leaderElection == null || leaderElection.healthy());
+        for (Controller c : controllers) {
+            checks.put(c.name(), c::healthy);
+        }
+        return checks;
+    }
+
+    public ControllerManagerOptions options() {
+        return options;
+    }
+
+    public SharedInformers informers() {
+        return informers;
+    }
+
+    public List<Controller> controllers() {
+        return List.copyOf(controllers);
+    }
+
+    public ControllerSelection selection() {
+        return selection;
+    }
+
+    public Optional<LeaderElection> leaderElection() {
+        return Optional.ofNullable(leaderElection);
+    }
+
+    public boolean running() {
+        return running;
+    }
+}

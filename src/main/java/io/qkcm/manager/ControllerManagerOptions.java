@@ -1,0 +1,115 @@
+package io.qkcm.manager;
+
+import java.time.Duration;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Optional;
+import java.util.function.Function;
+
+/**
+ * The manager's effective settings: for every upstream flag, the command-line value if given, else
+ * the config property {@code qkcm.<flag>} (application.properties, env, -D), else upstream's default.
+ * The command line reaches config as system properties (see {@link QkcmMain}), so flags win.
+ */
+public final class ControllerManagerOptions {
+
+    private final Flags flags;
+    private final Function<String, Optional<String>> config;
+
+    public ControllerManagerOptions(Flags flags, Function<String, Optional<String>> config) {
+        this.flags = flags;
+        this.config = config;
+    }
+
+    public Flags flags() {
+        return flags;
+    }
+
+    /** The raw value of a flag; unknown names are a programming error. */
+    public String raw(String flag) {
+        Flag f = flags.byName(flag).orElseThrow(() -> new IllegalArgumentException("unknown flag " + flag));
+        return config.apply(f.configProperty()).orElse(f.defaultValue());
+    }
+
+    /** Whether a flag was set anywhere (command line or config) rather than left at its default. */
+    public boolean isSet(String flag) {
+        Flag f = flags.byName(flag).orElseThrow(() -> new IllegalArgumentException("unknown flag " + flag));
+        return config.apply(f.configProperty()).isPresent();
+    }
+
+    public String string(String flag) {
+        return raw(flag).trim();
+    }
+
+    public Optional<String> optionalString(String flag) {
+        String v = string(flag);
+        return v.isEmpty() ? Optional.empty() : Optional.of(v);
+    }
+
+    public boolean bool(String flag) {
+        String v = string(flag);
+        return v.equalsIgnoreCase("true") || v.equals("1") || v.equalsIgnoreCase("t");
+    }
+
+    public int integer(String flag) {
+        return Integer.parseInt(string(flag));
+    }
+
+    public double decimal(String flag) {
+        return Double.parseDouble(string(flag));
+    }
+
+    public Duration duration(String flag) {
+        return GoDuration.parse(string(flag));
+    }
+
+    public List<String> list(String flag) {
+        String v = string(flag);
+        if (v.isEmpty()) {
+            return List.of();
+        }
+        return Arrays.stream(v.split(",")).map(String::trim).filter(s -> !s.isEmpty()).toList();
+    }
+
+    /** Checks every configured value against its flag type; returns the first error, as one line. */
+    public Optional<String> validate() {
+        for (Flag f : flags.all()) {
+            Optional<String> v = config.apply(f.configProperty());
+            if (v.isPresent()) {
+                String error = f.validate(v.get());
+                if (error != null) {
+                    return Optional.of("invalid value \"" + v.get() + "\" for " + f.configProperty() + " (--"
+                            + f.name() + "): " + error);
+                }
+            }
+        }
+        return Optional.empty();
+    }
+
+    // The settings the manager itself uses, named as upstream's flags.
+
+    public FeatureGates featureGates() {
+        return FeatureGates.parse(string("feature-gates"));
+    }
+
+    public double kubeApiQps() {
+        return decimal("kube-api-qps");
+    }
+
+    public int kubeApiBurst() {
+        return integer("kube-api-burst");
+    }
+
+    public boolean leaderElect() {
+        return bool("leader-elect");
+    }
+
+    public Duration minResyncPeriod() {
+        return duration("min-resync-period");
+    }
+
+    /** {@code --concurrent-<x>-syncs}, e.g. {@code concurrentSyncs("replicaset")}. */
+    public int concurrentSyncs(String controller) {
+        return integer("concurrent-" + controller + "-syncs");
+    }
+}

@@ -1,0 +1,144 @@
+package io.qkcm.manager;
+
+import java.io.BufferedReader;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.InputStreamReader;
+import java.io.UncheckedIOException;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+
+/**
+ * kube-controller-manager's complete flag set (names, types, defaults of v1.34.4, generated into
+ * qkcm/flags.tsv by hack/gen/flags.py), with qkcm's own usage text for the flags it acts on. Every
+ * other flag is accepted so that existing command lines keep working, and {@code --help} lists it as
+ * having no effect in qkcm yet.
+ */
+public final class Flags {
+
+    /** Flags qkcm acts on, with what they do in qkcm. */
+    private static final Map<String, String> IMPLEMENTED = new LinkedHashMap<>();
+
+    /** Accepted flags whose upstream meaning qkcm covers differently; shown in --help. */
+    private static final Map<String, String> NOTES = new LinkedHashMap<>();
+
+    static {
+        IMPLEMENTED.put("kubeconfig", "Path to a kubeconfig file for the API server. Without it and --master, qkcm uses $KUBECONFIG, ~/.kube/config or the in-cluster service account, in that order.");
+        IMPLEMENTED.put("master", "Address of the API server; overrides the server in --kubeconfig.");
+        IMPLEMENTED.put("controllers", "Controllers to run: '*' runs every controller on by default, 'foo' adds one, '-foo' removes one. Current names and the old aliases are accepted.");
+        IMPLEMENTED.put("leader-elect", "Take the leader lease before running controllers; standby replicas keep caches warm.");
+        IMPLEMENTED.put("leader-elect-lease-duration", "How long a standby waits after the last renewal before taking the lease.");
+        IMPLEMENTED.put("leader-elect-renew-deadline", "How long the leader keeps retrying a renewal before it gives up leadership (and exits).");
+        IMPLEMENTED.put("leader-elect-retry-period", "Wait between attempts to take or renew the lease.");
+        IMPLEMENTED.put("leader-elect-resource-name", "Name of the Lease used for leader election.");
+        IMPLEMENTED.put("leader-elect-resource-namespace", "Namespace of the Lease used for leader election.");
+        IMPLEMENTED.put("leader-elect-resource-lock", "Lock type; only 'leases' is supported, as upstream.");
+        IMPLEMENTED.put("kube-api-qps", "Requests per second each controller's API client may send (token bucket, as client-go).");
+        IMPLEMENTED.put("kube-api-burst", "Burst of requests each controller's API client may send above --kube-api-qps.");
+        IMPLEMENTED.put("bind-address", "Address to serve HTTPS (/healthz, /livez, /readyz, /metrics) on.");
+        IMPLEMENTED.put("secure-port", "Port to serve HTTPS on; 0 disables serving.");
+        IMPLEMENTED.put("tls-cert-file", "Serving certificate (PEM). Without it qkcm generates a self-signed one at startup.");
+        IMPLEMENTED.put("tls-private-key-file", "Private key (PEM) for --tls-cert-file.");
+        IMPLEMENTED.put("authorization-always-allow-paths", "Paths served without authentication or authorization.");
+        IMPLEMENTED.put("authentication-kubeconfig", "Kubeconfig allowed to create TokenReviews; without it, bearer tokens are not verified and requests are anonymous.");
+        IMPLEMENTED.put("authorization-kubeconfig", "Kubeconfig allowed to create SubjectAccessReviews; without it, every request outside the always-allowed paths is forbidden.");
+        IMPLEMENTED.put("min-resync-period", "Informers resync at a random period between this and twice this.");
+        IMPLEMENTED.put("feature-gates", "Feature gates, as upstream's (A=true,B=false); they decide which gated controllers run.");
+        IMPLEMENTED.put("v", "Log verbosity: 0-1 info, 2-3 adds controller decisions, 4+ debug.");
+        IMPLEMENTED.put("concurrent-replicaset-syncs", "Workers of replicaset-controller.");
+        IMPLEMENTED.put("concurrent-rc-syncs", "Workers of replicationcontroller-controller.");
+        NOTES.put("kube-api-content-type", "qkcm always speaks application/json");
+    }
+
+    /** qkcm's own settings beyond upstream's flag set, under the same flag and config rules. */
+    private static final List<Flag> EXTENSIONS = List.of(
+            new Flag("qkcm extension", "leader-elect-release-on-cancel", "", "bool", "true",
+                    "On a clean shutdown, release the leader lease so a standby takes over at once instead of after --leader-elect-lease-duration.",
+                    true),
+            new Flag("qkcm extension", "shutdown-grace-period", "", "duration", "10s",
+                    "On SIGTERM, how long syncs in flight may take to finish before the process exits.", true));
+
+    private final Map<String, Flag> byName = new LinkedHashMap<>();
+    private final Map<String, Flag> byShorthand = new LinkedHashMap<>();
+
+    private Flags(List<Flag> flags) {
+        for (Flag f : flags) {
+            byName.put(f.name(), f);
+            if (!f.shorthand().isEmpty()) {
+                byShorthand.put(f.shorthand(), f);
+            }
+        }
+    }
+
+    public static Flags upstream() {
+        List<Flag> flags = new ArrayList<>();
+        try (InputStream in = Flags.class.getClassLoader().getResourceAsStream("qkcm/flags.tsv")) {
+            if (in == null) {
+                throw new IllegalStateException("qkcm/flags.tsv is missing from the classpath");
+            }
+            BufferedReader r = new BufferedReader(new InputStreamReader(in, StandardCharsets.UTF_8));
+            String line;
+            while ((line = r.readLine()) != null) {
+                if (line.isBlank() || line.startsWith("#")) {
+                    continue;
+                }
+                String[] p = line.split("\t", -1);
+                String usage = IMPLEMENTED.get(p[1]);
+                flags.add(new Flag(p[0], p[1], p[2], p[3], p[4], usage == null ? "" : usage, usage != null));
+            }
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+        flags.addAll(EXTENSIONS);
+        return new Flags(flags);
+    }
+
+    public Optional<Flag> byName(String name) {
+        return Optional.ofNullable(byName.get(name));
+    }
+
+    public Optional<Flag> byShorthand(String shorthand) {
+        return Optional.ofNullable(byShorthand.get(shorthand));
+    }
+
+    public List<Flag> all() {
+        return List.copyOf(byName.values());
+    }
+
+    /** {@code --help}: upstream's sections and flags, marking those qkcm accepts without acting on. */
+    public String help(List<String> controllerNames, List<String> disabledByDefault, List<String> implemented) {
+        StringBuilder sb = new StringBuilder();
+        sb.append("qkcm: a drop-in kube-controller-manager (Kubernetes v1.34) on Quarkus.\n\n");
+        sb.append("Usage:\n  qkcm [flags]\n\n");
+        sb.append("Every flag is also the config property qkcm.<flag-name> (application.properties, environment\n");
+        sb.append("QKCM_<FLAG_NAME>, -Dqkcm.<flag-name>=...); the command line wins.\n");
+        sb.append("Flags marked [no effect] are accepted so upstream command lines keep working; qkcm does not act\n");
+        sb.append("on them yet.\n");
+        String section = null;
+        for (Flag f : byName.values()) {
+            if (!f.section().equals(section)) {
+                section = f.section();
+                sb.append('\n').append(section).append(" flags:\n\n");
+            }
+            String head = "  " + (f.shorthand().isEmpty() ? "    " : "-" + f.shorthand() + ", ") + "--" + f.name()
+                    + (f.isBool() ? "" : " " + f.type());
+            sb.append(head);
+            String usage = f.implemented() ? f.usage()
+                    : "[no effect]" + (NOTES.containsKey(f.name()) ? " " + NOTES.get(f.name()) : "");
+            String dflt = f.defaultValue().isEmpty() || (f.isBool() && f.defaultValue().equals("false")) ? ""
+                    : " (default " + (f.type().equals("string") ? "\"" + f.defaultValue() + "\"" : f.defaultValue()) + ")";
+            sb.append(head.length() < 56 ? " ".repeat(56 - head.length()) : "\n" + " ".repeat(56));
+            sb.append(usage).append(dflt).append('\n');
+        }
+        sb.append("\nControllers (--controllers), marked * when on by default and + when qkcm implements them:\n");
+        for (String name : controllerNames) {
+            sb.append("  ").append(disabledByDefault.contains(name) ? " " : "*")
+                    .append(implemented.contains(name) ? "+" : " ").append(' ').append(name).append('\n');
+        }
+        return sb.toString();
+    }
+}

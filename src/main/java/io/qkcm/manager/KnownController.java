@@ -1,0 +1,31 @@
+package io.qkcm.manager;
+
+import java.util.List;
+import java.util.Optional;
+
+import io.qkcm.controller.Controller;
+import io.qkcm.controller.ControllerContext;
+
+/**
+ * One entry of upstream kube-controller-manager's controller table (v1.34): the canonical name, the
+ * old short aliases {@code --controllers} still accepts, and when upstream runs it. {@code init} is
+ * empty for controllers qkcm does not implement yet: those are reported at startup, never pretended.
+ */
+public record KnownController(
+        String name,
+        List<String> aliases,
+        boolean disabledByDefault,
+        List<String> requiredFeatureGates,
+        boolean cloudProvider,
+        Optional<Initializer> init) {
+
+    /** Builds a controller; called once per process, before the shared informers start. */
+    @FunctionalInterface
+    public interface Initializer {
+        Controller create(ControllerContext context);
+    }
+
+    public boolean implemented() {
+        return init.isPresent();
+    }
+}

@@ -1,0 +1,183 @@
+package io.qkcm.manager;
+
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
+
+import io.fabric8.kubernetes.client.Config;
+import io.fabric8.kubernetes.client.ConfigBuilder;
+import io.fabric8.kubernetes.client.KubernetesClient;
+import io.fabric8.kubernetes.client.KubernetesClientBuilder;
+import io.fabric8.kubernetes.client.http.BasicBuilder;
+import io.fabric8.kubernetes.client.http.HttpClient;
+import io.fabric8.kubernetes.client.http.HttpRequest;
+import io.fabric8.kubernetes.client.http.HttpResponse;
+import io.fabric8.kubernetes.client.http.Interceptor;
+import io.fabric8.kubernetes.client.vertx.VertxHttpClientFactory;
+import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.Timer;
+import io.qkcm.controller.TokenBucket;
+import io.vertx.core.Context;
+import io.vertx.core.Vertx;
+
+/**
+ * Builds the manager's API clients. As with client-go, each client (one per controller, one for the
+ * shared informers, one for leader election) has its own token bucket of {@code --kube-api-qps} /
+ * {@code --kube-api-burst}, and a user agent naming qkcm and the component. All of them share one
+ * Vert.x instance. Requests are counted in upstream's {@code rest_client_*} metrics.
+ */
+public final class KubeClients implements AutoCloseable {
+
+    private static final double[] LATENCY_BUCKETS = { 0.005, 0.025, 0.1, 0.25, 0.5, 1.0, 2.0, 4.0, 8.0, 15.0, 30.0, 60.0 };
+
+    private final ControllerManagerOptions options;
+    private final MeterRegistry registry;
+    private final HttpClient.Factory httpClientFactory;
+    private final Config base;
+    private final List<KubernetesClient> built = new ArrayList<>();
+
+    public KubeClients(ControllerManagerOptions options, MeterRegistry registry, Vertx vertx) {
+        this.options = options;
+        this.registry = registry;
+        this.httpClientFactory = new VertxHttpClientFactory(vertx);
+        this.base = baseConfig(options);
+    }
+
+    /** The connection settings from --kubeconfig / --master, as upstream resolves them. */
+    public static Config baseConfig(ControllerManagerOptions options) {
+        Config config;
+        String kubeconfig = options.string("kubeconfig");
+        if (!kubeconfig.isEmpty()) {
+            try {
+                Path path = Path.of(kubeconfig);
+                config = Config.fromKubeconfig(null, Files.readString(path), path.toAbsolutePath().toString());
+            } catch (IOException e) {
+                throw new UncheckedIOException("cannot read --kubeconfig " + kubeconfig + ": " + e.getMessage(), e);
+            }
+        } else if (!options.string("master").isEmpty()) {
+            config = new ConfigBuilder(Config.empty()).build();
+        } else {
+            config = Config.autoConfigure(null);
+        }
+        if (!options.string("master").isEmpty()) {
+            config.setMasterUrl(options.string("master"));
+        }
+        return config;
+    }
+
+    public Config baseConfig() {
+        return base;
+    }
+
+    /** A client for {@code component} (a controller name, "shared-informers", "leader-election"). */
+    public synchronized KubernetesClient forComponent(String component) {
+        Config config = new ConfigBuilder(base)
+                .withUserAgent("qkcm/" + Version.QKCM + " (linux/amd64) kubernetes/" + Version.KUBERNETES + "/" + component)
+                .build();
+        TokenBucket bucket = new TokenBucket(options.kubeApiQps(), options.kubeApiBurst());
+        KubernetesClient client = new KubernetesClientBuilder()
+                .withConfig(config)
+                .withHttpClientFactory(httpClientFactory)
+                .withHttpClientBuilderConsumer(b -> b.addOrReplaceInterceptor("qkcm-throttle", new Throttle(bucket, registry))
+                        .addOrReplaceInterceptor("qkcm-metrics", new RequestMetrics(registry)))
+                .build();
+        built.add(client);
+        return client;
+    }
+
+    @Override
+    public synchronized void close() {
+        built.forEach(KubernetesClient::close);
+        built.clear();
+    }
+
+    /** client-go's client-side throttle: wait for a token before each request. */
+    static final class Throttle implements Interceptor {
+        private final TokenBucket bucket;
+        private final MeterRegistry registry;
+
+        Throttle(TokenBucket bucket, MeterRegistry registry) {
+            this.bucket = bucket;
+            this.registry = registry;
+        }
+
+        @Override
+        public void before(BasicBuilder builder, HttpRequest request, RequestTags tags) {
+            long wait = bucket.reserve();
+            if (wait <= 0) {
+                return;
+            }
+            Timer.builder("rest.client.rate.limiter.duration")
+                    .description("Client side rate limiter latency in seconds. Broken down by verb, and host.")
+                    .tags("verb", request.method(), "host", host(request)).serviceLevelObjectives(durations())
+                    .register(registry).record(wait, TimeUnit.NANOSECONDS);
+            if (Context.isOnEventLoopThread()) {
+                return; // never block an event loop; the token is reserved, the debt slows later callers
+            }
+            try {
+                TimeUnit.NANOSECONDS.sleep(wait);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        }
+    }
+
+    /** {@code rest_client_requests_total{code,host,method}} and {@code rest_client_request_duration_seconds}. */
+    static final class RequestMetrics implements Interceptor {
+        private final MeterRegistry registry;
+        private final Map<java.util.UUID, Long> started = new ConcurrentHashMap<>();
+
+        RequestMetrics(MeterRegistry registry) {
+            this.registry = registry;
+        }
+
+        @Override
+        public void before(BasicBuilder builder, HttpRequest request, RequestTags tags) {
+            started.put(request.id(), System.nanoTime());
+        }
+
+        @Override
+        public void after(HttpRequest request, HttpResponse<?> response,
+                io.fabric8.kubernetes.client.http.AsyncBody.Consumer<List<java.nio.ByteBuffer>> consumer) {
+            record(request, Integer.toString(response.code()));
+        }
+
+        @Override
+        public void afterConnectionFailure(HttpRequest request, Throwable failure) {
+            record(request, "<error>");
+        }
+
+        private void record(HttpRequest request, String code) {
+            String host = host(request);
+            Counter.builder("rest.client.requests")
+                    .description("Number of HTTP requests, partitioned by status code, method, and host.")
+                    .tags("code", code, "method", request.method(), "host", host).register(registry).increment();
+            Long start = started.remove(request.id());
+            if (start != null) {
+                Timer.builder("rest.client.request.duration")
+                        .description("Request latency in seconds. Broken down by verb, and host.")
+                        .tags("verb", request.method(), "host", host).serviceLevelObjectives(durations())
+                        .register(registry).record(System.nanoTime() - start, TimeUnit.NANOSECONDS);
+            }
+        }
+    }
+
+    private static String host(HttpRequest request) {
+        return request.uri().getHost() + (request.uri().getPort() > 0 ? ":" + request.uri().getPort() : "");
+    }
+
+    private static java.time.Duration[] durations() {
+        java.time.Duration[] d = new java.time.Duration[LATENCY_BUCKETS.length];
+        for (int i = 0; i < d.length; i++) {
+            d[i] = java.time.Duration.ofNanos((long) (LATENCY_BUCKETS[i] * 1e9));
+        }
+        return d;
+    }
+}

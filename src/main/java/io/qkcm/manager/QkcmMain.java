@@ -1,0 +1,70 @@
+package io.qkcm.manager;
+
+import java.util.List;
+import java.util.Optional;
+
+import io.quarkus.runtime.Quarkus;
+import io.quarkus.runtime.QuarkusApplication;
+import io.quarkus.runtime.annotations.QuarkusMain;
+
+/**
+ * Command line, as kube-controller-manager's: {@code --help} and {@code --version} answer before
+ * anything starts; an unknown flag, a malformed value or an unknown controller is one line on
+ * stderr and exit code 1. Given flags become system properties {@code qkcm.<flag>}, which outrank
+ * application.properties and the environment, so one config view serves the whole process.
+ */
+@QuarkusMain
+public class QkcmMain implements QuarkusApplication {
+
+    public static void main(String... args) {
+        int code = prepare(List.of(args));
+        if (code >= 0) {
+            System.exit(code);
+        }
+        Quarkus.run(QkcmMain.class, args);
+    }
+
+    /** Handles the command line; returns an exit code to stop with, or -1 to start the manager. */
+    static int prepare(List<String> args) {
+        Flags flags = Flags.upstream();
+        FlagParser.Result result;
+        try {
+            result = new FlagParser(flags).parse(args);
+        } catch (FlagParser.FlagError e) {
+            System.err.println("Error: " + e.getMessage() + " (see qkcm --help)");
+            return 1;
+        }
+        ControllerCatalog catalog = ManagedControllers.catalog();
+        if (result.help()) {
+            List<String> implemented = catalog.all().stream().filter(KnownController::implemented)
+                    .map(KnownController::name).toList();
+            System.out.print(flags.help(catalog.names(), catalog.disabledByDefault(), implemented));
+            return 0;
+        }
+        if (result.version()) {
+            System.out.println("raw".equals(result.versionValue()) ? Version.KUBERNETES : Version.line());
+            return 0;
+        }
+        String controllers = result.values().get("controllers");
+        if (controllers != null) {
+            Optional<String> error = ControllerSelection.validate(catalog, List.of(controllers.split(",")).stream()
+                    .map(String::trim).filter(s -> !s.isEmpty()).toList());
+            if (error.isPresent()) {
+                System.err.println("Error: " + error.get());
+                return 1;
+            }
+        }
+        result.values().forEach((name, value) -> System.setProperty(Flag.CONFIG_PREFIX + name, value));
+        int v = Integer.parseInt(result.values().getOrDefault("v", "0").trim());
+        if (v >= 4) {
+            System.setProperty("quarkus.log.category.\"io.qkcm\".level", "DEBUG");
+        }
+        return -1;
+    }
+
+    @Override
+    public int run(String... args) {
+        Quarkus.waitForExit();
+        return 0;
+    }
+}

@@ -1,0 +1,138 @@
+package io.qkcm.manager;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.ThreadLocalRandom;
+
+import org.jboss.logging.Logger;
+
+import io.fabric8.kubernetes.api.model.HasMetadata;
+import io.fabric8.kubernetes.client.KubernetesClient;
+import io.fabric8.kubernetes.client.informers.SharedIndexInformer;
+import io.fabric8.kubernetes.client.informers.cache.BasicItemStore;
+import io.fabric8.kubernetes.client.informers.cache.Cache;
+import io.fabric8.kubernetes.client.informers.cache.ItemStore;
+
+/**
+ * The process-wide informer factory (upstream's SharedInformerFactory): exactly one informer, and so
+ * one cache and one watch, per resource type, whichever controllers ask for it. Informers asked for
+ * after {@link #start} are started at once.
+ */
+public final class SharedInformers {
+
+    private static final Logger LOG = Logger.getLogger(SharedInformers.class);
+
+    private final KubernetesClient client;
+    private final Duration minResyncPeriod;
+    private final Map<Class<?>, SharedIndexInformer<?>> informers = new LinkedHashMap<>();
+    private boolean started;
+
+    public SharedInformers(KubernetesClient client, Duration minResyncPeriod) {
+        this.client = client;
+        this.minResyncPeriod = minResyncPeriod;
+    }
+
+    /** The shared informer for {@code type}, across all namespaces; created on first request. */
+    @SuppressWarnings("unchecked")
+    public synchronized <T extends HasMetadata> SharedIndexInformer<T> informerFor(Class<T> type) {
+        SharedIndexInformer<T> informer = (SharedIndexInformer<T>) informers.get(type);
+        if (informer == null) {
+            informer = client.resources(type).inAnyNamespace().runnableInformer(resyncPeriod().toMillis());
+            // Controllers never read managedFields; dropping them keeps the caches small, as upstream's
+            // informer transform does.
+            informer.itemStore(new TrimmingItemStore<>());
+            informer.exceptionHandler((isStarted, t) -> {
+                LOG.warnf("%s informer: %s (retrying)", type.getSimpleName(), t.toString());
+                return true;
+            });
+            informers.put(type, informer);
+            if (started) {
+                informer.start();
+            }
+        }
+        return informer;
+    }
+
+    /** Upstream's ResyncPeriod: a random period between min-resync-period and twice that. */
+    private Duration resyncPeriod() {
+        double factor = ThreadLocalRandom.current().nextDouble() + 1;
+        return Duration.ofMillis((long) (minResyncPeriod.toMillis() * factor));
+    }
+
+    public synchronized void start() {
+        started = true;
+        informers.values().forEach(SharedIndexInformer::start);
+    }
+
+    public synchronized boolean started() {
+        return started;
+    }
+
+    /** The resource types cached in this process: one entry per type, never two. */
+    public synchronized Set<Class<?>> cachedTypes() {
+        return Set.copyOf(informers.keySet());
+    }
+
+    public synchronized List<SharedIndexInformer<?>> all() {
+        return new ArrayList<>(informers.values());
+    }
+
+    /** Blocks until every informer in {@code needed} has synced its initial list. */
+    public void waitForSync(Collection<? extends SharedIndexInformer<?>> needed) throws InterruptedException {
+        while (!needed.stream().allMatch(SharedIndexInformer::hasSynced)) {
+            Thread.sleep(50);
+        }
+    }
+
+    public synchronized void stop() {
+        informers.values().forEach(SharedIndexInformer::stop);
+    }
+
+    /** The default fabric8 store, dropping managedFields on the way in. */
+    private static final class TrimmingItemStore<T extends HasMetadata> implements ItemStore<T> {
+        private final BasicItemStore<T> delegate = new BasicItemStore<>(Cache::metaNamespaceKeyFunc);
+
+        @Override
+        public String getKey(T obj) {
+            return delegate.getKey(obj);
+        }
+
+        @Override
+        public T put(String key, T obj) {
+            if (obj.getMetadata() != null) {
+                obj.getMetadata().setManagedFields(null);
+            }
+            return delegate.put(key, obj);
+        }
+
+        @Override
+        public T remove(String key) {
+            return delegate.remove(key);
+        }
+
+        @Override
+        public java.util.stream.Stream<String> keySet() {
+            return delegate.keySet();
+        }
+
+        @Override
+        public java.util.stream.Stream<T> values() {
+            return delegate.values();
+        }
+
+        @Override
+        public T get(String key) {
+            return delegate.get(key);
+        }
+
+        @Override
+        public int size() {
+            return delegate.size();
+        }
+    }
+}

@@ -1,0 +1,73 @@
+package io.qkcm.testing;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+
+import io.fabric8.kubeapitest.KubeAPIServer;
+import io.fabric8.kubeapitest.KubeAPIServerConfigBuilder;
+import io.fabric8.kubernetes.client.Config;
+import io.fabric8.kubernetes.client.KubernetesClient;
+import io.fabric8.kubernetes.client.KubernetesClientBuilder;
+
+/**
+ * One real kube-apiserver + etcd (fabric8 kube-api-test, binaries from
+ * hack/install-control-plane.sh) per test JVM, started on first use and shared by every test class:
+ * starting a control plane costs seconds, and tests isolate themselves by namespace.
+ */
+public final class RealApiServer {
+
+    private static RealApiServer instance;
+
+    private final KubeAPIServer server;
+    private final Path kubeconfig;
+
+    private RealApiServer(List<String> extraFlags) {
+        String version = System.getProperty("qkcm.test.kubernetes-version");
+        KubeAPIServerConfigBuilder config = KubeAPIServerConfigBuilder.anAPIServerConfig()
+                .withOfflineMode(true)
+                .withUpdateKubeConfig(false)
+                .withStartupTimeout(120_000);
+        if (version != null) {
+            config.withApiServerVersion(version);
+        }
+        List<String> flags = new ArrayList<>(extraFlags);
+        if (!flags.isEmpty()) {
+            config.withApiServerFlags(flags);
+        }
+        server = new KubeAPIServer(config.build());
+        server.start();
+        try {
+            kubeconfig = Files.createTempFile("qkcm-test-kubeconfig", ".yaml");
+            Files.writeString(kubeconfig, server.getKubeConfigYaml());
+            kubeconfig.toFile().deleteOnExit();
+        } catch (IOException e) {
+            throw new IllegalStateException("cannot write the test kubeconfig", e);
+        }
+        Runtime.getRuntime().addShutdownHook(new Thread(server::stop, "kube-api-test-stop"));
+    }
+
+    /** The shared API server of this JVM, started on first call. */
+    public static synchronized RealApiServer get() {
+        if (instance == null) {
+            instance = new RealApiServer(List.of());
+        }
+        return instance;
+    }
+
+    /** Kubeconfig (cluster-admin client certificate) for the shared API server. */
+    public Path kubeconfig() {
+        return kubeconfig;
+    }
+
+    public String kubeconfigYaml() {
+        return server.getKubeConfigYaml();
+    }
+
+    /** A new admin client; the caller closes it. */
+    public KubernetesClient newClient() {
+        return new KubernetesClientBuilder().withConfig(Config.fromKubeconfig(kubeconfigYaml())).build();
+    }
+}
