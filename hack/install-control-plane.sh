@@ -81,7 +81,8 @@ trap 'rm -rf "$STAGE"' EXIT
 progress() {
   local what="$1" n=0 line
   while IFS= read -r line; do
-    if [[ "$line" == *": "* || "$line" == *error* || "$line" == "#"* ]]; then echo "$line"; continue; fi
+    # compiler diagnostics ("file.go:12:3: ..."), package headers ("# pkg") and go tool messages pass through
+    if [[ "$line" == *.go:* || "$line" == "#"* || "$line" == "go: "* || "$line" == *" "* ]]; then echo "$line"; continue; fi
     n=$((n + 1))
     if (( n % 100 == 0 )); then log "$what: $n packages compiled"; fi
   done
@@ -138,7 +139,7 @@ log "installed into $DEST:"
 "$DEST/kube-apiserver" --version
 "$DEST/kube-controller-manager" --version
 "$DEST/kube-scheduler" --version
-"$DEST/kubectl" version --client 2>/dev/null | head -1
-"$DEST/etcd" --version | head -1
+"$DEST/kubectl" version --client 2>/dev/null | awk "NR==1"
+"$DEST/etcd" --version | awk "NR==1"
 "$DEST/kwok" --version
 "$DEST/kwokctl" --version

@@ -1,0 +1,55 @@
+package io.qkcm.manager;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import java.time.Duration;
+import java.util.Map;
+
+import jakarta.inject.Inject;
+
+import org.junit.jupiter.api.Test;
+
+import io.fabric8.kubernetes.api.model.ConfigMap;
+import io.fabric8.kubernetes.api.model.ConfigMapBuilder;
+import io.fabric8.kubernetes.api.model.NamespaceBuilder;
+import io.fabric8.kubernetes.client.KubernetesClient;
+import io.fabric8.kubernetes.client.informers.SharedIndexInformer;
+import io.qkcm.testing.RealApiServer;
+import io.qkcm.testing.RealApiServerResource;
+import io.quarkus.test.common.QuarkusTestResource;
+import io.quarkus.test.junit.QuarkusTest;
+
+/** The manager connects to a real kube-apiserver and its shared caches see what the test writes. */
+@QuarkusTest
+@QuarkusTestResource(value = RealApiServerResource.class, restrictToAnnotatedClass = false)
+class SharedInformersTest {
+
+    @Inject
+    ControllerManager manager;
+
+    @Test
+    void oneCachePerTypeSeesObjectsFromTheApiServer() throws Exception {
+        assertThat(manager.running()).isTrue();
+        SharedInformers informers = manager.informers();
+        SharedIndexInformer<ConfigMap> first = informers.informerFor(ConfigMap.class);
+        SharedIndexInformer<ConfigMap> second = informers.informerFor(ConfigMap.class);
+        assertThat(second).isSameAs(first);
+        assertThat(informers.cachedTypes().stream().filter(t -> t == ConfigMap.class)).hasSize(1);
+
+        try (KubernetesClient client = RealApiServer.get().newClient()) {
+            String ns = "shared-informers-" + System.nanoTime();
+            client.namespaces().resource(new NamespaceBuilder().withNewMetadata().withName(ns).endMetadata().build())
+                    .create();
+            client.configMaps().inNamespace(ns).resource(new ConfigMapBuilder().withNewMetadata().withName("probe")
+                    .endMetadata().withData(Map.of("k", "v")).build()).create();
+            await().atMost(Duration.ofSeconds(30)).untilAsserted(() -> {
+                ConfigMap cached = first.getStore().getByKey(ns + "/probe");
+                assertThat(cached).isNotNull();
+                assertThat(cached.getData()).containsEntry("k", "v");
+                // the shared caches drop managedFields, as upstream's informer transform
+                assertThat(cached.getMetadata().getManagedFields()).isNullOrEmpty();
+            });
+        }
+    }
+}
