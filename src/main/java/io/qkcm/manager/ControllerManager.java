@@ -103,7 +103,7 @@ public class ControllerManager {
         });
         WorkQueueMetrics.Provider queueMetrics = WorkQueueMetrics.micrometer(registry);
         for (KnownController k : selection.running()) {
-            ControllerContext context = new ControllerContext(k.name(), clients.forComponent(k.name()), informers,
+            ControllerContext context = new ControllerContext(k.name(), clients.forController(ControllerCatalog.clientName(k.name())), informers,
                     events.recorder(k.name()), options, delayer, queueMetrics);
             Controller c = k.init().orElseThrow().create(context);
             controllers.add(c);
