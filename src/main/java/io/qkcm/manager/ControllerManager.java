@@ -137,7 +137,9 @@ public class ControllerManager {
     static void runningControllerGauge(MeterRegistry registry, String controller, BooleanSupplier running) {
         Gauge.builder("running.managed.controllers", running, r -> r.getAsBoolean() ? 1 : 0)
                 .description("Indicates where instances of a controller are currently running")
-                .tags("manager", MANAGER, "name", controller).register(registry);
+                .tags("manager", MANAGER, "name", controller)
+                .strongReference(true) // the supplier is referenced by nothing else
+                .register(registry);
     }
 
     private int exitAfterLostLease() {
