@@ -23,6 +23,7 @@ import io.qkcm.controller.Controller;
 import io.qkcm.controller.ControllerContext;
 import io.qkcm.controller.WorkQueueMetrics;
 import io.qkcm.controller.events.EventBroadcaster;
+import io.qkcm.manager.serving.SecureServing;
 import io.quarkus.runtime.Quarkus;
 import io.quarkus.runtime.ShutdownEvent;
 import io.quarkus.runtime.StartupEvent;
@@ -47,6 +48,8 @@ public class ControllerManager {
     MeterRegistry registry;
     @Inject
     Vertx vertx;
+    @Inject
+    SecureServing serving;
 
     private ControllerManagerOptions options;
     private KubeClients clients;
@@ -57,6 +60,8 @@ public class ControllerManager {
     private ControllerSelection selection;
     private final List<Controller> controllers = new ArrayList<>();
     private final Map<String, Boolean> started = new LinkedHashMap<>();
+    /** Controllers with a /healthz check: added once started, as upstream's AddHealthChecker. */
+    private final List<Controller> checked = new java.util.concurrent.CopyOnWriteArrayList<>();
     private volatile boolean running;
 
     void onStart(@Observes StartupEvent event) {
@@ -93,6 +98,8 @@ public class ControllerManager {
         }
         selection.skipped().forEach(s -> LOG.infof("skipping %s: %s", s.name(), s.reason()));
 
+        // upstream serves /healthz and /metrics before building controllers and starting informers
+        serving.start(options, this::healthChecks);
         clients = new KubeClients(options, registry, vertx);
         informers = new SharedInformers(clients.forComponent("shared-informers"), options.minResyncPeriod());
         events = new EventBroadcaster(clients.forComponent("event-broadcaster"));
@@ -108,9 +115,7 @@ public class ControllerManager {
             Controller c = k.init().orElseThrow().create(context);
             controllers.add(c);
             started.put(c.name(), false);
-            Gauge.builder("running.managed.controllers", started, m -> Boolean.TRUE.equals(m.get(c.name())) ? 1 : 0)
-                    .description("Indicates where instances of a controller are currently running")
-                    .tags("manager", MANAGER, "name", c.name()).register(registry);
+            runningControllerGauge(registry, c.name(), () -> Boolean.TRUE.equals(started.get(c.name())));
         }
         // Standby replicas fill their caches too, so a takeover starts from warm informers.
         informers.start();
@@ -128,6 +133,15 @@ public class ControllerManager {
         }
     }
 
+    /** {@code running_managed_controllers{manager,name}}: 1 while the controller runs. */
+    static void runningControllerGauge(MeterRegistry registry, String controller, BooleanSupplier running) {
+        Gauge.builder("running.managed.controllers", running, r -> r.getAsBoolean() ? 1 : 0)
+                .description("Indicates where instances of a controller are currently running")
+                .tags("manager", MANAGER, "name", controller)
+                .strongReference(true) // the supplier is referenced by nothing else
+                .register(registry);
+    }
+
     private int exitAfterLostLease() {
         LOG.error("leader lease lost, exiting");
         return 1;
@@ -137,6 +151,7 @@ public class ControllerManager {
         for (Controller c : controllers) {
             c.start();
             started.put(c.name(), true);
+            checked.add(c);
             LOG.infof("Started controller %s", c.name());
         }
         LOG.infof("Started %d controllers: %s", controllers.size(),
@@ -145,6 +160,7 @@ public class ControllerManager {
 
     void onStop(@Observes ShutdownEvent event) {
         if (!running) {
+            serving.stop(); // a failed start may have bound the port already
             return;
         }
         running = false;
@@ -159,6 +175,7 @@ public class ControllerManager {
         informers.stop();
         delayer.shutdownNow();
         clients.close();
+        serving.stop();
     }
 
     private void stopControllers() {
@@ -175,11 +192,17 @@ public class ControllerManager {
         }
     }
 
-    /** /healthz checks: leaderElection plus one per controller, as upstream names them. */
+    /**
+     * /healthz checks, as upstream registers them: leaderElection when leader election is on, then one per
+     * controller once it has been started (a standby has only leaderElection). Empty → the server uses ping.
+     */
     public Map<String, BooleanSupplier> healthChecks() {
         Map<String, BooleanSupplier> checks = new LinkedHashMap<>();
-        checks.put("leaderElection", () -> leaderElection == null || leaderElection.healthy());
-        for (Controller c : controllers) {
+        LeaderElection election = leaderElection;
+        if (options != null && options.leaderElect()) {
+            checks.put("leaderElection", () -> election == null || election.healthy());
+        }
+        for (Controller c : checked) {
             checks.put(c.name(), c::healthy);
         }
         return checks;

@@ -166,9 +166,16 @@ public final class KubeClients implements AutoCloseable {
             this.registry = registry;
         }
 
+        /**
+         * Called with the final request just before it is sent ({@code before} sees an intermediate
+         * request: each interceptor's changes build a new request with a new id).
+         */
         @Override
-        public void before(BasicBuilder builder, HttpRequest request, RequestTags tags) {
+        public io.fabric8.kubernetes.client.http.AsyncBody.Consumer<List<java.nio.ByteBuffer>> consumer(
+                io.fabric8.kubernetes.client.http.AsyncBody.Consumer<List<java.nio.ByteBuffer>> consumer,
+                HttpRequest request) {
             started.put(request.id(), System.nanoTime());
+            return consumer;
         }
 
         @Override
