@@ -55,11 +55,11 @@ public class ControllerManager {
     private KubeClients clients;
     private SharedInformers informers;
     private EventBroadcaster events;
-    private LeaderElection leaderElection;
+    private volatile LeaderElection leaderElection;
     private ScheduledExecutorService delayer;
     private ControllerSelection selection;
     private final List<Controller> controllers = new ArrayList<>();
-    private final Map<String, Boolean> started = new LinkedHashMap<>();
+    private final Map<String, Boolean> started = new java.util.concurrent.ConcurrentHashMap<>();
     /** Controllers with a /healthz check: added once started, as upstream's AddHealthChecker. */
     private final List<Controller> checked = new java.util.concurrent.CopyOnWriteArrayList<>();
     private volatile boolean running;
