@@ -110,8 +110,9 @@ public class ControllerManager {
         });
         WorkQueueMetrics.Provider queueMetrics = WorkQueueMetrics.micrometer(registry);
         for (KnownController k : selection.running()) {
-            ControllerContext context = new ControllerContext(k.name(), clients.forController(ControllerCatalog.clientName(k.name())), informers,
-                    events.recorder(k.name()), options, delayer, queueMetrics);
+            ControllerContext context = new ControllerContext(k.name(),
+                    clients.forController(ControllerCatalog.clientName(k.name())), informers,
+                    events.recorder(k.name()), options, delayer, queueMetrics, events::recorder);
             Controller c = k.init().orElseThrow().create(context);
             controllers.add(c);
             started.put(c.name(), false);
