@@ -93,7 +93,10 @@ public abstract class QueueController<K> implements Controller {
         if (e instanceof io.fabric8.kubernetes.client.KubernetesClientException kce && kce.getCode() == 409) {
             log.debugf("%s: conflict syncing %s, retrying: %s", name, key, kce.getMessage());
         } else {
-            log.errorf("%s: error syncing %s, requeuing: %s", name, key, e.toString());
+            // fabric8's messages embed the whole Status object; the first 300 characters say what failed
+            String message = String.valueOf(e.getMessage());
+            log.errorf("%s: error syncing %s (retry %d): %s", name, key, queue.numRequeues(key),
+                    message.length() > 300 ? message.substring(0, 300) + "..." : message);
             log.debug("sync failure", e);
         }
         queue.addRateLimited(key);

@@ -54,7 +54,9 @@ public class ControllerManager {
     private ControllerManagerOptions options;
     private KubeClients clients;
     private SharedInformers informers;
+    /** The manager's own events (leader election); each controller has its own broadcaster. */
     private EventBroadcaster events;
+    private final List<EventBroadcaster> controllerEvents = new ArrayList<>();
     private volatile LeaderElection leaderElection;
     private ScheduledExecutorService delayer;
     private ControllerSelection selection;
@@ -110,9 +112,12 @@ public class ControllerManager {
         });
         WorkQueueMetrics.Provider queueMetrics = WorkQueueMetrics.micrometer(registry);
         for (KnownController k : selection.running()) {
-            ControllerContext context = new ControllerContext(k.name(),
-                    clients.forController(ControllerCatalog.clientName(k.name())), informers,
-                    events.recorder(k.name()), options, delayer, queueMetrics, events::recorder);
+            // As upstream, a controller's events go through its own client, so they share its QPS budget.
+            var client = clients.forController(ControllerCatalog.clientName(k.name()));
+            EventBroadcaster broadcaster = new EventBroadcaster(client);
+            controllerEvents.add(broadcaster);
+            ControllerContext context = new ControllerContext(k.name(), client, informers,
+                    broadcaster.recorder(k.name()), options, delayer, queueMetrics, broadcaster::recorder);
             Controller c = k.init().orElseThrow().create(context);
             controllers.add(c);
             started.put(c.name(), false);
@@ -170,6 +175,7 @@ public class ControllerManager {
         if (leaderElection != null) {
             leaderElection.stop();
         }
+        controllerEvents.forEach(b -> b.shutdown(Duration.ofMillis(500)));
         if (events != null) {
             events.shutdown(Duration.ofSeconds(2));
         }

@@ -152,7 +152,10 @@ public final class KubeClients implements AutoCloseable {
             try {
                 TimeUnit.NANOSECONDS.sleep(wait);
             } catch (InterruptedException e) {
+                // the caller is being stopped: fail the request rather than send it unthrottled
                 Thread.currentThread().interrupt();
+                throw new io.fabric8.kubernetes.client.KubernetesClientException(
+                        "request cancelled while waiting for the client rate limiter", e);
             }
         }
     }
