@@ -20,8 +20,10 @@ HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 KWOK_VERSION="v0.7.0"
 MIN_GO_MINOR=24
 
-k8s_version() { awk '$1=="require" && $2=="k8s.io/kubernetes" {print $3}' "$HERE/control-plane/go.mod"; }
-etcd_version() { awk '$1=="require" && $2=="go.etcd.io/etcd/server/v3" {print $3}' "$HERE/etcd/go.mod"; }
+# the required version of module $2 in go.mod $1, whether written `require m v` or inside a require block
+required() { awk -v m="$2" '($1=="require" && $2==m) {print $3; exit} ($1==m && $2 ~ /^v/) {print $2; exit}' "$1"; }
+k8s_version() { required "$HERE/control-plane/go.mod" k8s.io/kubernetes; }
+etcd_version() { required "$HERE/etcd/go.mod" go.etcd.io/etcd/server/v3; }
 
 K8S_VERSION="$(k8s_version)"
 ETCD_VERSION="$(etcd_version)"
