@@ -106,6 +106,11 @@ public class ControllerManager {
             ControllerContext context = new ControllerContext(k.name(), clients.forComponent(k.name()), informers,
                     events.recorder(k.name()), options, delayer, queueMetrics);
             Controller c = k.init().orElseThrow().create(context);
+            if (c == null) {
+                // upstream: an init function may decline to start (e.g. --enable-garbage-collector=false)
+                LOG.infof("Warning: skipping controller %s", k.name());
+                continue;
+            }
             controllers.add(c);
             started.put(c.name(), false);
             Gauge.builder("running.managed.controllers", started, m -> Boolean.TRUE.equals(m.get(c.name())) ? 1 : 0)

@@ -51,6 +51,8 @@ public final class Flags {
         IMPLEMENTED.put("v", "Log verbosity: 0-1 info, 2-3 adds controller decisions, 4+ debug.");
         IMPLEMENTED.put("concurrent-replicaset-syncs", "Workers of replicaset-controller.");
         IMPLEMENTED.put("concurrent-rc-syncs", "Workers of replicationcontroller-controller.");
+        IMPLEMENTED.put("concurrent-gc-syncs", "Workers of garbage-collector-controller (each for attempt-to-delete and attempt-to-orphan).");
+        IMPLEMENTED.put("enable-garbage-collector", "Run garbage-collector-controller; false skips it even when --controllers selects it.");
         NOTES.put("kube-api-content-type", "qkcm always speaks application/json");
     }
 

@@ -11,6 +11,7 @@ public final class ManagedControllers {
     }
 
     public static ControllerCatalog catalog() {
-        return ControllerCatalog.upstream();
+        return ControllerCatalog.upstream()
+                .implement("garbage-collector-controller", io.qkcm.controller.garbagecollector.GarbageCollector::create);
     }
 }
