@@ -524,6 +524,35 @@ class GarbageCollectorTest {
         await().atMost(Duration.ofSeconds(90)).until(() -> !gc().monitoredResources().contains(gvr));
     }
 
+    /**
+     * A rough measurement for the benchmark issue: what one pod costs in the GC's metadata-only cache
+     * versus a full Pod object as a typed informer caches it (managedFields dropped). Must stay far below.
+     */
+    @Test
+    void metadataOnlyCacheIsFarSmallerThanFullObjects() {
+        World w = new World("gc-memory");
+        ReplicaSet rs = w.replicaSet("rs");
+        Pod pod = w.pod("rs-0", rs);
+        new io.qkcm.testing.TestKubelet(client).runningAndReady(pod);
+        GroupVersionResource pods = new GroupVersionResource("", "v1", "pods");
+        await().atMost(TIMEOUT).untilAsserted(() -> {
+            io.qkcm.manager.ObjectMetadata m = gc().monitor(pods).get(w.ns + "/rs-0");
+            assertThat(m).isNotNull();
+            Pod live = client.pods().inNamespace(w.ns).withName("rs-0").get();
+            assertThat(m.resourceVersion()).isEqualTo(live.getMetadata().getResourceVersion());
+        });
+        io.qkcm.manager.ObjectMetadata cached = gc().monitor(pods).get(w.ns + "/rs-0");
+        Pod full = client.pods().inNamespace(w.ns).withName("rs-0").get();
+        full.getMetadata().setManagedFields(null);
+        long metaBytes = new DeepSize().exclude(cached.apiVersion(), cached.kind()).sizeOf(cached);
+        long fullBytes = new DeepSize().sizeOf(full);
+        org.jboss.logging.Logger.getLogger(GarbageCollectorTest.class).infof(
+                "GC cache bytes per object (rough estimate): metadata-only pod %d bytes, full Pod object %d bytes (%.1fx)",
+                metaBytes, fullBytes, (double) fullBytes / metaBytes);
+        assertThat(metaBytes * 4).as("metadata-only %d bytes vs full %d bytes", metaBytes, fullBytes).isLessThan(fullBytes);
+        w.assertNothingWithLiveOwnerDeleted();
+    }
+
     static GenericKubernetesResource widget(String group, String kind, String name, List<OwnerReference> owners) {
         GenericKubernetesResource g = new GenericKubernetesResource();
         g.setApiVersion(group + "/v1");
