@@ -57,6 +57,7 @@ public final class GarbageCollector implements Controller {
     private final ScheduledExecutorService syncer;
     private final ExecutorService orphaners;
     private final CountDownLatch stopped = new CountDownLatch(1);
+    private final io.micrometer.core.instrument.Counter resourcesSyncErrors;
     private volatile boolean started;
     private volatile boolean shuttingDown;
 
@@ -80,6 +81,11 @@ public final class GarbageCollector implements Controller {
         this.graph = new GraphBuilder(informers, context.events(), graphChanges, attemptToDelete, attemptToOrphan);
         this.ops = new Operations(client, discovery, graph);
         this.syncer = Executors.newSingleThreadScheduledExecutor(daemon("gc-discovery-sync"));
+        // upstream garbagecollector_controller_resources_sync_error_total (Quarkus links its registry to the global one)
+        this.resourcesSyncErrors = io.micrometer.core.instrument.Counter
+                .builder("garbagecollector.controller.resources.sync.error")
+                .description("Number of garbage collector resources sync errors")
+                .register(io.micrometer.core.instrument.Metrics.globalRegistry);
         this.orphaners = Executors.newFixedThreadPool(Math.max(1, workers), daemon("gc-orphan-dependents"));
     }
 
@@ -156,11 +162,13 @@ public final class GarbageCollector implements Controller {
                 snapshot = discovery.discover();
             } catch (RuntimeException e) {
                 LOG.infof("failed to discover preferred resources: %s", e.toString());
+                resourcesSyncErrors.increment();
                 return;
             }
             Map<GroupVersionResource, ApiResource> newResources = deletableResources(snapshot);
             if (newResources.isEmpty()) {
                 LOG.debug("no resources reported by discovery, skipping garbage collector sync");
+                resourcesSyncErrors.increment();
                 return;
             }
             if (!snapshot.failedGroupVersions().isEmpty()) {
@@ -190,10 +198,12 @@ public final class GarbageCollector implements Controller {
                 LOG.debug("synced garbage collector");
             } else if (!shuttingDown) {
                 LOG.warn("timed out waiting for dependency graph builder sync during GC sync");
+                resourcesSyncErrors.increment();
             }
             oldResources = newResources;
         } catch (RuntimeException e) {
-            LOG.errorf(e, "garbage collector sync failed");
+            LOG.errorf(e, "failed to sync resource monitors");
+            resourcesSyncErrors.increment();
         }
     }
 

@@ -62,6 +62,8 @@ class GarbageCollectorTest {
 
     @Inject
     ControllerManager manager;
+    @Inject
+    io.micrometer.core.instrument.MeterRegistry registry;
 
     @BeforeAll
     static void connect() {
@@ -238,6 +240,18 @@ class GarbageCollectorTest {
     }
 
     // ---- scenarios ----
+
+    @Test
+    void queuesAndMetricsCarryUpstreamNames() {
+        for (String queue : List.of("garbage_collector_attempt_to_delete", "garbage_collector_attempt_to_orphan",
+                "garbage_collector_graph_changes")) {
+            assertThat(registry.getMeters()).as("workqueue metrics of %s", queue)
+                    .anyMatch(m -> m.getId().getName().startsWith("workqueue") && queue.equals(m.getId().getTag("name")));
+        }
+        assertThat(registry.find("garbagecollector.controller.resources.sync.error").counter()).isNotNull();
+        assertThat(manager.healthChecks()).containsKey(GarbageCollector.NAME);
+        assertThat(manager.healthChecks().get(GarbageCollector.NAME).getAsBoolean()).isTrue();
+    }
 
     @Test
     void backgroundDeletionCollectsReplicaSetsAndPods() {
