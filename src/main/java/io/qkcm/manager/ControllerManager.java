@@ -119,6 +119,11 @@ public class ControllerManager {
             ControllerContext context = new ControllerContext(k.name(), client, informers,
                     broadcaster.recorder(k.name()), options, delayer, queueMetrics, broadcaster::recorder);
             Controller c = k.init().orElseThrow().create(context);
+            if (c == null) {
+                // upstream: an init function may decline to start (e.g. --enable-garbage-collector=false)
+                LOG.infof("Warning: skipping controller %s", k.name());
+                continue;
+            }
             controllers.add(c);
             started.put(c.name(), false);
             runningControllerGauge(registry, c.name(), () -> Boolean.TRUE.equals(started.get(c.name())));

@@ -57,6 +57,8 @@ public final class Flags {
         IMPLEMENTED.put("concurrent-replicaset-syncs", "Workers of replicaset-controller.");
         IMPLEMENTED.put("concurrent-rc-syncs", "Workers of replicationcontroller-controller.");
         IMPLEMENTED.put("use-service-account-credentials", "Each controller authenticates as the ServiceAccount kube-system/<controller-name> with a bound token (TokenRequest), as upstream.");
+        IMPLEMENTED.put("concurrent-gc-syncs", "Workers of garbage-collector-controller (each for attempt-to-delete and attempt-to-orphan).");
+        IMPLEMENTED.put("enable-garbage-collector", "Run garbage-collector-controller; false skips it even when --controllers selects it.");
         NOTES.put("kube-api-content-type", "qkcm always speaks application/json");
     }
 

@@ -16,6 +16,7 @@ public final class ManagedControllers {
         return ControllerCatalog.upstream()
                 .implement("replicaset-controller", io.qkcm.controller.replicaset.ReplicaSetController::new)
                 .implement("replicationcontroller-controller", io.qkcm.controller.replicaset.ReplicationManager::new)
+                .implement("garbage-collector-controller", io.qkcm.controller.garbagecollector.GarbageCollector::create)
                 .implement(NodeLifecycleController.NAME, NodeLifecycleController::new);
     }
 }

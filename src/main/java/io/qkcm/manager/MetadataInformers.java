@@ -1,0 +1,372 @@
+package io.qkcm.manager;
+
+import java.io.ByteArrayOutputStream;
+import java.nio.ByteBuffer;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.TimeUnit;
+
+import org.jboss.logging.Logger;
+
+import com.fasterxml.jackson.databind.JsonNode;
+
+import io.fabric8.kubernetes.client.KubernetesClientException;
+import io.fabric8.kubernetes.client.http.AsyncBody;
+import io.fabric8.kubernetes.client.http.HttpRequest;
+import io.fabric8.kubernetes.client.http.HttpResponse;
+
+/**
+ * Metadata-only informers (client-go's metadatainformer): one list+watch reflector per resource,
+ * asking the API server for PartialObjectMetadata(List), caching {@link ObjectMetadata} only. fabric8
+ * has no such informer, so this is a small reflector of its own: paginated list, watch from the list's
+ * resourceVersion with bookmarks, relist on 410 Gone, backoff (800ms doubling to 30s) on failures.
+ * Watches are asynchronous (no thread per watch); lists run on a small pool.
+ *
+ * <p>Typed informers with full objects are {@link SharedInformers}' job; this factory is for
+ * consumers that need the metadata of every resource type (garbage collector, namespace deletion).
+ */
+public final class MetadataInformers {
+
+    private static final Logger LOG = Logger.getLogger(MetadataInformers.class);
+    private static final int PAGE_SIZE = 500;
+
+    /** Receives cache changes; called on the informer's thread, in order, and must not block. */
+    public interface Handler {
+        void onAdd(ObjectMetadata obj);
+
+        void onUpdate(ObjectMetadata oldObj, ObjectMetadata newObj);
+
+        void onDelete(ObjectMetadata obj);
+    }
+
+    private final MetadataClient client;
+    private final ScheduledExecutorService executor;
+    private final Map<GroupVersionResource, MetadataInformer> informers = new HashMap<>();
+
+    public MetadataInformers(MetadataClient client) {
+        this.client = client;
+        this.executor = Executors.newScheduledThreadPool(2, r -> {
+            Thread t = new Thread(r, "metadata-informers");
+            t.setDaemon(true);
+            return t;
+        });
+    }
+
+    /** A new informer for {@code gvr} (objects of {@code apiVersion}/{@code kind}), not yet started. */
+    public synchronized MetadataInformer create(GroupVersionResource gvr, String kind) {
+        MetadataInformer informer = new MetadataInformer(gvr, gvr.groupVersion().intern(), kind.intern());
+        informers.put(gvr, informer);
+        return informer;
+    }
+
+    public synchronized Set<GroupVersionResource> resources() {
+        return Set.copyOf(informers.keySet());
+    }
+
+    public synchronized void shutdown() {
+        informers.values().forEach(MetadataInformer::stop);
+        informers.clear();
+        executor.shutdownNow();
+    }
+
+    /** One resource's reflector and store. */
+    public final class MetadataInformer {
+        private final GroupVersionResource gvr;
+        private final String apiVersion;
+        private final String kind;
+        private final ConcurrentHashMap<String, ObjectMetadata> store = new ConcurrentHashMap<>();
+        private final List<Handler> handlers = new CopyOnWriteArrayList<>();
+        private volatile boolean started;
+        private volatile boolean stopped;
+        private volatile boolean synced;
+        private volatile String lastResourceVersion;
+        private volatile AsyncBody currentWatch;
+        private long backoffMillis;
+
+        MetadataInformer(GroupVersionResource gvr, String apiVersion, String kind) {
+            this.gvr = gvr;
+            this.apiVersion = apiVersion;
+            this.kind = kind;
+        }
+
+        public GroupVersionResource resource() {
+            return gvr;
+        }
+
+        public String kind() {
+            return kind;
+        }
+
+        public String apiVersion() {
+            return apiVersion;
+        }
+
+        public void addHandler(Handler handler) {
+            handlers.add(handler);
+        }
+
+        public synchronized void start() {
+            if (started || stopped) {
+                return;
+            }
+            started = true;
+            executor.execute(this::relist);
+        }
+
+        public boolean started() {
+            return started;
+        }
+
+        public void stop() {
+            stopped = true;
+            AsyncBody w = currentWatch;
+            if (w != null) {
+                w.cancel();
+            }
+            synchronized (MetadataInformers.this) {
+                informers.remove(gvr, this);
+            }
+        }
+
+        public boolean stopped() {
+            return stopped;
+        }
+
+        /** True once the first full list is in the store. */
+        public boolean hasSynced() {
+            return synced;
+        }
+
+        /** The cached metadata for {@code namespace/name} (or {@code name}), or null. */
+        public ObjectMetadata get(String key) {
+            return store.get(key);
+        }
+
+        public Collection<ObjectMetadata> list() {
+            return List.copyOf(store.values());
+        }
+
+        public int size() {
+            return store.size();
+        }
+
+        private void relist() {
+            if (stopped) {
+                return;
+            }
+            try {
+                Map<String, ObjectMetadata> listed = new HashMap<>();
+                String cont = null;
+                String rv;
+                do {
+                    StringBuilder q = new StringBuilder("limit=").append(PAGE_SIZE);
+                    if (cont != null) {
+                        q.append("&continue=").append(MetadataClient.encode(cont));
+                    }
+                    JsonNode page = client.list(gvr, null, q.toString());
+                    for (JsonNode item : page.path("items")) {
+                        ObjectMetadata m = ObjectMetadata.fromJson(item, apiVersion, kind);
+                        listed.put(m.key(), m);
+                    }
+                    rv = page.path("metadata").path("resourceVersion").asText(null);
+                    cont = page.path("metadata").path("continue").asText("");
+                    if (cont.isEmpty()) {
+                        cont = null;
+                    }
+                } while (cont != null && !stopped);
+                if (stopped) {
+                    return;
+                }
+                replace(listed);
+                lastResourceVersion = rv;
+                synced = true;
+                backoffMillis = 0;
+                watch();
+            } catch (RuntimeException e) {
+                if (e instanceof KubernetesClientException kce && (kce.getCode() == 404 || kce.getCode() == 405)) {
+                    LOG.debugf("metadata informer %s: list failed (%d), the resource may be gone", gvr, kce.getCode());
+                } else {
+                    LOG.warnf("metadata informer %s: list failed, retrying: %s", gvr, e.toString());
+                }
+                retryLater(this::relist);
+            }
+        }
+
+        /** client-go's Replace: adds and updates for what is listed, deletes for what is gone. */
+        private synchronized void replace(Map<String, ObjectMetadata> listed) {
+            for (Map.Entry<String, ObjectMetadata> e : listed.entrySet()) {
+                ObjectMetadata old = store.put(e.getKey(), e.getValue());
+                if (old == null) {
+                    handlers.forEach(h -> h.onAdd(e.getValue()));
+                } else if (!java.util.Objects.equals(old.resourceVersion(), e.getValue().resourceVersion())) {
+                    handlers.forEach(h -> h.onUpdate(old, e.getValue()));
+                }
+            }
+            List<String> gone = new ArrayList<>();
+            for (String key : store.keySet()) {
+                if (!listed.containsKey(key)) {
+                    gone.add(key);
+                }
+            }
+            for (String key : gone) {
+                ObjectMetadata old = store.remove(key);
+                if (old != null) {
+                    handlers.forEach(h -> h.onDelete(old));
+                }
+            }
+        }
+
+        private void retryLater(Runnable action) {
+            if (stopped) {
+                return;
+            }
+            backoffMillis = backoffMillis == 0 ? 800 : Math.min(backoffMillis * 2, 30_000);
+            long jittered = (long) (backoffMillis * (1 + ThreadLocalRandom.current().nextDouble(0.1)));
+            try {
+                executor.schedule(action, jittered, TimeUnit.MILLISECONDS);
+            } catch (java.util.concurrent.RejectedExecutionException e) {
+                // shutting down
+            }
+        }
+
+        private void watch() {
+            if (stopped) {
+                return;
+            }
+            // client-go: a random timeout between 5 and 10 minutes spreads watch restarts
+            long timeoutSeconds = 300 + ThreadLocalRandom.current().nextLong(300);
+            String query = "watch=true&allowWatchBookmarks=true&timeoutSeconds=" + timeoutSeconds
+                    + (lastResourceVersion == null ? "" : "&resourceVersion=" + MetadataClient.encode(lastResourceVersion));
+            HttpRequest request = client.http().newHttpRequestBuilder().uri(client.url(gvr.path(null), query))
+                    .header("Accept", MetadataClient.ACCEPT_OBJECT).forStreaming().build();
+            WatchStream stream = new WatchStream();
+            CompletableFuture<HttpResponse<AsyncBody>> future = client.http().consumeBytes(request, stream);
+            future.whenComplete((response, failure) -> {
+                if (failure != null) {
+                    LOG.debugf("metadata informer %s: watch failed to start: %s", gvr, failure.toString());
+                    retryLater(this::watch);
+                    return;
+                }
+                if (!response.isSuccessful()) {
+                    response.body().cancel();
+                    if (response.code() == 410) {
+                        executor.execute(this::relist);
+                    } else {
+                        LOG.debugf("metadata informer %s: watch returned %d", gvr, response.code());
+                        retryLater(this::relist);
+                    }
+                    return;
+                }
+                currentWatch = response.body();
+                if (stopped) {
+                    response.body().cancel();
+                    return;
+                }
+                response.body().done().whenComplete((v, t) -> {
+                    currentWatch = null;
+                    if (stopped) {
+                        return;
+                    }
+                    if (stream.gone) {
+                        executor.execute(this::relist);
+                    } else if (stream.failed || t != null) {
+                        LOG.debugf("metadata informer %s: watch ended: %s", gvr, t == null ? "error event" : t.toString());
+                        retryLater(this::relist);
+                    } else {
+                        backoffMillis = 0;
+                        executor.execute(this::watch);
+                    }
+                });
+                response.body().consume();
+            });
+        }
+
+        private synchronized void handle(JsonNode event) {
+            String type = event.path("type").asText();
+            JsonNode object = event.path("object");
+            switch (type) {
+                case "ADDED", "MODIFIED" -> {
+                    ObjectMetadata m = ObjectMetadata.fromJson(object, apiVersion, kind);
+                    ObjectMetadata old = store.put(m.key(), m);
+                    if (old == null) {
+                        handlers.forEach(h -> h.onAdd(m));
+                    } else {
+                        handlers.forEach(h -> h.onUpdate(old, m));
+                    }
+                    lastResourceVersion = m.resourceVersion();
+                }
+                case "DELETED" -> {
+                    ObjectMetadata m = ObjectMetadata.fromJson(object, apiVersion, kind);
+                    ObjectMetadata old = store.remove(m.key());
+                    handlers.forEach(h -> h.onDelete(old != null ? old : m));
+                    lastResourceVersion = m.resourceVersion();
+                }
+                case "BOOKMARK" -> lastResourceVersion = object.path("metadata").path("resourceVersion").asText(lastResourceVersion);
+                default -> {
+                    // ERROR: a Status; 410 Gone means our resourceVersion is too old
+                }
+            }
+        }
+
+        /** Splits the chunked watch body into newline-delimited JSON events. */
+        private final class WatchStream implements AsyncBody.Consumer<List<ByteBuffer>> {
+            private final ByteArrayOutputStream line = new ByteArrayOutputStream();
+            volatile boolean gone;
+            volatile boolean failed;
+
+            @Override
+            public void consume(List<ByteBuffer> buffers, AsyncBody body) throws Exception {
+                for (ByteBuffer b : buffers) {
+                    while (b.hasRemaining()) {
+                        byte c = b.get();
+                        if (c == '\n') {
+                            flush(body);
+                        } else {
+                            line.write(c);
+                        }
+                    }
+                }
+                if (!stopped && !gone && !failed) {
+                    body.consume();
+                }
+            }
+
+            private void flush(AsyncBody body) {
+                if (line.size() == 0) {
+                    return;
+                }
+                byte[] bytes = line.toByteArray();
+                line.reset();
+                try {
+                    JsonNode event = MetadataClient.JSON.readTree(bytes);
+                    if ("ERROR".equals(event.path("type").asText())) {
+                        int code = event.path("object").path("code").asInt();
+                        if (code == 410) {
+                            gone = true;
+                        } else {
+                            failed = true;
+                            LOG.debugf("metadata informer %s: watch error %s", gvr, event.path("object").path("message").asText());
+                        }
+                        body.cancel();
+                        return;
+                    }
+                    handle(event);
+                } catch (Exception e) {
+                    LOG.warnf("metadata informer %s: cannot handle watch event: %s", gvr, e.toString());
+                    failed = true;
+                    body.cancel();
+                }
+            }
+        }
+    }
+}

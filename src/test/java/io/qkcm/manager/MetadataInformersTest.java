@@ -1,0 +1,90 @@
+package io.qkcm.manager;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
+
+import org.junit.jupiter.api.Test;
+
+import io.fabric8.kubernetes.api.model.ConfigMapBuilder;
+import io.fabric8.kubernetes.api.model.NamespaceBuilder;
+import io.fabric8.kubernetes.client.KubernetesClient;
+import io.qkcm.testing.RealApiServer;
+
+/** The metadata-only reflector against a real API server: list, watch, updates, deletes, stop. */
+class MetadataInformersTest {
+
+    @Test
+    void listsAndWatchesMetadataOnly() {
+        try (KubernetesClient client = RealApiServer.get().newClient()) {
+            String ns = "metadata-informers-" + Long.toString(System.nanoTime(), 36);
+            client.namespaces().resource(new NamespaceBuilder().withNewMetadata().withName(ns).endMetadata().build())
+                    .create();
+            client.configMaps().inNamespace(ns).resource(new ConfigMapBuilder().withNewMetadata().withName("before")
+                    .addToLabels("a", "b").endMetadata().addToData("k", "v").build()).create();
+
+            MetadataInformers informers = new MetadataInformers(new MetadataClient(client));
+            MetadataInformers.MetadataInformer informer = informers.create(new GroupVersionResource("", "v1", "configmaps"),
+                    "ConfigMap");
+            List<String> seen = new CopyOnWriteArrayList<>();
+            informer.addHandler(new MetadataInformers.Handler() {
+                @Override
+                public void onAdd(ObjectMetadata obj) {
+                    if (obj.namespace().equals(ns)) {
+                        seen.add("add " + obj.name());
+                    }
+                }
+
+                @Override
+                public void onUpdate(ObjectMetadata oldObj, ObjectMetadata newObj) {
+                    if (newObj.namespace().equals(ns)) {
+                        seen.add("update " + newObj.name() + " " + newObj.finalizers());
+                    }
+                }
+
+                @Override
+                public void onDelete(ObjectMetadata obj) {
+                    if (obj.namespace().equals(ns)) {
+                        seen.add("delete " + obj.name());
+                    }
+                }
+            });
+            informer.start();
+            try {
+                await().atMost(Duration.ofSeconds(30)).until(informer::hasSynced);
+                ObjectMetadata before = informer.get(ns + "/before");
+                assertThat(before).isNotNull();
+                assertThat(before.apiVersion()).isEqualTo("v1");
+                assertThat(before.kind()).isEqualTo("ConfigMap");
+                assertThat(before.uid()).isEqualTo(client.configMaps().inNamespace(ns).withName("before").get()
+                        .getMetadata().getUid());
+
+                client.configMaps().inNamespace(ns).resource(new ConfigMapBuilder().withNewMetadata().withName("after")
+                        .endMetadata().build()).create();
+                client.configMaps().inNamespace(ns).withName("after").edit(c -> {
+                    c.getMetadata().setFinalizers(List.of("qkcm.io/test"));
+                    return c;
+                });
+                client.configMaps().inNamespace(ns).withName("before").delete();
+                await().atMost(Duration.ofSeconds(30)).untilAsserted(() -> assertThat(seen).containsExactly(
+                        "add before", "add after", "update after [qkcm.io/test]", "delete before"));
+                assertThat(informer.get(ns + "/before")).isNull();
+                assertThat(informer.get(ns + "/after").finalizers()).containsExactly("qkcm.io/test");
+
+                informer.stop();
+                client.configMaps().inNamespace(ns).withName("after").edit(c -> {
+                    c.getMetadata().setFinalizers(List.of());
+                    return c;
+                });
+                client.configMaps().inNamespace(ns).withName("after").delete();
+                await().during(Duration.ofSeconds(2)).atMost(Duration.ofSeconds(5))
+                        .untilAsserted(() -> assertThat(seen).hasSize(4));
+            } finally {
+                informers.shutdown();
+            }
+        }
+    }
+}
