@@ -106,6 +106,11 @@ public class ControllerManager {
             ControllerContext context = new ControllerContext(k.name(), clients.forComponent(k.name()), informers,
                     events.recorder(k.name()), options, delayer, queueMetrics);
             Controller c = k.init().orElseThrow().create(context);
+            if (c == null) {
+                // upstream's "started=false": the controller disabled itself (it logged why)
+                LOG.infof("Skipping %s: disabled by its configuration", k.name());
+                continue;
+            }
             controllers.add(c);
             started.put(c.name(), false);
             Gauge.builder("running.managed.controllers", started, m -> Boolean.TRUE.equals(m.get(c.name())) ? 1 : 0)

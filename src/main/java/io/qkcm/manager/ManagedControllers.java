@@ -1,5 +1,9 @@
 package io.qkcm.manager;
 
+import io.qkcm.controller.namespace.NamespaceController;
+import io.qkcm.controller.serviceaccount.ServiceAccountControllers;
+import io.qkcm.controller.serviceaccount.ServiceAccountsController;
+
 /**
  * qkcm's implementations, attached to upstream's controller table. A controller listed here runs
  * when {@code --controllers} selects it; every other upstream name is accepted and reported as not
@@ -11,6 +15,11 @@ public final class ManagedControllers {
     }
 
     public static ControllerCatalog catalog() {
-        return ControllerCatalog.upstream();
+        return ControllerCatalog.upstream()
+                .implement("serviceaccount-token-controller", ServiceAccountControllers::tokens)
+                .implement("namespace-controller", NamespaceController::new)
+                .implement("serviceaccount-controller", ServiceAccountsController::new)
+                .implement("root-ca-certificate-publisher-controller", ServiceAccountControllers::rootCAPublisher)
+                .implement("legacy-serviceaccount-token-cleaner-controller", ServiceAccountControllers::legacyTokenCleaner);
     }
 }
