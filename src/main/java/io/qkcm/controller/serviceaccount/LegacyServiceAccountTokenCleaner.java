@@ -26,7 +26,6 @@ import io.fabric8.kubernetes.api.model.LocalObjectReference;
 import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.api.model.PodSpec;
 import io.fabric8.kubernetes.api.model.Secret;
-import io.fabric8.kubernetes.api.model.SecretReference;
 import io.fabric8.kubernetes.api.model.ServiceAccount;
 import io.fabric8.kubernetes.api.model.Volume;
 import io.fabric8.kubernetes.api.model.VolumeProjection;
@@ -63,7 +62,6 @@ public final class LegacyServiceAccountTokenCleaner implements Controller {
     private final SharedIndexInformer<Secret> secrets;
     private final SharedIndexInformer<Pod> pods;
     private ScheduledExecutorService timer;
-    private volatile boolean failed;
 
     public LegacyServiceAccountTokenCleaner(ControllerContext context, Duration cleanUpPeriod, Duration syncInterval) {
         if (cleanUpPeriod.isZero() || cleanUpPeriod.isNegative()) {
@@ -128,8 +126,8 @@ public final class LegacyServiceAccountTokenCleaner implements Controller {
     }
 
     @Override
-    public boolean healthy() {
-        return !failed;
+    public synchronized boolean healthy() {
+        return timer == null || !timer.isTerminated() || timer.isShutdown();
     }
 
     void evaluateSATokens(Instant nowInstant) {
@@ -331,11 +329,6 @@ public final class LegacyServiceAccountTokenCleaner implements Controller {
         if (name != null && !name.isEmpty()) {
             visitor.accept(name);
         }
-    }
-
-    @SuppressWarnings("unused")
-    private static String name(SecretReference r) {
-        return r == null ? null : r.getName();
     }
 
     private static <T> List<T> nullSafe(List<T> l) {
