@@ -74,7 +74,7 @@ final class NamespacedResourceDiscovery {
                         byGroupVersion.put(v.getGroupVersion(), resources);
                     }
                 } catch (RuntimeException e) {
-                    failed.put(v.getGroupVersion(), String.valueOf(e.getMessage()));
+                    failed.put(v.getGroupVersion(), NamespacedResourcesDeleter.apiMessage(e));
                 }
             }
         }

@@ -167,6 +167,52 @@ class NamespaceControllerTest {
         }
     }
 
+    @Test
+    void aDiscoveryFailureLeavesAConditionAndNeverFinalizesEarly() {
+        ResourceDefinitionContext apiServices = new ResourceDefinitionContext.Builder()
+                .withGroup("apiregistration.k8s.io").withVersion("v1").withPlural("apiservices")
+                .withKind("APIService").withNamespaced(false).build();
+        String apiService = "v1alpha1.broken.nstest.qkcm.io";
+        try (KubernetesClient client = RealApiServer.get().newClient()) {
+            String ns = "ns-discovery-" + System.nanoTime();
+            client.namespaces().resource(new NamespaceBuilder().withNewMetadata().withName(ns).endMetadata().build())
+                    .create();
+            client.configMaps().inNamespace(ns).resource(new ConfigMapBuilder().withNewMetadata().withName("cfg")
+                    .endMetadata().withData(Map.of("k", "v")).build()).create();
+            // an aggregated API whose backend does not exist: its group cannot be discovered
+            client.genericKubernetesResources(apiServices).resource(new GenericKubernetesResourceBuilder()
+                    .withApiVersion("apiregistration.k8s.io/v1").withKind("APIService").withNewMetadata()
+                    .withName(apiService).endMetadata()
+                    .addToAdditionalProperties("spec", Map.of("group", "broken.nstest.qkcm.io", "version", "v1alpha1",
+                            "groupPriorityMinimum", 1000, "versionPriority", 15, "insecureSkipTLSVerify", true,
+                            "service", Map.of("namespace", "default", "name", "does-not-exist", "port", 443)))
+                    .build()).create();
+            try {
+                client.namespaces().withName(ns).delete();
+                await().atMost(Duration.ofSeconds(60)).untilAsserted(() -> {
+                    List<NamespaceCondition> conditions = client.namespaces().withName(ns).get().getStatus()
+                            .getConditions();
+                    assertThat(conditions).filteredOn(c -> c.getType().equals("NamespaceDeletionDiscoveryFailure"))
+                            .singleElement().satisfies(c -> {
+                                assertThat(c.getStatus()).isEqualTo("True");
+                                assertThat(c.getReason()).isEqualTo("DiscoveryFailed");
+                                assertThat(c.getMessage()).startsWith("Discovery failed for some groups, 1 failing: "
+                                        + "unable to retrieve the complete list of server APIs: "
+                                        + "broken.nstest.qkcm.io/v1alpha1: ");
+                            });
+                    // what could be discovered is deleted all the same
+                    assertThat(client.configMaps().inNamespace(ns).withName("cfg").get()).isNull();
+                });
+                // but the namespace is not finalized while part of the API is unknown
+                assertThat(client.namespaces().withName(ns).get().getSpec().getFinalizers()).contains("kubernetes");
+            } finally {
+                client.genericKubernetesResources(apiServices).withName(apiService).delete();
+            }
+            await().atMost(Duration.ofSeconds(90)).untilAsserted(
+                    () -> assertThat(client.namespaces().withName(ns).get()).isNull());
+        }
+    }
+
     static void ensureWidgetCrd(KubernetesClient client) {
         String name = "widgets.nstest.qkcm.io";
         if (client.apiextensions().v1().customResourceDefinitions().withName(name).get() == null) {
