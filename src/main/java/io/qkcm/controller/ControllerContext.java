@@ -80,4 +80,9 @@ public final class ControllerContext {
     public <K> WorkQueue<K> newQueue(String name) {
         return new WorkQueue<>(name, RateLimiter.controllerDefault(), delayer, queueMetrics);
     }
+
+    /** A work queue with the given rate limiter (e.g. the namespace controller's own) and metrics. */
+    public <K> WorkQueue<K> newQueue(String name, RateLimiter<K> rateLimiter) {
+        return new WorkQueue<>(name, rateLimiter, delayer, queueMetrics);
+    }
 }

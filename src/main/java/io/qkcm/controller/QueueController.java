@@ -30,6 +30,14 @@ public abstract class QueueController<K> implements Controller {
         this.queue = context.newQueue(queueName);
     }
 
+    /** With a queue of the controller's own making (a rate limiter other than the default). */
+    protected QueueController(ControllerContext context, String name, WorkQueue<K> queue, int workers) {
+        this.context = context;
+        this.name = name;
+        this.workers = workers;
+        this.queue = queue;
+    }
+
     @Override
     public String name() {
         return name;

@@ -120,8 +120,8 @@ public class ControllerManager {
                     broadcaster.recorder(k.name()), options, delayer, queueMetrics, broadcaster::recorder);
             Controller c = k.init().orElseThrow().create(context);
             if (c == null) {
-                // upstream: an init function may decline to start (e.g. --enable-garbage-collector=false)
-                LOG.infof("Warning: skipping controller %s", k.name());
+                // upstream's "started=false": the controller disabled itself (it logged why)
+                LOG.infof("Skipping %s: disabled by its configuration", k.name());
                 continue;
             }
             controllers.add(c);

@@ -59,6 +59,12 @@ public final class Flags {
         IMPLEMENTED.put("use-service-account-credentials", "Each controller authenticates as the ServiceAccount kube-system/<controller-name> with a bound token (TokenRequest), as upstream.");
         IMPLEMENTED.put("concurrent-gc-syncs", "Workers of garbage-collector-controller (each for attempt-to-delete and attempt-to-orphan).");
         IMPLEMENTED.put("enable-garbage-collector", "Run garbage-collector-controller; false skips it even when --controllers selects it.");
+        IMPLEMENTED.put("concurrent-namespace-syncs", "Workers of namespace-controller.");
+        IMPLEMENTED.put("namespace-sync-period", "How often namespace-controller re-examines every namespace (resync of its namespace handler).");
+        IMPLEMENTED.put("concurrent-serviceaccount-token-syncs", "Workers of each of serviceaccount-token-controller's two queues.");
+        IMPLEMENTED.put("root-ca-file", "CA bundle (PEM) published as ca.crt in kube-root-ca.crt ConfigMaps and service-account token Secrets; without it, the CA of qkcm's API client configuration.");
+        IMPLEMENTED.put("service-account-private-key-file", "PEM RSA or ECDSA private key signing legacy service-account tokens; without it serviceaccount-token-controller does not run.");
+        IMPLEMENTED.put("legacy-service-account-token-clean-up-period", "How long an auto-generated legacy token must go unused before it is labelled invalid, and stay invalid before it is deleted.");
         NOTES.put("kube-api-content-type", "qkcm always speaks application/json");
     }
 
@@ -66,6 +72,9 @@ public final class Flags {
     private static final List<Flag> EXTENSIONS = List.of(
             new Flag("qkcm extension", "leader-elect-release-on-cancel", "", "bool", "true",
                     "On a clean shutdown, release the leader lease so a standby takes over at once instead of after --leader-elect-lease-duration.",
+                    true),
+            new Flag("qkcm extension", "legacy-service-account-token-cleaner-sync-interval", "", "duration", "24h0m0s",
+                    "How often legacy-serviceaccount-token-cleaner-controller evaluates legacy tokens (upstream: fixed at 24h).",
                     true),
             new Flag("qkcm extension", "shutdown-grace-period", "", "duration", "10s",
                     "On SIGTERM, how long syncs in flight may take to finish before the process exits.", true));

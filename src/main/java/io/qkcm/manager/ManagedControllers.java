@@ -1,6 +1,9 @@
 package io.qkcm.manager;
 
 import io.qkcm.controller.nodelifecycle.NodeLifecycleController;
+import io.qkcm.controller.namespace.NamespaceController;
+import io.qkcm.controller.serviceaccount.ServiceAccountControllers;
+import io.qkcm.controller.serviceaccount.ServiceAccountsController;
 
 /**
  * qkcm's implementations, attached to upstream's controller table. A controller listed here runs
@@ -17,6 +20,11 @@ public final class ManagedControllers {
                 .implement("replicaset-controller", io.qkcm.controller.replicaset.ReplicaSetController::new)
                 .implement("replicationcontroller-controller", io.qkcm.controller.replicaset.ReplicationManager::new)
                 .implement("garbage-collector-controller", io.qkcm.controller.garbagecollector.GarbageCollector::create)
+                .implement("serviceaccount-token-controller", ServiceAccountControllers::tokens)
+                .implement("namespace-controller", NamespaceController::new)
+                .implement("serviceaccount-controller", ServiceAccountsController::new)
+                .implement("root-ca-certificate-publisher-controller", ServiceAccountControllers::rootCAPublisher)
+                .implement("legacy-serviceaccount-token-cleaner-controller", ServiceAccountControllers::legacyTokenCleaner)
                 .implement(NodeLifecycleController.NAME, NodeLifecycleController::new);
     }
 }

@@ -57,7 +57,18 @@ public final class RealApiServer {
         return instance;
     }
 
-    /** Kubeconfig (cluster-admin client certificate) for the shared API server. */
+    private static final java.util.Map<List<String>, RealApiServer> withFlags = new java.util.HashMap<>();
+
+    /**
+     * A separate API server (own etcd) started with {@code flags} before kube-api-test's own; one per
+     * distinct flag list in this JVM. The shared default instance is left untouched. String-slice flags
+     * such as {@code --service-account-key-file} accumulate with kube-api-test's.
+     */
+    public static synchronized RealApiServer withFlags(List<String> flags) {
+        return withFlags.computeIfAbsent(List.copyOf(flags), RealApiServer::new);
+    }
+
+    /** Kubeconfig (cluster-admin client certificate) for this API server. */
     public Path kubeconfig() {
         return kubeconfig;
     }

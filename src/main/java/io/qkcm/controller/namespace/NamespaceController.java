@@ -1,0 +1,101 @@
+package io.qkcm.controller.namespace;
+
+import java.time.Duration;
+import java.util.List;
+
+import io.fabric8.kubernetes.api.model.Namespace;
+import io.fabric8.kubernetes.client.informers.ResourceEventHandler;
+import io.fabric8.kubernetes.client.informers.SharedIndexInformer;
+import io.qkcm.controller.ControllerContext;
+import io.qkcm.controller.QueueController;
+import io.qkcm.controller.RateLimiter;
+
+/**
+ * namespace-controller (upstream pkg/controller/namespace): every namespace with a deletion timestamp
+ * is queued (5s after the change, as upstream) and handed to {@link NamespacedResourcesDeleter}; while
+ * content is still going away it is requeued after half the estimated time plus a second, other
+ * failures back off (5ms doubling to 60s, overall 10 qps / burst 100, upstream's namespace rate
+ * limiter). Watches namespaces through the process' one shared Namespace informer, with upstream's
+ * {@code --namespace-sync-period} resync.
+ */
+public final class NamespaceController extends QueueController<String> {
+
+    public static final String NAME = "namespace-controller";
+    /** v1.FinalizerKubernetes: the spec finalizer this controller removes. */
+    public static final String FINALIZER_KUBERNETES = "kubernetes";
+    static final Duration NAMESPACE_DELETION_GRACE_PERIOD = Duration.ofSeconds(5);
+
+    private final SharedIndexInformer<Namespace> namespaces;
+    private final NamespacedResourcesDeleter deleter;
+
+    public NamespaceController(ControllerContext context) {
+        super(context, NAME, context.newQueue("namespace", RateLimiter.<String>maxOf(
+                RateLimiter.exponential(Duration.ofMillis(5), Duration.ofSeconds(60)), RateLimiter.bucket(10, 100))),
+                context.options().concurrentSyncs("namespace"));
+        this.deleter = new NamespacedResourcesDeleter(context.client(), FINALIZER_KUBERNETES);
+        this.deleter.initOpCache();
+        this.namespaces = context.informers().informerFor(Namespace.class);
+        long resync = context.options().duration("namespace-sync-period").toMillis();
+        ResourceEventHandler<Namespace> handler = new ResourceEventHandler<>() {
+            @Override
+            public void onAdd(Namespace ns) {
+                enqueue(ns);
+            }
+
+            @Override
+            public void onUpdate(Namespace oldNs, Namespace newNs) {
+                enqueue(newNs);
+            }
+
+            @Override
+            public void onDelete(Namespace ns, boolean deletedFinalStateUnknown) {
+                // nothing left to do
+            }
+        };
+        if (resync > 0) {
+            namespaces.addEventHandlerWithResyncPeriod(handler, resync);
+        } else {
+            namespaces.addEventHandler(handler);
+        }
+    }
+
+    private void enqueue(Namespace ns) {
+        if (ns.getMetadata().getDeletionTimestamp() == null) {
+            return;
+        }
+        queue.addAfter(ns.getMetadata().getName(), NAMESPACE_DELETION_GRACE_PERIOD);
+    }
+
+    @Override
+    protected List<SharedIndexInformer<?>> informers() {
+        return List.of(namespaces);
+    }
+
+    @Override
+    protected void sync(String key) throws Exception {
+        long start = System.nanoTime();
+        try {
+            Namespace ns = namespaces.getStore().getByKey(key);
+            if (ns == null) {
+                log.infof("Namespace has been deleted: %s", key);
+                return;
+            }
+            deleter.delete(ns.getMetadata().getName());
+        } finally {
+            log.tracef("Finished syncing namespace %s (%dms)", key, (System.nanoTime() - start) / 1_000_000);
+        }
+    }
+
+    @Override
+    protected void handleError(String key, Exception e) {
+        if (e instanceof ResourcesRemainingException remaining) {
+            long t = remaining.estimateSeconds() / 2 + 1;
+            log.debugf("Content remaining in namespace %s, waiting %ds", key, t);
+            queue.addAfter(key, Duration.ofSeconds(t));
+            return;
+        }
+        log.errorf("deletion of namespace %s failed: %s", key, NamespacedResourcesDeleter.apiMessage(e));
+        log.debug("namespace deletion failure", e);
+        queue.addRateLimited(key);
+    }
+}

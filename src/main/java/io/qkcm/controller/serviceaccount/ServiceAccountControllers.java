@@ -1,0 +1,62 @@
+package io.qkcm.controller.serviceaccount;
+
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+
+import org.jboss.logging.Logger;
+
+import io.qkcm.controller.Controller;
+import io.qkcm.controller.ControllerContext;
+import io.qkcm.controller.certificates.rootcacertpublisher.RootCA;
+import io.qkcm.controller.certificates.rootcacertpublisher.RootCACertPublisher;
+
+/**
+ * How upstream's cmd/kube-controller-manager starts the service-account controllers and the root CA
+ * publisher (controllermanager.go, core.go, certificates.go): what they read from the flags, and when
+ * they do not run. A null controller means "disabled", as upstream's {@code started=false}.
+ */
+public final class ServiceAccountControllers {
+
+    private static final Logger LOG = Logger.getLogger(ServiceAccountControllers.class);
+
+    private ServiceAccountControllers() {
+    }
+
+    /** serviceaccount-token-controller: needs --service-account-private-key-file. */
+    public static Controller tokens(ControllerContext context) {
+        String keyFile = context.options().string("service-account-private-key-file");
+        if (keyFile.isEmpty()) {
+            LOG.infof("Controller is disabled because there is no private key: controller=%s", TokensController.NAME);
+            return null;
+        }
+        PrivateKeys.KeyPair key;
+        try {
+            key = PrivateKeys.fromFile(Path.of(keyFile));
+        } catch (IOException e) {
+            throw new IllegalArgumentException("error reading key for service account token controller: "
+                    + e.getMessage());
+        }
+        byte[] rootCA = RootCA.load(context);
+        LegacyTokenGenerator generator;
+        try {
+            generator = new LegacyTokenGenerator(key);
+        } catch (IllegalArgumentException e) {
+            throw new IllegalArgumentException("failed to build token generator: " + e.getMessage());
+        }
+        return new TokensController(context, generator, rootCA);
+    }
+
+    /** root-ca-certificate-publisher-controller: --root-ca-file, else the API client's CA data. */
+    public static Controller rootCAPublisher(ControllerContext context) {
+        byte[] rootCA = RootCA.load(context);
+        return new RootCACertPublisher(context, new String(rootCA, StandardCharsets.UTF_8));
+    }
+
+    /** legacy-serviceaccount-token-cleaner-controller: --legacy-service-account-token-clean-up-period. */
+    public static Controller legacyTokenCleaner(ControllerContext context) {
+        return new LegacyServiceAccountTokenCleaner(context,
+                context.options().duration("legacy-service-account-token-clean-up-period"),
+                context.options().duration("legacy-service-account-token-cleaner-sync-interval"));
+    }
+}
