@@ -1,6 +1,7 @@
 package io.qkcm.controller;
 
 import java.util.concurrent.ScheduledExecutorService;
+import java.util.function.Function;
 
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.qkcm.controller.events.EventRecorder;
@@ -20,10 +21,23 @@ public final class ControllerContext {
     private final ControllerManagerOptions options;
     private final ScheduledExecutorService delayer;
     private final WorkQueueMetrics.Provider queueMetrics;
+    private final Function<String, EventRecorder> recorders;
 
     public ControllerContext(String controllerName, KubernetesClient client, SharedInformers informers,
             EventRecorder events, ControllerManagerOptions options, ScheduledExecutorService delayer,
             WorkQueueMetrics.Provider queueMetrics) {
+        this(controllerName, client, informers, events, options, delayer, queueMetrics, component -> events);
+    }
+
+    /**
+     * {@code recorders} gives a recorder for another event source component, for the controllers whose
+     * upstream event source is not their controller name (ReplicationController's is
+     * {@code replication-controller}).
+     */
+    public ControllerContext(String controllerName, KubernetesClient client, SharedInformers informers,
+            EventRecorder events, ControllerManagerOptions options, ScheduledExecutorService delayer,
+            WorkQueueMetrics.Provider queueMetrics, Function<String, EventRecorder> recorders) {
+        this.recorders = recorders;
         this.controllerName = controllerName;
         this.client = client;
         this.informers = informers;
@@ -47,6 +61,11 @@ public final class ControllerContext {
 
     public EventRecorder events() {
         return events;
+    }
+
+    /** A recorder whose events name {@code component} as their source. */
+    public EventRecorder recorderFor(String component) {
+        return component.equals(controllerName) ? events : recorders.apply(component);
     }
 
     public ControllerManagerOptions options() {

@@ -104,7 +104,7 @@ public class ControllerManager {
         WorkQueueMetrics.Provider queueMetrics = WorkQueueMetrics.micrometer(registry);
         for (KnownController k : selection.running()) {
             ControllerContext context = new ControllerContext(k.name(), clients.forComponent(k.name()), informers,
-                    events.recorder(k.name()), options, delayer, queueMetrics);
+                    events.recorder(k.name()), options, delayer, queueMetrics, events::recorder);
             Controller c = k.init().orElseThrow().create(context);
             controllers.add(c);
             started.put(c.name(), false);

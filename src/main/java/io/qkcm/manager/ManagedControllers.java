@@ -11,6 +11,8 @@ public final class ManagedControllers {
     }
 
     public static ControllerCatalog catalog() {
-        return ControllerCatalog.upstream();
+        return ControllerCatalog.upstream()
+                .implement("replicaset-controller", io.qkcm.controller.replicaset.ReplicaSetController::new)
+                .implement("replicationcontroller-controller", io.qkcm.controller.replicaset.ReplicationManager::new);
     }
 }

@@ -1,0 +1,534 @@
+package io.qkcm.controller.replicaset;
+
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Set;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.Future;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.ThreadPoolExecutor;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+
+import io.fabric8.kubernetes.api.model.OwnerReference;
+import io.fabric8.kubernetes.api.model.Pod;
+import io.fabric8.kubernetes.api.model.apps.ReplicaSet;
+import io.fabric8.kubernetes.api.model.apps.ReplicaSetStatus;
+import io.fabric8.kubernetes.client.KubernetesClientException;
+import io.fabric8.kubernetes.client.informers.ResourceEventHandler;
+import io.fabric8.kubernetes.client.informers.SharedIndexInformer;
+import io.fabric8.kubernetes.client.informers.cache.Cache;
+import io.qkcm.controller.ActivePods;
+import io.qkcm.controller.ApiErrors;
+import io.qkcm.controller.ControllerContext;
+import io.qkcm.controller.ControllerRefManager;
+import io.qkcm.controller.LabelSelectors;
+import io.qkcm.controller.PodControl;
+import io.qkcm.controller.PodIndexes;
+import io.qkcm.controller.PodUtil;
+import io.qkcm.controller.QueueController;
+import io.qkcm.controller.RealPodControl;
+import io.qkcm.controller.SlowStart;
+import io.qkcm.controller.UIDTrackingControllerExpectations;
+import io.qkcm.manager.FeatureGates;
+
+/**
+ * The ReplicaSet controller (upstream pkg/controller/replicaset): keeps {@code spec.replicas} active
+ * pods per ReplicaSet, creating them from the template in slow-start batches and deleting the
+ * surplus in ranking order, with expectations guarding against acting on a stale cache; adopts
+ * matching orphans, releases owned pods that stopped matching, and writes the status. The
+ * ReplicationController controller is this same code over {@link ReplicationControllerAdapter}.
+ */
+public class ReplicaSetController extends QueueController<String> {
+
+    /** Upstream's BurstReplicas: at most this many creations or deletions per sync. */
+    public static final int BURST_REPLICAS = 500;
+
+    public static final String NAME = "replicaset-controller";
+    public static final String QUEUE = "replicaset";
+    /** The event source component of ReplicaSet events. */
+    public static final String EVENT_SOURCE = "replicaset-controller";
+
+    private final ReplicaSetSource source;
+    private final SharedIndexInformer<Pod> podInformer;
+    private final PodControl podControl;
+    private final UIDTrackingControllerExpectations expectations = new UIDTrackingControllerExpectations();
+    private final int burstReplicas;
+    private final boolean terminatingReplicasGate;
+    private final boolean podDeletionCostGate;
+    private final ThreadPoolExecutor apiCalls;
+
+    public ReplicaSetController(ControllerContext context) {
+        this(context, NAME, QUEUE, context.options().concurrentSyncs("replicaset"),
+                ReplicaSetSource.replicaSets(context.informers(), context.client()), EVENT_SOURCE);
+    }
+
+    ReplicaSetController(ControllerContext context, String name, String queueName, int workers,
+            ReplicaSetSource source, String eventSource) {
+        super(context, name, queueName, workers);
+        this.source = source;
+        this.burstReplicas = BURST_REPLICAS;
+        FeatureGates gates = context.options().featureGates();
+        this.terminatingReplicasGate = gates.enabled("DeploymentReplicaSetTerminatingReplicas");
+        this.podDeletionCostGate = gates.enabled("PodDeletionCost");
+        this.podControl = new RealPodControl(context.client(), context.recorderFor(eventSource));
+        // Upstream runs each creation of a batch and each deletion in its own goroutine; these
+        // threads play that part (the client's QPS limit is what bounds throughput).
+        AtomicInteger n = new AtomicInteger();
+        this.apiCalls = new ThreadPoolExecutor(64, 64, 30, TimeUnit.SECONDS, new LinkedBlockingQueue<>(), r -> {
+            Thread t = new Thread(r, name + "-api-" + n.incrementAndGet());
+            t.setDaemon(true);
+            return t;
+        });
+        this.apiCalls.allowCoreThreadTimeOut(true);
+        this.podInformer = context.informers().informerFor(Pod.class);
+
+        source.addEventHandler(new ResourceEventHandler<ReplicaSet>() {
+            @Override
+            public void onAdd(ReplicaSet rs) {
+                log.tracef("Adding %s %s", source.kind(), key(rs));
+                enqueue(rs);
+            }
+
+            @Override
+            public void onUpdate(ReplicaSet oldRs, ReplicaSet curRs) {
+                updateRS(oldRs, curRs);
+            }
+
+            @Override
+            public void onDelete(ReplicaSet rs, boolean finalStateUnknown) {
+                deleteRS(rs);
+            }
+        });
+        PodIndexes.addPodControllerIndexer(podInformer);
+        podInformer.addEventHandler(new ResourceEventHandler<Pod>() {
+            @Override
+            public void onAdd(Pod pod) {
+                addPod(pod);
+            }
+
+            @Override
+            public void onUpdate(Pod oldPod, Pod curPod) {
+                updatePod(oldPod, curPod);
+            }
+
+            @Override
+            public void onDelete(Pod pod, boolean finalStateUnknown) {
+                deletePod(pod);
+            }
+        });
+    }
+
+    @Override
+    protected List<SharedIndexInformer<?>> informers() {
+        return List.of(podInformer, source.informer());
+    }
+
+    /** The expectations, for tests. */
+    UIDTrackingControllerExpectations expectations() {
+        return expectations;
+    }
+
+    @Override
+    public void shutdown(Duration timeout) throws InterruptedException {
+        super.shutdown(timeout);
+        apiCalls.shutdownNow();
+    }
+
+    static String key(ReplicaSet rs) {
+        return Cache.metaNamespaceKeyFunc(rs);
+    }
+
+    static String podKey(Pod pod) {
+        return pod.getMetadata().getNamespace() + "/" + pod.getMetadata().getName();
+    }
+
+    private void enqueue(ReplicaSet rs) {
+        queue.add(key(rs));
+    }
+
+    // ---- event handlers -------------------------------------------------------------------
+
+    private void updateRS(ReplicaSet oldRs, ReplicaSet curRs) {
+        if (!Objects.equals(curRs.getMetadata().getUid(), oldRs.getMetadata().getUid())) {
+            deleteRS(oldRs);
+        }
+        if (ReplicaSetStatusUtil.replicas(oldRs) != ReplicaSetStatusUtil.replicas(curRs)) {
+            log.debugf("%s %s updated. Desired pod count change: %d->%d", source.kind(), key(curRs),
+                    ReplicaSetStatusUtil.replicas(oldRs), ReplicaSetStatusUtil.replicas(curRs));
+        }
+        enqueue(curRs);
+    }
+
+    private void deleteRS(ReplicaSet rs) {
+        String key = key(rs);
+        log.tracef("Deleting %s %s", source.kind(), key);
+        expectations.deleteExpectations(key);
+        queue.add(key);
+    }
+
+    /** The owner named by a controllerRef, if it is of our kind, cached, and has that UID. */
+    private ReplicaSet resolveControllerRef(String namespace, OwnerReference ref) {
+        if (!source.kind().equals(ref.getKind())) {
+            return null;
+        }
+        ReplicaSet rs = source.getCached(namespace, ref.getName());
+        if (rs == null || !Objects.equals(rs.getMetadata().getUid(), ref.getUid())) {
+            return null;
+        }
+        return rs;
+    }
+
+    /** Upstream's GetPodReplicaSets: owners in the pod's namespace whose non-empty selector matches it. */
+    private List<ReplicaSet> getPodReplicaSets(Pod pod) {
+        Map<String, String> labels = pod.getMetadata().getLabels();
+        if (labels == null || labels.isEmpty()) {
+            return List.of();
+        }
+        List<ReplicaSet> result = new ArrayList<>();
+        for (ReplicaSet rs : source.listCached(pod.getMetadata().getNamespace())) {
+            LabelSelectors.Selector selector;
+            try {
+                selector = LabelSelectors.fromLabelSelector(rs.getSpec().getSelector());
+            } catch (IllegalArgumentException e) {
+                continue;
+            }
+            if (selector.empty() || !selector.matches(labels)) {
+                continue;
+            }
+            result.add(rs);
+        }
+        if (result.size() > 1) {
+            log.errorf("user error! more than one %s is selecting pods with labels: %s", source.kind(), labels);
+        }
+        return result;
+    }
+
+    private void addPod(Pod pod) {
+        if (pod.getMetadata().getDeletionTimestamp() != null) {
+            // on a restart a pod may already be pending deletion: count it as deleted
+            deletePod(pod);
+            return;
+        }
+        OwnerReference ref = ControllerRefManager.controllerOf(pod);
+        if (ref != null) {
+            ReplicaSet rs = resolveControllerRef(pod.getMetadata().getNamespace(), ref);
+            if (rs == null) {
+                return;
+            }
+            String rsKey = key(rs);
+            log.tracef("Pod %s created", podKey(pod));
+            expectations.creationObserved(rsKey);
+            queue.add(rsKey);
+            return;
+        }
+        List<ReplicaSet> rss = getPodReplicaSets(pod);
+        if (rss.isEmpty()) {
+            return;
+        }
+        log.tracef("Orphan pod %s created", podKey(pod));
+        rss.forEach(this::enqueue);
+    }
+
+    private void updatePod(Pod oldPod, Pod curPod) {
+        if (Objects.equals(curPod.getMetadata().getResourceVersion(), oldPod.getMetadata().getResourceVersion())) {
+            return; // periodic resync
+        }
+        boolean labelChanged = !Objects.equals(labelsOf(curPod), labelsOf(oldPod));
+        if (curPod.getMetadata().getDeletionTimestamp() != null) {
+            // graceful deletion: count it now, the pod is no longer active
+            deletePod(curPod);
+            if (labelChanged) {
+                deletePod(oldPod);
+            }
+            return;
+        }
+        OwnerReference curRef = ControllerRefManager.controllerOf(curPod);
+        OwnerReference oldRef = ControllerRefManager.controllerOf(oldPod);
+        boolean refChanged = !Objects.equals(curRef, oldRef);
+        if (refChanged && oldRef != null) {
+            ReplicaSet rs = resolveControllerRef(oldPod.getMetadata().getNamespace(), oldRef);
+            if (rs != null) {
+                enqueue(rs);
+            }
+        }
+        if (curRef != null) {
+            ReplicaSet rs = resolveControllerRef(curPod.getMetadata().getNamespace(), curRef);
+            if (rs == null) {
+                return;
+            }
+            enqueue(rs);
+            int minReady = ReplicaSetStatusUtil.minReadySeconds(rs);
+            if (!PodUtil.isReady(oldPod) && PodUtil.isReady(curPod) && minReady > 0) {
+                log.debugf("%s %s will be enqueued after %ds for availability check", source.kind(), key(rs), minReady);
+                queue.addAfter(key(rs), Duration.ofSeconds(minReady));
+            }
+            return;
+        }
+        if (labelChanged || refChanged) {
+            getPodReplicaSets(curPod).forEach(this::enqueue);
+        }
+    }
+
+    private static Map<String, String> labelsOf(Pod pod) {
+        Map<String, String> l = pod.getMetadata().getLabels();
+        return l == null ? Map.of() : l;
+    }
+
+    private void deletePod(Pod pod) {
+        OwnerReference ref = ControllerRefManager.controllerOf(pod);
+        if (ref == null) {
+            return;
+        }
+        ReplicaSet rs = resolveControllerRef(pod.getMetadata().getNamespace(), ref);
+        if (rs == null) {
+            return;
+        }
+        String rsKey = key(rs);
+        log.tracef("Pod %s deleted (deletionTimestamp %s)", podKey(pod), pod.getMetadata().getDeletionTimestamp());
+        expectations.deletionObserved(rsKey, podKey(pod));
+        queue.add(rsKey);
+    }
+
+    // ---- sync ----------------------------------------------------------------------------
+
+    @Override
+    protected void sync(String key) throws Exception {
+        long start = System.nanoTime();
+        try {
+            syncReplicaSet(key);
+        } finally {
+            log.tracef("Finished syncing %s %s (%d ms)", source.kind(), key, (System.nanoTime() - start) / 1_000_000);
+        }
+    }
+
+    private void syncReplicaSet(String key) throws Exception {
+        int slash = key.indexOf('/');
+        String namespace = key.substring(0, slash);
+        String name = key.substring(slash + 1);
+        ReplicaSet rs = source.getCached(namespace, name);
+        if (rs == null) {
+            log.tracef("%s %s has been deleted", source.kind(), key);
+            expectations.deleteExpectations(key);
+            return;
+        }
+        boolean rsNeedsSync = expectations.satisfiedExpectations(key);
+        LabelSelectors.Selector selector;
+        try {
+            selector = LabelSelectors.fromLabelSelector(rs.getSpec().getSelector());
+        } catch (IllegalArgumentException e) {
+            log.errorf("error converting pod selector to selector for %s %s: %s", source.kind(), key, e.getMessage());
+            return;
+        }
+        // every pod of the namespace this owner controls or might adopt; claimPods sorts them out
+        List<Pod> allRSPods = PodIndexes.filterPodsByOwner(podInformer, namespace, source.kind(), name,
+                rs.getMetadata().getUid(), true);
+        List<Pod> allActivePods = ActivePods.filterActivePods(allRSPods);
+        List<Pod> activePods = claimPods(rs, selector, allActivePods);
+
+        boolean terminatingEnabled = terminatingReplicasGate && source.hasTerminatingReplicas();
+        List<Pod> terminatingPods = List.of();
+        if (terminatingEnabled) {
+            terminatingPods = ActivePods.filterClaimedPods(rs, selector, ActivePods.filterTerminatingPods(allRSPods));
+        }
+
+        Exception manageReplicasErr = null;
+        if (rsNeedsSync && rs.getMetadata().getDeletionTimestamp() == null) {
+            try {
+                manageReplicas(activePods, rs);
+            } catch (InterruptedException e) {
+                throw e;
+            } catch (Exception e) {
+                manageReplicasErr = e;
+            }
+        }
+        rs = ReplicaSetSource.copy(rs);
+        Instant now = Instant.now();
+        ReplicaSetStatus newStatus = ReplicaSetStatusUtil.calculateStatus(rs, activePods, terminatingPods,
+                terminatingEnabled, manageReplicasErr, now);
+        ReplicaSet updated = ReplicaSetStatusUtil.updateReplicaSetStatus(source, rs, newStatus);
+        if (manageReplicasErr != null) {
+            throw manageReplicasErr;
+        }
+        int minReady = ReplicaSetStatusUtil.minReadySeconds(updated);
+        ReplicaSetStatus us = updated.getStatus();
+        if (minReady > 0 && !Objects.equals(n(us.getReadyReplicas()), n(us.getAvailableReplicas()))) {
+            Duration next = Duration.ofSeconds(minReady);
+            Duration check = PodUtil.findMinNextPodAvailabilityCheck(activePods, minReady, now, Instant.now());
+            if (check != null) {
+                next = check;
+            }
+            queue.addAfter(key, next);
+        }
+    }
+
+    private static int n(Integer i) {
+        return i == null ? 0 : i;
+    }
+
+    private List<Pod> claimPods(ReplicaSet rs, LabelSelectors.Selector selector, List<Pod> pods) throws Exception {
+        String namespace = rs.getMetadata().getNamespace();
+        String name = rs.getMetadata().getName();
+        String uid = rs.getMetadata().getUid();
+        ControllerRefManager.CanAdopt canAdopt = ControllerRefManager.recheckDeletionTimestamp(() -> {
+            ReplicaSet fresh = source.getLive(namespace, name);
+            if (fresh == null) {
+                throw new KubernetesClientException(source.kind() + " " + namespace + "/" + name + " not found", 404,
+                        null);
+            }
+            if (!Objects.equals(fresh.getMetadata().getUid(), uid)) {
+                throw new IllegalStateException("original " + source.kind() + " " + namespace + "/" + name
+                        + " is gone: got uid " + fresh.getMetadata().getUid() + ", wanted " + uid);
+            }
+            return fresh;
+        });
+        ControllerRefManager<Pod> cm = ControllerRefManager.forPods(podControl, rs, selector, source.apiVersion(),
+                source.kind(), canAdopt);
+        return cm.claim(pods);
+    }
+
+    /**
+     * Upstream's manageReplicas: creates or deletes at most {@link #BURST_REPLICAS} pods towards
+     * {@code spec.replicas}, raising expectations first so the next syncs wait for the cache.
+     */
+    private void manageReplicas(List<Pod> activePods, ReplicaSet rs) throws Exception {
+        int diff = activePods.size() - ReplicaSetStatusUtil.replicas(rs);
+        String rsKey = key(rs);
+        if (diff < 0) {
+            diff = Math.min(-diff, burstReplicas);
+            expectations.expectCreations(rsKey, diff);
+            log.debugf("Too few replicas for %s %s, need %d, creating %d", source.kind(), rsKey,
+                    ReplicaSetStatusUtil.replicas(rs), diff);
+            OwnerReference controllerRef = ControllerRefManager.newControllerRef(rs, source.apiVersion(), source.kind());
+            var eventObject = source.eventObject(rs);
+            SlowStart.Result result = SlowStart.run(diff, SlowStart.INITIAL_BATCH_SIZE, apiCalls, () -> {
+                try {
+                    podControl.createPods(rs.getMetadata().getNamespace(), rs.getSpec().getTemplate(), eventObject,
+                            controllerRef);
+                } catch (KubernetesClientException e) {
+                    if (ApiErrors.hasStatusCause(e, ApiErrors.NAMESPACE_TERMINATING_CAUSE)) {
+                        // the namespace is going away: nothing to retry, and the creation will never
+                        // be observed, so the expectation only expires
+                        return null;
+                    }
+                    throw e;
+                }
+                return null;
+            });
+            int skipped = diff - result.successes();
+            if (skipped > 0) {
+                log.debugf("Slow-start failure. Skipping creation of %d pods, decrementing expectations for %s %s",
+                        skipped, source.kind(), rsKey);
+                for (int i = 0; i < skipped; i++) {
+                    expectations.creationObserved(rsKey);
+                }
+            }
+            if (result.error() != null) {
+                throw result.error();
+            }
+        } else if (diff > 0) {
+            diff = Math.min(diff, burstReplicas);
+            log.debugf("Too many replicas for %s %s, need %d, deleting %d", source.kind(), rsKey,
+                    ReplicaSetStatusUtil.replicas(rs), diff);
+            List<Pod> relatedPods = getIndirectlyRelatedPods(rs);
+            List<Pod> podsToDelete = getPodsToDelete(activePods, relatedPods, diff);
+            List<String> keys = new ArrayList<>();
+            podsToDelete.forEach(p -> keys.add(podKey(p)));
+            expectations.expectDeletions(rsKey, keys);
+            var eventObject = source.eventObject(rs);
+            List<Future<?>> futures = new ArrayList<>();
+            for (Pod target : podsToDelete) {
+                futures.add(apiCalls.submit(() -> {
+                    try {
+                        podControl.deletePod(rs.getMetadata().getNamespace(), target.getMetadata().getName(),
+                                eventObject);
+                    } catch (RuntimeException e) {
+                        // the deletion will not be observed: stop waiting for it
+                        expectations.deletionObserved(rsKey, podKey(target));
+                        if (!ApiErrors.isNotFound(e)) {
+                            log.debugf("Failed to delete %s, decremented expectations for %s %s", podKey(target),
+                                    source.kind(), rsKey);
+                            throw e;
+                        }
+                    }
+                    return null;
+                }));
+            }
+            Exception first = null;
+            for (Future<?> f : futures) {
+                try {
+                    f.get();
+                } catch (ExecutionException e) {
+                    if (first == null) {
+                        first = e.getCause() instanceof Exception ex ? ex : new RuntimeException(e.getCause());
+                    }
+                }
+            }
+            if (first != null) {
+                throw first;
+            }
+        }
+    }
+
+    /** Pods of every owner sharing this owner's controller (for the same-node rank). */
+    private List<Pod> getIndirectlyRelatedPods(ReplicaSet rs) {
+        OwnerReference ref = ControllerRefManager.controllerOf(rs);
+        if (ref == null) {
+            log.debugf("%s %s has no controller", source.kind(), key(rs));
+            return List.of();
+        }
+        List<Pod> related = new ArrayList<>();
+        Set<String> seen = new HashSet<>();
+        for (ReplicaSet relatedRS : source.listByControllerUid(ref.getUid())) {
+            LabelSelectors.Selector selector;
+            try {
+                selector = LabelSelectors.fromLabelSelector(relatedRS.getSpec().getSelector());
+            } catch (IllegalArgumentException e) {
+                continue;
+            }
+            for (Pod pod : PodIndexes.podsInNamespace(podInformer, relatedRS.getMetadata().getNamespace())) {
+                if (!selector.matches(pod.getMetadata().getLabels())) {
+                    continue;
+                }
+                if (seen.add(pod.getMetadata().getUid())) {
+                    related.add(pod);
+                }
+            }
+        }
+        return related;
+    }
+
+    /** Upstream's getPodsToDelete: the first {@code diff} pods in ranking order. */
+    List<Pod> getPodsToDelete(List<Pod> filteredPods, List<Pod> relatedPods, int diff) {
+        if (diff < filteredPods.size()) {
+            Map<String, Integer> podsOnNode = new HashMap<>();
+            for (Pod pod : relatedPods) {
+                if (ActivePods.isPodActive(pod)) {
+                    podsOnNode.merge(nodeName(pod), 1, Integer::sum);
+                }
+            }
+            List<ActivePods.Ranked> ranked = new ArrayList<>();
+            for (Pod pod : filteredPods) {
+                ranked.add(new ActivePods.Ranked(pod, podsOnNode.getOrDefault(nodeName(pod), 0)));
+            }
+            ActivePods.sort(ranked, ActivePods.withRanks(Instant.now(), podDeletionCostGate));
+            List<Pod> result = new ArrayList<>();
+            for (int i = 0; i < diff; i++) {
+                result.add(ranked.get(i).pod());
+            }
+            return result;
+        }
+        return new ArrayList<>(filteredPods.subList(0, diff));
+    }
+
+    private static String nodeName(Pod pod) {
+        String n = pod.getSpec() == null ? null : pod.getSpec().getNodeName();
+        return n == null ? "" : n;
+    }
+}

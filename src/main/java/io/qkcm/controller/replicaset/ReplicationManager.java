@@ -1,0 +1,20 @@
+package io.qkcm.controller.replicaset;
+
+import io.qkcm.controller.ControllerContext;
+
+/**
+ * The ReplicationController controller (upstream pkg/controller/replication): the ReplicaSet
+ * controller over ReplicationControllers converted to ReplicaSets, with its own queue
+ * ({@code replicationmanager}) and event source ({@code replication-controller}).
+ */
+public final class ReplicationManager extends ReplicaSetController {
+
+    public static final String NAME = "replicationcontroller-controller";
+    public static final String QUEUE = "replicationmanager";
+    public static final String EVENT_SOURCE = "replication-controller";
+
+    public ReplicationManager(ControllerContext context) {
+        super(context, NAME, QUEUE, context.options().concurrentSyncs("rc"),
+                new ReplicationControllerAdapter(context.informers(), context.client()), EVENT_SOURCE);
+    }
+}
