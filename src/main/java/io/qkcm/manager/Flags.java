@@ -51,6 +51,7 @@ public final class Flags {
         IMPLEMENTED.put("v", "Log verbosity: 0-1 info, 2-3 adds controller decisions, 4+ debug.");
         IMPLEMENTED.put("concurrent-replicaset-syncs", "Workers of replicaset-controller.");
         IMPLEMENTED.put("concurrent-rc-syncs", "Workers of replicationcontroller-controller.");
+        IMPLEMENTED.put("concurrent-deployment-syncs", "Workers of deployment-controller.");
         NOTES.put("kube-api-content-type", "qkcm always speaks application/json");
     }
 

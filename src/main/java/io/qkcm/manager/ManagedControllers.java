@@ -13,6 +13,7 @@ public final class ManagedControllers {
     public static ControllerCatalog catalog() {
         return ControllerCatalog.upstream()
                 .implement("replicaset-controller", io.qkcm.controller.replicaset.ReplicaSetController::new)
-                .implement("replicationcontroller-controller", io.qkcm.controller.replicaset.ReplicationManager::new);
+                .implement("replicationcontroller-controller", io.qkcm.controller.replicaset.ReplicationManager::new)
+                .implement("deployment-controller", io.qkcm.controller.deployment.DeploymentController::new);
     }
 }

@@ -36,6 +36,20 @@ public final class PodTemplateHash {
         return GoSpew.podTemplateSpec().render("v1.PodTemplateSpec", json);
     }
 
+    /**
+     * A complete rendering of the template for equality (Semantic.DeepEqual): as {@link #spew} but a
+     * set timestamp renders as its instant instead of failing.
+     */
+    public static String spewForEquality(PodTemplateSpec template) {
+        JsonNode json;
+        try {
+            json = MAPPER.readTree(SERIALIZATION.asJson(template));
+        } catch (java.io.IOException e) {
+            throw new IllegalStateException(e);
+        }
+        return GoSpew.podTemplateSpec().renderLenient("v1.PodTemplateSpec", json);
+    }
+
     public static String compute(String spew, Integer collisionCount) {
         int h = 0x811c9dc5;
         for (byte b : spew.getBytes(StandardCharsets.UTF_8)) {
