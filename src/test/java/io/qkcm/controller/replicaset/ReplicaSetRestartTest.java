@@ -1,0 +1,156 @@
+package io.qkcm.controller.replicaset;
+
+import static io.qkcm.controller.replicaset.RsTestSupport.activePods;
+import static io.qkcm.controller.replicaset.RsTestSupport.newNamespace;
+import static io.qkcm.controller.replicaset.RsTestSupport.replicaSet;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import java.time.Duration;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicInteger;
+
+import jakarta.inject.Inject;
+
+import org.jboss.logging.Logger;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+import io.fabric8.kubernetes.api.model.Pod;
+import io.fabric8.kubernetes.api.model.apps.ReplicaSet;
+import io.fabric8.kubernetes.client.KubernetesClient;
+import io.fabric8.kubernetes.client.Watch;
+import io.fabric8.kubernetes.client.Watcher;
+import io.fabric8.kubernetes.client.WatcherException;
+import io.qkcm.testing.RealApiServer;
+import io.qkcm.testing.RealApiServerResource;
+import io.quarkus.test.common.QuarkusTestResource;
+import io.quarkus.test.junit.QuarkusTest;
+import io.quarkus.test.junit.QuarkusTestProfile;
+import io.quarkus.test.junit.TestProfile;
+import io.vertx.core.Vertx;
+
+/**
+ * The ReplicaSet controller run by hand (the application's manager is off): a stale pod cache never
+ * causes extra creations, and killing the controller in the middle of a large scale-up and starting
+ * a new one never creates a pod beyond spec. Pods are counted at the API server.
+ */
+@QuarkusTest
+@QuarkusTestResource(value = RealApiServerResource.class, restrictToAnnotatedClass = false)
+@TestProfile(ReplicaSetRestartTest.Profile.class)
+class ReplicaSetRestartTest {
+
+    private static final Logger LOG = Logger.getLogger(ReplicaSetRestartTest.class);
+
+    public static class Profile implements QuarkusTestProfile {
+        @Override
+        public Map<String, String> getConfigOverrides() {
+            return Map.of("qkcm.manager.enabled", "false");
+        }
+    }
+
+    private static final Map<String, String> LABELS = Map.of("app", "burst");
+
+    @Inject
+    Vertx vertx;
+
+    static KubernetesClient client;
+
+    @BeforeAll
+    static void setUp() {
+        client = RealApiServer.get().newClient();
+    }
+
+    @AfterAll
+    static void tearDown() {
+        client.close();
+    }
+
+    /** Every pod UID the API server ever reported in {@code ns}, from a watch started beforehand. */
+    private static Watch watchCreations(String ns, Set<String> uids) {
+        return client.pods().inNamespace(ns).watch(new Watcher<Pod>() {
+            @Override
+            public void eventReceived(Action action, Pod pod) {
+                uids.add(pod.getMetadata().getUid());
+            }
+
+            @Override
+            public void onClose(WatcherException cause) {
+            }
+        });
+    }
+
+    @Test
+    void staleCacheNeverCausesExtraCreations() throws Exception {
+        String ns = newNamespace(client, "rs-stale");
+        try (ControllerInstance instance = new ControllerInstance(vertx)) {
+            instance.startInformers();
+            // the pod cache stops here: pods created from now on are never observed
+            instance.stopPodInformer();
+            client.apps().replicaSets().inNamespace(ns).resource(replicaSet("stale", 3, LABELS)).create();
+            String key = ns + "/stale";
+            await().atMost(Duration.ofSeconds(30)).until(() -> instance.informers.informerFor(ReplicaSet.class)
+                    .getStore().getByKey(key) != null);
+            double before = ApiServerMetrics.podCreateRequests(client, "");
+
+            instance.controller.sync(key);
+            assertThat(activePods(client, ns)).hasSize(3);
+            // the cache still shows no pod: without expectations each sync would create 3 more
+            for (int i = 0; i < 3; i++) {
+                instance.controller.sync(key);
+            }
+            assertThat(activePods(client, ns)).hasSize(3);
+            assertThat(ApiServerMetrics.podCreateRequests(client, "") - before).isEqualTo(3);
+            assertThat(instance.controller.expectations().satisfiedExpectations(key)).isFalse();
+        }
+    }
+
+    @Test
+    void killAndRestartDuringALargeScaleUpNeverCreatesPodsBeyondSpec() throws Exception {
+        int replicas = 300;
+        String ns = newNamespace(client, "rs-restart");
+        Set<String> uids = ConcurrentHashMap.newKeySet();
+        Watch watch = watchCreations(ns, uids);
+        double createdBefore = ApiServerMetrics.podCreateRequests(client, "201");
+        try {
+            ControllerInstance first = new ControllerInstance(vertx).start();
+            long t0 = System.nanoTime();
+            client.apps().replicaSets().inNamespace(ns).resource(replicaSet("big", replicas, LABELS)).create();
+            await().atMost(Duration.ofMinutes(2)).until(() -> uids.size() >= 80);
+            double firstSeconds = (System.nanoTime() - t0) / 1e9;
+            int firstCount = uids.size();
+            first.kill();
+            LOG.infof("first controller: %d pods in %.1fs (%.1f pods/s), killed", firstCount, firstSeconds,
+                    firstCount / firstSeconds);
+
+            // whatever the dead controller had in flight lands (or not) before the next one starts
+            AtomicInteger last = new AtomicInteger(-1);
+            await().during(Duration.ofSeconds(2)).atMost(Duration.ofSeconds(30))
+                    .until(() -> last.getAndSet(uids.size()) == uids.size());
+            int atRestart = uids.size();
+            assertThat(atRestart).isLessThan(replicas);
+
+            long t1 = System.nanoTime();
+            try (ControllerInstance second = new ControllerInstance(vertx).start()) {
+                await().atMost(Duration.ofMinutes(3)).untilAsserted(() -> {
+                    assertThat(activePods(client, ns)).hasSize(replicas);
+                    ReplicaSet rs = client.apps().replicaSets().inNamespace(ns).withName("big").get();
+                    assertThat(rs.getStatus().getReplicas()).isEqualTo(replicas);
+                });
+                double secondSeconds = (System.nanoTime() - t1) / 1e9;
+                LOG.infof("second controller: %d pods in %.1fs (%.1f pods/s) at QPS 20/burst 30",
+                        replicas - atRestart, secondSeconds, (replicas - atRestart) / secondSeconds);
+                // nothing more shows up afterwards either
+                await().during(Duration.ofSeconds(3)).atMost(Duration.ofSeconds(10))
+                        .until(() -> uids.size() == replicas);
+            }
+            assertThat(uids).hasSize(replicas);
+            assertThat(ApiServerMetrics.podCreateRequests(client, "201") - createdBefore).isEqualTo(replicas);
+        } finally {
+            watch.close();
+        }
+    }
+}
