@@ -41,6 +41,11 @@ import io.quarkus.test.junit.TestProfile;
  * server) and against upstream kube-controller-manager v1.34.4 (the reference binary, on a second
  * real API server), then ReplicaSet names, labels, annotations, sizes and the final Deployment and
  * ReplicaSet status compared field by field (uids and times left out).
+ *
+ * <p>Deleted pods stay terminating for a second: when they vanish at once, upstream (and qkcm,
+ * faithfully) can race a Recreate rollout's status write against the pod-deletion resync and keep
+ * the previous rollout's {@code NewReplicaSetAvailable} condition, naming the old ReplicaSet; which
+ * of the two outcomes happens is timing, not logic.
  */
 @QuarkusTest
 @QuarkusTestResource(value = RealApiServerResource.class, restrictToAnnotatedClass = false)
@@ -90,10 +95,17 @@ class DeploymentReferenceComparisonTest {
             }
             Map<String, Object> mine = snapshot(ours, ns);
             Map<String, Object> theirs = snapshot(ref, ns);
-            assertThat(mine.keySet()).isEqualTo(theirs.keySet());
-            for (String k : theirs.keySet()) {
-                assertThat(mine.get(k)).as(k).isEqualTo(theirs.get(k));
+            List<String> diffs = new ArrayList<>();
+            TreeSet<String> keys = new TreeSet<>(mine.keySet());
+            keys.addAll(theirs.keySet());
+            for (String k : keys) {
+                if (!java.util.Objects.equals(mine.get(k), theirs.get(k))) {
+                    diffs.add(k + "\n   qkcm:     " + mine.get(k) + "\n   upstream: " + theirs.get(k));
+                }
             }
+            Files.writeString(Path.of("target/deployment-reference-comparison.txt"), "qkcm: " + mine + "\nupstream: "
+                    + theirs + "\ndiffs:\n" + String.join("\n", diffs) + "\n");
+            assertThat(diffs).as("field-level differences from upstream").isEmpty();
         } finally {
             if (kcm != null) {
                 kcm.destroy();
@@ -110,7 +122,7 @@ class DeploymentReferenceComparisonTest {
     static void scenario(KubernetesClient c, String ns) throws Exception {
         c.namespaces().resource(new io.fabric8.kubernetes.api.model.NamespaceBuilder().withNewMetadata().withName(ns)
                 .endMetadata().build()).create();
-        try (KubeletLoop kubelet = new KubeletLoop(c, ns, Duration.ofMillis(200))) {
+        try (KubeletLoop kubelet = new KubeletLoop(c, ns, Duration.ofMillis(200), Duration.ofSeconds(1))) {
             Deployment web = rolling("web", 4, "web", "registry.k8s.io/pause:3.9", 1, 1);
             web.getMetadata().setAnnotations(Map.of("team", "a", "kubectl.kubernetes.io/last-applied-configuration", "{}"));
             web.getSpec().getTemplate().getMetadata().setAnnotations(Map.of("note", "x"));

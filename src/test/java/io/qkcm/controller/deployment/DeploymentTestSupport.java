@@ -98,15 +98,23 @@ final class DeploymentTestSupport {
         private final KubernetesClient client;
         private final String ns;
         private final Duration readyDelay;
+        private final Duration stopDelay;
+        private final Map<String, Instant> terminatingSeen = new ConcurrentHashMap<>();
         private final TestKubelet kubelet;
         private final Map<String, Instant> firstSeen = new ConcurrentHashMap<>();
         private final Thread thread;
         private volatile boolean stop;
 
         KubeletLoop(KubernetesClient client, String ns, Duration readyDelay) {
+            this(client, ns, readyDelay, Duration.ZERO);
+        }
+
+        /** {@code stopDelay}: how long a deleted pod stays terminating before it is gone. */
+        KubeletLoop(KubernetesClient client, String ns, Duration readyDelay, Duration stopDelay) {
             this.client = client;
             this.ns = ns;
             this.readyDelay = readyDelay;
+            this.stopDelay = stopDelay;
             this.kubelet = new TestKubelet(client);
             this.thread = new Thread(this::run, "kubelet-" + ns);
             thread.setDaemon(true);
@@ -119,6 +127,10 @@ final class DeploymentTestSupport {
                     for (Pod p : client.pods().inNamespace(ns).list().getItems()) {
                         String uid = p.getMetadata().getUid();
                         if (p.getMetadata().getDeletionTimestamp() != null) {
+                            Instant since = terminatingSeen.computeIfAbsent(uid, k -> Instant.now());
+                            if (Instant.now().isBefore(since.plus(stopDelay))) {
+                                continue;
+                            }
                             client.pods().inNamespace(ns).withName(p.getMetadata().getName()).withGracePeriod(0).delete();
                             continue;
                         }
