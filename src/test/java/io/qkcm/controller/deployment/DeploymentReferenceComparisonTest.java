@@ -138,6 +138,22 @@ class DeploymentReferenceComparisonTest {
                 return d;
             });
             awaitObserved(c, ns, "web");
+            // what `kubectl rollout undo` does for apps/v1: the old template comes back, its ReplicaSet is reused
+            setImage(c, ns, "web", "registry.k8s.io/pause:3.9");
+            awaitComplete(c, ns, "web");
+
+            // proportional scaling of a stuck rollout: old 8 / new 5, then 20 replicas -> 14 / 9
+            c.apps().deployments().inNamespace(ns).resource(rolling("prop", 10, "prop", "registry.k8s.io/pause:3.9", 3, 2))
+                    .create();
+            awaitComplete(c, ns, "prop");
+            setImage(c, ns, "prop", "example.com/never-ready:1");
+            await().atMost(TIMEOUT).until(() -> c.apps().replicaSets().inNamespace(ns).withLabel("app", "prop").list()
+                    .getItems().stream().mapToInt(rs -> rs.getSpec().getReplicas()).sum() == 13
+                    && c.apps().replicaSets().inNamespace(ns).withLabel("app", "prop").list().getItems().size() == 2);
+            c.apps().deployments().inNamespace(ns).withName("prop").scale(20);
+            await().atMost(TIMEOUT).until(() -> c.apps().replicaSets().inNamespace(ns).withLabel("app", "prop").list()
+                    .getItems().stream().mapToInt(rs -> rs.getSpec().getReplicas()).sum() == 23);
+            awaitObserved(c, ns, "prop");
 
             c.apps().deployments().inNamespace(ns).resource(recreate("db", 2, "db", "registry.k8s.io/pause:3.9")).create();
             awaitComplete(c, ns, "db");

@@ -23,7 +23,17 @@ public final class PodTemplateHash {
     }
 
     public static String compute(PodTemplateSpec template, Integer collisionCount) {
-        return compute(spew(template), collisionCount);
+        String text;
+        try {
+            text = spew(template);
+        } catch (UnsupportedOperationException e) {
+            // a set metadata.creationTimestamp in the template: upstream hashes it in the process's
+            // local time zone, which has no portable rendering; hash a stable text instead
+            org.jboss.logging.Logger.getLogger(PodTemplateHash.class)
+                    .warnf("pod template hash differs from upstream's: %s", e.getMessage());
+            text = spewForEquality(template);
+        }
+        return compute(text, collisionCount);
     }
 
     public static String spew(PodTemplateSpec template) {
