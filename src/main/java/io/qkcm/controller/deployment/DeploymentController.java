@@ -261,7 +261,7 @@ public class DeploymentController extends QueueController<String> {
 
     /** util.ListReplicaSets(d, RsListFromClient): a live list by selector, filtered to those d controls. */
     private List<ReplicaSet> listReplicaSetsLive(Deployment d) {
-        LabelSelectors.fromLabelSelector(d.getSpec().getSelector());
+        LabelSelectors.fromLabelSelector(d.getSpec().getSelector()); // invalid selector: fail as upstream does
         LabelSelector sel = d.getSpec().getSelector();
         List<ReplicaSet> all = client().apps().replicaSets().inNamespace(d.getMetadata().getNamespace())
                 .withLabelSelector(sel).list().getItems();

@@ -640,6 +640,30 @@ public final class DeploymentUtil {
         return templateIdentity(t1).equals(templateIdentity(t2));
     }
 
+    /** Renderings of ReplicaSet templates by uid and resourceVersion (a stored version never changes). */
+    private static final Map<String, String> RS_IDENTITIES = java.util.Collections.synchronizedMap(
+            new LinkedHashMap<>(256, 0.75f, true) {
+                @Override
+                protected boolean removeEldestEntry(Map.Entry<String, String> eldest) {
+                    return size() > 4096;
+                }
+            });
+
+    private static String templateIdentity(ReplicaSet rs) {
+        String uid = rs.getMetadata().getUid();
+        String rv = rs.getMetadata().getResourceVersion();
+        if (uid == null || rv == null) {
+            return templateIdentity(rs.getSpec().getTemplate());
+        }
+        String key = uid + "/" + rv;
+        String cached = RS_IDENTITIES.get(key);
+        if (cached == null) {
+            cached = templateIdentity(rs.getSpec().getTemplate());
+            RS_IDENTITIES.put(key, cached);
+        }
+        return cached;
+    }
+
     private static String templateIdentity(PodTemplateSpec t) {
         PodTemplateSpec copy = deepCopy(t);
         if (copy.getMetadata() != null && copy.getMetadata().getLabels() != null) {
@@ -686,12 +710,15 @@ public final class DeploymentUtil {
         return Long.compare(r1, r2);
     };
 
+    /**
+     * FindNewReplicaSet. Like upstream it sorts {@code rsList} in place (oldest first), which fixes the
+     * order every later step of the sync sees (e.g. which ReplicaFailure condition is reported).
+     */
     public static ReplicaSet findNewReplicaSet(Deployment d, List<ReplicaSet> rsList) {
-        List<ReplicaSet> sorted = new ArrayList<>(rsList);
-        sorted.sort(BY_CREATION_TIMESTAMP);
+        rsList.sort(BY_CREATION_TIMESTAMP);
         String want = templateIdentity(d.getSpec().getTemplate());
-        for (ReplicaSet rs : sorted) {
-            if (templateIdentity(rs.getSpec().getTemplate()).equals(want)) {
+        for (ReplicaSet rs : rsList) {
+            if (templateIdentity(rs).equals(want)) {
                 return rs;
             }
         }
