@@ -71,8 +71,8 @@ public final class RealPodControl implements PodControl {
             }
             recorder.eventf(controllerObject, EventRecorder.WARNING, FAILED_DELETE_POD_REASON, "Error deleting: %s",
                     ApiErrors.message(e));
-            throw new KubernetesClientException("unable to delete pods: " + ApiErrors.message(e), e.getCode(),
-                    e.getStatus());
+            // as upstream, the error names the failure ("unable to delete pods: ..."); the code is kept
+            throw new KubernetesClientException("unable to delete pods: " + ApiErrors.message(e), e.getCode(), null);
         }
         recorder.eventf(controllerObject, EventRecorder.NORMAL, SUCCESSFUL_DELETE_POD_REASON, "Deleted pod: %s",
                 podName);

@@ -75,13 +75,14 @@ final class ControllerInstance implements AutoCloseable {
             return;
         }
         closed = true;
+        // connections first, so requests still waiting for a QPS token die with the process
+        clients.close();
         informers.stop();
         try {
             controller.shutdown(Duration.ZERO);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
         }
-        clients.close();
         events.shutdown(Duration.ZERO);
         delayer.shutdownNow();
     }

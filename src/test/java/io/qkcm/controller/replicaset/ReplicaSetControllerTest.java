@@ -25,8 +25,6 @@ import io.fabric8.kubernetes.api.model.OwnerReference;
 import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.api.model.PodBuilder;
 import io.fabric8.kubernetes.api.model.Quantity;
-import io.fabric8.kubernetes.api.model.ReplicationController;
-import io.fabric8.kubernetes.api.model.ReplicationControllerBuilder;
 import io.fabric8.kubernetes.api.model.ResourceQuota;
 import io.fabric8.kubernetes.api.model.ResourceQuotaBuilder;
 import io.fabric8.kubernetes.api.model.apps.ReplicaSet;
@@ -272,48 +270,6 @@ class ReplicaSetControllerTest {
             ReplicaSet rs = rs(ns, "capped");
             assertThat(ReplicaSetStatusUtil.getCondition(rs.getStatus(), "ReplicaFailure")).isNull();
             assertThat(rs.getStatus().getReplicas()).isEqualTo(3);
-        });
-    }
-
-    @Test
-    void replicationControllerBehavesLikeAReplicaSet() {
-        String ns = newNamespace(client, "rc-parity");
-        ReplicationController rc = client.replicationControllers().inNamespace(ns).resource(
-                new ReplicationControllerBuilder().withNewMetadata().withName("legacy").endMetadata().withNewSpec()
-                        .withReplicas(3).withSelector(LABELS).withTemplate(RsTestSupport.template(LABELS)).endSpec()
-                        .build()).create();
-        await().atMost(TIMEOUT).untilAsserted(() -> {
-            List<Pod> pods = activePods(client, ns);
-            assertThat(pods).hasSize(3);
-            for (Pod p : pods) {
-                assertThat(p.getMetadata().getName()).matches("legacy-[a-z0-9]{5}");
-                OwnerReference ref = controllerRef(p);
-                assertThat(ref.getApiVersion()).isEqualTo("v1");
-                assertThat(ref.getKind()).isEqualTo("ReplicationController");
-                assertThat(ref.getUid()).isEqualTo(rc.getMetadata().getUid());
-                assertThat(ref.getBlockOwnerDeletion()).isTrue();
-            }
-            ReplicationController cur = client.replicationControllers().inNamespace(ns).withName("legacy").get();
-            assertThat(cur.getStatus().getReplicas()).isEqualTo(3);
-            assertThat(cur.getStatus().getFullyLabeledReplicas()).isEqualTo(3);
-            assertThat(cur.getStatus().getObservedGeneration()).isEqualTo(cur.getMetadata().getGeneration());
-        });
-        activePods(client, ns).forEach(kubelet::runningAndReady);
-        client.replicationControllers().inNamespace(ns).withName("legacy")
-                .patch(MERGE, "{\"spec\":{\"replicas\":1}}");
-        await().atMost(TIMEOUT).untilAsserted(() -> {
-            assertThat(activePods(client, ns)).hasSize(1);
-            ReplicationController cur = client.replicationControllers().inNamespace(ns).withName("legacy").get();
-            assertThat(cur.getStatus().getReplicas()).isEqualTo(1);
-            assertThat(cur.getStatus().getReadyReplicas()).isEqualTo(1);
-            assertThat(cur.getStatus().getAvailableReplicas()).isEqualTo(1);
-            List<Event> events = events(ns, "legacy");
-            assertThat(events).filteredOn(ev -> "SuccessfulCreate".equals(ev.getReason())).hasSize(3);
-            assertThat(events).filteredOn(ev -> "SuccessfulDelete".equals(ev.getReason())).hasSize(2);
-            assertThat(events).allSatisfy(ev -> {
-                assertThat(ev.getSource().getComponent()).isEqualTo("replication-controller");
-                assertThat(ev.getInvolvedObject().getKind()).isEqualTo("ReplicationController");
-            });
         });
     }
 
