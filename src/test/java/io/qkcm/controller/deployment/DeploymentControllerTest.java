@@ -462,4 +462,92 @@ class DeploymentControllerTest {
             assertThat(r.exitCode()).as(r.output()).isZero();
         }
     }
+
+    @Test
+    void replicaFailureIsCopiedUpAndReplicaSetCreateErrorReported() throws Exception {
+        String ns = newNamespace(client, "dep-failure");
+        try (KubeletLoop kubelet = new KubeletLoop(client, ns, Duration.ZERO)) {
+            var one = new io.fabric8.kubernetes.api.model.Quantity("1");
+            var zero = new io.fabric8.kubernetes.api.model.Quantity("0");
+            var quota = client.resourceQuotas().inNamespace(ns).resource(new io.fabric8.kubernetes.api.model.ResourceQuotaBuilder()
+                    .withNewMetadata().withName("q").endMetadata().withNewSpec()
+                    .withHard(Map.of("pods", one, "count/replicasets.apps", one)).endSpec().build()).create();
+            // no resourcequota controller runs here: publish the quota's status as it would
+            quota.setStatus(new io.fabric8.kubernetes.api.model.ResourceQuotaStatusBuilder()
+                    .withHard(Map.of("pods", one, "count/replicasets.apps", one))
+                    .withUsed(Map.of("pods", zero, "count/replicasets.apps", zero)).build());
+            client.resourceQuotas().inNamespace(ns).resource(quota).updateStatus();
+            client.apps().deployments().inNamespace(ns).resource(rolling("f", 3, "f", "registry.k8s.io/pause:3.9", 1, 0)).create();
+            await().atMost(TIMEOUT).untilAsserted(() -> {
+                DeploymentCondition c = condition(get(ns, "f"), "ReplicaFailure");
+                assertThat(c).isNotNull();
+                assertThat(c.getStatus()).isEqualTo("True");
+                assertThat(c.getReason()).isEqualTo("FailedCreate");
+                assertThat(c.getMessage()).contains("exceeded quota");
+            });
+            // a second ReplicaSet is over the quota: ReplicaSetCreateError
+            setImage(ns, "f", "registry.k8s.io/pause:3.10");
+            await().atMost(TIMEOUT).untilAsserted(() -> {
+                DeploymentCondition c = condition(get(ns, "f"), "Progressing");
+                assertThat(c.getStatus()).isEqualTo("False");
+                assertThat(c.getReason()).isEqualTo("ReplicaSetCreateError");
+                assertThat(c.getMessage()).startsWith("Failed to create new replica set \"f-").contains("exceeded quota");
+                assertThat(events(ns, "f")).anyMatch(e -> "ReplicaSetCreateError".equals(e.getReason())
+                        && "Warning".equals(e.getType()));
+            });
+            client.resourceQuotas().inNamespace(ns).withName("q").delete();
+            awaitComplete(ns, "f");
+            assertThat(condition(get(ns, "f"), "ReplicaFailure")).isNull();
+        }
+    }
+
+    @Test
+    void nameCollisionBumpsCollisionCount() throws Exception {
+        String ns = newNamespace(client, "dep-collision");
+        try (KubeletLoop kubelet = new KubeletLoop(client, ns, Duration.ZERO)) {
+            Deployment d0 = rolling("c", 1, "c", "registry.k8s.io/pause:3.10", 1, 0);
+            // what the API server stores for d0's template, to know the name upstream would pick
+            Deployment probe = client.apps().deployments().inNamespace(ns).resource(rolling("probe", 0, "probe-x",
+                    "registry.k8s.io/pause:3.10", 1, 0)).create();
+            client.apps().deployments().inNamespace(ns).withName("probe").withPropagationPolicy(
+                    io.fabric8.kubernetes.api.model.DeletionPropagation.BACKGROUND).delete();
+            var stored = probe.getSpec().getTemplate();
+            stored.getMetadata().setLabels(Map.of("app", "c"));
+            String hash0 = PodTemplateHash.compute(stored, null);
+            String hash1 = PodTemplateHash.compute(stored, 1);
+            ReplicaSet squatter = new ReplicaSetBuilder().withNewMetadata().withName("c-" + hash0)
+                    .withLabels(Map.of("app", "squatter")).endMetadata().withNewSpec().withReplicas(0)
+                    .withNewSelector().withMatchLabels(Map.of("app", "squatter")).endSelector().withNewTemplate()
+                    .withNewMetadata().withLabels(Map.of("app", "squatter")).endMetadata().withNewSpec().addNewContainer()
+                    .withName("x").withImage("registry.k8s.io/pause:3.10").endContainer().endSpec().endTemplate().endSpec()
+                    .build();
+            client.apps().replicaSets().inNamespace(ns).resource(squatter).create();
+            client.apps().deployments().inNamespace(ns).resource(d0).create();
+            awaitComplete(ns, "c");
+            Deployment d = get(ns, "c");
+            assertThat(d.getStatus().getCollisionCount()).isEqualTo(1);
+            assertThat(client.apps().replicaSets().inNamespace(ns).withName("c-" + hash1).get()).isNotNull();
+        }
+    }
+
+    @Test
+    void minReadySecondsIsPassedToTheReplicaSetWithoutANewRollout() throws Exception {
+        String ns = newNamespace(client, "dep-minready");
+        try (KubeletLoop kubelet = new KubeletLoop(client, ns, Duration.ZERO)) {
+            client.apps().deployments().inNamespace(ns).resource(rolling("m", 2, "m", "registry.k8s.io/pause:3.10", 1, 0)).create();
+            awaitComplete(ns, "m");
+            client.apps().deployments().inNamespace(ns).withName("m").patch(MERGE, "{\"spec\":{\"minReadySeconds\":3}}");
+            await().atMost(TIMEOUT).untilAsserted(() -> {
+                assertThat(replicaSets(ns)).singleElement()
+                        .satisfies(rs -> assertThat(rs.getSpec().getMinReadySeconds()).isEqualTo(3));
+                Deployment d = get(ns, "m");
+                assertThat(d.getStatus().getObservedGeneration()).isEqualTo(d.getMetadata().getGeneration());
+            });
+            // new pods count as available only after 3s
+            setImage(ns, "m", "registry.k8s.io/pause:3.9");
+            long start = System.nanoTime();
+            awaitComplete(ns, "m");
+            assertThat(Duration.ofNanos(System.nanoTime() - start)).isGreaterThan(Duration.ofSeconds(5));
+        }
+    }
 }
