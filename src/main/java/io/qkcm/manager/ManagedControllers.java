@@ -19,6 +19,7 @@ public final class ManagedControllers {
         return ControllerCatalog.upstream()
                 .implement("replicaset-controller", io.qkcm.controller.replicaset.ReplicaSetController::new)
                 .implement("replicationcontroller-controller", io.qkcm.controller.replicaset.ReplicationManager::new)
+                .implement("deployment-controller", io.qkcm.controller.deployment.DeploymentController::new)
                 .implement("garbage-collector-controller", io.qkcm.controller.garbagecollector.GarbageCollector::create)
                 .implement("serviceaccount-token-controller", ServiceAccountControllers::tokens)
                 .implement("namespace-controller", NamespaceController::new)
