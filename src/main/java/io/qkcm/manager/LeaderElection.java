@@ -93,13 +93,15 @@ public final class LeaderElection {
                     + "--leader-elect-retry-period must be greater than zero");
         }
         if (lease.compareTo(renew) <= 0) {
-            return Optional.of("--leader-elect-lease-duration (" + lease + ") must be greater than "
-                    + "--leader-elect-renew-deadline (" + renew + ")");
+            return Optional.of("--leader-elect-lease-duration (" + options.string("leader-elect-lease-duration")
+                    + ") must be greater than --leader-elect-renew-deadline ("
+                    + options.string("leader-elect-renew-deadline") + ")");
         }
         // fabric8's LeaderElector needs renewDeadline > retryPeriod * (1 + 1.2); client-go only > retryPeriod * 1.2
         if (renew.toMillis() <= retry.toMillis() + (long) Math.ceil(retry.toMillis() * 1.2)) {
-            return Optional.of("--leader-elect-renew-deadline (" + renew + ") must be greater than 2.2 x "
-                    + "--leader-elect-retry-period (" + retry + ")");
+            return Optional.of("--leader-elect-renew-deadline (" + options.string("leader-elect-renew-deadline")
+                    + ") must be greater than 2.2 x --leader-elect-retry-period ("
+                    + options.string("leader-elect-retry-period") + ")");
         }
         if (options.string("leader-elect-resource-name").isEmpty()
                 || options.string("leader-elect-resource-namespace").isEmpty()) {
