@@ -43,11 +43,22 @@ class KubeApiQpsIT {
         vertx.close();
     }
 
-    private static KubeClients clients(String qps, String burst) {
+    private final SimpleMeterRegistry registry = new SimpleMeterRegistry();
+
+    private KubeClients clients(String qps, String burst) {
         Map<String, String> config = Map.of("qkcm.kubeconfig", server.kubeconfig().toString(),
                 "qkcm.kube-api-qps", qps, "qkcm.kube-api-burst", burst);
         return new KubeClients(new ControllerManagerOptions(Flags.upstream(),
-                name -> Optional.ofNullable(config.get(name))), new SimpleMeterRegistry(), vertx);
+                name -> Optional.ofNullable(config.get(name))), registry, vertx);
+    }
+
+    /** Requests that had to wait for a token (rest_client_rate_limiter_duration_seconds count). */
+    private long throttled() {
+        return registry.find("rest.client.rate.limiter.duration").timers().stream().mapToLong(t -> t.count()).sum();
+    }
+
+    private double sent() {
+        return registry.find("rest.client.requests").counters().stream().mapToDouble(c -> c.count()).sum();
     }
 
     private static Duration issue(KubernetesClient client, int requests) {
@@ -65,8 +76,9 @@ class KubeApiQpsIT {
             KubernetesClient client = slow.forComponent(component);
             Instant began = Instant.now();
             // burst 1: the first request is free, the next 20 wait 200ms each
-            assertThat(issue(client, 21)).isGreaterThanOrEqualTo(Duration.ofMillis(3800))
-                    .isLessThan(Duration.ofSeconds(15));
+            assertThat(issue(client, 21)).isGreaterThanOrEqualTo(Duration.ofMillis(3800));
+            assertThat(sent()).isEqualTo(21);
+            assertThat(throttled()).as("requests that waited for a token").isBetween(10L, 20L);
 
             List<AuditLog.Entry> seen = audit.entries(e -> e.userAgent().endsWith("/" + component)
                     && !e.time().isBefore(began.minusSeconds(1)));
@@ -83,23 +95,28 @@ class KubeApiQpsIT {
 
     @Test
     void everyComponentHasItsOwnBucket() {
-        try (KubeClients slow = clients("0.5", "1")) {
+        try (KubeClients slow = clients("0.2", "1")) {
             KubernetesClient first = slow.forComponent("qps-own-1");
             KubernetesClient second = slow.forComponent("qps-own-2");
             issue(first, 1);
-            // a shared bucket would make this wait 2s
-            assertThat(issue(second, 1)).isLessThan(Duration.ofMillis(1500));
-            assertThat(issue(first, 1)).isGreaterThanOrEqualTo(Duration.ofMillis(1500));
+            issue(second, 1);
+            // a shared bucket would have made the second wait 5s
+            assertThat(throttled()).isZero();
+            assertThat(issue(first, 1)).isGreaterThanOrEqualTo(Duration.ofMillis(2000));
+            assertThat(throttled()).isEqualTo(1);
         }
     }
 
     @Test
     void burstIsSpentBeforeThrottling() {
-        try (KubeClients bursty = clients("2", "10")) {
+        try (KubeClients bursty = clients("1", "10")) {
             KubernetesClient client = bursty.forComponent("qps-burst");
-            // 10 at once, then 2 per second: the 11th..14th wait 0.5s each
-            assertThat(issue(client, 10)).isLessThan(Duration.ofMillis(1500));
-            assertThat(issue(client, 4)).isGreaterThanOrEqualTo(Duration.ofMillis(1700));
+            issue(client, 10);
+            assertThat(throttled()).as("requests within the burst never wait").isZero();
+            // the bucket is empty now (less what refilled meanwhile): the next ones wait for tokens
+            issue(client, 15);
+            assertThat(throttled()).isGreaterThanOrEqualTo(1);
+            assertThat(sent()).isEqualTo(25);
         }
     }
 }

@@ -67,8 +67,9 @@ class LeaderElectionIT {
     }
 
     private void lease(TestInfo test) {
-        lease = "it-" + test.getTestMethod().orElseThrow().getName().toLowerCase().replaceAll("[^a-z0-9]", "")
-                .substring(0, 20) + "-" + Long.toString(System.nanoTime() % 100000, 36);
+        String method = test.getTestMethod().orElseThrow().getName().toLowerCase().replaceAll("[^a-z0-9]", "");
+        lease = "it-" + method.substring(0, Math.min(20, method.length())) + "-"
+                + Long.toString(System.nanoTime() % 100000, 36);
     }
 
     /** A qkcm process named {@code name} (its HOSTNAME, so its identity is name_uuid) as ServiceAccount name. */
