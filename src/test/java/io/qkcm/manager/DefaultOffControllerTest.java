@@ -42,7 +42,7 @@ class DefaultOffControllerTest {
     void notBuiltNotStartedNoSeries() {
         assertThat(manager.running()).isTrue();
         assertThat(manager.controllers()).extracting(c -> c.name()).doesNotContain(ProbeControllerImplementation.NAME);
-        assertThat(probe.built).isFalse();
+        assertThat(probe.wasBuilt()).isFalse();
         assertThat(registry.find("running.managed.controllers").tag("name", ProbeControllerImplementation.NAME)
                 .gauge()).isNull();
         assertThat(manager.selection().notImplemented()).doesNotContain(ProbeControllerImplementation.NAME);

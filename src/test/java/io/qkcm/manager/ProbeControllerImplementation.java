@@ -23,6 +23,16 @@ public class ProbeControllerImplementation implements ControllerImplementation {
     final AtomicBoolean started = new AtomicBoolean();
     final AtomicBoolean stopped = new AtomicBoolean();
 
+    // accessors, not fields: tests see the bean through its client proxy
+
+    public boolean wasBuilt() {
+        return built.get();
+    }
+
+    public boolean wasStarted() {
+        return started.get();
+    }
+
     @Override
     public String name() {
         return NAME;

@@ -68,7 +68,7 @@ class RunningManagedControllersTest {
             assertThat(registry.find("leader.election.master.status").tag("name", LEASE).gauge().value())
                     .isEqualTo(1.0);
         });
-        assertThat(probe.started).isTrue();
+        assertThat(probe.wasStarted()).isTrue();
         assertThat(manager.leaderElection().orElseThrow().leading()).isTrue();
         try (KubernetesClient client = RealApiServer.get().newClient()) {
             assertThat(client.leases().inNamespace("kube-system").withName(LEASE).get().getSpec().getHolderIdentity())
