@@ -13,6 +13,37 @@ import java.util.Optional;
  */
 public final class ControllerCatalog {
 
+    /**
+     * The client (ServiceAccount and user-agent) name each controller uses upstream where it differs
+     * from the controller name (cmd/kube-controller-manager start functions, ClientOrDie(...)).
+     */
+    private static final Map<String, String> CLIENT_NAMES = Map.ofEntries(
+            Map.entry("serviceaccount-token-controller", "tokens-controller"),
+            Map.entry("daemonset-controller", "daemon-set-controller"),
+            Map.entry("service-cidr-controller", "service-cidrs-controller"),
+            Map.entry("bootstrap-signer-controller", "bootstrap-signer"),
+            Map.entry("token-cleaner-controller", "token-cleaner"),
+            Map.entry("horizontal-pod-autoscaler-controller", "horizontal-pod-autoscaler"),
+            Map.entry("certificatesigningrequest-signing-controller", "certificate-controller"),
+            Map.entry("certificatesigningrequest-approving-controller", "certificate-controller"),
+            Map.entry("certificatesigningrequest-cleaner-controller", "certificate-controller"),
+            Map.entry("podcertificaterequest-cleaner-controller", "podcertificaterequestcleaner"),
+            Map.entry("root-ca-certificate-publisher-controller", "root-ca-cert-publisher"),
+            Map.entry("node-ipam-controller", "node-controller"),
+            Map.entry("node-lifecycle-controller", "node-controller"),
+            Map.entry("taint-eviction-controller", "node-controller"),
+            Map.entry("persistentvolume-binder-controller", "persistent-volume-binder"),
+            Map.entry("persistentvolume-attach-detach-controller", "attachdetach-controller"),
+            Map.entry("persistentvolume-expander-controller", "expand-controller"),
+            Map.entry("resourceclaim-controller", "resource-claim-controller"),
+            Map.entry("endpoints-controller", "endpoint-controller"),
+            Map.entry("replicationcontroller-controller", "replication-controller"),
+            Map.entry("pod-garbage-collector-controller", "pod-garbage-collector"),
+            Map.entry("serviceaccount-controller", "service-account-controller"),
+            Map.entry("garbage-collector-controller", "generic-garbage-collector"),
+            Map.entry("legacy-serviceaccount-token-cleaner-controller", "legacy-service-account-token-cleaner"),
+            Map.entry("storageversion-garbage-collector-controller", "storage-version-garbage-collector"));
+
     private final Map<String, KnownController> byName = new LinkedHashMap<>();
     private final Map<String, String> aliasToName = new LinkedHashMap<>();
 
@@ -111,6 +142,11 @@ public final class ControllerCatalog {
         byName.put(name, new KnownController(known.name(), known.aliases(), known.disabledByDefault(),
                 known.requiredFeatureGates(), known.cloudProvider(), Optional.of(init)));
         return this;
+    }
+
+    /** Upstream's client name for a controller: its ServiceAccount and user-agent suffix. */
+    public static String clientName(String controller) {
+        return CLIENT_NAMES.getOrDefault(controller, controller);
     }
 
     public List<KnownController> all() {

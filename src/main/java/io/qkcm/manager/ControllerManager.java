@@ -27,6 +27,7 @@ import io.qkcm.controller.Controller;
 import io.qkcm.controller.ControllerContext;
 import io.qkcm.controller.WorkQueueMetrics;
 import io.qkcm.controller.events.EventBroadcaster;
+import io.qkcm.manager.serving.SecureServing;
 import io.quarkus.runtime.Quarkus;
 import io.quarkus.runtime.ShutdownEvent;
 import io.quarkus.runtime.StartupEvent;
@@ -52,6 +53,8 @@ public class ControllerManager {
     @Inject
     Vertx vertx;
     @Inject
+    SecureServing serving;
+    @Inject
     Instance<ControllerImplementation> implementations;
 
     /** How the process ends after a lost lease; upstream: klog.FlushAndExit(..., 1). Replaceable in tests. */
@@ -65,11 +68,13 @@ public class ControllerManager {
     private KubeClients clients;
     private SharedInformers informers;
     private EventBroadcaster events;
-    private LeaderElection leaderElection;
+    private volatile LeaderElection leaderElection;
     private ScheduledExecutorService delayer;
     private ControllerSelection selection;
     private final List<Controller> controllers = new ArrayList<>();
     private final Map<String, Boolean> started = new ConcurrentHashMap<>();
+    /** Controllers with a /healthz check: added once started, as upstream's AddHealthChecker. */
+    private final List<Controller> checked = new java.util.concurrent.CopyOnWriteArrayList<>();
     private volatile boolean running;
     private volatile boolean leaseLost;
 
@@ -117,6 +122,8 @@ public class ControllerManager {
         }
         selection.skipped().forEach(s -> LOG.infof("skipping %s: %s", s.name(), s.reason()));
 
+        // upstream serves /healthz and /metrics before building controllers and starting informers
+        serving.start(options, this::healthChecks);
         clients = new KubeClients(options, registry, vertx);
         informers = new SharedInformers(clients.forComponent("shared-informers"), options.minResyncPeriod());
         events = new EventBroadcaster(clients.forComponent("event-broadcaster"));
@@ -127,14 +134,12 @@ public class ControllerManager {
         });
         WorkQueueMetrics.Provider queueMetrics = WorkQueueMetrics.micrometer(registry);
         for (KnownController k : selection.running()) {
-            ControllerContext context = new ControllerContext(k.name(), clients.forComponent(k.name()), informers,
+            ControllerContext context = new ControllerContext(k.name(), clients.forController(ControllerCatalog.clientName(k.name())), informers,
                     events.recorder(k.name()), options, delayer, queueMetrics);
             Controller c = k.init().orElseThrow().create(context);
             controllers.add(c);
             started.put(c.name(), false);
-            Gauge.builder("running.managed.controllers", started, m -> Boolean.TRUE.equals(m.get(c.name())) ? 1 : 0)
-                    .description("Indicates where instances of a controller are currently running")
-                    .tags("manager", MANAGER, "name", c.name()).register(registry);
+            runningControllerGauge(registry, c.name(), () -> Boolean.TRUE.equals(started.get(c.name())));
         }
         // Standby replicas fill their caches too, so a takeover starts from warm informers.
         informers.start();
@@ -146,6 +151,15 @@ public class ControllerManager {
         } else {
             startControllers();
         }
+    }
+
+    /** {@code running_managed_controllers{manager,name}}: 1 while the controller runs. */
+    static void runningControllerGauge(MeterRegistry registry, String controller, BooleanSupplier running) {
+        Gauge.builder("running.managed.controllers", running, r -> r.getAsBoolean() ? 1 : 0)
+                .description("Indicates where instances of a controller are currently running")
+                .tags("manager", MANAGER, "name", controller)
+                .strongReference(true) // the supplier is referenced by nothing else
+                .register(registry);
     }
 
     /**
@@ -176,6 +190,7 @@ public class ControllerManager {
         for (Controller c : controllers) {
             c.start();
             started.put(c.name(), true);
+            checked.add(c);
             LOG.infof("Started controller %s", c.name());
         }
         LOG.infof("Started %d controllers: %s", controllers.size(),
@@ -185,6 +200,7 @@ public class ControllerManager {
     void onStop(@Observes ShutdownEvent event) {
         synchronized (this) {
             if (!running) {
+                serving.stop(); // a failed start may have bound the port already
                 return;
             }
             running = false;
@@ -200,6 +216,7 @@ public class ControllerManager {
         informers.stop();
         delayer.shutdownNow();
         clients.close();
+        serving.stop();
     }
 
     /**
@@ -235,11 +252,17 @@ public class ControllerManager {
         }
     }
 
-    /** /healthz checks: leaderElection plus one per controller, as upstream names them. */
+    /**
+     * /healthz checks, as upstream registers them: leaderElection when leader election is on, then one per
+     * controller once it has been started (a standby has only leaderElection). Empty → the server uses ping.
+     */
     public Map<String, BooleanSupplier> healthChecks() {
         Map<String, BooleanSupplier> checks = new LinkedHashMap<>();
-        checks.put("leaderElection", () -> leaderElection == null || leaderElection.healthy());
-        for (Controller c : controllers) {
+        LeaderElection election = leaderElection;
+        if (options != null && options.leaderElect()) {
+            checks.put("leaderElection", () -> election == null || election.healthy());
+        }
+        for (Controller c : checked) {
             checks.put(c.name(), c::healthy);
         }
         return checks;

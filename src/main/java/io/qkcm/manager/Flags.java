@@ -46,11 +46,17 @@ public final class Flags {
         IMPLEMENTED.put("authorization-always-allow-paths", "Paths served without authentication or authorization.");
         IMPLEMENTED.put("authentication-kubeconfig", "Kubeconfig allowed to create TokenReviews; without it, bearer tokens are not verified and requests are anonymous.");
         IMPLEMENTED.put("authorization-kubeconfig", "Kubeconfig allowed to create SubjectAccessReviews; without it, every request outside the always-allowed paths is forbidden.");
+        IMPLEMENTED.put("authentication-token-webhook-cache-ttl", "How long TokenReview answers are cached.");
+        IMPLEMENTED.put("authentication-skip-lookup", "Do not read the client CA from configmap kube-system/extension-apiserver-authentication.");
+        IMPLEMENTED.put("client-ca-file", "CA (PEM) verifying client certificates (user = CN, groups = O); without it, client-ca-file of configmap kube-system/extension-apiserver-authentication, read at startup.");
+        IMPLEMENTED.put("authorization-webhook-cache-authorized-ttl", "How long allowing SubjectAccessReview answers are cached.");
+        IMPLEMENTED.put("authorization-webhook-cache-unauthorized-ttl", "How long denying SubjectAccessReview answers are cached.");
         IMPLEMENTED.put("min-resync-period", "Informers resync at a random period between this and twice this.");
         IMPLEMENTED.put("feature-gates", "Feature gates, as upstream's (A=true,B=false); they decide which gated controllers run.");
         IMPLEMENTED.put("v", "Log verbosity: 0-1 info, 2-3 adds controller decisions, 4+ debug.");
         IMPLEMENTED.put("concurrent-replicaset-syncs", "Workers of replicaset-controller.");
         IMPLEMENTED.put("concurrent-rc-syncs", "Workers of replicationcontroller-controller.");
+        IMPLEMENTED.put("use-service-account-credentials", "Each controller authenticates as the ServiceAccount kube-system/<controller-name> with a bound token (TokenRequest), as upstream.");
         NOTES.put("kube-api-content-type", "qkcm always speaks application/json");
     }
 

@@ -42,6 +42,7 @@ public final class KubeClients implements AutoCloseable {
     private final HttpClient.Factory httpClientFactory;
     private final Config base;
     private final List<KubernetesClient> built = new ArrayList<>();
+    private KubernetesClient credentialsRoot;
 
     public KubeClients(ControllerManagerOptions options, MeterRegistry registry, Vertx vertx) {
         this.options = options;
@@ -76,11 +77,37 @@ public final class KubeClients implements AutoCloseable {
         return base;
     }
 
-    /** A client for {@code component} (a controller name, "shared-informers", "leader-election"). */
-    public synchronized KubernetesClient forComponent(String component) {
+    /** A client for a process component ("shared-informers", "leader-election", ...), with the manager's credentials. */
+    public KubernetesClient forComponent(String component) {
+        return build(component, false);
+    }
+
+    /**
+     * A client for a controller. With {@code --use-service-account-credentials} it authenticates as
+     * the ServiceAccount {@code kube-system/<controller>}, as upstream; else with the manager's credentials.
+     */
+    public KubernetesClient forController(String controller) {
+        return build(controller, options.bool("use-service-account-credentials"));
+    }
+
+    private synchronized KubernetesClient build(String component, boolean serviceAccount) {
         Config config = new ConfigBuilder(base)
                 .withUserAgent("qkcm/" + Version.QKCM + " (linux/amd64) kubernetes/" + Version.KUBERNETES + "/" + component)
                 .build();
+        if (serviceAccount) {
+            if (credentialsRoot == null) {
+                credentialsRoot = build("serviceaccount-credentials", false);
+            }
+            // only the bearer token may identify the controller: drop every other credential
+            config.setClientCertData(null);
+            config.setClientCertFile(null);
+            config.setClientKeyData(null);
+            config.setClientKeyFile(null);
+            config.setUsername(null);
+            config.setPassword(null);
+            config.setOauthToken(null);
+            config.setOauthTokenProvider(new ServiceAccountCredentials(credentialsRoot, component));
+        }
         TokenBucket bucket = new TokenBucket(options.kubeApiQps(), options.kubeApiBurst());
         KubernetesClient client = new KubernetesClientBuilder()
                 .withConfig(config)
@@ -96,6 +123,7 @@ public final class KubeClients implements AutoCloseable {
     public synchronized void close() {
         built.forEach(KubernetesClient::close);
         built.clear();
+        credentialsRoot = null;
     }
 
     /** client-go's client-side throttle: wait for a token before each request. */
@@ -138,9 +166,16 @@ public final class KubeClients implements AutoCloseable {
             this.registry = registry;
         }
 
+        /**
+         * Called with the final request just before it is sent ({@code before} sees an intermediate
+         * request: each interceptor's changes build a new request with a new id).
+         */
         @Override
-        public void before(BasicBuilder builder, HttpRequest request, RequestTags tags) {
+        public io.fabric8.kubernetes.client.http.AsyncBody.Consumer<List<java.nio.ByteBuffer>> consumer(
+                io.fabric8.kubernetes.client.http.AsyncBody.Consumer<List<java.nio.ByteBuffer>> consumer,
+                HttpRequest request) {
             started.put(request.id(), System.nanoTime());
+            return consumer;
         }
 
         @Override

@@ -1,5 +1,7 @@
 package io.qkcm.manager;
 
+import io.qkcm.controller.nodelifecycle.NodeLifecycleController;
+
 /**
  * qkcm's implementations, attached to upstream's controller table. A controller listed here runs
  * when {@code --controllers} selects it; every other upstream name is accepted and reported as not
@@ -11,6 +13,7 @@ public final class ManagedControllers {
     }
 
     public static ControllerCatalog catalog() {
-        return ControllerCatalog.upstream();
+        return ControllerCatalog.upstream()
+                .implement(NodeLifecycleController.NAME, NodeLifecycleController::new);
     }
 }

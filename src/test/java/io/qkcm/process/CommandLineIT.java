@@ -131,7 +131,7 @@ class CommandLineIT {
         // a bad config value is overridden by a good flag: the process gets past validation (and then
         // fails on the missing kubeconfig, which names the file)
         QkcmProcess p = QkcmProcess.java("flag-wins", Map.of("QKCM_CONTROLLERS", "nosuch"),
-                List.of("--controllers=*", "--kubeconfig=/nonexistent/kubeconfig"));
+                List.of("--controllers=*", "--secure-port=0", "--kubeconfig=/nonexistent/kubeconfig"));
         assertThat(p.waitFor(TIMEOUT)).isEqualTo(1);
         assertThat(p.stderr()).doesNotContain("nosuch").contains("/nonexistent/kubeconfig");
     }

@@ -1,5 +1,9 @@
 package io.qkcm.testing;
 
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.net.InetAddress;
+import java.net.ServerSocket;
 import java.util.HashMap;
 import java.util.Map;
 
@@ -18,7 +22,18 @@ public class RealApiServerResource implements QuarkusTestResourceLifecycleManage
         Map<String, String> config = new HashMap<>();
         config.put("qkcm.kubeconfig", server.kubeconfig().toString());
         config.put("qkcm.leader-elect", "false");
+        config.put("qkcm.bind-address", "127.0.0.1");
+        config.put("qkcm.secure-port", Integer.toString(freePort()));
         return config;
+    }
+
+    /** A port free right now on loopback, so parallel test JVMs never fight over 10257. */
+    public static int freePort() {
+        try (ServerSocket s = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
+            return s.getLocalPort();
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
     }
 
     @Override

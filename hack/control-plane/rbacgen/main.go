@@ -1,0 +1,50 @@
+// Command rbacgen prints, as YAML, upstream's bootstrap ClusterRole of each named controller
+// (system:controller:<name>, from the kube-apiserver's RBAC bootstrap policy at the pinned
+// Kubernetes version), renamed qkcm:controller:<name>, with a ClusterRoleBinding to the
+// ServiceAccount kube-system/<name> that --use-service-account-credentials makes qkcm use.
+//
+// Usage: go run ./rbacgen replicaset-controller deployment-controller ...
+package main
+
+import (
+	"fmt"
+	"os"
+	"strings"
+
+	rbacv1 "k8s.io/api/rbac/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/kubernetes/plugin/pkg/auth/authorizer/rbac/bootstrappolicy"
+	"sigs.k8s.io/yaml"
+)
+
+func main() {
+	roles := map[string]rbacv1.ClusterRole{}
+	for _, r := range bootstrappolicy.ControllerRoles() {
+		roles[strings.TrimPrefix(r.Name, "system:controller:")] = r
+	}
+	for _, name := range os.Args[1:] {
+		upstream, ok := roles[name]
+		if !ok {
+			fmt.Fprintf(os.Stderr, "rbacgen: upstream has no bootstrap role for %q\n", name)
+			os.Exit(1)
+		}
+		role := rbacv1.ClusterRole{
+			TypeMeta:   metav1.TypeMeta{APIVersion: "rbac.authorization.k8s.io/v1", Kind: "ClusterRole"},
+			ObjectMeta: metav1.ObjectMeta{Name: "qkcm:controller:" + name, Labels: map[string]string{"app.kubernetes.io/name": "qkcm"}},
+			Rules:      upstream.Rules,
+		}
+		binding := rbacv1.ClusterRoleBinding{
+			TypeMeta:   metav1.TypeMeta{APIVersion: "rbac.authorization.k8s.io/v1", Kind: "ClusterRoleBinding"},
+			ObjectMeta: metav1.ObjectMeta{Name: "qkcm:controller:" + name, Labels: map[string]string{"app.kubernetes.io/name": "qkcm"}},
+			RoleRef:    rbacv1.RoleRef{APIGroup: "rbac.authorization.k8s.io", Kind: "ClusterRole", Name: role.Name},
+			Subjects:   []rbacv1.Subject{{Kind: "ServiceAccount", Name: name, Namespace: "kube-system"}},
+		}
+		for _, obj := range []interface{}{role, binding} {
+			out, err := yaml.Marshal(obj)
+			if err != nil {
+				panic(err)
+			}
+			fmt.Printf("---\n%s", out)
+		}
+	}
+}

@@ -1,0 +1,54 @@
+package io.qkcm.manager;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.net.http.HttpResponse;
+import java.util.Map;
+
+import jakarta.inject.Inject;
+
+import org.junit.jupiter.api.Test;
+
+import io.qkcm.manager.serving.SecureServing;
+import io.qkcm.manager.serving.ServingTestClient;
+import io.qkcm.testing.RealApiServerResource;
+import io.quarkus.test.common.QuarkusTestResource;
+import io.quarkus.test.junit.QuarkusTest;
+import io.quarkus.test.junit.QuarkusTestProfile;
+import io.quarkus.test.junit.TestProfile;
+
+/**
+ * kwokctl's command line: {@code --authorization-always-allow-paths=/healthz,/readyz,/livez,/metrics} and no
+ * authentication/authorization kubeconfig (and not in a cluster): /metrics is open, everything else denied.
+ */
+@QuarkusTest
+@TestProfile(OpenMetricsServingTest.Profile.class)
+@QuarkusTestResource(value = RealApiServerResource.class, restrictToAnnotatedClass = false)
+class OpenMetricsServingTest {
+
+    public static class Profile implements QuarkusTestProfile {
+        @Override
+        public Map<String, String> getConfigOverrides() {
+            return Map.of("qkcm.authorization-always-allow-paths", "/healthz,/readyz,/livez,/metrics");
+        }
+    }
+
+    @Inject
+    SecureServing serving;
+
+    @Test
+    void metricsInTheAllowListIsOpen() throws Exception {
+        ServingTestClient http = new ServingTestClient(serving.port());
+        HttpResponse<String> metrics = http.get("/metrics");
+        assertThat(metrics.statusCode()).isEqualTo(200);
+        assertThat(metrics.body()).contains("jvm_memory_used_bytes{");
+        // no TokenReview client: a token is not looked at, the request stays anonymous
+        assertThat(http.get("/metrics", "whatever").statusCode()).isEqualTo(200);
+        // no SubjectAccessReview client: anything not allow-listed is forbidden
+        HttpResponse<String> other = http.get("/configz");
+        assertThat(other.statusCode()).isEqualTo(403);
+        assertThat(other.body()).contains("forbidden: User \\\"system:anonymous\\\" cannot get path \\\"/configz\\\"");
+        // with leader election off (the test default) and no controller, upstream's ping check stands in
+        assertThat(http.get("/healthz?verbose").body()).isEqualTo("[+]ping ok\nhealthz check passed\n");
+    }
+}
