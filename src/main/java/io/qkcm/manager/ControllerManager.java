@@ -6,12 +6,16 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Executors;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.function.BooleanSupplier;
+import java.util.function.IntConsumer;
 
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.enterprise.event.Observes;
+import jakarta.enterprise.inject.Instance;
 import jakarta.inject.Inject;
 
 import org.eclipse.microprofile.config.Config;
@@ -50,6 +54,15 @@ public class ControllerManager {
     Vertx vertx;
     @Inject
     SecureServing serving;
+    @Inject
+    Instance<ControllerImplementation> implementations;
+
+    /** How the process ends after a lost lease; upstream: klog.FlushAndExit(..., 1). Replaceable in tests. */
+    static volatile IntConsumer fatalExit = code -> {
+        System.out.flush();
+        System.err.flush();
+        Runtime.getRuntime().halt(code);
+    };
 
     private ControllerManagerOptions options;
     private KubeClients clients;
@@ -61,10 +74,11 @@ public class ControllerManager {
     private ScheduledExecutorService delayer;
     private ControllerSelection selection;
     private final List<Controller> controllers = new ArrayList<>();
-    private final Map<String, Boolean> started = new java.util.concurrent.ConcurrentHashMap<>();
+    private final Map<String, Boolean> started = new ConcurrentHashMap<>();
     /** Controllers with a /healthz check: added once started, as upstream's AddHealthChecker. */
     private final List<Controller> checked = new java.util.concurrent.CopyOnWriteArrayList<>();
     private volatile boolean running;
+    private volatile boolean leaseLost;
 
     void onStart(@Observes StartupEvent event) {
         if (!config.getOptionalValue("qkcm.manager.enabled", Boolean.class).orElse(true)) {
@@ -74,6 +88,8 @@ public class ControllerManager {
         try {
             start();
         } catch (RuntimeException e) {
+            // one line on stderr, as a bad command line; the log has the same line
+            System.err.println("Error: " + e.getMessage());
             LOG.errorf("cannot start the controller manager: %s", e.getMessage());
             LOG.debug("startup failure", e);
             Quarkus.asyncExit(1);
@@ -87,6 +103,14 @@ public class ControllerManager {
             throw new IllegalArgumentException(invalid.get());
         }
         ControllerCatalog catalog = ManagedControllers.catalog();
+        for (ControllerImplementation impl : implementations) {
+            catalog.implement(impl.name(), impl::create);
+        }
+        if (options.leaderElect()) {
+            LeaderElection.validate(options).ifPresent(error -> {
+                throw new IllegalArgumentException(error);
+            });
+        }
         List<String> requested = options.list("controllers");
         Optional<String> unknown = ControllerSelection.validate(catalog, requested);
         if (unknown.isPresent()) {
@@ -134,11 +158,7 @@ public class ControllerManager {
         if (options.leaderElect()) {
             leaderElection = new LeaderElection(clients.forComponent("leader-election"), options,
                     events.recorder(MANAGER), registry);
-            leaderElection.start(this::startControllers, () -> {
-                // upstream: klog.FlushAndExit(..., 1) on a lost lease
-                stopControllers();
-                Runtime.getRuntime().halt(exitAfterLostLease());
-            });
+            leaderElection.start(this::startControllers, this::lostLease);
         } else {
             startControllers();
         }
@@ -153,12 +173,31 @@ public class ControllerManager {
                 .register(registry);
     }
 
-    private int exitAfterLostLease() {
-        LOG.error("leader lease lost, exiting");
-        return 1;
+    /**
+     * Upstream exits at once ("leaderelection lost", exit code 1) so another replica's controllers are
+     * the only ones writing. qkcm stops handing out work (no drain: syncs in flight die with the
+     * process) and exits 1 without running the shutdown sequence, which would wait for them.
+     */
+    private void lostLease() {
+        leaseLost = true;
+        for (Controller c : controllers) {
+            try {
+                c.shutdown(Duration.ZERO);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            } catch (RuntimeException e) {
+                LOG.debugf("stopping %s: %s", c.name(), e);
+            }
+            started.put(c.name(), false);
+        }
+        LOG.error("leaderelection lost, exiting with code 1");
+        fatalExit.accept(1);
     }
 
     private synchronized void startControllers() {
+        if (!running || leaseLost) {
+            return;
+        }
         for (Controller c : controllers) {
             c.start();
             started.put(c.name(), true);
@@ -170,12 +209,14 @@ public class ControllerManager {
     }
 
     void onStop(@Observes ShutdownEvent event) {
-        if (!running) {
-            serving.stop(); // a failed start may have bound the port already
-            return;
+        synchronized (this) {
+            if (!running) {
+                serving.stop(); // a failed start may have bound the port already
+                return;
+            }
+            running = false;
         }
-        running = false;
-        LOG.info("shutting down: draining controllers");
+        LOG.infof("shutting down: draining controllers (at most %s)", options.string("shutdown-grace-period"));
         stopControllers();
         if (leaderElection != null) {
             leaderElection.stop();
@@ -190,17 +231,36 @@ public class ControllerManager {
         serving.stop();
     }
 
+    /**
+     * Every controller stops taking work at once, then syncs in flight get until the end of
+     * qkcm.shutdown-grace-period (shared by all controllers) to finish.
+     */
     private void stopControllers() {
         Duration grace = options.duration("shutdown-grace-period");
-        long deadline = System.nanoTime() + grace.toNanos();
+        List<Thread> stoppers = new ArrayList<>();
         for (Controller c : controllers) {
+            Thread t = new Thread(() -> {
+                try {
+                    c.shutdown(grace);
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                } catch (RuntimeException e) {
+                    LOG.warnf("stopping %s: %s", c.name(), e);
+                }
+                started.put(c.name(), false);
+            }, "stop-" + c.name());
+            t.setDaemon(true);
+            t.start();
+            stoppers.add(t);
+        }
+        long deadline = System.nanoTime() + grace.toNanos() + TimeUnit.SECONDS.toNanos(1);
+        for (Thread t : stoppers) {
             try {
-                Duration left = Duration.ofNanos(Math.max(0, deadline - System.nanoTime()));
-                c.shutdown(left);
+                t.join(Math.max(1, TimeUnit.NANOSECONDS.toMillis(deadline - System.nanoTime())));
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
+                return;
             }
-            started.put(c.name(), false);
         }
     }
 

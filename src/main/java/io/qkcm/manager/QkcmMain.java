@@ -2,6 +2,10 @@ package io.qkcm.manager;
 
 import java.util.List;
 import java.util.Optional;
+import java.util.concurrent.atomic.AtomicBoolean;
+
+import sun.misc.Signal;
+import sun.misc.SignalHandler;
 
 import io.quarkus.runtime.Quarkus;
 import io.quarkus.runtime.QuarkusApplication;
@@ -21,7 +25,36 @@ public class QkcmMain implements QuarkusApplication {
         if (code >= 0) {
             System.exit(code);
         }
+        handleTerminationSignals();
         Quarkus.run(QkcmMain.class, args);
+    }
+
+    private static final AtomicBoolean TERMINATING = new AtomicBoolean();
+
+    /**
+     * SIGTERM and SIGINT start a clean shutdown that ends with exit code 0, as upstream's: without
+     * this the JVM runs the shutdown hooks itself and exits 143/130, since Quarkus' main thread cannot
+     * set an exit code once the VM is shutting down. A second signal exits at once with code 1, as
+     * upstream's signal handler does.
+     */
+    static void handleTerminationSignals() {
+        SignalHandler handler = signal -> {
+            if (TERMINATING.compareAndSet(false, true)) {
+                System.err.println("received SIG" + signal.getName() + ", shutting down");
+                Quarkus.asyncExit(0);
+            } else {
+                System.err.println("received SIG" + signal.getName() + " again, exiting at once");
+                System.err.flush();
+                Runtime.getRuntime().halt(1);
+            }
+        };
+        for (String name : List.of("TERM", "INT")) {
+            try {
+                Signal.handle(new Signal(name), handler);
+            } catch (IllegalArgumentException | UnsupportedOperationException e) {
+                // not available on this platform: the JVM's default handling stays
+            }
+        }
     }
 
     /** Handles the command line; returns an exit code to stop with, or -1 to start the manager. */

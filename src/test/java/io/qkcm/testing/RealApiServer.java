@@ -49,6 +49,51 @@ public final class RealApiServer {
         Runtime.getRuntime().addShutdownHook(new Thread(server::stop, "kube-api-test-stop"));
     }
 
+    private static RealApiServer audited;
+    private Path auditLog;
+
+    /**
+     * A second API server of this JVM (separate from {@link #get()}, started on first call) that
+     * writes an audit log of every request (user, user agent, verb, object) at Metadata level, so
+     * process-level tests can attribute requests to the identity that sent them.
+     */
+    public static synchronized RealApiServer audited() {
+        if (audited == null) {
+            try {
+                Path dir = Files.createTempDirectory("qkcm-audit");
+                Path policy = dir.resolve("audit-policy.yaml");
+                Files.writeString(policy, """
+                        apiVersion: audit.k8s.io/v1
+                        kind: Policy
+                        omitStages: ["RequestReceived"]
+                        rules:
+                        - level: Metadata
+                        """);
+                Path log = dir.resolve("audit.log");
+                audited = new RealApiServer(List.of("--audit-policy-file=" + policy, "--audit-log-path=" + log,
+                        "--audit-log-mode=blocking", "--audit-log-format=json"));
+                audited.auditLog = log;
+            } catch (IOException e) {
+                throw new IllegalStateException("cannot write the audit policy", e);
+            }
+        }
+        return audited;
+    }
+
+    /** A separate API server started with {@code extraFlags}; the caller stops it with {@link #stop()}. */
+    public static RealApiServer withFlags(List<String> extraFlags) {
+        return new RealApiServer(extraFlags);
+    }
+
+    /** The audit log of {@link #audited()}; empty for the other servers. */
+    public java.util.Optional<Path> auditLog() {
+        return java.util.Optional.ofNullable(auditLog);
+    }
+
+    public void stop() {
+        server.stop();
+    }
+
     /** The shared API server of this JVM, started on first call. */
     public static synchronized RealApiServer get() {
         if (instance == null) {

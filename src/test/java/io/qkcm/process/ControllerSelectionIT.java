@@ -1,0 +1,70 @@
+package io.qkcm.process;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import java.time.Duration;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Map;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+
+import org.junit.jupiter.api.Test;
+
+import io.qkcm.testing.QkcmProcess;
+import io.qkcm.testing.RealApiServer;
+
+/**
+ * --controllers at process level: what is enabled but not implemented is reported at startup as a
+ * warning naming each controller; nothing is pretended to run.
+ */
+class ControllerSelectionIT {
+
+    private static final Pattern NOT_IMPLEMENTED = Pattern
+            .compile("controllers enabled but not implemented by qkcm, NOT running: (.*)");
+
+    private static List<String> notImplemented(String stdout) {
+        Matcher m = NOT_IMPLEMENTED.matcher(stdout);
+        assertThat(m.find()).as("the not-implemented warning in:%n%s", stdout).isTrue();
+        return Arrays.stream(m.group(1).split(",")).map(String::trim).toList();
+    }
+
+    private static String runUntilStarted(String name, String controllers) {
+        try (QkcmProcess p = QkcmProcess.java(name, Map.of(), List.of(
+                "--kubeconfig=" + RealApiServer.audited().kubeconfig(), "--leader-elect=false", "--secure-port=0",
+                "--controllers=" + controllers))) {
+            await().atMost(Duration.ofSeconds(60)).untilAsserted(() -> {
+                assertThat(p.alive()).as(p.stdout()).isTrue();
+                assertThat(p.stdout()).containsPattern("Started \\d+ controllers");
+            });
+            p.sigterm();
+            assertThat(p.waitFor(Duration.ofSeconds(30))).isZero();
+            return p.stdout();
+        }
+    }
+
+    @Test
+    void notImplementedControllersAreReportedByName() {
+        String out = runUntilStarted("selection-star", "*,-replicaset,-endpoint,bootstrapsigner");
+        List<String> reported = notImplemented(out);
+        assertThat(reported).contains("garbage-collector-controller", "namespace-controller",
+                "bootstrap-signer-controller")
+                // removed by name or alias
+                .doesNotContain("replicaset-controller", "endpoints-controller")
+                // off by default and not named
+                .doesNotContain("token-cleaner-controller")
+                // cloud provider controllers and disabled feature gates are skipped, with a reason
+                .doesNotContain("service-lb-controller", "podcertificaterequest-cleaner-controller");
+        assertThat(out).contains("skipping service-lb-controller: cloud provider controller",
+                "skipping podcertificaterequest-cleaner-controller: feature gate PodCertificateRequest is disabled");
+        assertThat(out).doesNotContain("Started controller bootstrap-signer-controller",
+                "Started controller garbage-collector-controller");
+    }
+
+    @Test
+    void onlyNamedControllersWithoutStar() {
+        String out = runUntilStarted("selection-named", "tokencleaner,ttl");
+        assertThat(notImplemented(out)).containsExactlyInAnyOrder("token-cleaner-controller", "ttl-controller");
+    }
+}
