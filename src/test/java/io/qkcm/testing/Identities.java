@@ -50,7 +50,20 @@ public final class Identities {
                     .withNewRoleRef("rbac.authorization.k8s.io", "ClusterRole", "cluster-admin")
                     .addNewSubject().withKind("ServiceAccount").withName(serviceAccount).withNamespace(NAMESPACE)
                     .endSubject().build()).serverSideApply();
-            TokenRequest request = admin.serviceAccounts().inNamespace(NAMESPACE).withName(serviceAccount)
+            return tokenKubeconfig(admin, NAMESPACE, serviceAccount);
+        }
+    }
+
+    /** A kubeconfig authenticating as an existing ServiceAccount with a fresh bound token (1h). */
+    public Path kubeconfigForExisting(String namespace, String serviceAccount) {
+        try (KubernetesClient admin = server.newClient()) {
+            return tokenKubeconfig(admin, namespace, serviceAccount);
+        }
+    }
+
+    private static Path tokenKubeconfig(KubernetesClient admin, String namespace, String serviceAccount) {
+        try {
+            TokenRequest request = admin.serviceAccounts().inNamespace(namespace).withName(serviceAccount)
                     .tokenRequest(new TokenRequestBuilder().withNewSpec().withExpirationSeconds(3600L).endSpec().build());
             Config config = admin.getConfiguration();
             String ca = config.getCaCertData() != null ? config.getCaCertData()

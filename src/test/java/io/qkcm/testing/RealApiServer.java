@@ -80,11 +80,6 @@ public final class RealApiServer {
         return audited;
     }
 
-    /** A separate API server started with {@code extraFlags}; the caller stops it with {@link #stop()}. */
-    public static RealApiServer withFlags(List<String> extraFlags) {
-        return new RealApiServer(extraFlags);
-    }
-
     /** The audit log of {@link #audited()}; empty for the other servers. */
     public java.util.Optional<Path> auditLog() {
         return java.util.Optional.ofNullable(auditLog);
