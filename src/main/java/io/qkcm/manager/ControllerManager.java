@@ -137,7 +137,11 @@ public class ControllerManager {
         WorkQueueMetrics.Provider queueMetrics = WorkQueueMetrics.micrometer(registry);
         for (KnownController k : selection.running()) {
             // As upstream, a controller's events go through its own client, so they share its QPS budget.
-            var client = clients.forController(ControllerCatalog.clientName(k.name()));
+            // serviceaccount-token-controller mints the tokens the others authenticate with: as upstream, it
+            // always uses the manager's own credentials (rootClientBuilder), never a ServiceAccount's.
+            String clientName = ControllerCatalog.clientName(k.name());
+            var client = k.name().equals("serviceaccount-token-controller") ? clients.forComponent(clientName)
+                    : clients.forController(clientName);
             EventBroadcaster broadcaster = new EventBroadcaster(client);
             controllerEvents.add(broadcaster);
             ControllerContext context = new ControllerContext(k.name(), client, informers,
