@@ -48,7 +48,9 @@ class OpenMetricsServingTest {
         HttpResponse<String> other = http.get("/configz");
         assertThat(other.statusCode()).isEqualTo(403);
         assertThat(other.body()).contains("forbidden: User \\\"system:anonymous\\\" cannot get path \\\"/configz\\\"");
-        // with leader election off (the test default) and no controller, upstream's ping check stands in
-        assertThat(http.get("/healthz?verbose").body()).isEqualTo("[+]ping ok\nhealthz check passed\n");
+        // with leader election off (the test default): one check per started controller, no leaderElection
+        String verbose = http.get("/healthz?verbose").body();
+        assertThat(verbose).contains("[+]replicaset-controller ok\n", "[+]deployment-controller ok\n")
+                .doesNotContain("leaderElection").endsWith("healthz check passed\n");
     }
 }

@@ -75,13 +75,14 @@ class RunningManagedControllersTest {
                     .isEqualTo(manager.leaderElection().orElseThrow().identity());
         }
         // enabled but not implemented: reported, and no series pretending they run
-        assertThat(manager.selection().notImplemented()).contains("endpoints-controller", "namespace-controller")
+        assertThat(manager.selection().notImplemented()).contains("endpoints-controller", "job-controller")
                 .doesNotContain("replicaset-controller", "deployment-controller", ProbeControllerImplementation.NAME);
-        for (String name : new String[] { "endpoints-controller", "namespace-controller", "replicaset-controller",
+        for (String name : new String[] { "endpoints-controller", "job-controller", "replicaset-controller",
                 "deployment-controller", "token-cleaner-controller" }) {
             assertThat(running(name)).as(name).isNull();
         }
-        assertThat(manager.controllers()).extracting(c -> c.name()).contains(ProbeControllerImplementation.NAME)
+        assertThat(manager.controllers()).extracting(c -> c.name())
+                .contains(ProbeControllerImplementation.NAME, "namespace-controller", "garbage-collector-controller")
                 .allSatisfy(name -> assertThat(running(name)).as(name).isEqualTo(1.0));
     }
 }
