@@ -152,7 +152,7 @@ public final class LeaderElection {
                 });
         LeaderElector elector = client.leaderElector().withConfig(new LeaderElectionConfigBuilder()
                 .withName(name)
-                .withLock(new LeaseLock(namespace, name, identity))
+                .withLock(new LeaseUpdateLock(namespace, name, identity))
                 .withLeaseDuration(options.duration("leader-elect-lease-duration"))
                 .withRenewDeadline(options.duration("leader-elect-renew-deadline"))
                 .withRetryPeriod(options.duration("leader-elect-retry-period"))
