@@ -20,8 +20,10 @@ HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 KWOK_VERSION="v0.7.0"
 MIN_GO_MINOR=24
 
-k8s_version() { awk '$1=="require" && $2=="k8s.io/kubernetes" {print $3}' "$HERE/control-plane/go.mod"; }
-etcd_version() { awk '$1=="require" && $2=="go.etcd.io/etcd/server/v3" {print $3}' "$HERE/etcd/go.mod"; }
+# A module's pinned version, whether required on a single line or inside a require ( ... ) block.
+pinned_version() { awk -v m="$1" '($1=="require" && $2==m) {print $3; exit} ($1==m && $2 ~ /^v/) {print $2; exit}' "$2"; }
+k8s_version() { pinned_version k8s.io/kubernetes "$HERE/control-plane/go.mod"; }
+etcd_version() { pinned_version go.etcd.io/etcd/server/v3 "$HERE/etcd/go.mod"; }
 
 K8S_VERSION="$(k8s_version)"
 ETCD_VERSION="$(etcd_version)"
