@@ -129,6 +129,7 @@ class Api:
     def s(self):
         if not hasattr(self.local, "s"):
             s = requests.Session()
+            s.trust_env = False  # REQUESTS_CA_BUNDLE / proxies from the environment must not apply
             s.verify, s.cert = self.ca, self.cert
             self.local.s = s
         return self.local.s
@@ -349,9 +350,11 @@ def manager_flags(args, cluster):
 
 def wait_healthy(timeout=300):
     end = time.time() + timeout
+    s = requests.Session()
+    s.trust_env = False
     while time.time() < end:
         try:
-            r = requests.get(f"https://127.0.0.1:{PORT}/healthz", verify=False, timeout=2)
+            r = s.get(f"https://127.0.0.1:{PORT}/healthz", verify=False, timeout=2)
             if r.status_code == 200:
                 return time.time()
         except requests.RequestException:
@@ -627,6 +630,12 @@ def figures(r, args):
     f["API requests per pod, big RS"] = rp.get("big-rs", 0) / args.rs_replicas
     for v in ("get", "list", "watch", "create", "update", "patch", "delete"):
         f[f"API requests: {v}"] = r["requests_by_verb"].get(v, 0)
+    allreq = {}
+    for d in r["requests_by_phase"].values():
+        for k, v in d.items():
+            allreq[k] = allreq.get(k, 0) + v
+    f["API requests: create events"] = allreq.get("create events", 0)
+    f["API requests: lease get/update/patch"] = sum(v for k, v in allreq.items() if k.endswith(" leases"))
     f["pods created beyond spec"] = r["pods_extra"]
     return f
 
