@@ -345,6 +345,11 @@ def manager_flags(args, cluster):
         "--bind-address=127.0.0.1", f"--secure-port={PORT}",
         "--authorization-always-allow-paths=/healthz,/readyz,/livez,/metrics",
         f"--root-ca-file={cluster.pki}/ca.crt",
+        # What kwokctl gives its own kube-controller-manager (kwok.yaml: nodeLeaseDurationSeconds=200,
+        # kubeControllerManagerNodeMonitor*): kwok renews node leases slowly, and with upstream's default
+        # 50s grace period upstream's node-lifecycle-controller marks the nodes Unknown and their pods
+        # NotReady in the middle of the scenarios (seen: ~350 pods/status updates per idle minute).
+        "--node-monitor-grace-period=200s", "--node-monitor-period=25s",
     ]
 
 
@@ -713,7 +718,7 @@ def chart(args, results, outdir):
                 continue
             t0 = r["phases"][pname]["t0"] - r["t_exec"]
             t1 = r["phases"][pname]["t1"] - r["t_exec"]
-            pts = [(t - t0, ready) for (t, live, ready) in r["pod_samples"] if t0 - 1 <= t <= t1]
+            pts = [(t - t0, ready) for (t, live, ready) in r["pod_samples"] if t0 <= t <= t1]
             if not pts:
                 continue
             n = r["manager"]
@@ -733,6 +738,12 @@ def chart(args, results, outdir):
 # ---------------------------------------------------------------------------------------------
 
 def main():
+    # bench/run.sh runs in the background often; SIGINT is ignored there. Both signals stop the
+    # manager and delete the cluster on the way out (the finally blocks).
+    def interrupt(signum, frame):
+        raise KeyboardInterrupt(f"signal {signum}")
+    signal.signal(signal.SIGTERM, interrupt)
+    signal.signal(signal.SIGINT, interrupt)
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--quick", action="store_true", help="small sizes, 1 repetition (exercise the harness)")
     p.add_argument("--deployments", type=int)

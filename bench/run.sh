@@ -31,7 +31,8 @@ python3 -c 'import matplotlib' 2>/dev/null || { log "pip install matplotlib"; pi
 
 K8S_VERSION="v$(basename "$BIN" | cut -d- -f1)"
 KWOK_VERSION="$("$BIN/kwokctl" --version 2>/dev/null | awk '{print $3}')"
-QKCM_VERSION="$(java -jar "$JAR" --version 2>/dev/null | tail -1 || echo unknown)"
+# (from the jar's name: asking the app for --version costs a JVM start, minutes on a loaded machine)
+QKCM_VERSION="$(cd "$(dirname "$JAR")/app" 2>/dev/null && ls -- *.jar 2>/dev/null | sed -n 's/^qkcm-\(.*\)\.jar$/\1/p' | head -1)"
 
 exec python3 "$ROOT/bench/bench.py" --bin-dir "$BIN" --ceiling-bin "$CEILING" \
-  --k8s-version "$K8S_VERSION" --kwok-version "$KWOK_VERSION" --qkcm-version "$QKCM_VERSION (commit $(git -C "$(dirname "$JAR")/../.." describe --always --dirty 2>/dev/null))" "$@"
+  --k8s-version "$K8S_VERSION" --kwok-version "$KWOK_VERSION" --qkcm-version "${QKCM_VERSION:-unknown} (commit $(git -C "$(dirname "$JAR")/../.." describe --always --dirty 2>/dev/null))" "$@"
