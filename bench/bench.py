@@ -570,6 +570,10 @@ def audit_summary(path, t_exec, phases):
         key = f"{a['verb']} {a['resource']}{'/' + a['sub'] if a['sub'] else ''}"
         d[key] = d.get(key, 0) + 1
     out["requests_by_verb"] = by_verb
+    codes = {}
+    for a in reqs:
+        codes[str(a["code"])] = codes.get(str(a["code"]), 0) + 1
+    out["responses_by_code"] = codes
     out["requests_by_phase"] = by_phase
     out["requests_per_phase"] = {p: sum(d.values()) for p, d in by_phase.items()}
     return out
@@ -641,6 +645,10 @@ def figures(r, args):
             allreq[k] = allreq.get(k, 0) + v
     f["API requests: create events"] = allreq.get("create events", 0)
     f["API requests: lease get/update/patch"] = sum(v for k, v in allreq.items() if k.endswith(" leases"))
+    codes = r.get("responses_by_code", {})
+    f["API responses 409 Conflict"] = codes.get("409", 0)
+    f["API responses other errors (4xx/5xx)"] = sum(v for k, v in codes.items()
+                                                    if k.isdigit() and int(k) >= 400 and k != "409")
     f["pods created beyond spec"] = r["pods_extra"]
     return f
 
@@ -764,6 +772,8 @@ def main():
     p.add_argument("--no-ceiling", action="store_true")
     p.add_argument("--timeout", type=int, default=1200, help="per-scenario timeout (s)")
     p.add_argument("--out", help="results folder (default bench/results/<date>)")
+    p.add_argument("--report", metavar="RAWDIR", help="only re-render the report from a raw/<time> folder "
+                                                      "(re-reads its audit logs)")
     p.add_argument("--bin-dir", required=True)
     p.add_argument("--ceiling-bin", required=True)
     p.add_argument("--kwok-workdir", default=os.path.expanduser("~/.kwok-bench"))
@@ -781,6 +791,8 @@ def main():
         peak = max(args.deployments * args.replicas * 1.3, args.rs_replicas)
         args.nodes = int(peak / 100) + 2
     args.managers = [m.strip() for m in args.managers.split(",") if m.strip()]
+    if args.report:
+        return rereport(args)
 
     outdir = args.out or os.path.join(BENCH, "results", dt.date.today().isoformat())
     rawdir = os.path.join(outdir, "raw", dt.datetime.now().strftime("%H%M%S"))
@@ -812,6 +824,26 @@ def main():
         log(f"FAILED: {r['manager']} rep {r['rep']}: {r['error']}")
     report(args, [r for r in results if "error" not in r] + failed, ceil, outdir)
     return 1 if failed else 0
+
+
+def rereport(args):
+    raw = args.report
+    saved = json.load(open(os.path.join(raw, "args.json")))
+    for k in ("deployments", "replicas", "rs_replicas", "idle", "nodes", "qps", "burst", "controllers",
+              "k8s_version", "kwok_version", "qkcm_version"):
+        setattr(args, k, saved[k])
+    results = json.load(open(os.path.join(raw, "results.json")))
+    for r in results:
+        audit = os.path.join(raw, f"{r['manager']}-rep{r['rep']}.audit.log")
+        if "phases" in r and os.path.exists(audit):
+            r.update(audit_summary(audit, r["t_exec"], r["phases"]))
+            r["pods_extra"] = r["pod_creates_ok"] - r["pods_expected"]
+    ceil_path = os.path.join(raw, "ceiling.json")
+    ceil = json.load(open(ceil_path)) if os.path.exists(ceil_path) else None
+    outdir = args.out or os.path.dirname(os.path.dirname(os.path.abspath(raw)))
+    os.makedirs(outdir, exist_ok=True)
+    report(args, [r for r in results if "error" not in r] + [r for r in results if "error" in r], ceil, outdir)
+    return 0
 
 
 if __name__ == "__main__":
