@@ -1,0 +1,3 @@
+module qkcm.local/bench/ceiling
+
+go 1.24
