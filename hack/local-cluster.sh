@@ -88,6 +88,8 @@ ARGS=(
   "--root-ca-file=$CLUSTER_DIR/pki/ca.crt"
   "--service-account-private-key-file=$CLUSTER_DIR/pki/admin.key"
   "--leader-elect=true"
+  # what kwokctl passes: kwok renews node leases slowly, so node health uses long periods
+  "--node-monitor-period=25s" "--node-monitor-grace-period=200s"
 )
 # shellcheck disable=SC2206
 ARGS+=(${QKCM_ARGS:-})
