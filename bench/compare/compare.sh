@@ -1,0 +1,11 @@
+#!/usr/bin/env bash
+# Side by side: the same ReplicaSet/ReplicationController manifests under upstream
+# kube-controller-manager and under qkcm, each as the only controller manager of a fresh local
+# cluster; prints every field that differs after normalisation, and the events only one produced.
+set -euo pipefail
+HERE="$(cd "$(dirname "$0")" && pwd)"
+export OUT="${OUT:-/tmp/qkcm-compare}"
+BIN="$("$HERE/../../hack/install-control-plane.sh" --print-dir)"
+"$HERE/collect.sh" upstream "$BIN/kube-controller-manager"
+"$HERE/collect.sh" qkcm "$HERE/../../bin/qkcm"
+python3 "$HERE/normalize_diff.py" "$OUT"
