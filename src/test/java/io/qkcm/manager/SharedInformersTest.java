@@ -36,6 +36,15 @@ class SharedInformersTest {
         SharedIndexInformer<ConfigMap> second = informers.informerFor(ConfigMap.class);
         assertThat(second).isSameAs(first);
         assertThat(informers.cachedTypes().stream().filter(t -> t == ConfigMap.class)).hasSize(1);
+        // several running controllers read pods (replicaset, replicationcontroller, deployment, namespace,
+        // serviceaccount-token): the process still holds exactly one pod informer, created once
+        assertThat(manager.controllers()).extracting(c -> c.name())
+                .contains("replicaset-controller", "replicationcontroller-controller", "deployment-controller");
+        assertThat(informers.all().stream().filter(i -> i.getApiTypeClass() == io.fabric8.kubernetes.api.model.Pod.class))
+                .hasSize(1);
+        assertThat(informers.informerFor(io.fabric8.kubernetes.api.model.Pod.class))
+                .isSameAs(informers.all().stream()
+                        .filter(i -> i.getApiTypeClass() == io.fabric8.kubernetes.api.model.Pod.class).findFirst().orElseThrow());
 
         try (KubernetesClient client = RealApiServer.get().newClient()) {
             String ns = "shared-informers-" + System.nanoTime();
