@@ -1,5 +1,7 @@
 package io.qkcm.process;
 
+import io.qkcm.testing.Conflicts;
+
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
@@ -73,10 +75,10 @@ class GeneratedManifestsIT {
                 try {
                     admin.apps().deployments().inNamespace(ns).resource(deployment("nginx:1.27.2")).create();
                     awaitRolledOut(admin, ns, process, "nginx:1.27.2");
-                    admin.apps().deployments().inNamespace(ns).withName("web").edit(d -> {
+                    Conflicts.retry(() -> admin.apps().deployments().inNamespace(ns).withName("web").edit(d -> {
                         d.getSpec().getTemplate().getSpec().getContainers().get(0).setImage("nginx:1.27.3");
                         return d;
-                    });
+                    }));
                     awaitRolledOut(admin, ns, process, "nginx:1.27.3");
                     assertThat(admin.apps().replicaSets().inNamespace(ns).list().getItems()).hasSize(2);
                     // cascading delete: the garbage collector removes the ReplicaSets

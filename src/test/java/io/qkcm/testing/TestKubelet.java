@@ -119,14 +119,14 @@ public final class TestKubelet {
     }
 
     private Pod writeStatus(Pod pod, java.util.function.Consumer<PodStatus> change) {
-        return client.pods().inNamespace(pod.getMetadata().getNamespace()).withName(pod.getMetadata().getName())
+        return Conflicts.retry(() -> client.pods().inNamespace(pod.getMetadata().getNamespace()).withName(pod.getMetadata().getName())
                 .editStatus(p -> {
                     if (p.getStatus() == null) {
                         p.setStatus(new PodStatus());
                     }
                     change.accept(p.getStatus());
                     return p;
-                });
+                }));
     }
 
     private static PodCondition condition(String type, String status, String since) {

@@ -1,5 +1,7 @@
 package io.qkcm.controller.deployment;
 
+import io.qkcm.testing.Conflicts;
+
 import static io.qkcm.controller.deployment.DeploymentTestSupport.condition;
 import static io.qkcm.controller.deployment.DeploymentTestSupport.image;
 import static io.qkcm.controller.deployment.DeploymentTestSupport.kubectl;
@@ -84,10 +86,10 @@ class DeploymentControllerTest {
     }
 
     static void setImage(String ns, String name, String image) {
-        client.apps().deployments().inNamespace(ns).withName(name).edit(d -> {
+        Conflicts.retry(() -> client.apps().deployments().inNamespace(ns).withName(name).edit(d -> {
             d.getSpec().getTemplate().getSpec().getContainers().get(0).setImage(image);
             return d;
-        });
+        }));
     }
 
     static void awaitComplete(String ns, String name) {
@@ -445,8 +447,11 @@ class DeploymentControllerTest {
             r = kubectl(kubeconfig, Duration.ofSeconds(90), "-n", ns, "rollout", "status", "deployment/k", "--timeout=80s");
             assertThat(r.exitCode()).as(r.output()).isZero();
             assertThat(get(ns, "k").getMetadata().getAnnotations()).containsEntry("deployment.kubernetes.io/revision", "4");
-            assertThat(client.pods().inNamespace(ns).list().getItems()).hasSize(3).allSatisfy(p -> assertThat(
-                    p.getMetadata().getAnnotations()).containsKey("kubectl.kubernetes.io/restartedAt"));
+            // old pods may still be terminating (the test kubelet finishes them asynchronously)
+            assertThat(client.pods().inNamespace(ns).list().getItems().stream()
+                    .filter(p -> p.getMetadata().getDeletionTimestamp() == null).toList()).hasSize(3)
+                    .allSatisfy(p -> assertThat(p.getMetadata().getAnnotations())
+                            .containsKey("kubectl.kubernetes.io/restartedAt"));
 
             r = kubectl(kubeconfig, Duration.ofSeconds(30), "-n", ns, "scale", "deployment/k", "--replicas=5");
             assertThat(r.exitCode()).as(r.output()).isZero();

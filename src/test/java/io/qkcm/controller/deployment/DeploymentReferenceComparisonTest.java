@@ -1,5 +1,7 @@
 package io.qkcm.controller.deployment;
 
+import io.qkcm.testing.Conflicts;
+
 import static io.qkcm.controller.deployment.DeploymentTestSupport.condition;
 import static io.qkcm.controller.deployment.DeploymentTestSupport.n;
 import static io.qkcm.controller.deployment.DeploymentTestSupport.recreate;
@@ -134,10 +136,10 @@ class DeploymentReferenceComparisonTest {
             awaitComplete(c, ns, "web");
             c.apps().deployments().inNamespace(ns).withName("web").scale(6);
             awaitComplete(c, ns, "web");
-            c.apps().deployments().inNamespace(ns).withName("web").edit(d -> {
+            Conflicts.retry(() -> c.apps().deployments().inNamespace(ns).withName("web").edit(d -> {
                 d.getMetadata().getAnnotations().put("team", "b");
                 return d;
-            });
+            }));
             awaitObserved(c, ns, "web");
             // what `kubectl rollout undo` does for apps/v1: the old template comes back, its ReplicaSet is reused
             setImage(c, ns, "web", "registry.k8s.io/pause:3.9");
@@ -191,10 +193,10 @@ class DeploymentReferenceComparisonTest {
     }
 
     static void setImage(KubernetesClient c, String ns, String name, String image) {
-        c.apps().deployments().inNamespace(ns).withName(name).edit(d -> {
+        Conflicts.retry(() -> c.apps().deployments().inNamespace(ns).withName(name).edit(d -> {
             d.getSpec().getTemplate().getSpec().getContainers().get(0).setImage(image);
             return d;
-        });
+        }));
     }
 
     static void awaitObserved(KubernetesClient c, String ns, String name) {

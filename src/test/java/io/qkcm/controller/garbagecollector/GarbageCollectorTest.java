@@ -1,5 +1,7 @@
 package io.qkcm.controller.garbagecollector;
 
+import io.qkcm.testing.Conflicts;
+
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
@@ -280,10 +282,10 @@ class GarbageCollectorTest {
         ReplicaSet rs = rsOf(w, d);
         List<Pod> pods = podsOf(w, rs);
         // a finalizer no one removes keeps one pod, and so the whole chain, in deletion
-        Pod held = client.pods().inNamespace(w.ns).withName(pods.get(0).getMetadata().getName()).edit(p -> {
+        Pod held = Conflicts.retry(() -> client.pods().inNamespace(w.ns).withName(pods.get(0).getMetadata().getName()).edit(p -> {
             p.getMetadata().setFinalizers(List.of("qkcm.io/hold"));
             return p;
-        });
+        }));
         w.awaitObserved();
 
         deleteDeployment(w, d, DeletionPropagation.FOREGROUND);
@@ -300,10 +302,10 @@ class GarbageCollectorTest {
         assertThat(liveD).as("the owner stays while a blocking dependent exists").isNotNull();
         assertThat(liveD.getMetadata().getFinalizers()).contains("foregroundDeletion");
 
-        client.pods().inNamespace(w.ns).withName(held.getMetadata().getName()).edit(p -> {
+        Conflicts.retry(() -> client.pods().inNamespace(w.ns).withName(held.getMetadata().getName()).edit(p -> {
             p.getMetadata().setFinalizers(List.of());
             return p;
-        });
+        }));
         w.awaitGone(d, rs, pods.get(0));
         w.assertNothingWithLiveOwnerDeleted();
     }
@@ -416,10 +418,10 @@ class GarbageCollectorTest {
         World w = new World("gc-cycle");
         ConfigMap a = w.configMap("a");
         ConfigMap b = w.configMap("b", List.of(ref(a, false, true)));
-        ConfigMap a2 = client.configMaps().inNamespace(w.ns).withName("a").edit(c -> {
+        ConfigMap a2 = Conflicts.retry(() -> client.configMaps().inNamespace(w.ns).withName("a").edit(c -> {
             c.getMetadata().setOwnerReferences(List.of(ref(b, false, true)));
             return c;
-        });
+        }));
         w.created.set(0, a2);
         w.awaitObserved();
         await().atMost(TIMEOUT).untilAsserted(() -> assertThat(w.exists(a2) && w.exists(b)).isTrue());

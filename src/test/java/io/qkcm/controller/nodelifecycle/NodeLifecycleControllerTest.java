@@ -1,5 +1,7 @@
 package io.qkcm.controller.nodelifecycle;
 
+import io.qkcm.testing.Conflicts;
+
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
@@ -76,10 +78,10 @@ class NodeLifecycleControllerTest {
         assertThat(tainted.getSpec().getTaints()).filteredOn(t -> t.getKey().equals("node.kubernetes.io/unreachable"))
                 .allSatisfy(t -> assertThat(t.getTimeAdded()).isNotNull());
 
-        client.nodes().withName(nodeName).edit(n -> {
+        Conflicts.retry(() -> client.nodes().withName(nodeName).edit(n -> {
             n.getSpec().setUnschedulable(true);
             return n;
-        });
+        }));
         setConditions(condition("Ready", "True"), condition("MemoryPressure", "False"));
         await().atMost(Duration.ofSeconds(30)).untilAsserted(() -> assertThat(taints()).containsExactlyInAnyOrder(
                 "example.com/dedicated:NoSchedule", "node.kubernetes.io/not-ready:NoExecute",

@@ -1,5 +1,7 @@
 package io.qkcm.controller.certificates.rootcacertpublisher;
 
+import io.qkcm.testing.Conflicts;
+
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
@@ -41,11 +43,11 @@ class RootCACertPublisherTest {
                     RootCACertPublisher.DESCRIPTION);
 
             // an edit is reverted
-            client.configMaps().inNamespace(ns).withName("kube-root-ca.crt").edit(cm -> {
+            Conflicts.retry(() -> client.configMaps().inNamespace(ns).withName("kube-root-ca.crt").edit(cm -> {
                 cm.setData(Map.of("ca.crt", "tampered", "extra", "x"));
                 cm.getMetadata().setAnnotations(Map.of());
                 return cm;
-            });
+            }));
             await().atMost(Duration.ofSeconds(30)).untilAsserted(() -> {
                 ConfigMap cm = client.configMaps().inNamespace(ns).withName("kube-root-ca.crt").get();
                 assertThat(cm.getData()).isEqualTo(Map.of("ca.crt", ca));
