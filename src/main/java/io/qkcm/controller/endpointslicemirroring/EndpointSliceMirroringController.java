@@ -1,0 +1,272 @@
+package io.qkcm.controller.endpointslicemirroring;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+
+import io.fabric8.kubernetes.api.model.Endpoints;
+import io.fabric8.kubernetes.api.model.Service;
+import io.fabric8.kubernetes.api.model.discovery.v1.EndpointSlice;
+import io.fabric8.kubernetes.client.informers.ResourceEventHandler;
+import io.fabric8.kubernetes.client.informers.SharedIndexInformer;
+import io.fabric8.kubernetes.client.informers.cache.Cache;
+import io.qkcm.controller.ControllerContext;
+import io.qkcm.controller.QueueController;
+import io.qkcm.controller.RateLimiter;
+import io.qkcm.controller.endpointslicemirroring.metrics.MirroringMetrics;
+import io.qkcm.controller.util.endpointslice.StaleInformerCacheException;
+import io.qkcm.endpointslice.util.EndpointSliceTracker;
+
+/**
+ * endpointslice-mirroring-controller (upstream pkg/controller/endpointslicemirroring): mirrors the
+ * Endpoints of Services without a selector (custom Endpoints) into EndpointSlices managed by
+ * {@value MirroringUtil#CONTROLLER_NAME}. Keyed by the Endpoints' "namespace/name".
+ */
+public final class EndpointSliceMirroringController extends QueueController<String> {
+
+    public static final String NAME = "endpointslice-mirroring-controller";
+    /** Upstream's event source component (differs from the controller and client names). */
+    static final String EVENT_SOURCE = "endpoint-slice-mirroring-controller";
+    static final String QUEUE = "endpoint_slice_mirroring";
+    /** Retries before an Endpoints resource is dropped from the queue (1s doubling to 100s). */
+    static final int MAX_RETRIES = 15;
+    static final Duration DEFAULT_SYNC_BACKOFF = Duration.ofSeconds(1);
+    static final Duration MAX_SYNC_BACKOFF = Duration.ofSeconds(100);
+
+    private final SharedIndexInformer<Endpoints> endpointsInformer;
+    private final SharedIndexInformer<EndpointSlice> endpointSliceInformer;
+    private final SharedIndexInformer<Service> serviceInformer;
+    private final EndpointSliceTracker endpointSliceTracker = new EndpointSliceTracker();
+    private final Reconciler reconciler;
+    private final MirroringMetrics metrics;
+    private final Duration endpointUpdatesBatchPeriod;
+
+    public EndpointSliceMirroringController(ControllerContext context) {
+        // a much larger base backoff than the default controller limiter (1s vs 5ms): a sync can mean
+        // many EndpointSlice writes, so retries must not hammer the API server
+        super(context, NAME,
+                context.newQueue(QUEUE, RateLimiter.maxOf(
+                        RateLimiter.<String>exponential(DEFAULT_SYNC_BACKOFF, MAX_SYNC_BACKOFF),
+                        RateLimiter.<String>bucket(10, 100))),
+                context.options().integer("mirroring-concurrent-service-endpoint-syncs"));
+        int maxEndpointsPerSubset = context.options().integer("mirroring-max-endpoints-per-subset");
+        this.endpointUpdatesBatchPeriod = context.options().duration("mirroring-endpointslice-updates-batch-period");
+        this.metrics = MirroringMetrics.get();
+        this.reconciler = new Reconciler(context.client(), endpointSliceTracker,
+                context.recorderFor(EVENT_SOURCE), maxEndpointsPerSubset, metrics);
+
+        this.endpointsInformer = context.informers().informerFor(Endpoints.class);
+        this.endpointSliceInformer = context.informers().informerFor(EndpointSlice.class);
+        this.serviceInformer = context.informers().informerFor(Service.class);
+
+        endpointsInformer.addEventHandler(new ResourceEventHandler<>() {
+            @Override
+            public void onAdd(Endpoints endpoints) {
+                if (!shouldMirror(endpoints)) {
+                    return;
+                }
+                queueEndpoints(endpoints);
+            }
+
+            @Override
+            public void onUpdate(Endpoints oldEndpoints, Endpoints newEndpoints) {
+                if (!shouldMirror(newEndpoints) && !shouldMirror(oldEndpoints)) {
+                    return;
+                }
+                queueEndpoints(newEndpoints);
+            }
+
+            @Override
+            public void onDelete(Endpoints endpoints, boolean deletedFinalStateUnknown) {
+                if (!shouldMirror(endpoints)) {
+                    return;
+                }
+                queueEndpoints(endpoints);
+            }
+        });
+        endpointSliceInformer.addEventHandler(new ResourceEventHandler<>() {
+            @Override
+            public void onAdd(EndpointSlice slice) {
+                if (MirroringUtil.managedByController(slice) && endpointSliceTracker.shouldSync(slice)) {
+                    queueEndpointsForEndpointSlice(slice);
+                }
+            }
+
+            @Override
+            public void onUpdate(EndpointSlice oldSlice, EndpointSlice newSlice) {
+                // labels do not bump the generation; users may change the service-name label
+                String svcName = serviceNameLabel(newSlice);
+                String prevSvcName = serviceNameLabel(oldSlice);
+                if (!svcName.equals(prevSvcName)) {
+                    log.infof("LabelServiceName changed on EndpointSlice %s/%s: %s -> %s",
+                            newSlice.getMetadata().getNamespace(), newSlice.getMetadata().getName(), prevSvcName,
+                            svcName);
+                    queueEndpointsForEndpointSlice(newSlice);
+                    queueEndpointsForEndpointSlice(oldSlice);
+                    return;
+                }
+                if (MirroringUtil.managedByChanged(oldSlice, newSlice) || (MirroringUtil.managedByController(newSlice)
+                        && endpointSliceTracker.shouldSync(newSlice))) {
+                    queueEndpointsForEndpointSlice(newSlice);
+                }
+            }
+
+            @Override
+            public void onDelete(EndpointSlice slice, boolean deletedFinalStateUnknown) {
+                if (MirroringUtil.managedByController(slice) && endpointSliceTracker.has(slice)) {
+                    // false when the deletion was not ours: the Endpoints needs another sync
+                    if (!endpointSliceTracker.handleDeletion(slice)) {
+                        queueEndpointsForEndpointSlice(slice);
+                    }
+                }
+            }
+        });
+        serviceInformer.addEventHandler(new ResourceEventHandler<>() {
+            @Override
+            public void onAdd(Service svc) {
+                if (!hasSelector(svc)) {
+                    queueEndpoints(svc);
+                }
+            }
+
+            @Override
+            public void onUpdate(Service oldSvc, Service newSvc) {
+                if (hasSelector(newSvc) != hasSelector(oldSvc)) {
+                    queueEndpoints(newSvc);
+                }
+            }
+
+            @Override
+            public void onDelete(Service svc, boolean deletedFinalStateUnknown) {
+                if (!hasSelector(svc)) {
+                    queueEndpoints(svc);
+                }
+            }
+        });
+    }
+
+    @Override
+    protected List<SharedIndexInformer<?>> informers() {
+        return List.of(endpointsInformer, endpointSliceInformer, serviceInformer);
+    }
+
+    @Override
+    protected void sync(String key) {
+        long start = System.nanoTime();
+        try {
+            syncEndpoints(key);
+        } finally {
+            long elapsed = System.nanoTime() - start;
+            metrics.endpointsSyncDuration.record((elapsed / 1_000_000) / 1000.0);
+            log.tracef("Finished syncing EndpointSlices for Endpoints %s (%dms)", key, elapsed / 1_000_000);
+        }
+    }
+
+    private void syncEndpoints(String key) {
+        int slash = key.indexOf('/');
+        String namespace = key.substring(0, slash);
+        String name = key.substring(slash + 1);
+
+        Endpoints endpoints = endpointsInformer.getStore().getByKey(key);
+        if (endpoints == null) {
+            log.debugf("Endpoints %s not found, cleaning up any mirrored EndpointSlices", key);
+            endpointSliceTracker.deleteService(namespace, name);
+            deleteMirroredSlices(namespace, name);
+            return;
+        }
+        if (!shouldMirror(endpoints)) {
+            log.debugf("Endpoints %s should not be mirrored, cleaning up any mirrored EndpointSlices", key);
+            endpointSliceTracker.deleteService(namespace, name);
+            deleteMirroredSlices(namespace, name);
+            return;
+        }
+        Service svc = serviceInformer.getStore().getByKey(key);
+        if (svc == null) {
+            log.debugf("Service %s not found, cleaning up any mirrored EndpointSlices", key);
+            endpointSliceTracker.deleteService(namespace, name);
+            deleteMirroredSlices(namespace, name);
+            return;
+        }
+        if (hasSelector(svc)) {
+            log.debugf("Service %s now has selector, cleaning up any mirrored EndpointSlices", key);
+            endpointSliceTracker.deleteService(namespace, name);
+            deleteMirroredSlices(namespace, name);
+            return;
+        }
+
+        List<EndpointSlice> endpointSlices = endpointSlicesMirroredForService(namespace, name);
+        if (endpointSliceTracker.staleSlices(svc, endpointSlices)) {
+            throw new StaleInformerCacheException("EndpointSlice informer cache is out of date");
+        }
+        reconciler.reconcile(endpoints, endpointSlices);
+    }
+
+    /** Upstream's handleErr: retried with backoff up to {@value #MAX_RETRIES} times, then dropped. */
+    @Override
+    protected void handleError(String key, Exception e) {
+        if (queue.numRequeues(key) < MAX_RETRIES) {
+            log.infof("Error mirroring EndpointSlices for Endpoints %s, retrying: %s", key, e.getMessage());
+            queue.addRateLimited(key);
+            return;
+        }
+        log.infof("Retry budget exceeded, dropping Endpoints %s out of the queue: %s", key, e.getMessage());
+        queue.forget(key);
+        log.error("Unhandled error mirroring EndpointSlices for Endpoints " + key, e);
+    }
+
+    /** Not nil, not labelled skip-mirror and not a leader-election lock. */
+    static boolean shouldMirror(Endpoints endpoints) {
+        return endpoints != null && !MirroringUtil.skipMirror(endpoints.getMetadata().getLabels())
+                && !MirroringUtil.hasLeaderElection(endpoints.getMetadata().getAnnotations());
+    }
+
+    /**
+     * Go's {@code Spec.Selector != nil}. The API server never returns an empty non-nil selector (empty
+     * maps are dropped in storage), and fabric8 reads an absent selector as an empty map, so empty is nil.
+     */
+    static boolean hasSelector(Service svc) {
+        Map<String, String> selector = svc.getSpec() == null ? null : svc.getSpec().getSelector();
+        return selector != null && !selector.isEmpty();
+    }
+
+    private void queueEndpoints(io.fabric8.kubernetes.api.model.HasMetadata obj) {
+        queue.add(obj.getMetadata().getNamespace() + "/" + obj.getMetadata().getName());
+    }
+
+    private void queueEndpointsForEndpointSlice(EndpointSlice slice) {
+        String key = MirroringUtil.endpointsControllerKey(slice);
+        if (key == null) {
+            log.errorf("Couldn't get key for EndpointSlice %s/%s: EndpointSlice missing %s label",
+                    slice.getMetadata().getNamespace(), slice.getMetadata().getName(),
+                    MirroringUtil.LABEL_SERVICE_NAME);
+            return;
+        }
+        queue.addAfter(key, endpointUpdatesBatchPeriod);
+    }
+
+    private void deleteMirroredSlices(String namespace, String name) {
+        List<EndpointSlice> endpointSlices = endpointSlicesMirroredForService(namespace, name);
+        endpointSliceTracker.deleteService(namespace, name);
+        reconciler.deleteEndpoints(namespace, name, endpointSlices);
+    }
+
+    /** The cached slices this controller mirrored for Endpoints {@code namespace/name}. */
+    private List<EndpointSlice> endpointSlicesMirroredForService(String namespace, String name) {
+        List<EndpointSlice> out = new ArrayList<>();
+        for (EndpointSlice s : endpointSliceInformer.getIndexer().byIndex(Cache.NAMESPACE_INDEX, namespace)) {
+            Map<String, String> labels = s.getMetadata().getLabels();
+            if (labels != null && name.equals(labels.get(MirroringUtil.LABEL_SERVICE_NAME))
+                    && MirroringUtil.CONTROLLER_NAME.equals(labels.get(MirroringUtil.LABEL_MANAGED_BY))) {
+                out.add(s);
+            }
+        }
+        return out;
+    }
+
+    private static String serviceNameLabel(EndpointSlice slice) {
+        Map<String, String> labels = slice.getMetadata().getLabels();
+        String v = labels == null ? null : labels.get(MirroringUtil.LABEL_SERVICE_NAME);
+        return v == null ? "" : v;
+    }
+}
