@@ -184,6 +184,8 @@ final class Reconciler {
             newSlice.getEndpoints().add(desiredSet.popAny());
         }
         if (newSlice.getMetadata().getName() != null) {
+            // upstream PUTs without a resourceVersion; fabric8 would first GET one, so send the cached one
+            newSlice.getMetadata().setResourceVersion(existingSlices.get(0).getMetadata().getResourceVersion());
             slices.toUpdate.add(newSlice);
         } else {
             slices.toCreate.add(newSlice);

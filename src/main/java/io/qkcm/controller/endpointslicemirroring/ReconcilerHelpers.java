@@ -89,6 +89,8 @@ final class ReconcilerHelpers {
                 removeSlice(slices.toDelete, slicesToDelete.get(i));
                 EndpointSlice slice = slicesToCreate.get(i);
                 slice.getMetadata().setName(slicesToDelete.get(i).getMetadata().getName());
+                // one PUT at the cached version (fabric8 would GET one first when it is missing)
+                slice.getMetadata().setResourceVersion(slicesToDelete.get(i).getMetadata().getResourceVersion());
                 slices.toUpdate.add(slice);
             }
         }
