@@ -66,6 +66,8 @@ public final class Flags {
         IMPLEMENTED.put("service-account-private-key-file", "PEM RSA or ECDSA private key signing legacy service-account tokens; without it serviceaccount-token-controller does not run.");
         IMPLEMENTED.put("legacy-service-account-token-clean-up-period", "How long an auto-generated legacy token must go unused before it is labelled invalid, and stay invalid before it is deleted.");
         IMPLEMENTED.put("concurrent-deployment-syncs", "Workers of deployment-controller.");
+        IMPLEMENTED.put("concurrent-endpoint-syncs", "Workers of endpoints-controller.");
+        IMPLEMENTED.put("endpoint-updates-batch-period", "How long endpoints-controller waits after a pod change before syncing the Services it affects, so several changes make one update.");
         NOTES.put("kube-api-content-type", "qkcm always speaks application/json");
     }
 
