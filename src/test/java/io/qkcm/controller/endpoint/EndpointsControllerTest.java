@@ -11,10 +11,14 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
+import java.util.concurrent.ScheduledExecutorService;
 import java.util.stream.Collectors;
+
+import jakarta.inject.Inject;
 
 import org.junit.jupiter.api.Test;
 
@@ -36,6 +40,14 @@ import io.fabric8.kubernetes.api.model.ServiceBuilder;
 import io.fabric8.kubernetes.client.Config;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.KubernetesClientBuilder;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import io.qkcm.controller.ControllerContext;
+import io.qkcm.controller.WorkQueueMetrics;
+import io.qkcm.controller.events.EventBroadcaster;
+import io.qkcm.manager.ControllerManagerOptions;
+import io.qkcm.manager.Flags;
+import io.qkcm.manager.KubeClients;
+import io.qkcm.manager.SharedInformers;
 import io.qkcm.testing.Conflicts;
 import io.qkcm.testing.RealApiServer;
 import io.qkcm.testing.RealApiServerResource;
@@ -43,6 +55,7 @@ import io.qkcm.testing.TestKubelet;
 import io.quarkus.test.common.QuarkusTestResource;
 import io.quarkus.test.junit.QuarkusTest;
 import io.quarkus.test.junit.TestProfile;
+import io.vertx.core.Vertx;
 
 /** endpoints-controller against a real API server. */
 @QuarkusTest
@@ -420,6 +433,66 @@ class EndpointsControllerTest {
             cleanup.start();
         } finally {
             System.out.printf("over-capacity test took %d ms%n", (System.nanoTime() - start) / 1_000_000);
+        }
+    }
+
+    @Inject
+    Vertx vertx;
+
+    @Test
+    void leftoverEndpointsAreDeletedAtStartupExceptLeaderElectionRecords() throws Exception {
+        try (KubernetesClient client = RealApiServer.get().newClient()) {
+            String ns = namespace(client, "ep-leftover");
+            TestKubelet kubelet = new TestKubelet(client);
+            Map<String, String> app = Map.of("app", "kept");
+            Pod pod = kubelet.runningAndReady(pod(client, ns, "p", app));
+            client.services().inNamespace(ns).resource(service("kept", app).build()).create();
+            await().atMost(WAIT).untilAsserted(() -> assertThat(endpoints(client, ns, "kept")).isNotNull());
+            // Endpoints without a Service: once written by this controller, by hand, and a leader-election record
+            for (Endpoints ep : List.of(
+                    new EndpointsBuilder().withNewMetadata().withName("orphan")
+                            .withLabels(Map.of(MANAGED_BY, "endpoint-controller")).endMetadata().build(),
+                    new EndpointsBuilder().withNewMetadata().withName("by-hand").endMetadata().build(),
+                    new EndpointsBuilder().withNewMetadata().withName("leader")
+                            .withAnnotations(Map.of("control-plane.alpha.kubernetes.io/leader", "{}")).endMetadata()
+                            .build())) {
+                client.endpoints().inNamespace(ns).resource(ep).create();
+            }
+            // in steady state nothing looks for them
+            sleep(1000);
+            assertThat(endpoints(client, ns, "orphan")).isNotNull();
+
+            // a controller starting up (as after a restart) sweeps them, whoever wrote them, as upstream
+            Map<String, String> config = new HashMap<>();
+            config.put("qkcm.kubeconfig", RealApiServer.get().kubeconfig().toString());
+            ControllerManagerOptions options = new ControllerManagerOptions(Flags.upstream(),
+                    name -> Optional.ofNullable(config.get(name)));
+            KubeClients clients = new KubeClients(options, new SimpleMeterRegistry(), vertx);
+            SharedInformers informers = new SharedInformers(clients.forComponent("shared-informers"),
+                    options.minResyncPeriod());
+            EventBroadcaster events = new EventBroadcaster(clients.forComponent("event-broadcaster"));
+            ScheduledExecutorService delayer = Executors.newSingleThreadScheduledExecutor();
+            EndpointsController second = new EndpointsController(new ControllerContext(EndpointsController.NAME,
+                    clients.forComponent(EndpointsController.CONTROLLER_NAME), informers,
+                    events.recorder(EndpointsController.NAME), options, delayer, WorkQueueMetrics.NONE,
+                    events::recorder));
+            try {
+                informers.start();
+                second.start();
+                await().atMost(WAIT).untilAsserted(() -> {
+                    assertThat(endpoints(client, ns, "orphan")).isNull();
+                    assertThat(endpoints(client, ns, "by-hand")).isNull();
+                });
+                assertThat(endpoints(client, ns, "leader")).isNotNull();
+                assertThat(ips(endpoints(client, ns, "kept").getSubsets().get(0).getAddresses()))
+                        .containsExactly(ip(pod));
+            } finally {
+                second.shutdown(Duration.ZERO);
+                informers.stop();
+                events.shutdown(Duration.ZERO);
+                delayer.shutdownNow();
+                clients.close();
+            }
         }
     }
 
