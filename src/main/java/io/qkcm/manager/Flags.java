@@ -69,6 +69,8 @@ public final class Flags {
         IMPLEMENTED.put("mirroring-concurrent-service-endpoint-syncs", "Workers of endpointslice-mirroring-controller.");
         IMPLEMENTED.put("mirroring-max-endpoints-per-subset", "Addresses of one Endpoints subset mirrored into its EndpointSlice; the rest are skipped with a TooManyAddressesToMirror event.");
         IMPLEMENTED.put("mirroring-endpointslice-updates-batch-period", "Delay before an EndpointSlice change requeues its Endpoints in endpointslice-mirroring-controller, batching changes.");
+        IMPLEMENTED.put("concurrent-endpoint-syncs", "Workers of endpoints-controller.");
+        IMPLEMENTED.put("endpoint-updates-batch-period", "How long endpoints-controller waits after a pod change before syncing the Services it affects, so several changes make one update.");
         NOTES.put("kube-api-content-type", "qkcm always speaks application/json");
     }
 

@@ -27,6 +27,7 @@ public final class ManagedControllers {
                 .implement("root-ca-certificate-publisher-controller", ServiceAccountControllers::rootCAPublisher)
                 .implement("legacy-serviceaccount-token-cleaner-controller", ServiceAccountControllers::legacyTokenCleaner)
                 .implement(NodeLifecycleController.NAME, NodeLifecycleController::new)
-                .implement("endpointslice-mirroring-controller", io.qkcm.controller.endpointslicemirroring.EndpointSliceMirroringController::new);
+                .implement("endpointslice-mirroring-controller", io.qkcm.controller.endpointslicemirroring.EndpointSliceMirroringController::new)
+                .implement("endpoints-controller", io.qkcm.controller.endpoint.EndpointsController::new);
     }
 }
