@@ -66,6 +66,9 @@ public final class Flags {
         IMPLEMENTED.put("service-account-private-key-file", "PEM RSA or ECDSA private key signing legacy service-account tokens; without it serviceaccount-token-controller does not run.");
         IMPLEMENTED.put("legacy-service-account-token-clean-up-period", "How long an auto-generated legacy token must go unused before it is labelled invalid, and stay invalid before it is deleted.");
         IMPLEMENTED.put("concurrent-deployment-syncs", "Workers of deployment-controller.");
+        IMPLEMENTED.put("concurrent-service-endpoint-syncs", "Workers of endpointslice-controller.");
+        IMPLEMENTED.put("max-endpoints-per-slice", "Most endpoints endpointslice-controller puts in one EndpointSlice.");
+        IMPLEMENTED.put("endpointslice-updates-batch-period", "Delay of endpointslice-controller syncs triggered by pod changes, to batch them.");
         NOTES.put("kube-api-content-type", "qkcm always speaks application/json");
     }
 

@@ -26,6 +26,7 @@ public final class ManagedControllers {
                 .implement("serviceaccount-controller", ServiceAccountsController::new)
                 .implement("root-ca-certificate-publisher-controller", ServiceAccountControllers::rootCAPublisher)
                 .implement("legacy-serviceaccount-token-cleaner-controller", ServiceAccountControllers::legacyTokenCleaner)
-                .implement(NodeLifecycleController.NAME, NodeLifecycleController::new);
+                .implement(NodeLifecycleController.NAME, NodeLifecycleController::new)
+                .implement("endpointslice-controller", io.qkcm.controller.endpointslice.EndpointSliceController::new);
     }
 }
