@@ -7,6 +7,8 @@ package main
 
 import (
 	"bufio"
+	"crypto/md5"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -14,7 +16,10 @@ import (
 	"strings"
 
 	v1 "k8s.io/api/core/v1"
+	discovery "k8s.io/api/discovery/v1"
 	"k8s.io/apimachinery/pkg/util/dump"
+	hashutil "k8s.io/kubernetes/pkg/util/hash"
+	endpointsv1 "k8s.io/kubernetes/pkg/api/v1/endpoints"
 	"k8s.io/kubernetes/pkg/controller"
 )
 
@@ -71,10 +76,23 @@ func walk(t reflect.Type, out map[string]*typeInfo) {
 
 func main() {
 	if len(os.Args) > 1 && os.Args[1] == "schema" {
+		// schema [podtemplatespec|endpointsubset|discoveryendpointport]
+		root := reflect.TypeOf(v1.PodTemplateSpec{})
+		if len(os.Args) > 2 {
+			root = schemaRoots[os.Args[2]]
+		}
 		out := map[string]*typeInfo{}
-		walk(reflect.TypeOf(v1.PodTemplateSpec{}), out)
+		walk(root, out)
 		b, _ := json.MarshalIndent(out, "", " ")
 		fmt.Println(string(b))
+		return
+	}
+	if len(os.Args) > 1 && os.Args[1] == "md5" {
+		md5Vectors()
+		return
+	}
+	if len(os.Args) > 1 && os.Args[1] == "repack" {
+		repackVectors()
 		return
 	}
 	sc := bufio.NewScanner(os.Stdin)
@@ -97,6 +115,72 @@ func main() {
 			"hash":     controller.ComputeHash(&t, nil),
 			"hash1":    controller.ComputeHash(&t, &one),
 			"hash5":    controller.ComputeHash(&t, &five),
+		})
+	}
+}
+
+// The types the endpoints controllers order by an md5 over their spew text (RepackSubsets and
+// SortSubsets in pkg/api/v1/endpoints; the port ordering of k8s.io/endpointslice/util).
+var schemaRoots = map[string]reflect.Type{
+	"podtemplatespec":       reflect.TypeOf(v1.PodTemplateSpec{}),
+	"endpointsubset":        reflect.TypeOf(v1.EndpointSubset{}),
+	"discoveryendpointport": reflect.TypeOf(discovery.EndpointPort{}),
+}
+
+// md5Vectors reads {"type": <schema root>, "value": <JSON>} lines and prints upstream's
+// hashutil.DeepHashObject md5 (hex) and spew text of each decoded value.
+func md5Vectors() {
+	sc := bufio.NewScanner(os.Stdin)
+	sc.Buffer(make([]byte, 16<<20), 16<<20)
+	enc := json.NewEncoder(os.Stdout)
+	for sc.Scan() {
+		line := strings.TrimSpace(sc.Text())
+		if line == "" {
+			continue
+		}
+		var in struct {
+			Type  string          `json:"type"`
+			Value json.RawMessage `json:"value"`
+		}
+		if err := json.Unmarshal([]byte(line), &in); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+		v := reflect.New(schemaRoots[in.Type])
+		if err := json.Unmarshal(in.Value, v.Interface()); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+		h := md5.New()
+		hashutil.DeepHashObject(h, v.Elem().Interface())
+		enc.Encode(map[string]interface{}{
+			"type":  in.Type,
+			"value": in.Value,
+			"spew":  dump.ForHash(v.Elem().Interface()),
+			"md5":   hex.EncodeToString(h.Sum(nil)),
+		})
+	}
+}
+
+// repackVectors reads JSON lists of v1.EndpointSubset, one per line, and prints each with
+// upstream's RepackSubsets result.
+func repackVectors() {
+	sc := bufio.NewScanner(os.Stdin)
+	sc.Buffer(make([]byte, 16<<20), 16<<20)
+	enc := json.NewEncoder(os.Stdout)
+	for sc.Scan() {
+		line := strings.TrimSpace(sc.Text())
+		if line == "" {
+			continue
+		}
+		var in []v1.EndpointSubset
+		if err := json.Unmarshal([]byte(line), &in); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+		enc.Encode(map[string]interface{}{
+			"in":  json.RawMessage(line),
+			"out": endpointsv1.RepackSubsets(in),
 		})
 	}
 }

@@ -37,6 +37,7 @@ public final class ControllerCatalog {
             Map.entry("persistentvolume-expander-controller", "expand-controller"),
             Map.entry("resourceclaim-controller", "resource-claim-controller"),
             Map.entry("endpoints-controller", "endpoint-controller"),
+            Map.entry("endpointslice-mirroring-controller", "endpointslicemirroring-controller"),
             Map.entry("replicationcontroller-controller", "replication-controller"),
             Map.entry("pod-garbage-collector-controller", "pod-garbage-collector"),
             Map.entry("serviceaccount-controller", "service-account-controller"),

@@ -152,7 +152,8 @@ public final class LeaderElection {
                 });
         LeaderElector elector = client.leaderElector().withConfig(new LeaderElectionConfigBuilder()
                 .withName(name)
-                .withLock(new LeaseUpdateLock(namespace, name, identity))
+                .withLock(new LeaseUpdateLock(namespace, name, identity,
+                        options.duration("leader-elect-lease-duration")))
                 .withLeaseDuration(options.duration("leader-elect-lease-duration"))
                 .withRenewDeadline(options.duration("leader-elect-renew-deadline"))
                 .withRetryPeriod(options.duration("leader-elect-retry-period"))

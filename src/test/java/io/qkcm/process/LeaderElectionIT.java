@@ -150,6 +150,29 @@ class LeaderElectionIT {
         // the audit attribution works: the leader's renewals in the same window are there
         assertThat(writesBy(a)).filteredOn(e -> e.resource().equals("leases") && e.time().isAfter(windowStart))
                 .hasSizeGreaterThanOrEqualTo(3);
+        // and, as client-go's elector, the leader renews from its own last write without reading first
+        assertThat(audit.entries(e -> e.user().equals(Identities.user(a.name())) && e.resource().equals("leases")
+                && e.verb().equals("get") && e.time().isAfter(windowStart))).as("lease reads by the leader").isEmpty();
+
+        // someone else touches the Lease: the optimistic renewal conflicts, the leader re-reads and keeps it
+        int transitions = currentLease().getSpec().getLeaseTransitions();
+        admin.leases().inNamespace(LEASE_NS).withName(lease).edit(l -> {
+            l.getMetadata().setLabels(java.util.Map.of("touched", "yes"));
+            return l;
+        });
+        Instant touched = Instant.now();
+        await().atMost(Duration.ofSeconds(6)).untilAsserted(() -> {
+            List<AuditLog.Entry> updates = audit.entries(e -> e.user().equals(Identities.user(a.name()))
+                    && e.resource().equals("leases") && e.verb().equals("update") && e.time().isAfter(touched));
+            assertThat(updates).as("optimistic renewal refused").anyMatch(e -> e.code() == 409);
+            AuditLog.Entry conflict = updates.stream().filter(e -> e.code() == 409).findFirst().orElseThrow();
+            assertThat(updates).as("renewed after re-reading")
+                    .anyMatch(e -> e.code() == 200 && !e.time().isBefore(conflict.time()));
+        });
+        assertThat(holder()).startsWith("standby-a_");
+        assertThat(currentLease().getSpec().getLeaseTransitions()).isEqualTo(transitions);
+        assertThat(currentLease().getMetadata().getLabels()).containsEntry("touched", "yes");
+        assertThat(a.alive()).isTrue();
         // upstream's event on the Lease
         assertThat(leaderEvents()).anySatisfy(e -> {
             assertThat(e.getReason()).isEqualTo("LeaderElection");

@@ -6,6 +6,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 
 import io.fabric8.kubernetes.api.model.PodTemplateSpec;
+import io.qkcm.controller.hash.GoSpew;
 import io.fabric8.kubernetes.client.utils.KubernetesSerialization;
 
 /**

@@ -1,4 +1,4 @@
-package io.qkcm.controller.deployment.util;
+package io.qkcm.controller.hash;
 
 import java.math.BigDecimal;
 import java.math.BigInteger;

@@ -1,4 +1,4 @@
-package io.qkcm.controller.deployment.util;
+package io.qkcm.controller.hash;
 
 import java.io.IOException;
 import java.io.InputStream;
@@ -54,6 +54,19 @@ public final class GoSpew {
 
     public static GoSpew podTemplateSpec() {
         return POD_TEMPLATE_SPEC;
+    }
+
+    private static final GoSpew ENDPOINT_SUBSET = load("qkcm/hash/go-endpointsubset-types.json");
+    private static final GoSpew DISCOVERY_ENDPOINT_PORT = load("qkcm/hash/go-discoveryendpointport-types.json");
+
+    /** Layout of core/v1 EndpointSubset (root type {@code v1.EndpointSubset}, also {@code v1.EndpointPort}). */
+    public static GoSpew endpointSubset() {
+        return ENDPOINT_SUBSET;
+    }
+
+    /** Layout of discovery/v1 EndpointPort (root type {@code v1.EndpointPort}). */
+    public static GoSpew discoveryEndpointPort() {
+        return DISCOVERY_ENDPOINT_PORT;
     }
 
     private static GoSpew load(String resource) {
