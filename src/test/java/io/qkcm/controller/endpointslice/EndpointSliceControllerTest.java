@@ -126,11 +126,17 @@ class EndpointSliceControllerTest {
         assertThat(eb.getConditions().getReady()).isFalse();
         assertThat(eb.getConditions().getServing()).isFalse();
 
-        // b becomes ready: updated in place, same slice
-        kubelet.runningAndReady(b);
+        assertThat(slice.getMetadata().getAnnotations()).containsKey("endpoints.kubernetes.io/last-change-trigger-time");
+
+        // b becomes ready: updated in place, same slice, trigger time = b's Ready transition
+        Pod readyB = kubelet.runningAndReady(b);
+        String readySince = readyB.getStatus().getConditions().stream().filter(c -> "Ready".equals(c.getType()))
+                .findFirst().orElseThrow().getLastTransitionTime();
         EndpointSlice after = awaitSlices("web", s -> s.size() == 1
                 && Boolean.TRUE.equals(endpoint(s.get(0), "b").getConditions().getReady())).get(0);
         assertThat(after.getMetadata().getName()).isEqualTo(slice.getMetadata().getName());
+        assertThat(after.getMetadata().getAnnotations())
+                .containsEntry("endpoints.kubernetes.io/last-change-trigger-time", readySince);
 
         // a leaves the selector: removed from the slice
         Conflicts.retry(() -> client.pods().inNamespace(ns).withName("a")
