@@ -391,6 +391,21 @@ class ReconcilerTest {
     }
 
     @Test
+    void slicesReadBackAsJsonCauseNoFurtherWrites() {
+        // an unnamed port is written as name "" (as upstream); read back it must group the same way
+        Service unnamed = new ServiceBuilder(service()).editSpec().withPorts(new io.fabric8.kubernetes.api.model.ServicePortBuilder()
+                .withPort(80).withProtocol("UDP").withTargetPort(new IntOrString(53)).build()).endSpec().build();
+        Reconciler r = reconciler(100);
+        List<EndpointSlice> state = run(r, unnamed, pods(0, 120), List.of());
+        List<EndpointSlice> readBack = state.stream().map(s -> io.fabric8.kubernetes.client.utils.Serialization
+                .unmarshal(io.fabric8.kubernetes.client.utils.Serialization.asJson(s), EndpointSlice.class)).toList();
+        assertThat(readBack).allSatisfy(s -> assertThat(s.getPorts()).singleElement()
+                .satisfies(p -> assertThat(p.getName()).isEqualTo("")));
+        run(r, unnamed, pods(0, 120), readBack);
+        assertThat(writer.writes()).isZero();
+    }
+
+    @Test
     void goTimeFormatDropsTrailingZeros() {
         assertThat(ReconcilerUtils.rfc3339Nano(Instant.parse("2024-05-01T10:00:00Z"))).isEqualTo("2024-05-01T10:00:00Z");
         assertThat(ReconcilerUtils.rfc3339Nano(Instant.parse("2024-05-01T10:00:00.500Z"))).isEqualTo("2024-05-01T10:00:00.5Z");
