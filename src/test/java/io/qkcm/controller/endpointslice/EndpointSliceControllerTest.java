@@ -88,7 +88,10 @@ class EndpointSliceControllerTest {
                 .build());
         TestKubelet kubelet = new TestKubelet(client, node);
         Pod a = kubelet.runningAndReady(createPod("a", Map.of("app", "web"), node));
-        Pod b = kubelet.running(createPod("b", Map.of("app", "web"), node), false, null);
+        // not ready since a minute ago, so its Ready transition below is strictly later (trigger times
+        // only move on a later transition; the same second would clear the annotation, as upstream)
+        Pod b = kubelet.running(createPod("b", Map.of("app", "web"), node), false,
+                java.time.Instant.now().minusSeconds(60));
         createPod("pending", Map.of("app", "web"), null); // no IP: not an endpoint
         createPod("other", Map.of("app", "db"), node);
 
