@@ -71,6 +71,9 @@ public final class Flags {
         IMPLEMENTED.put("mirroring-endpointslice-updates-batch-period", "Delay before an EndpointSlice change requeues its Endpoints in endpointslice-mirroring-controller, batching changes.");
         IMPLEMENTED.put("concurrent-endpoint-syncs", "Workers of endpoints-controller.");
         IMPLEMENTED.put("endpoint-updates-batch-period", "How long endpoints-controller waits after a pod change before syncing the Services it affects, so several changes make one update.");
+        IMPLEMENTED.put("concurrent-service-endpoint-syncs", "Workers of endpointslice-controller.");
+        IMPLEMENTED.put("max-endpoints-per-slice", "Most endpoints endpointslice-controller puts in one EndpointSlice.");
+        IMPLEMENTED.put("endpointslice-updates-batch-period", "Delay of endpointslice-controller syncs triggered by pod changes, to batch them.");
         NOTES.put("kube-api-content-type", "qkcm always speaks application/json");
     }
 

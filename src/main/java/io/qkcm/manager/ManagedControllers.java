@@ -28,6 +28,7 @@ public final class ManagedControllers {
                 .implement("legacy-serviceaccount-token-cleaner-controller", ServiceAccountControllers::legacyTokenCleaner)
                 .implement(NodeLifecycleController.NAME, NodeLifecycleController::new)
                 .implement("endpointslice-mirroring-controller", io.qkcm.controller.endpointslicemirroring.EndpointSliceMirroringController::new)
-                .implement("endpoints-controller", io.qkcm.controller.endpoint.EndpointsController::new);
+                .implement("endpoints-controller", io.qkcm.controller.endpoint.EndpointsController::new)
+                .implement("endpointslice-controller", io.qkcm.controller.endpointslice.EndpointSliceController::new);
     }
 }

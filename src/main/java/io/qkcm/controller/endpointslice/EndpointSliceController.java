@@ -1,0 +1,385 @@
+package io.qkcm.controller.endpointslice;
+
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+
+import io.fabric8.kubernetes.api.model.Node;
+import io.fabric8.kubernetes.api.model.NodeCondition;
+import io.fabric8.kubernetes.api.model.Pod;
+import io.fabric8.kubernetes.api.model.Service;
+import io.fabric8.kubernetes.api.model.discovery.v1.EndpointSlice;
+import io.fabric8.kubernetes.client.informers.ResourceEventHandler;
+import io.fabric8.kubernetes.client.informers.SharedIndexInformer;
+import io.fabric8.kubernetes.client.informers.cache.Cache;
+import io.qkcm.controller.ControllerContext;
+import io.qkcm.controller.LabelSelectors;
+import io.qkcm.controller.QueueController;
+import io.qkcm.controller.RateLimiter;
+import io.qkcm.controller.WorkQueue;
+import io.qkcm.controller.WorkQueueMetrics;
+import io.qkcm.controller.events.EventRecorder;
+import io.qkcm.controller.util.endpointslice.StaleInformerCacheException;
+import io.qkcm.endpointslice.AggregateException;
+import io.qkcm.endpointslice.EndpointSliceWriter;
+import io.qkcm.endpointslice.Reconciler;
+import io.qkcm.endpointslice.ReconcilerUtils;
+import io.qkcm.endpointslice.metrics.EndpointSliceMetrics;
+import io.qkcm.endpointslice.topologycache.TopologyCache;
+import io.qkcm.endpointslice.util.EndpointSliceTracker;
+import io.qkcm.endpointslice.util.EndpointSliceUtil;
+import io.qkcm.endpointslice.util.TriggerTimeTracker;
+
+/**
+ * endpointslice-controller (upstream pkg/controller/endpointslice): EndpointSlices for every Service
+ * with a selector, built by the {@link Reconciler} from the pods it selects. Keyed by "namespace/name"
+ * of the Service. The slices are owned by their Service, so the garbage collector removes them with it;
+ * this controller only forgets the Service's state when it is gone.
+ */
+public final class EndpointSliceController extends QueueController<String> {
+
+    public static final String NAME = "endpointslice-controller";
+    /** The managed-by label value of the slices this controller owns. */
+    public static final String CONTROLLER_NAME = "endpointslice-controller.k8s.io";
+    /** upstream's event source component (not the controller name). */
+    static final String EVENT_SOURCE = "endpoint-slice-controller";
+
+    /** Retries before a Service is dropped from the queue (1s doubling to 1000s). */
+    static final int MAX_RETRIES = 15;
+    /** Minimum delay of a sync triggered by an EndpointSlice change, to batch such changes. */
+    static final Duration ENDPOINT_SLICE_CHANGE_MIN_SYNC_DELAY = Duration.ofSeconds(1);
+    static final Duration DEFAULT_SYNC_BACKOFF = Duration.ofSeconds(1);
+    static final Duration MAX_SYNC_BACKOFF = Duration.ofSeconds(1000);
+    static final String TOPOLOGY_QUEUE_ITEM_KEY = "topologyQueueItemKey";
+
+    private final SharedIndexInformer<Service> services;
+    private final SharedIndexInformer<Pod> pods;
+    private final SharedIndexInformer<Node> nodes;
+    private final SharedIndexInformer<EndpointSlice> endpointSlices;
+    private final EndpointSliceTracker endpointSliceTracker = new EndpointSliceTracker();
+    private final TriggerTimeTracker triggerTimeTracker = new TriggerTimeTracker();
+    private final TopologyCache topologyCache;
+    private final Reconciler reconciler;
+    private final EventRecorder recorder;
+    private final EndpointSliceMetrics metrics = EndpointSliceMetrics.global();
+    private final Duration endpointUpdatesBatchPeriod;
+    private final WorkQueue<String> topologyQueue;
+    private Thread topologyWorker;
+
+    public EndpointSliceController(ControllerContext context) {
+        // Upstream's own limiter: like the default one but with a 1s base backoff, as a sync may rewrite
+        // many slices.
+        super(context, NAME,
+                context.newQueue("endpoint_slice", RateLimiter.maxOf(
+                        RateLimiter.exponential(DEFAULT_SYNC_BACKOFF, MAX_SYNC_BACKOFF), RateLimiter.bucket(10, 100))),
+                context.options().integer("concurrent-service-endpoint-syncs"));
+        this.recorder = context.recorderFor(EVENT_SOURCE);
+        this.endpointUpdatesBatchPeriod = context.options().duration("endpointslice-updates-batch-period");
+        int maxEndpointsPerSlice = context.options().integer("max-endpoints-per-slice");
+        // upstream's topology queue is unnamed, so it has no metrics
+        this.topologyQueue = new WorkQueue<>("", RateLimiter.controllerDefault(), context.delayer(), WorkQueueMetrics.NONE);
+
+        this.services = context.informers().informerFor(Service.class);
+        this.pods = context.informers().informerFor(Pod.class);
+        this.nodes = context.informers().informerFor(Node.class);
+        this.endpointSlices = context.informers().informerFor(EndpointSlice.class);
+
+        var gates = context.options().featureGates();
+        this.topologyCache = gates.enabled("TopologyAwareHints") ? new TopologyCache() : null;
+        this.reconciler = new Reconciler(EndpointSliceWriter.of(context.client()), this::node, maxEndpointsPerSlice,
+                endpointSliceTracker, topologyCache, recorder, CONTROLLER_NAME,
+                gates.enabled("ServiceTrafficDistribution"), gates.enabled("PreferSameTrafficDistribution"), metrics);
+
+        services.addEventHandler(new ResourceEventHandler<>() {
+            @Override
+            public void onAdd(Service svc) {
+                queue.add(key(svc));
+            }
+
+            @Override
+            public void onUpdate(Service oldSvc, Service svc) {
+                queue.add(key(svc));
+            }
+
+            @Override
+            public void onDelete(Service svc, boolean deletedFinalStateUnknown) {
+                queue.add(key(svc));
+            }
+        });
+        pods.addEventHandler(new ResourceEventHandler<>() {
+            @Override
+            public void onAdd(Pod pod) {
+                addPod(pod);
+            }
+
+            @Override
+            public void onUpdate(Pod oldPod, Pod pod) {
+                for (String key : EndpointSliceUtil.servicesToUpdateOnPodChange(services, oldPod, pod)) {
+                    queue.addAfter(key, endpointUpdatesBatchPeriod);
+                }
+            }
+
+            @Override
+            public void onDelete(Pod pod, boolean deletedFinalStateUnknown) {
+                addPod(pod);
+            }
+        });
+        endpointSlices.addEventHandler(new ResourceEventHandler<>() {
+            @Override
+            public void onAdd(EndpointSlice slice) {
+                if (reconciler.managedByController(slice) && endpointSliceTracker.shouldSync(slice)) {
+                    queueServiceForEndpointSlice(slice);
+                }
+            }
+
+            @Override
+            public void onUpdate(EndpointSlice prev, EndpointSlice slice) {
+                onEndpointSliceUpdate(prev, slice);
+            }
+
+            @Override
+            public void onDelete(EndpointSlice slice, boolean deletedFinalStateUnknown) {
+                if (reconciler.managedByController(slice) && endpointSliceTracker.has(slice)) {
+                    // a deletion we did not expect: put the slice back
+                    if (!endpointSliceTracker.handleDeletion(slice)) {
+                        queueServiceForEndpointSlice(slice);
+                    }
+                }
+            }
+        });
+        if (topologyCache != null) {
+            nodes.addEventHandler(new ResourceEventHandler<>() {
+                @Override
+                public void onAdd(Node node) {
+                    topologyQueue.add(TOPOLOGY_QUEUE_ITEM_KEY);
+                }
+
+                @Override
+                public void onUpdate(Node oldNode, Node node) {
+                    // the zone label may be added after the Node is created
+                    if (isNodeReady(oldNode) != isNodeReady(node) || !Objects.equals(zone(oldNode), zone(node))) {
+                        topologyQueue.add(TOPOLOGY_QUEUE_ITEM_KEY);
+                    }
+                }
+
+                @Override
+                public void onDelete(Node node, boolean deletedFinalStateUnknown) {
+                    topologyQueue.add(TOPOLOGY_QUEUE_ITEM_KEY);
+                }
+            });
+        }
+    }
+
+    @Override
+    protected List<SharedIndexInformer<?>> informers() {
+        return List.of(pods, services, endpointSlices, nodes);
+    }
+
+    @Override
+    public synchronized void start() {
+        super.start();
+        if (topologyWorker == null) {
+            topologyWorker = new Thread(this::runTopologyWorker, NAME + "-topology-worker");
+            topologyWorker.setDaemon(true);
+            topologyWorker.start();
+        }
+    }
+
+    @Override
+    public void shutdown(Duration timeout) throws InterruptedException {
+        topologyQueue.shutDown();
+        super.shutdown(timeout);
+    }
+
+    private void runTopologyWorker() {
+        try {
+            context.informers().waitForSync(informers());
+            while (true) {
+                String key = topologyQueue.get();
+                if (key == null) {
+                    return;
+                }
+                try {
+                    checkNodeTopologyDistribution();
+                } catch (RuntimeException e) {
+                    log.errorf("%s: error checking node topology distribution: %s", NAME, e.getMessage());
+                } finally {
+                    topologyQueue.done(key);
+                }
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+
+    /** Refreshes the zones' CPU in the topology cache, then resyncs Services now overloaded. */
+    void checkNodeTopologyDistribution() {
+        if (topologyCache == null) {
+            return;
+        }
+        topologyCache.setNodes(new ArrayList<>(nodes.getStore().list()));
+        for (String key : topologyCache.overloadedServices()) {
+            log.debugf("Queuing Service %s after Node change due to overloading", key);
+            queue.add(key);
+        }
+    }
+
+    @Override
+    protected void sync(String key) throws Exception {
+        long start = System.nanoTime();
+        try {
+            syncService(key);
+            metrics.sync("success");
+        } finally {
+            log.tracef("Finished syncing service endpoint slices %s (%dms)", key, (System.nanoTime() - start) / 1_000_000);
+        }
+    }
+
+    @Override
+    protected void handleError(String key, Exception e) {
+        boolean stale = StaleInformerCacheException.isStale(e)
+                || (e instanceof AggregateException a && a.isStale());
+        metrics.sync(stale ? "stale" : "error");
+        if (queue.numRequeues(key) < MAX_RETRIES) {
+            if (stale) {
+                log.debugf("%s: %s: %s, retrying", NAME, key, e.getMessage());
+            } else {
+                log.infof("Error syncing endpoint slices for service %s, retrying: %s", key, e.getMessage());
+            }
+            queue.addRateLimited(key);
+            return;
+        }
+        log.warnf("Retry budget exceeded, dropping service %s out of the queue: %s", key, e.getMessage());
+        queue.forget(key);
+    }
+
+    void syncService(String key) {
+        int slash = key.indexOf('/');
+        String namespace = slash < 0 ? "" : key.substring(0, slash);
+        String name = slash < 0 ? key : key.substring(slash + 1);
+
+        Service service = services.getStore().getByKey(key);
+        if (service == null) {
+            // gone: its slices go with it through the garbage collector (they are owned by the Service)
+            triggerTimeTracker.deleteService(namespace, name);
+            reconciler.deleteService(namespace, name);
+            endpointSliceTracker.deleteService(namespace, name);
+            return;
+        }
+        if ("ExternalName".equals(service.getSpec().getType())) {
+            // ExternalName Services get no endpoints from this controller
+            return;
+        }
+        Map<String, String> selector = service.getSpec().getSelector();
+        if (selector == null || selector.isEmpty()) {
+            // Without a selector slices come from elsewhere (the API, or the mirroring controller). An
+            // empty selector is nil on the wire (omitempty), so upstream never sees it either.
+            return;
+        }
+
+        LabelSelectors.Selector podSelector = LabelSelectors.fromSet(selector);
+        List<Pod> selected = new ArrayList<>();
+        for (Pod pod : pods.getIndexer().byIndex(Cache.NAMESPACE_INDEX, namespace)) {
+            if (podSelector.matches(labels(pod.getMetadata().getLabels()))) {
+                selected.add(pod);
+            }
+        }
+
+        List<EndpointSlice> slices = new ArrayList<>();
+        for (EndpointSlice slice : endpointSlices.getIndexer().byIndex(Cache.NAMESPACE_INDEX, namespace)) {
+            Map<String, String> l = labels(slice.getMetadata().getLabels());
+            // slices being deleted are left out, so they cannot wedge the controller
+            if (name.equals(l.get(ReconcilerUtils.LABEL_SERVICE_NAME))
+                    && CONTROLLER_NAME.equals(l.get(ReconcilerUtils.LABEL_MANAGED_BY))
+                    && slice.getMetadata().getDeletionTimestamp() == null) {
+                slices.add(slice);
+            }
+        }
+
+        if (endpointSliceTracker.staleSlices(service, slices)) {
+            throw new StaleInformerCacheException("EndpointSlice informer cache is out of date");
+        }
+
+        // computed even when nothing changes, so the tracker's state moves on
+        Instant lastChangeTriggerTime = triggerTimeTracker.computeEndpointLastChangeTriggerTime(namespace, service,
+                selected);
+
+        try {
+            reconciler.reconcile(service, selected, slices, lastChangeTriggerTime);
+        } catch (RuntimeException e) {
+            recorder.eventf(service, EventRecorder.WARNING, "FailedToUpdateEndpointSlices",
+                    "Error updating Endpoint Slices for Service %s/%s: %s", namespace, name, e.getMessage());
+            throw e;
+        }
+    }
+
+    private void onEndpointSliceUpdate(EndpointSlice prev, EndpointSlice slice) {
+        // users may change the service-name label (it does not bump the generation): sync both Services
+        String svcName = labels(slice.getMetadata().getLabels()).get(ReconcilerUtils.LABEL_SERVICE_NAME);
+        String prevSvcName = labels(prev.getMetadata().getLabels()).get(ReconcilerUtils.LABEL_SERVICE_NAME);
+        if (!Objects.equals(svcName, prevSvcName)) {
+            log.infof("label %s changed from %s to %s on EndpointSlice %s/%s", ReconcilerUtils.LABEL_SERVICE_NAME,
+                    prevSvcName, svcName, slice.getMetadata().getNamespace(), slice.getMetadata().getName());
+            queueServiceForEndpointSlice(slice);
+            queueServiceForEndpointSlice(prev);
+            return;
+        }
+        if (reconciler.managedByChanged(prev, slice)
+                || (reconciler.managedByController(slice) && endpointSliceTracker.shouldSync(slice))) {
+            queueServiceForEndpointSlice(slice);
+        }
+    }
+
+    private void queueServiceForEndpointSlice(EndpointSlice slice) {
+        String key;
+        try {
+            key = ReconcilerUtils.serviceControllerKey(slice);
+        } catch (IllegalArgumentException e) {
+            log.errorf("Couldn't get key for EndpointSlice %s/%s: %s", slice.getMetadata().getNamespace(),
+                    slice.getMetadata().getName(), e.getMessage());
+            return;
+        }
+        Duration delay = ENDPOINT_SLICE_CHANGE_MIN_SYNC_DELAY;
+        if (endpointUpdatesBatchPeriod.compareTo(delay) > 0) {
+            delay = endpointUpdatesBatchPeriod;
+        }
+        queue.addAfter(key, delay);
+    }
+
+    private void addPod(Pod pod) {
+        for (String key : EndpointSliceUtil.podServiceMemberships(services, pod)) {
+            queue.addAfter(key, endpointUpdatesBatchPeriod);
+        }
+    }
+
+    private Node node(String name) {
+        return name == null || name.isEmpty() ? null : nodes.getStore().getByKey(name);
+    }
+
+    private static String key(Service svc) {
+        return svc.getMetadata().getNamespace() + "/" + svc.getMetadata().getName();
+    }
+
+    private static Map<String, String> labels(Map<String, String> labels) {
+        return labels == null ? Map.of() : labels;
+    }
+
+    private static String zone(Node node) {
+        return labels(node.getMetadata().getLabels()).get(ReconcilerUtils.LABEL_TOPOLOGY_ZONE);
+    }
+
+    static boolean isNodeReady(Node node) {
+        if (node.getStatus() == null || node.getStatus().getConditions() == null) {
+            return false;
+        }
+        for (NodeCondition c : node.getStatus().getConditions()) {
+            if ("Ready".equals(c.getType())) {
+                return "True".equals(c.getStatus());
+            }
+        }
+        return false;
+    }
+}
