@@ -1,5 +1,7 @@
 package io.qkcm.endpointslice;
 
+import io.qkcm.controller.GoIP;
+
 import java.time.Instant;
 import java.time.ZoneOffset;
 import java.time.format.DateTimeFormatter;

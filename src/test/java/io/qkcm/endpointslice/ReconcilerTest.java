@@ -1,5 +1,7 @@
 package io.qkcm.endpointslice;
 
+import io.qkcm.controller.GoIP;
+
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 

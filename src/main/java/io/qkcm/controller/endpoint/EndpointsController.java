@@ -1,5 +1,7 @@
 package io.qkcm.controller.endpoint;
 
+import io.qkcm.controller.GoIP;
+
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -386,19 +388,19 @@ public final class EndpointsController extends QueueController<String> {
         if (families != null && !families.isEmpty()) {
             wantIPv6 = "IPv6".equals(families.get(0));
         } else {
-            wantIPv6 = GoIPs.isIPv6(GoIPs.parseSloppy(svc.getSpec().getClusterIP()));
+            wantIPv6 = GoIP.isIPv6(GoIP.parseSloppy(svc.getSpec().getClusterIP()));
         }
         String endpointIP = null;
         List<PodIP> podIPs = pod.getStatus() == null ? null : pod.getStatus().getPodIPs();
         if (podIPs != null) {
             for (PodIP podIP : podIPs) {
-                byte[] ip = GoIPs.parseSloppy(podIP.getIp());
+                byte[] ip = GoIP.parseSloppy(podIP.getIp());
                 if (ip == null) {
                     // upstream would turn an unparseable IP into "<nil>"; the API server validates pod IPs
                     continue;
                 }
-                if (wantIPv6 == GoIPs.isIPv6(ip)) {
-                    endpointIP = GoIPs.format(ip);
+                if (wantIPv6 == GoIP.isIPv6(ip)) {
+                    endpointIP = GoIP.format(ip);
                     break;
                 }
             }

@@ -1,5 +1,7 @@
 package io.qkcm.controller.endpointslicemirroring;
 
+import io.qkcm.controller.GoIP;
+
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
@@ -103,14 +105,14 @@ final class MirroringUtil {
 
     /** An EndpointSlice endpoint and its address type for {@code address}; null when the IP is not valid. */
     static Map.Entry<Endpoint, String> addressToEndpoint(EndpointAddress address, boolean ready) {
-        byte[] ip = SloppyIp.parse(address.getIp());
+        byte[] ip = GoIP.parseSloppy(address.getIp());
         if (ip == null) {
             return null;
         }
-        String addressType = SloppyIp.isIPv4(ip) ? IPV4 : IPV6;
+        String addressType = GoIP.isIPv4(ip) ? IPV4 : IPV6;
         Endpoint endpoint = new Endpoint();
         // re-stringified, as upstream, in case the Endpoints IP is in an irregular format
-        endpoint.setAddresses(new ArrayList<>(List.of(SloppyIp.format(ip))));
+        endpoint.setAddresses(new ArrayList<>(List.of(GoIP.format(ip))));
         EndpointConditions conditions = new EndpointConditions();
         conditions.setReady(ready);
         endpoint.setConditions(conditions);

@@ -1,5 +1,7 @@
 package io.qkcm.controller.endpoint;
 
+import io.qkcm.controller.GoIP;
+
 import static org.assertj.core.api.Assertions.assertThat;
 
 import java.time.Instant;
@@ -187,25 +189,25 @@ class EndpointsAlgorithmsTest {
 
     @Test
     void goIPs() {
-        assertThat(GoIPs.format(GoIPs.parseSloppy("10.0.0.1"))).isEqualTo("10.0.0.1");
-        assertThat(GoIPs.format(GoIPs.parseSloppy("010.000.001.002"))).isEqualTo("10.0.1.2");
-        assertThat(GoIPs.isIPv6(GoIPs.parseSloppy("10.0.0.1"))).isFalse();
-        assertThat(GoIPs.isIPv6(GoIPs.parseSloppy("::ffff:10.0.0.1"))).isFalse();
-        assertThat(GoIPs.format(GoIPs.parseSloppy("::ffff:10.0.0.1"))).isEqualTo("10.0.0.1");
-        assertThat(GoIPs.isIPv6(GoIPs.parseSloppy("2001:db8::1"))).isTrue();
-        assertThat(GoIPs.format(GoIPs.parseSloppy("2001:0DB8:0000:0000:0000:0000:0000:0001"))).isEqualTo("2001:db8::1");
-        assertThat(GoIPs.format(GoIPs.parseSloppy("2001:db8:0:1:0:0:0:1"))).isEqualTo("2001:db8:0:1::1");
-        assertThat(GoIPs.format(GoIPs.parseSloppy("2001:0:0:1:0:0:1:1"))).isEqualTo("2001::1:0:0:1:1");
-        assertThat(GoIPs.format(GoIPs.parseSloppy("2001:db8:1:1:1:1:0:1"))).isEqualTo("2001:db8:1:1:1:1:0:1");
-        assertThat(GoIPs.format(GoIPs.parseSloppy("::"))).isEqualTo("::");
-        assertThat(GoIPs.format(GoIPs.parseSloppy("fe80::"))).isEqualTo("fe80::");
-        assertThat(GoIPs.format(GoIPs.parseSloppy("::1"))).isEqualTo("::1");
-        assertThat(GoIPs.format(GoIPs.parseSloppy("::1.2.3.4"))).isEqualTo("::102:304");
-        assertThat(GoIPs.parseSloppy("300.1.1.1")).isNull();
-        assertThat(GoIPs.parseSloppy("fe80::1%eth0")).isNull();
-        assertThat(GoIPs.parseSloppy("1::2::3")).isNull();
-        assertThat(GoIPs.parseSloppy("not-an-ip")).isNull();
-        assertThat(GoIPs.parseSloppy("")).isNull();
+        assertThat(GoIP.format(GoIP.parseSloppy("10.0.0.1"))).isEqualTo("10.0.0.1");
+        assertThat(GoIP.format(GoIP.parseSloppy("010.000.001.002"))).isEqualTo("10.0.1.2");
+        assertThat(GoIP.isIPv6(GoIP.parseSloppy("10.0.0.1"))).isFalse();
+        assertThat(GoIP.isIPv6(GoIP.parseSloppy("::ffff:10.0.0.1"))).isFalse();
+        assertThat(GoIP.format(GoIP.parseSloppy("::ffff:10.0.0.1"))).isEqualTo("10.0.0.1");
+        assertThat(GoIP.isIPv6(GoIP.parseSloppy("2001:db8::1"))).isTrue();
+        assertThat(GoIP.format(GoIP.parseSloppy("2001:0DB8:0000:0000:0000:0000:0000:0001"))).isEqualTo("2001:db8::1");
+        assertThat(GoIP.format(GoIP.parseSloppy("2001:db8:0:1:0:0:0:1"))).isEqualTo("2001:db8:0:1::1");
+        assertThat(GoIP.format(GoIP.parseSloppy("2001:0:0:1:0:0:1:1"))).isEqualTo("2001::1:0:0:1:1");
+        assertThat(GoIP.format(GoIP.parseSloppy("2001:db8:1:1:1:1:0:1"))).isEqualTo("2001:db8:1:1:1:1:0:1");
+        assertThat(GoIP.format(GoIP.parseSloppy("::"))).isEqualTo("::");
+        assertThat(GoIP.format(GoIP.parseSloppy("fe80::"))).isEqualTo("fe80::");
+        assertThat(GoIP.format(GoIP.parseSloppy("::1"))).isEqualTo("::1");
+        assertThat(GoIP.format(GoIP.parseSloppy("::1.2.3.4"))).isEqualTo("::102:304");
+        assertThat(GoIP.parseSloppy("300.1.1.1")).isNull();
+        assertThat(GoIP.parseSloppy("fe80::1%eth0")).isNull();
+        assertThat(GoIP.parseSloppy("1::2::3")).isNull();
+        assertThat(GoIP.parseSloppy("not-an-ip")).isNull();
+        assertThat(GoIP.parseSloppy("")).isNull();
     }
 
     @Test

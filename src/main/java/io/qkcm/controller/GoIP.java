@@ -1,4 +1,4 @@
-package io.qkcm.controller.endpoint;
+package io.qkcm.controller;
 
 import java.util.ArrayList;
 import java.util.List;
@@ -7,15 +7,16 @@ import java.util.List;
  * The IP handling upstream applies to pod IPs: k8s.io/utils/net ParseIPSloppy (IPv4 octets may have
  * leading zeros, read as decimal; no zones) and Go's net.IP String (IPv4 and IPv4-mapped IPv6 dotted,
  * IPv6 as RFC 5952: lower-case hex, the longest run of two or more zero groups, the first on a tie,
- * written "::"). No name resolution is ever attempted.
+ * written "::"). No name resolution is ever attempted. Shared by the endpoints, endpointslice and
+ * endpointslice-mirroring controllers.
  */
-final class GoIPs {
+public final class GoIP {
 
-    private GoIPs() {
+    private GoIP() {
     }
 
     /** 16 bytes (IPv4 as IPv4-mapped, as Go holds it), or null when {@code s} is not an IP. */
-    static byte[] parseSloppy(String s) {
+    public static byte[] parseSloppy(String s) {
         if (s == null || s.isEmpty()) {
             return null;
         }
@@ -34,11 +35,15 @@ final class GoIPs {
     }
 
     /** Go's IsIPv6: a parsed address that is not IPv4 (nor IPv4-mapped). */
-    static boolean isIPv6(byte[] ip) {
+    public static boolean isIPv6(byte[] ip) {
         return ip != null && !isIPv4(ip);
     }
 
-    private static boolean isIPv4(byte[] ip) {
+    /** Go's To4() != nil: IPv4 or IPv4-mapped. */
+    public static boolean isIPv4(byte[] ip) {
+        if (ip == null) {
+            return false;
+        }
         for (int i = 0; i < 10; i++) {
             if (ip[i] != 0) {
                 return false;
@@ -47,8 +52,11 @@ final class GoIPs {
         return (ip[10] & 0xff) == 0xff && (ip[11] & 0xff) == 0xff;
     }
 
-    /** Go's net.IP String. */
-    static String format(byte[] ip) {
+    /** Go's net.IP String ("<nil>" for a nil IP). */
+    public static String format(byte[] ip) {
+        if (ip == null) {
+            return "<nil>";
+        }
         if (isIPv4(ip)) {
             return (ip[12] & 0xff) + "." + (ip[13] & 0xff) + "." + (ip[14] & 0xff) + "." + (ip[15] & 0xff);
         }

@@ -1,15 +1,15 @@
-package io.qkcm.controller.endpointslicemirroring;
+package io.qkcm.controller;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
 import org.junit.jupiter.api.Test;
 
 /** ParseIPSloppy + Go's IP.String, as the mirrored addresses are re-stringified upstream. */
-class SloppyIpTest {
+class GoIPTest {
 
     private static String roundTrip(String s) {
-        byte[] ip = SloppyIp.parse(s);
-        return ip == null ? null : SloppyIp.format(ip);
+        byte[] ip = GoIP.parseSloppy(s);
+        return ip == null ? null : GoIP.format(ip);
     }
 
     @Test
@@ -18,8 +18,8 @@ class SloppyIpTest {
         assertThat(roundTrip("010.001.000.007")).isEqualTo("10.1.0.7");
         assertThat(roundTrip("::ffff:10.0.0.9")).isEqualTo("10.0.0.9");
         assertThat(roundTrip("::FFFF:a00:9")).isEqualTo("10.0.0.9");
-        assertThat(SloppyIp.isIPv4(SloppyIp.parse("::ffff:10.0.0.9"))).isTrue();
-        assertThat(SloppyIp.isIPv4(SloppyIp.parse("::10.0.0.9"))).isFalse();
+        assertThat(GoIP.isIPv4(GoIP.parseSloppy("::ffff:10.0.0.9"))).isTrue();
+        assertThat(GoIP.isIPv4(GoIP.parseSloppy("::10.0.0.9"))).isFalse();
     }
 
     @Test
@@ -39,7 +39,7 @@ class SloppyIpTest {
         for (String s : new String[] { "", "foo", "1.2.3", "1.2.3.4.5", "256.1.1.1", "1.2.3.4 ", "1..2.3",
                 "fd00:::1", "1:2:3:4:5:6:7:8:9", "fd00::1::2", "12345::", "1:2:3:4:5:6:7::8", "g::1",
                 "example.com", "1.2.3.-4", "１.2.3.4" }) {
-            assertThat(SloppyIp.parse(s)).as(s).isNull();
+            assertThat(GoIP.parseSloppy(s)).as(s).isNull();
         }
     }
 }
