@@ -12,6 +12,16 @@ def norm_obj(o):
     md["name"] = name
     for ref in md.get("ownerReferences", []):
         ref.pop("uid", None)
+    if kind in ("Endpoints", "EndpointSlice"):
+        o = norm_endpoints(o)
+        md = o["metadata"]
+        if kind == "EndpointSlice":
+            name = md.get("labels", {}).get("kubernetes.io/service-name", name) + "-xxxxx/" + o.get("addressType", "")
+            md["name"] = name
+        # the trigger time is a timestamp; whether it is there is what can be compared
+        ann = md.get("annotations", {})
+        if "endpoints.kubernetes.io/last-change-trigger-time" in ann:
+            ann["endpoints.kubernetes.io/last-change-trigger-time"] = "<time>"
     st = o.get("status", {})
     if kind == "Pod":
         o["spec"].pop("nodeName", None)
@@ -23,6 +33,32 @@ def norm_obj(o):
     # the ServiceAccount admission plugin names the projected token volume randomly
     o = json.loads(re.sub(r"kube-api-access-[a-z0-9]{5}", "kube-api-access-xxxxx", json.dumps(o)))
     return kind, name, o
+POD_NAME = re.compile(r"-[a-z0-9]{8,10}-[a-z0-9]{5}$|-[a-z0-9]{5}$")
+def norm_endpoints(o):
+    """Pod IPs and nodes depend on scheduling, pod names are random: compare the structure, with
+    endpoints listed in a canonical order."""
+    def target(t):
+        if not t: return t
+        t = dict(t); t.pop("uid", None); t.pop("resourceVersion", None)
+        t["name"] = POD_NAME.sub("-xxxxx", t.get("name", "")) if t.get("name", "").startswith("web-") else t.get("name")
+        return t
+    def addr(a):
+        a = dict(a)
+        if "targetRef" in a: a["targetRef"] = target(a["targetRef"])
+        if a.get("targetRef"): a["ip"] = "<pod-ip>"; a.pop("nodeName", None)
+        return a
+    for ss in o.get("subsets", []) or []:
+        for k in ("addresses", "notReadyAddresses"):
+            if k in ss: ss[k] = sorted((addr(a) for a in ss[k]), key=lambda a: json.dumps(a, sort_keys=True))
+    if o["kind"] == "EndpointSlice":
+        eps = []
+        for e in o.get("endpoints") or []:
+            e = dict(e)
+            if e.get("targetRef"):
+                e["targetRef"] = target(e["targetRef"]); e["addresses"] = ["<pod-ip>"]; e.pop("nodeName", None)
+            eps.append(e)
+        o["endpoints"] = sorted(eps, key=lambda e: json.dumps(e, sort_keys=True))
+    return o
 def load(label):
     items = json.load(open(f"{sys.argv[1]}/{label}.objects.json"))["items"]
     return sorted([norm_obj(o) for o in items], key=lambda x: (x[0], x[1], json.dumps(x[2], sort_keys=True)))
@@ -30,7 +66,7 @@ def events(label):
     ev = json.load(open(f"{sys.argv[1]}/{label}.events.json"))["items"]
     out = set()
     for e in ev:
-        if e["involvedObject"]["kind"] in ("ReplicaSet", "ReplicationController"):
+        if e["involvedObject"]["kind"] in ("ReplicaSet", "ReplicationController", "Service", "Endpoints", "EndpointSlice"):
             msg = re.sub(r"-[a-z0-9]{5}\b", "-xxxxx", e["message"])
             out.add((e["source"].get("component"), e["involvedObject"]["kind"], e["involvedObject"]["name"], e["type"], e["reason"], msg))
     return out
