@@ -317,6 +317,14 @@ class Proc:
         self.logf.close()
 
 
+def default_java_opts():
+    """The JVM options bin/qkcm starts qkcm with, so the benchmark measures what users run."""
+    env = dict(os.environ, QKCM_PRINT_JAVA_OPTS="1")
+    env.pop("QKCM_JAVA_OPTS", None)
+    return subprocess.run([os.path.join(ROOT, "bin", "qkcm")], env=env, capture_output=True, text=True,
+                          check=True).stdout.strip()
+
+
 def managers(args):
     out = []
     jar = os.path.join(ROOT, "target", "quarkus-app", "quarkus-run.jar")
@@ -692,6 +700,7 @@ def report(args, results, ceil, outdir):
           f"and noisy; prefer the ratios)",
           f"- versions: Kubernetes {args.k8s_version} (etcd, kube-apiserver, kube-scheduler, upstream kube-controller-manager), "
           f"kwok {args.kwok_version}, qkcm {args.qkcm_version}",
+          f"- qkcm-jvm JVM options: `{args.qkcm_java_opts or '(JVM defaults)'}`",
           ]
     if ceil:
         md.append(f"- ceiling: the API server absorbed {ceil['rate']:.0f} pods/s from a plain client "
@@ -766,7 +775,8 @@ def main():
                                             "garbage-collector-controller,node-lifecycle-controller")
     p.add_argument("--managers", default="qkcm-jvm,qkcm-native,upstream")
     p.add_argument("--qkcm-jar", default=os.environ.get("QKCM_JAR"))
-    p.add_argument("--qkcm-java-opts", default=os.environ.get("QKCM_JAVA_OPTS", ""))
+    p.add_argument("--qkcm-java-opts", default=os.environ.get("QKCM_JAVA_OPTS", default_java_opts()),
+                   help="JVM options of qkcm-jvm (default: bin/qkcm's, the ones users get)")
     p.add_argument("--ceiling-pods", type=int)
     p.add_argument("--ceiling-concurrency", type=int, default=32)
     p.add_argument("--no-ceiling", action="store_true")
