@@ -71,7 +71,17 @@ public final class ControllerManagerOptions {
         return Arrays.stream(v.split(",")).map(String::trim).filter(s -> !s.isEmpty()).toList();
     }
 
-    /** Checks every configured value against its flag type; returns the first error, as one line. */
+    /** Upstream's range checks of controller options (cmd/kube-controller-manager/app/options): flag, min, max. */
+    private static final List<Object[]> RANGES = List.of(
+            new Object[] { "concurrent-service-endpoint-syncs", 1, 50 },
+            new Object[] { "max-endpoints-per-slice", 1, 1000 },
+            new Object[] { "mirroring-concurrent-service-endpoint-syncs", 1, 50 },
+            new Object[] { "mirroring-max-endpoints-per-subset", 1, 1000 });
+
+    /**
+     * Checks every configured value against its flag type, then upstream's range checks; returns the
+     * first error, as one line.
+     */
     public Optional<String> validate() {
         for (Flag f : flags.all()) {
             Optional<String> v = config.apply(f.configProperty());
@@ -81,6 +91,16 @@ public final class ControllerManagerOptions {
                     return Optional.of("invalid value \"" + v.get() + "\" for " + f.configProperty() + " (--"
                             + f.name() + "): " + error);
                 }
+            }
+        }
+        for (Object[] range : RANGES) {
+            String flag = (String) range[0];
+            int value = integer(flag);
+            if (value < (int) range[1]) {
+                return Optional.of(flag + " must not be less than " + range[1] + ", but got " + value);
+            }
+            if (value > (int) range[2]) {
+                return Optional.of(flag + " must not be more than " + range[2] + ", but got " + value);
             }
         }
         return Optional.empty();
