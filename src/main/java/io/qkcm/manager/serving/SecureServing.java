@@ -22,12 +22,6 @@ import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.enterprise.inject.Instance;
 import jakarta.inject.Inject;
 
-import org.bouncycastle.asn1.ASN1Encodable;
-import org.bouncycastle.asn1.ASN1String;
-import org.bouncycastle.asn1.x500.RDN;
-import org.bouncycastle.asn1.x500.X500Name;
-import org.bouncycastle.asn1.x500.style.BCStyle;
-import org.bouncycastle.asn1.x500.style.IETFUtils;
 import org.jboss.logging.Logger;
 
 import io.fabric8.kubernetes.api.model.ConfigMap;
@@ -37,6 +31,7 @@ import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.KubernetesClientBuilder;
 import io.fabric8.kubernetes.client.vertx.VertxHttpClientFactory;
 import io.micrometer.prometheus.PrometheusMeterRegistry;
+import io.qkcm.pki.DistinguishedNames;
 import io.prometheus.client.exporter.common.TextFormat;
 import io.qkcm.manager.ControllerManagerOptions;
 import io.qkcm.manager.Version;
@@ -432,24 +427,23 @@ public class SecureServing {
         return userFromCertificate(leaf);
     }
 
+    /**
+     * The subject's first CN is the user, every O (in order) a group. The subject is read from its DER
+     * encoding ({@link DistinguishedNames}, JDK only: BouncyCastle's signed jars are slow to load), so
+     * values with commas or other RFC 4514 special characters come through intact.
+     */
     static UserInfo userFromCertificate(X509Certificate cert) {
-        X500Name subject = X500Name.getInstance(cert.getSubjectX500Principal().getEncoded());
-        String cn = first(subject.getRDNs(BCStyle.CN));
+        List<DistinguishedNames.Attribute> subject;
+        try {
+            subject = DistinguishedNames.attributes(cert.getSubjectX500Principal());
+        } catch (IllegalArgumentException e) {
+            return null; // cannot happen for a certificate the JDK parsed; no identity rather than a 500
+        }
+        List<String> cns = DistinguishedNames.values(subject, DistinguishedNames.COMMON_NAME);
+        String cn = cns.isEmpty() ? null : cns.get(0);
         if (cn == null || cn.isEmpty()) {
             return null; // upstream: "common name is empty" → this authenticator fails
         }
-        List<String> groups = new ArrayList<>();
-        for (RDN rdn : subject.getRDNs(BCStyle.O)) {
-            groups.add(value(rdn.getFirst().getValue()));
-        }
-        return new UserInfo(cn, "", groups, Map.of());
-    }
-
-    private static String first(RDN[] rdns) {
-        return rdns.length == 0 ? null : value(rdns[0].getFirst().getValue());
-    }
-
-    private static String value(ASN1Encodable v) {
-        return v instanceof ASN1String s ? s.getString() : IETFUtils.valueToString(v);
+        return new UserInfo(cn, "", DistinguishedNames.values(subject, DistinguishedNames.ORGANIZATION), Map.of());
     }
 }

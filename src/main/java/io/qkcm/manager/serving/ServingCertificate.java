@@ -11,32 +11,17 @@ import java.security.GeneralSecurityException;
 import java.security.KeyPair;
 import java.security.KeyPairGenerator;
 import java.security.SecureRandom;
+import java.security.Signature;
 import java.security.spec.ECGenParameterSpec;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Base64;
-import java.util.Date;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Set;
 
-import org.bouncycastle.asn1.x500.X500Name;
-import org.bouncycastle.asn1.x500.X500NameBuilder;
-import org.bouncycastle.asn1.x500.style.BCStyle;
-import org.bouncycastle.asn1.x509.BasicConstraints;
-import org.bouncycastle.asn1.x509.ExtendedKeyUsage;
-import org.bouncycastle.asn1.x509.Extension;
-import org.bouncycastle.asn1.x509.GeneralName;
-import org.bouncycastle.asn1.x509.GeneralNames;
-import org.bouncycastle.asn1.x509.KeyPurposeId;
-import org.bouncycastle.asn1.x509.KeyUsage;
-import org.bouncycastle.cert.X509CertificateHolder;
-import org.bouncycastle.cert.X509v3CertificateBuilder;
-import org.bouncycastle.cert.jcajce.JcaX509v3CertificateBuilder;
-import org.bouncycastle.operator.ContentSigner;
-import org.bouncycastle.operator.OperatorCreationException;
-import org.bouncycastle.operator.jcajce.JcaContentSignerBuilder;
+import io.qkcm.pki.Der;
 
 /**
  * The serving certificate and key, PEM-encoded: from {@code --tls-cert-file}/{@code --tls-private-key-file},
@@ -52,12 +37,21 @@ import org.bouncycastle.operator.jcajce.JcaContentSignerBuilder;
  * is self-signed (no separate CA): nothing can pin upstream's throw-away CA either.
  *
  * <p>
- * Only JCA algorithms of the JDK (SunEC, SHA256withECDSA) and BouncyCastle's ASN.1 builders are used, no
- * provider registration and no reflection, so this works in a native image.
+ * Only JCA algorithms of the JDK (SunEC, SHA256withECDSA) and qkcm's small DER encoder ({@link Der}) are
+ * used, no provider registration and no reflection, so this works in a native image. Not BouncyCastle: its
+ * signed jars cost seconds of CPU at startup for the JVM's jar signature verification.
  */
 public record ServingCertificate(String certificatePem, String privateKeyPem) {
 
     static final Duration MAX_AGE = Duration.ofDays(365);
+
+    private static final String OID_CN = "2.5.4.3";
+    private static final String OID_SUBJECT_ALT_NAME = "2.5.29.17";
+    private static final String OID_BASIC_CONSTRAINTS = "2.5.29.19";
+    private static final String OID_KEY_USAGE = "2.5.29.15";
+    private static final String OID_EXT_KEY_USAGE = "2.5.29.37";
+    private static final String OID_SERVER_AUTH = "1.3.6.1.5.5.7.3.1";
+    private static final String OID_ECDSA_WITH_SHA256 = "1.2.840.10045.4.3.2";
 
     /** Reads both PEM files; fails with a message naming the file that cannot be read. */
     public static ServingCertificate fromFiles(Path certFile, Path keyFile) {
@@ -84,11 +78,10 @@ public record ServingCertificate(String certificatePem, String privateKeyPem) {
 
             Instant now = Instant.now();
             Instant validFrom = now.minus(Duration.ofHours(1)); // clock skew, as upstream
-            X500Name subject = new X500NameBuilder(BCStyle.INSTANCE)
-                    .addRDN(BCStyle.CN, host + "@" + now.getEpochSecond()).build();
+            // Name ::= SEQUENCE OF RDN; RDN ::= SET OF AttributeTypeAndValue; CN as UTF8String
+            byte[] subject = Der.sequence(Der.set(Der.sequence(Der.oid(OID_CN),
+                    Der.utf8String(host + "@" + now.getEpochSecond()))));
             BigInteger serial = new BigInteger(63, new SecureRandom()).add(BigInteger.ONE);
-            X509v3CertificateBuilder builder = new JcaX509v3CertificateBuilder(subject, serial,
-                    Date.from(validFrom), Date.from(validFrom.plus(MAX_AGE)), subject, keys.getPublic());
 
             Set<String> dns = new LinkedHashSet<>();
             Set<String> ips = new LinkedHashSet<>();
@@ -99,21 +92,74 @@ public record ServingCertificate(String certificatePem, String privateKeyPem) {
                     addName(a, dns, ips);
                 }
             }
-            List<GeneralName> names = new ArrayList<>();
-            dns.forEach(d -> names.add(new GeneralName(GeneralName.dNSName, d)));
-            ips.forEach(i -> names.add(new GeneralName(GeneralName.iPAddress, i)));
-            builder.addExtension(Extension.subjectAlternativeName, false,
-                    new GeneralNames(names.toArray(GeneralName[]::new)));
-            builder.addExtension(Extension.basicConstraints, true, new BasicConstraints(false));
-            builder.addExtension(Extension.keyUsage, true, new KeyUsage(KeyUsage.digitalSignature));
-            builder.addExtension(Extension.extendedKeyUsage, false, new ExtendedKeyUsage(KeyPurposeId.id_kp_serverAuth));
+            List<byte[]> names = new ArrayList<>();
+            // GeneralName: dNSName [2] IMPLICIT IA5String, iPAddress [7] IMPLICIT OCTET STRING
+            dns.forEach(d -> names.add(Der.implicit(2, Der.ia5String(d))));
+            ips.forEach(ip -> names.add(Der.implicit(7, Der.octetString(ipAddress(ip)))));
+            byte[] extensions = Der.explicit(3, Der.sequence(
+                    extension(OID_SUBJECT_ALT_NAME, false, Der.sequence(names)),
+                    extension(OID_BASIC_CONSTRAINTS, true, Der.sequence()), // cA FALSE (the default, omitted)
+                    extension(OID_KEY_USAGE, true, Der.bitString(new byte[] { (byte) 0x80 }, 7)), // digitalSignature
+                    extension(OID_EXT_KEY_USAGE, false, Der.sequence(Der.oid(OID_SERVER_AUTH)))));
 
-            ContentSigner signer = new JcaContentSignerBuilder("SHA256withECDSA").build(keys.getPrivate());
-            X509CertificateHolder cert = builder.build(signer);
-            return new ServingCertificate(pem("CERTIFICATE", cert.getEncoded()),
+            byte[] signatureAlgorithm = Der.sequence(Der.oid(OID_ECDSA_WITH_SHA256)); // no parameters (RFC 5758)
+            byte[] tbs = Der.sequence(
+                    Der.explicit(0, Der.integer(2)), // v3
+                    Der.integer(serial),
+                    signatureAlgorithm,
+                    subject, // issuer: self-signed
+                    Der.sequence(Der.time(validFrom), Der.time(validFrom.plus(MAX_AGE))),
+                    subject,
+                    keys.getPublic().getEncoded(), // SubjectPublicKeyInfo
+                    extensions);
+            Signature signer = Signature.getInstance("SHA256withECDSA");
+            signer.initSign(keys.getPrivate());
+            signer.update(tbs);
+            byte[] cert = Der.sequence(tbs, signatureAlgorithm, Der.bitString(signer.sign()));
+            return new ServingCertificate(pem("CERTIFICATE", cert),
                     pem("PRIVATE KEY", keys.getPrivate().getEncoded())); // PKCS#8
-        } catch (GeneralSecurityException | OperatorCreationException | IOException e) {
+        } catch (GeneralSecurityException | IllegalArgumentException e) {
             throw new IllegalStateException("unable to generate self signed cert: " + e.getMessage(), e);
+        }
+    }
+
+    /** Extension ::= SEQUENCE { extnID, critical BOOLEAN DEFAULT FALSE, extnValue OCTET STRING }. */
+    private static byte[] extension(String oid, boolean critical, byte[] value) {
+        return critical ? Der.sequence(Der.oid(oid), Der.bool(true), Der.octetString(value))
+                : Der.sequence(Der.oid(oid), Der.octetString(value));
+    }
+
+    /** The 4 (IPv4) or 16 (IPv6) address bytes of an IP literal; never a name lookup. */
+    static byte[] ipAddress(String ip) {
+        if (ip.indexOf(':') < 0) {
+            String[] parts = ip.split("\\.", -1);
+            if (parts.length != 4) {
+                throw new IllegalArgumentException("invalid IP address " + ip);
+            }
+            byte[] b = new byte[4];
+            for (int i = 0; i < 4; i++) {
+                if (!parts[i].matches("\\d{1,3}") || Integer.parseInt(parts[i]) > 255) {
+                    throw new IllegalArgumentException("invalid IP address " + ip);
+                }
+                b[i] = (byte) Integer.parseInt(parts[i]);
+            }
+            return b;
+        }
+        if (!ip.matches("[0-9A-Fa-f:.]+")) {
+            throw new IllegalArgumentException("invalid IP address " + ip); // e.g. a zone (%eth0)
+        }
+        try {
+            byte[] b = InetAddress.getByName(ip).getAddress(); // an IPv6 literal: parsed, not looked up
+            if (b.length == 4) { // the JDK turns ::ffff:a.b.c.d into an IPv4 address; keep the 16 bytes
+                byte[] v6 = new byte[16];
+                v6[10] = (byte) 0xff;
+                v6[11] = (byte) 0xff;
+                System.arraycopy(b, 0, v6, 12, 4);
+                return v6;
+            }
+            return b;
+        } catch (IOException e) {
+            throw new IllegalArgumentException("invalid IP address " + ip, e);
         }
     }
 

@@ -64,6 +64,59 @@ class ServingCertificateTest {
                 .containsExactlyInAnyOrder("localhost", "127.0.0.1", "10.1.2.3");
     }
 
+    @Test
+    void certificateFieldsAndExtensionsAreThoseOfUpstreamsSelfSignedCert() throws Exception {
+        Instant before = Instant.now();
+        X509Certificate cert = parse(ServingCertificate.selfSigned("localhost", List.of("[fd00::1]", "::ffff:10.0.0.1",
+                "node-1.example")).certificatePem());
+        assertThat(cert.getVersion()).isEqualTo(3);
+        assertThat(cert.getSigAlgOID()).isEqualTo("1.2.840.10045.4.3.2");
+        assertThat(cert.getSigAlgParams()).isNull();
+        assertThat(cert.getSerialNumber().signum()).isPositive();
+        assertThat(cert.getSerialNumber().bitLength()).isLessThanOrEqualTo(64);
+        assertThat(cert.getIssuerX500Principal()).isEqualTo(cert.getSubjectX500Principal());
+        assertThat(cert.getSubjectX500Principal().getName()).matches("CN=localhost@\\d+");
+        long epoch = Long.parseLong(cert.getSubjectX500Principal().getName().substring("CN=localhost@".length()));
+        assertThat(epoch).isBetween(before.getEpochSecond(), Instant.now().getEpochSecond());
+        assertThat(cert.getNotBefore().toInstant()).isEqualTo(Instant.ofEpochSecond(epoch).minus(Duration.ofHours(1)));
+        assertThat(Duration.between(cert.getNotBefore().toInstant(), cert.getNotAfter().toInstant()))
+                .isEqualTo(Duration.ofDays(365));
+        assertThat(cert.getCriticalExtensionOIDs()).containsExactlyInAnyOrder("2.5.29.19", "2.5.29.15");
+        assertThat(cert.getNonCriticalExtensionOIDs()).containsExactlyInAnyOrder("2.5.29.17", "2.5.29.37");
+        assertThat(cert.getKeyUsage()).startsWith(true).containsOnlyOnce(true);
+        assertThat(cert.getExtendedKeyUsage()).containsExactly("1.3.6.1.5.5.7.3.1");
+        assertThat(cert.getBasicConstraints()).isEqualTo(-1);
+        assertThat(cert.getSubjectAlternativeNames().stream().map(l -> l.get(0) + "=" + l.get(1)).toList())
+                .containsExactly("2=localhost", "2=node-1.example", "7=127.0.0.1", "7=fd00:0:0:0:0:0:0:1",
+                        "7=10.0.0.1"); // the JDK shows ::ffff:10.0.0.1 as IPv4; its encoding has 16 bytes:
+        assertThat(org.bouncycastle.asn1.x509.GeneralNames.fromExtensions(
+                new org.bouncycastle.cert.X509CertificateHolder(cert.getEncoded()).getExtensions(),
+                org.bouncycastle.asn1.x509.Extension.subjectAlternativeName).getNames()[4].getName()
+                .toASN1Primitive().getEncoded()).hasSize(2 + 16);
+
+        // an independent parser (BouncyCastle, test scope only) agrees
+        org.bouncycastle.cert.X509CertificateHolder bc = new org.bouncycastle.cert.X509CertificateHolder(cert.getEncoded());
+        assertThat(bc.isSignatureValid(new org.bouncycastle.operator.jcajce.JcaContentVerifierProviderBuilder()
+                .build(cert.getPublicKey()))).isTrue();
+        assertThat(org.bouncycastle.asn1.x509.BasicConstraints.fromExtensions(bc.getExtensions()).isCA()).isFalse();
+        assertThat(bc.getExtensions().getExtensionOIDs()).extracting(Object::toString)
+                .containsExactly("2.5.29.17", "2.5.29.19", "2.5.29.15", "2.5.29.37");
+        assertThat(org.bouncycastle.asn1.x509.KeyUsage.fromExtensions(bc.getExtensions())
+                .getBytes()).containsExactly((byte) 0x80);
+    }
+
+    @Test
+    void ipAddressesAreEncodedWithoutLookups() {
+        assertThat(ServingCertificate.ipAddress("10.1.2.255")).containsExactly(10, 1, 2, -1);
+        assertThat(ServingCertificate.ipAddress("::1")).hasSize(16).endsWith(1);
+        org.assertj.core.api.Assertions.assertThatThrownBy(() -> ServingCertificate.ipAddress("10.1.2.256"))
+                .isInstanceOf(IllegalArgumentException.class);
+        org.assertj.core.api.Assertions.assertThatThrownBy(() -> ServingCertificate.ipAddress("fe80::1%eth0"))
+                .isInstanceOf(IllegalArgumentException.class);
+        org.assertj.core.api.Assertions.assertThatThrownBy(() -> ServingCertificate.selfSigned("localhost",
+                List.of("fe80::1%eth0"))).isInstanceOf(IllegalStateException.class);
+    }
+
     private static boolean handshake(X509Certificate cert, PrivateKey key, String host) throws Exception {
         java.security.KeyStore ks = java.security.KeyStore.getInstance("PKCS12");
         ks.load(null, null);
