@@ -428,7 +428,7 @@ public class SecureServing {
     }
 
     /**
-     * The subject's first CN is the user, every O (in order) a group. The subject is read from its DER
+     * The subject's CN (the last one, as Go reads it) is the user, every O (in order) a group. The subject is read from its DER
      * encoding ({@link DistinguishedNames}, JDK only: BouncyCastle's signed jars are slow to load), so
      * values with commas or other RFC 4514 special characters come through intact.
      */
@@ -440,7 +440,8 @@ public class SecureServing {
             return null; // cannot happen for a certificate the JDK parsed; no identity rather than a 500
         }
         List<String> cns = DistinguishedNames.values(subject, DistinguishedNames.COMMON_NAME);
-        String cn = cns.isEmpty() ? null : cns.get(0);
+        // Go's pkix.Name keeps the last CommonName attribute it meets; the authenticator uses that one
+        String cn = cns.isEmpty() ? null : cns.get(cns.size() - 1);
         if (cn == null || cn.isEmpty()) {
             return null; // upstream: "common name is empty" → this authenticator fails
         }

@@ -174,15 +174,12 @@ public record ServingCertificate(String certificatePem, String privateKeyPem) {
 
     static boolean isIpLiteral(String s) {
         if (s.indexOf(':') >= 0) {
-            return true; // IPv6
-        }
-        if (!s.matches("\\d{1,3}(\\.\\d{1,3}){3}")) {
-            return false;
+            return true; // IPv6 (an invalid one fails in ipAddress, rather than becoming a DNS name)
         }
         try {
-            InetAddress.getByName(s); // literal: no lookup
+            ipAddress(s); // parses literals only: never a name lookup
             return true;
-        } catch (IOException e) {
+        } catch (IllegalArgumentException e) {
             return false;
         }
     }

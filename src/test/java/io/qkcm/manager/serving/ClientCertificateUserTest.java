@@ -45,6 +45,12 @@ class ClientCertificateUserTest {
     }
 
     @Test
+    void severalCommonNamesTheLastIsTheUserAsGoReadsIt() throws Exception {
+        UserInfo user = SecureServing.userFromCertificate(certificate(new X500Name("CN=first,O=g,CN=last")));
+        assertThat(user.name()).isEqualTo("last");
+    }
+
+    @Test
     void noOrEmptyCommonNameIsNoUser() throws Exception {
         assertThat(SecureServing.userFromCertificate(certificate(new X500Name("O=system:masters")))).isNull();
         assertThat(SecureServing.userFromCertificate(certificate(new X500NameBuilder(BCStyle.INSTANCE)
