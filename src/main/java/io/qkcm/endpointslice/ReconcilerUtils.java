@@ -1,21 +1,5 @@
 package io.qkcm.endpointslice;
 
-import io.qkcm.controller.GoIP;
-
-import java.time.Instant;
-import java.time.ZoneOffset;
-import java.time.format.DateTimeFormatter;
-import java.util.ArrayList;
-import java.util.HashMap;
-import java.util.LinkedHashMap;
-import java.util.LinkedHashSet;
-import java.util.List;
-import java.util.Map;
-import java.util.Objects;
-import java.util.Set;
-import java.util.regex.Pattern;
-
-import org.jboss.logging.Logger;
 
 import io.fabric8.kubernetes.api.model.Node;
 import io.fabric8.kubernetes.api.model.ObjectReferenceBuilder;
@@ -29,8 +13,21 @@ import io.fabric8.kubernetes.api.model.discovery.v1.Endpoint;
 import io.fabric8.kubernetes.api.model.discovery.v1.EndpointConditions;
 import io.fabric8.kubernetes.api.model.discovery.v1.EndpointPort;
 import io.fabric8.kubernetes.api.model.discovery.v1.EndpointSlice;
+import io.qkcm.controller.GoIP;
+import io.qkcm.controller.GoTime;
 import io.qkcm.endpointslice.util.EndpointSliceUtil;
 import io.qkcm.endpointslice.util.PortNotFoundException;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Set;
+import java.util.regex.Pattern;
+import org.jboss.logging.Logger;
 
 /** k8s.io/endpointslice/utils.go (FindPort lives in the shared util). */
 public final class ReconcilerUtils {
@@ -222,28 +219,10 @@ public final class ReconcilerUtils {
             slice.getMetadata().setAnnotations(new LinkedHashMap<>());
         }
         if (triggerTime != null) {
-            slice.getMetadata().getAnnotations().put(ANNOTATION_LAST_CHANGE_TRIGGER_TIME, rfc3339Nano(triggerTime));
+            slice.getMetadata().getAnnotations().put(ANNOTATION_LAST_CHANGE_TRIGGER_TIME, GoTime.rfc3339NanoUtc(triggerTime));
         } else {
             slice.getMetadata().getAnnotations().remove(ANNOTATION_LAST_CHANGE_TRIGGER_TIME);
         }
-    }
-
-    private static final DateTimeFormatter SECONDS = DateTimeFormatter.ofPattern("yyyy-MM-dd'T'HH:mm:ss")
-            .withZone(ZoneOffset.UTC);
-
-    /** Go's time.RFC3339Nano in UTC: fractional seconds without trailing zeros. */
-    static String rfc3339Nano(Instant t) {
-        StringBuilder b = new StringBuilder(SECONDS.format(t));
-        int nanos = t.getNano();
-        if (nanos != 0) {
-            String frac = String.format("%09d", nanos);
-            int end = frac.length();
-            while (end > 0 && frac.charAt(end - 1) == '0') {
-                end--;
-            }
-            b.append('.').append(frac, 0, end);
-        }
-        return b.append('Z').toString();
     }
 
     /** "namespace/service" of the Service a slice belongs to (label kubernetes.io/service-name). */

@@ -1,18 +1,5 @@
 package io.qkcm.endpointslice;
 
-import io.qkcm.controller.GoIP;
-
-import static org.assertj.core.api.Assertions.assertThat;
-import static org.assertj.core.api.Assertions.assertThatThrownBy;
-
-import java.time.Instant;
-import java.util.ArrayList;
-import java.util.HashMap;
-import java.util.List;
-import java.util.Map;
-import java.util.concurrent.atomic.AtomicInteger;
-
-import org.junit.jupiter.api.Test;
 
 import io.fabric8.kubernetes.api.model.HasMetadata;
 import io.fabric8.kubernetes.api.model.IntOrString;
@@ -25,9 +12,20 @@ import io.fabric8.kubernetes.api.model.ServiceBuilder;
 import io.fabric8.kubernetes.api.model.discovery.v1.Endpoint;
 import io.fabric8.kubernetes.api.model.discovery.v1.EndpointSlice;
 import io.fabric8.kubernetes.api.model.discovery.v1.EndpointSliceBuilder;
+import io.qkcm.controller.GoIP;
+import io.qkcm.controller.GoTime;
 import io.qkcm.controller.events.EventRecorder;
 import io.qkcm.endpointslice.metrics.EndpointSliceMetrics;
 import io.qkcm.endpointslice.util.EndpointSliceTracker;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.junit.jupiter.api.Test;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 
 /** The reconciler's packing, without an API server (a recording writer stands in for the client). */
@@ -409,9 +407,9 @@ class ReconcilerTest {
 
     @Test
     void goTimeFormatDropsTrailingZeros() {
-        assertThat(ReconcilerUtils.rfc3339Nano(Instant.parse("2024-05-01T10:00:00Z"))).isEqualTo("2024-05-01T10:00:00Z");
-        assertThat(ReconcilerUtils.rfc3339Nano(Instant.parse("2024-05-01T10:00:00.500Z"))).isEqualTo("2024-05-01T10:00:00.5Z");
-        assertThat(ReconcilerUtils.rfc3339Nano(Instant.parse("2024-05-01T10:00:00.000000001Z")))
+        assertThat(GoTime.rfc3339NanoUtc(Instant.parse("2024-05-01T10:00:00Z"))).isEqualTo("2024-05-01T10:00:00Z");
+        assertThat(GoTime.rfc3339NanoUtc(Instant.parse("2024-05-01T10:00:00.500Z"))).isEqualTo("2024-05-01T10:00:00.5Z");
+        assertThat(GoTime.rfc3339NanoUtc(Instant.parse("2024-05-01T10:00:00.000000001Z")))
                 .isEqualTo("2024-05-01T10:00:00.000000001Z");
     }
 

@@ -1,7 +1,5 @@
 package io.qkcm.process;
 
-import io.qkcm.testing.Conflicts;
-
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
@@ -24,6 +22,7 @@ import io.fabric8.kubernetes.api.model.apps.DeploymentBuilder;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.KubernetesClientException;
 import io.qkcm.testing.AuditLog;
+import io.qkcm.testing.Conflicts;
 import io.qkcm.testing.Identities;
 import io.qkcm.testing.QkcmProcess;
 import io.qkcm.testing.RealApiServer;

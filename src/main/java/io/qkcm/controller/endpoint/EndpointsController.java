@@ -1,7 +1,5 @@
 package io.qkcm.controller.endpoint;
 
-import io.qkcm.controller.GoIP;
-
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -29,10 +27,13 @@ import io.fabric8.kubernetes.client.informers.cache.Cache;
 import io.qkcm.controller.ApiErrors;
 import io.qkcm.controller.ControllerContext;
 import io.qkcm.controller.EndpointSubsets;
+import io.qkcm.controller.GoIP;
+import io.qkcm.controller.GoTime;
 import io.qkcm.controller.QueueController;
 import io.qkcm.controller.events.EventRecorder;
 import io.qkcm.endpointslice.util.EndpointSliceUtil;
 import io.qkcm.endpointslice.util.PortNotFoundException;
+import io.qkcm.endpointslice.util.ServicePodHandler;
 import io.qkcm.endpointslice.util.TriggerTimeTracker;
 
 /**
@@ -93,24 +94,7 @@ public final class EndpointsController extends QueueController<String> {
                 queue.add(Cache.metaNamespaceKeyFunc(svc));
             }
         });
-        pods.addEventHandler(new ResourceEventHandler<>() {
-            @Override
-            public void onAdd(Pod pod) {
-                addPod(pod);
-            }
-
-            @Override
-            public void onUpdate(Pod oldPod, Pod pod) {
-                for (String key : EndpointSliceUtil.servicesToUpdateOnPodChange(services, oldPod, pod)) {
-                    queue.addAfter(key, batchPeriod);
-                }
-            }
-
-            @Override
-            public void onDelete(Pod pod, boolean deletedFinalStateUnknown) {
-                addPod(pod);
-            }
-        });
+        pods.addEventHandler(new ServicePodHandler(services, queue, batchPeriod));
         // Only deletions matter: a deleted Endpoints of a Service with a selector is recreated.
         endpoints.addEventHandler(new ResourceEventHandler<>() {
             @Override
@@ -131,12 +115,6 @@ public final class EndpointsController extends QueueController<String> {
     @Override
     protected List<SharedIndexInformer<?>> informers() {
         return List.of(pods, services, endpoints);
-    }
-
-    private void addPod(Pod pod) {
-        for (String key : EndpointSliceUtil.podServiceMemberships(services, pod)) {
-            queue.addAfter(key, batchPeriod);
-        }
     }
 
     @Override

@@ -30,7 +30,7 @@ import io.qkcm.endpointslice.ReconcilerUtils;
 import io.qkcm.endpointslice.metrics.EndpointSliceMetrics;
 import io.qkcm.endpointslice.topologycache.TopologyCache;
 import io.qkcm.endpointslice.util.EndpointSliceTracker;
-import io.qkcm.endpointslice.util.EndpointSliceUtil;
+import io.qkcm.endpointslice.util.ServicePodHandler;
 import io.qkcm.endpointslice.util.TriggerTimeTracker;
 
 /**
@@ -109,24 +109,7 @@ public final class EndpointSliceController extends QueueController<String> {
                 queue.add(key(svc));
             }
         });
-        pods.addEventHandler(new ResourceEventHandler<>() {
-            @Override
-            public void onAdd(Pod pod) {
-                addPod(pod);
-            }
-
-            @Override
-            public void onUpdate(Pod oldPod, Pod pod) {
-                for (String key : EndpointSliceUtil.servicesToUpdateOnPodChange(services, oldPod, pod)) {
-                    queue.addAfter(key, endpointUpdatesBatchPeriod);
-                }
-            }
-
-            @Override
-            public void onDelete(Pod pod, boolean deletedFinalStateUnknown) {
-                addPod(pod);
-            }
-        });
+        pods.addEventHandler(new ServicePodHandler(services, queue, endpointUpdatesBatchPeriod));
         endpointSlices.addEventHandler(new ResourceEventHandler<>() {
             @Override
             public void onAdd(EndpointSlice slice) {
@@ -347,12 +330,6 @@ public final class EndpointSliceController extends QueueController<String> {
             delay = endpointUpdatesBatchPeriod;
         }
         queue.addAfter(key, delay);
-    }
-
-    private void addPod(Pod pod) {
-        for (String key : EndpointSliceUtil.podServiceMemberships(services, pod)) {
-            queue.addAfter(key, endpointUpdatesBatchPeriod);
-        }
     }
 
     private Node node(String name) {

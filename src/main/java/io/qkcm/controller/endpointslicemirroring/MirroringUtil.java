@@ -1,7 +1,5 @@
 package io.qkcm.controller.endpointslicemirroring;
 
-import io.qkcm.controller.GoIP;
-
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
@@ -19,6 +17,7 @@ import io.fabric8.kubernetes.api.model.discovery.v1.Endpoint;
 import io.fabric8.kubernetes.api.model.discovery.v1.EndpointConditions;
 import io.fabric8.kubernetes.api.model.discovery.v1.EndpointPort;
 import io.fabric8.kubernetes.api.model.discovery.v1.EndpointSlice;
+import io.qkcm.controller.GoIP;
 import io.qkcm.endpointslice.util.EndpointSliceUtil;
 
 /** Port of upstream utils.go: slice construction, address conversion and the label/annotation rules. */

@@ -1,7 +1,5 @@
 package io.qkcm.controller.deployment;
 
-import io.qkcm.testing.Conflicts;
-
 import static io.qkcm.controller.deployment.DeploymentTestSupport.condition;
 import static io.qkcm.controller.deployment.DeploymentTestSupport.image;
 import static io.qkcm.controller.deployment.DeploymentTestSupport.kubectl;
@@ -39,6 +37,7 @@ import io.fabric8.kubernetes.client.dsl.base.PatchContext;
 import io.fabric8.kubernetes.client.dsl.base.PatchType;
 import io.qkcm.controller.deployment.DeploymentTestSupport.KubeletLoop;
 import io.qkcm.controller.deployment.util.PodTemplateHash;
+import io.qkcm.testing.Conflicts;
 import io.qkcm.testing.RealApiServer;
 import io.qkcm.testing.RealApiServerResource;
 import io.quarkus.test.common.QuarkusTestResource;

@@ -1,7 +1,5 @@
 package io.qkcm.controller.deployment;
 
-import io.qkcm.testing.Conflicts;
-
 import static io.qkcm.controller.deployment.DeploymentTestSupport.condition;
 import static io.qkcm.controller.deployment.DeploymentTestSupport.n;
 import static io.qkcm.controller.deployment.DeploymentTestSupport.recreate;
@@ -32,6 +30,7 @@ import io.fabric8.kubernetes.client.Config;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.KubernetesClientBuilder;
 import io.qkcm.controller.deployment.DeploymentTestSupport.KubeletLoop;
+import io.qkcm.testing.Conflicts;
 import io.qkcm.testing.RealApiServer;
 import io.qkcm.testing.RealApiServerResource;
 import io.quarkus.test.common.QuarkusTestResource;

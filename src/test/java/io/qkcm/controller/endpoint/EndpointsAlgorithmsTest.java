@@ -1,6 +1,7 @@
 package io.qkcm.controller.endpoint;
 
 import io.qkcm.controller.GoIP;
+import io.qkcm.controller.GoTime;
 
 import static org.assertj.core.api.Assertions.assertThat;
 

@@ -1,7 +1,5 @@
 package io.qkcm.controller.garbagecollector;
 
-import io.qkcm.testing.Conflicts;
-
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
@@ -42,6 +40,7 @@ import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.dsl.base.ResourceDefinitionContext;
 import io.qkcm.manager.ControllerManager;
 import io.qkcm.manager.GroupVersionResource;
+import io.qkcm.testing.Conflicts;
 import io.qkcm.testing.RealApiServer;
 import io.qkcm.testing.RealApiServerResource;
 import io.quarkus.test.common.QuarkusTestResource;

@@ -1,7 +1,5 @@
 package io.qkcm.controller.certificates.rootcacertpublisher;
 
-import io.qkcm.testing.Conflicts;
-
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
@@ -15,6 +13,7 @@ import io.fabric8.kubernetes.api.model.ConfigMap;
 import io.fabric8.kubernetes.api.model.NamespaceBuilder;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.qkcm.controller.namespace.NamespaceLifecycleProfile;
+import io.qkcm.testing.Conflicts;
 import io.qkcm.testing.RealApiServer;
 import io.qkcm.testing.RealApiServerResource;
 import io.qkcm.testing.TestPki;

@@ -1,11 +1,14 @@
-package io.qkcm.controller.endpoint;
+package io.qkcm.controller;
 
 import java.time.Instant;
 import java.time.ZoneOffset;
 import java.time.format.DateTimeFormatter;
 
-/** Go's {@code t.UTC().Format(time.RFC3339Nano)}: fractional seconds without trailing zeros, none if zero. */
-final class GoTime {
+/**
+ * Go's {@code t.UTC().Format(time.RFC3339Nano)}: fractional seconds without trailing zeros, none if zero
+ * (the endpoints controllers' last-change-trigger-time annotation).
+ */
+public final class GoTime {
 
     private static final DateTimeFormatter SECONDS = DateTimeFormatter.ofPattern("uuuu-MM-dd'T'HH:mm:ss")
             .withZone(ZoneOffset.UTC);
@@ -13,7 +16,7 @@ final class GoTime {
     private GoTime() {
     }
 
-    static String rfc3339NanoUtc(Instant t) {
+    public static String rfc3339NanoUtc(Instant t) {
         StringBuilder b = new StringBuilder(SECONDS.format(t));
         int nanos = t.getNano();
         if (nanos != 0) {
