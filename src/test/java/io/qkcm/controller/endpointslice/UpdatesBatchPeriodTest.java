@@ -45,7 +45,8 @@ class UpdatesBatchPeriodTest {
     public static class Profile implements QuarkusTestProfile {
         @Override
         public Map<String, String> getConfigOverrides() {
-            return Map.of("qkcm.controllers", "endpoints-controller,endpointslice-controller",
+            // with the garbage collector, which removes a deleted Service's slices (ServiceDeletionTest)
+            return Map.of("qkcm.controllers", "endpoints-controller,endpointslice-controller,garbage-collector-controller",
                     "qkcm.endpoint-updates-batch-period", "3s", "qkcm.endpointslice-updates-batch-period", "3s",
                     "qkcm.kube-api-qps", "200", "qkcm.kube-api-burst", "300");
         }
