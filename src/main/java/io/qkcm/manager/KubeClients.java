@@ -15,11 +15,9 @@ import io.fabric8.kubernetes.client.ConfigBuilder;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.KubernetesClientBuilder;
 import io.fabric8.kubernetes.client.http.BasicBuilder;
-import io.fabric8.kubernetes.client.http.HttpClient;
 import io.fabric8.kubernetes.client.http.HttpRequest;
 import io.fabric8.kubernetes.client.http.HttpResponse;
 import io.fabric8.kubernetes.client.http.Interceptor;
-import io.fabric8.kubernetes.client.vertx.VertxHttpClientFactory;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Timer;
@@ -30,8 +28,9 @@ import io.vertx.core.Vertx;
 /**
  * Builds the manager's API clients. As with client-go, each client (one per controller, one for the
  * shared informers, one for leader election) has its own token bucket of {@code --kube-api-qps} /
- * {@code --kube-api-burst}, and a user agent naming qkcm and the component. All of them share one
- * Vert.x instance. Requests are counted in upstream's {@code rest_client_*} metrics.
+ * {@code --kube-api-burst}, and a user agent naming qkcm and the component. Clients with the same TLS
+ * configuration share one HTTP/2 connection ({@link SharedTransports}), as client-go's do. Requests are
+ * counted in upstream's {@code rest_client_*} metrics.
  */
 public final class KubeClients implements AutoCloseable {
 
@@ -39,7 +38,7 @@ public final class KubeClients implements AutoCloseable {
 
     private final ControllerManagerOptions options;
     private final MeterRegistry registry;
-    private final HttpClient.Factory httpClientFactory;
+    private final SharedTransports transports;
     private final Config base;
     private final List<KubernetesClient> built = new ArrayList<>();
     private KubernetesClient credentialsRoot;
@@ -47,7 +46,7 @@ public final class KubeClients implements AutoCloseable {
     public KubeClients(ControllerManagerOptions options, MeterRegistry registry, Vertx vertx) {
         this.options = options;
         this.registry = registry;
-        this.httpClientFactory = new VertxHttpClientFactory(vertx);
+        this.transports = new SharedTransports(vertx);
         this.base = baseConfig(options);
     }
 
@@ -71,6 +70,11 @@ public final class KubeClients implements AutoCloseable {
             config.setMasterUrl(options.string("master"));
         }
         return config;
+    }
+
+    /** The shared transports (connection pools) behind the clients. */
+    SharedTransports transports() {
+        return transports;
     }
 
     public Config baseConfig() {
@@ -108,10 +112,11 @@ public final class KubeClients implements AutoCloseable {
             config.setOauthToken(null);
             config.setOauthTokenProvider(new ServiceAccountCredentials(credentialsRoot, component));
         }
+        transports.prepare(config);
         TokenBucket bucket = new TokenBucket(options.kubeApiQps(), options.kubeApiBurst());
         KubernetesClient client = new KubernetesClientBuilder()
                 .withConfig(config)
-                .withHttpClientFactory(httpClientFactory)
+                .withHttpClientFactory(transports)
                 .withHttpClientBuilderConsumer(b -> b.addOrReplaceInterceptor("qkcm-throttle", new Throttle(bucket, registry))
                         .addOrReplaceInterceptor("qkcm-metrics", new RequestMetrics(registry)))
                 .build();

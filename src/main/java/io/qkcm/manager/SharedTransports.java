@@ -1,0 +1,311 @@
+package io.qkcm.manager;
+
+import java.lang.reflect.Constructor;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.stream.Stream;
+
+import javax.net.ssl.SSLContext;
+
+import org.jboss.logging.Logger;
+
+import io.fabric8.kubernetes.client.Config;
+import io.fabric8.kubernetes.client.KubernetesClientException;
+import io.fabric8.kubernetes.client.http.HttpClient;
+import io.fabric8.kubernetes.client.http.StandardHttpClient;
+import io.fabric8.kubernetes.client.http.TlsVersion;
+import io.fabric8.kubernetes.client.utils.HttpClientUtils;
+import io.fabric8.kubernetes.client.vertx.VertxHttpClient;
+import io.fabric8.kubernetes.client.vertx.VertxHttpClientBuilder;
+import io.netty.handler.ssl.ApplicationProtocolConfig;
+import io.netty.handler.ssl.ApplicationProtocolNames;
+import io.netty.handler.ssl.IdentityCipherSuiteFilter;
+import io.netty.handler.ssl.JdkSslContext;
+import io.netty.handler.ssl.SslContext;
+import io.quarkus.runtime.annotations.RegisterForReflection;
+import io.vertx.core.Vertx;
+import io.vertx.core.http.HttpClientOptions;
+import io.vertx.core.http.HttpConnection;
+import io.vertx.core.http.HttpVersion;
+import io.vertx.core.net.JdkSSLEngineOptions;
+import io.vertx.core.net.ProxyOptions;
+import io.vertx.core.net.ProxyType;
+import io.vertx.core.spi.tls.SslContextFactory;
+
+/**
+ * The HTTP transports of the manager's API clients, shaped like client-go's: one transport per
+ * distinct TLS configuration, shared by every client that has that configuration, speaking HTTP/2
+ * (negotiated with ALPN) so that all requests and watches are streams over one connection.
+ * <p>
+ * fabric8's Vert.x builder gives each client its own pool of HTTP/1.1 connections and each watch a
+ * WebSocket; every new connection costs a TLS handshake in which the client signs with its private
+ * key. A client here differs from the others only in its interceptors (user agent, credentials,
+ * throttle, metrics): it is a client <em>derived</em> from the shared transport, which fabric8
+ * builds on the same Vert.x HTTP client. As with client-go, {@code DISABLE_HTTP2} (any non-empty
+ * value) falls back to HTTP/1.1; plain-HTTP servers get HTTP/1.1 too.
+ * <p>
+ * Derived clients share the transport's "closed" flag: closing any client closes the transport for
+ * all of them, so clients are closed together, by {@link KubeClients#close()}.
+ */
+@RegisterForReflection(targets = VertxHttpClient.class)
+public final class SharedTransports implements HttpClient.Factory {
+
+    private static final Logger LOG = Logger.getLogger(SharedTransports.class);
+    private static final int MAX_CONNECTIONS = 8192;
+
+    private final Vertx vertx;
+    private final boolean http2;
+    private final Map<List<Object>, HttpClient> transports = new ConcurrentHashMap<>();
+    private final Map<String, Long> connections = new ConcurrentHashMap<>();
+
+    public SharedTransports(Vertx vertx) {
+        this(vertx, http2Enabled(System.getenv("DISABLE_HTTP2")));
+    }
+
+    SharedTransports(Vertx vertx, boolean http2) {
+        this.vertx = Objects.requireNonNull(vertx);
+        this.http2 = http2;
+    }
+
+    /** client-go's rule: HTTP/2 unless {@code DISABLE_HTTP2} is set to anything. */
+    static boolean http2Enabled(String disableHttp2) {
+        return disableHttp2 == null || disableHttp2.isEmpty();
+    }
+
+    public boolean http2() {
+        return http2;
+    }
+
+    /** Adjusts a client configuration to the transport: watches ride the HTTP/2 connection, not WebSockets. */
+    public Config prepare(Config config) {
+        if (http2) {
+            config.setOnlyHttpWatches(true);
+        } else {
+            config.setHttp2Disable(true);
+        }
+        return config;
+    }
+
+    /** A builder of a transport of its own (not shared). */
+    @Override
+    public HttpClient.Builder newBuilder() {
+        return new TransportBuilder(this, vertx, http2);
+    }
+
+    /** A builder of a client on the shared transport for {@code config}'s TLS configuration. */
+    @Override
+    public HttpClient.Builder newBuilder(Config config) {
+        HttpClient transport = transports.computeIfAbsent(transportKey(config), key -> {
+            HttpClient.Builder own = newBuilder();
+            HttpClientUtils.applyCommonConfiguration(config, own, this);
+            return own.build();
+        });
+        HttpClient.Builder derived = (HttpClient.Builder) ((StandardHttpClient<?, ?, ?>) transport).newBuilder();
+        // the client's own interceptors (user agent, credentials); its TLS settings are the transport's
+        HttpClientUtils.applyCommonConfiguration(config, derived, this);
+        return derived;
+    }
+
+    /** How many transports (connection pools) exist. */
+    public int transports() {
+        return transports.size();
+    }
+
+    /** Connections opened so far, by protocol ("h2" or "http/1.1"). */
+    public Map<String, Long> connectionsOpened() {
+        return Map.copyOf(connections);
+    }
+
+    private void connected(HttpConnection connection) {
+        String protocol;
+        try {
+            connection.remoteSettings(); // HTTP/1.x connections have no SETTINGS
+            protocol = H2;
+        } catch (UnsupportedOperationException e) {
+            protocol = "http/1.1";
+        }
+        connections.merge(protocol, 1L, Long::sum);
+        LOG.debugf("API connection opened to %s (%s)", connection.remoteAddress(), protocol);
+    }
+
+    /**
+     * What makes two configurations need different connections: the server, the TLS identity and
+     * trust, and the proxy. Credentials sent in headers (tokens, basic auth) do not.
+     */
+    static List<Object> transportKey(Config c) {
+        List<Object> key = new ArrayList<>();
+        key.add(c.getMasterUrl());
+        key.add(c.getCaCertFile());
+        key.add(c.getCaCertData());
+        key.add(c.isTrustCerts());
+        key.add(c.isDisableHostnameVerification());
+        key.add(c.getClientCertFile());
+        key.add(c.getClientCertData());
+        key.add(c.getClientKeyFile());
+        key.add(c.getClientKeyData());
+        key.add(c.getClientKeyAlgo());
+        key.add(c.getClientKeyPassphrase());
+        key.add(c.getKeyStoreFile());
+        key.add(c.getTrustStoreFile());
+        key.add(c.getTlsVersions() == null ? null : Arrays.asList(c.getTlsVersions()));
+        key.add(c.getHttpProxy());
+        key.add(c.getHttpsProxy());
+        key.add(c.getNoProxy() == null ? null : Arrays.asList(c.getNoProxy()));
+        key.add(c.getConnectionTimeout());
+        key.add(c.isHttp2Disable());
+        return key;
+    }
+
+    /** fabric8's Vert.x transport, with HTTP/2 over ALPN. */
+    static final class TransportBuilder extends VertxHttpClientBuilder<SharedTransports> {
+        private final Vertx vertx;
+        private final boolean http2;
+
+        TransportBuilder(SharedTransports factory, Vertx vertx, boolean http2) {
+            super(factory, vertx);
+            this.vertx = vertx;
+            this.http2 = http2;
+        }
+
+        @Override
+        public VertxHttpClient<SharedTransports> build() {
+            if (client != null) {
+                return super.build(); // derived: the shared Vert.x client, this builder's interceptors
+            }
+            HttpClientOptions options = new HttpClientOptions()
+                    .setMaxPoolSize(MAX_CONNECTIONS)
+                    .setMaxWebSockets(MAX_CONNECTIONS)
+                    .setIdleTimeoutUnit(TimeUnit.SECONDS)
+                    // the API server does not fragment WebSocket messages: frames can be as large as objects
+                    .setMaxWebSocketFrameSize(Integer.MAX_VALUE)
+                    .setMaxWebSocketMessageSize(Integer.MAX_VALUE);
+            if (connectTimeout != null) {
+                options.setConnectTimeout((int) connectTimeout.toMillis());
+            }
+            if (proxyType != HttpClient.ProxyType.DIRECT && proxyAddress != null) {
+                options.setProxyOptions(proxy());
+            }
+            String[] protocols = tlsVersions == null || tlsVersions.length == 0 ? null
+                    : Stream.of(tlsVersions).map(TlsVersion::javaName).toArray(String[]::new);
+            if (protocols != null) {
+                options.setEnabledSecureTransportProtocols(new HashSet<>(Arrays.asList(protocols)));
+            }
+            boolean h2 = http2 && !preferHttp11 && sslContext != null;
+            options.setProtocolVersion(h2 ? HttpVersion.HTTP_2 : HttpVersion.HTTP_1_1);
+            if (h2) {
+                options.setUseAlpn(true)
+                        .setAlpnVersions(List.of(HttpVersion.HTTP_2, HttpVersion.HTTP_1_1))
+                        // one connection, as client-go; more only when the server's stream limit is reached
+                        .setHttp2MaxPoolSize(1);
+            }
+            if (sslContext != null) {
+                options.setSsl(true).setSslEngineOptions(new FixedContextEngine(sslContext, protocols));
+            }
+            LOG.debugf("API transport: %s", h2 ? "HTTP/2 (ALPN)" : "HTTP/1.1");
+            SharedTransports factory = getClientFactory();
+            io.vertx.core.http.HttpClient transport = vertx.httpClientBuilder().with(options)
+                    .withConnectHandler(factory::connected).build();
+            return newClient(this, transport);
+        }
+
+        private ProxyOptions proxy() {
+            ProxyOptions proxy = new ProxyOptions().setHost(proxyAddress.getHostName()).setPort(proxyAddress.getPort())
+                    .setType(switch (proxyType) {
+                        case HTTP -> ProxyType.HTTP;
+                        case SOCKS4 -> ProxyType.SOCKS4;
+                        case SOCKS5 -> ProxyType.SOCKS5;
+                        default -> throw new KubernetesClientException("Unsupported proxy type " + proxyType);
+                    });
+            String[] userPassword = HttpClientUtils.decodeBasicCredentials(proxyAuthorization);
+            if (userPassword != null) {
+                proxy.setUsername(userPassword[0]).setPassword(userPassword[1]);
+            } else {
+                addProxyAuthInterceptor();
+            }
+            return proxy;
+        }
+    }
+
+    /**
+     * Vert.x engine options over fabric8's SSLContext (it carries the client certificate and the CA),
+     * honouring the ALPN protocols Vert.x asks for, which fabric8's own engine options disable.
+     */
+    static final class FixedContextEngine extends JdkSSLEngineOptions {
+        private final SSLContext context;
+        private final String[] protocols;
+
+        FixedContextEngine(SSLContext context, String[] protocols) {
+            this.context = context;
+            this.protocols = protocols;
+        }
+
+        @Override
+        public JdkSSLEngineOptions copy() {
+            return this;
+        }
+
+        @Override
+        public SslContextFactory sslContextFactory() {
+            return new SslContextFactory() {
+                private boolean alpn;
+                private List<String> applicationProtocols = List.of();
+
+                @Override
+                public SslContextFactory useAlpn(boolean useAlpn) {
+                    this.alpn = useAlpn;
+                    return this;
+                }
+
+                @Override
+                public SslContextFactory applicationProtocols(List<String> protocols) {
+                    this.applicationProtocols = protocols == null ? List.of() : List.copyOf(protocols);
+                    return this;
+                }
+
+                @Override
+                public SslContext create() {
+                    ApplicationProtocolConfig apn = alpn && !applicationProtocols.isEmpty()
+                            ? new ApplicationProtocolConfig(ApplicationProtocolConfig.Protocol.ALPN,
+                                    ApplicationProtocolConfig.SelectorFailureBehavior.NO_ADVERTISE,
+                                    ApplicationProtocolConfig.SelectedListenerFailureBehavior.ACCEPT,
+                                    applicationProtocols)
+                            : ApplicationProtocolConfig.DISABLED;
+                    return new JdkSslContext(context, true, null, IdentityCipherSuiteFilter.INSTANCE, apn,
+                            io.netty.handler.ssl.ClientAuth.NONE, protocols, false);
+                }
+            };
+        }
+    }
+
+    /** ALPN's name for HTTP/2, for tests and logs. */
+    static final String H2 = ApplicationProtocolNames.HTTP_2;
+
+    private static final Constructor<?> CLIENT;
+
+    static {
+        try {
+            // fabric8 keeps this constructor package-private; it is the only way to wrap our own Vert.x client
+            CLIENT = VertxHttpClient.class.getDeclaredConstructor(VertxHttpClientBuilder.class, AtomicBoolean.class,
+                    io.vertx.core.http.HttpClient.class, boolean.class);
+            CLIENT.setAccessible(true);
+        } catch (ReflectiveOperationException e) {
+            throw new ExceptionInInitializerError(e);
+        }
+    }
+
+    @SuppressWarnings("unchecked")
+    private static VertxHttpClient<SharedTransports> newClient(TransportBuilder builder, io.vertx.core.http.HttpClient client) {
+        try {
+            return (VertxHttpClient<SharedTransports>) CLIENT.newInstance(builder, new AtomicBoolean(), client, false);
+        } catch (ReflectiveOperationException e) {
+            throw new IllegalStateException("cannot build fabric8's Vert.x HTTP client", e);
+        }
+    }
+}

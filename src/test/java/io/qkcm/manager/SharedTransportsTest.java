@@ -1,0 +1,133 @@
+package io.qkcm.manager;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+import io.fabric8.kubernetes.api.model.ConfigMap;
+import io.fabric8.kubernetes.api.model.ConfigMapBuilder;
+import io.fabric8.kubernetes.client.Config;
+import io.fabric8.kubernetes.client.ConfigBuilder;
+import io.fabric8.kubernetes.client.KubernetesClient;
+import io.fabric8.kubernetes.client.KubernetesClientBuilder;
+import io.fabric8.kubernetes.client.Watch;
+import io.fabric8.kubernetes.client.Watcher;
+import io.fabric8.kubernetes.client.WatcherException;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import io.qkcm.testing.RealApiServer;
+import io.vertx.core.Vertx;
+
+/**
+ * The manager's clients share one HTTP/2 connection per TLS configuration, as client-go's do:
+ * concurrent requests and watches of several controllers' clients are streams over it.
+ */
+class SharedTransportsTest {
+
+    private static RealApiServer server;
+    private static Vertx vertx;
+
+    @BeforeAll
+    static void start() {
+        server = RealApiServer.get();
+        vertx = Vertx.vertx();
+    }
+
+    @AfterAll
+    static void stop() {
+        vertx.close();
+    }
+
+    private static KubeClients clients() {
+        Map<String, String> config = Map.of("qkcm.kubeconfig", server.kubeconfig().toString());
+        return new KubeClients(new ControllerManagerOptions(Flags.upstream(), name -> Optional.ofNullable(config.get(name))),
+                new SimpleMeterRegistry(), vertx);
+    }
+
+    @Test
+    void clientsShareOneHttp2ConnectionForRequestsAndWatches() throws Exception {
+        assumeTrue(SharedTransports.http2Enabled(System.getenv("DISABLE_HTTP2")), "DISABLE_HTTP2 is set");
+        try (KubeClients clients = clients()) {
+            List<KubernetesClient> all = List.of(clients.forComponent("shared-informers"), clients.forComponent("leader-election"),
+                    clients.forController("replicaset-controller"), clients.forController("deployment-controller"));
+            String namespace = "default";
+            String name = "transport-" + System.nanoTime();
+            CountDownLatch seen = new CountDownLatch(1);
+            try (Watch watch = all.get(0).configMaps().inNamespace(namespace).watch(new Watcher<>() {
+                @Override
+                public void eventReceived(Action action, ConfigMap resource) {
+                    if (resource.getMetadata().getName().equals(name)) {
+                        seen.countDown();
+                    }
+                }
+
+                @Override
+                public void onClose(WatcherException cause) {
+                }
+            })) {
+                ExecutorService pool = Executors.newFixedThreadPool(8);
+                try {
+                    List<Future<?>> requests = new ArrayList<>();
+                    for (int i = 0; i < 40; i++) {
+                        KubernetesClient client = all.get(i % all.size());
+                        requests.add(pool.submit(() -> client.namespaces().withName(namespace).get()));
+                    }
+                    for (Future<?> f : requests) {
+                        assertThat(f.get(30, TimeUnit.SECONDS)).isNotNull();
+                    }
+                } finally {
+                    pool.shutdownNow();
+                }
+                all.get(2).configMaps().inNamespace(namespace)
+                        .resource(new ConfigMapBuilder().withNewMetadata().withName(name).endMetadata().build()).create();
+                assertThat(seen.await(30, TimeUnit.SECONDS)).as("the watch over the shared connection saw the create").isTrue();
+            } finally {
+                all.get(0).configMaps().inNamespace(namespace).withName(name).delete();
+            }
+            assertThat(clients.transports().transports()).isEqualTo(1);
+            assertThat(clients.transports().connectionsOpened()).containsExactly(Map.entry("h2", 1L));
+        }
+    }
+
+    @Test
+    void disableHttp2FallsBackToHttp11() throws Exception {
+        SharedTransports transports = new SharedTransports(vertx, false);
+        Config config = transports.prepare(new ConfigBuilder(server.newClient().getConfiguration()).build());
+        try (KubernetesClient client = new KubernetesClientBuilder().withConfig(config).withHttpClientFactory(transports).build()) {
+            assertThat(client.namespaces().withName("default").get()).isNotNull();
+        }
+        assertThat(transports.connectionsOpened()).containsOnlyKeys("http/1.1");
+    }
+
+    @Test
+    void http2UnlessDisableHttp2IsSet() {
+        assertThat(SharedTransports.http2Enabled(null)).isTrue();
+        assertThat(SharedTransports.http2Enabled("")).isTrue();
+        assertThat(SharedTransports.http2Enabled("true")).isFalse();
+        assertThat(SharedTransports.http2Enabled("0")).isFalse(); // client-go: any non-empty value
+    }
+
+    @Test
+    void onlyTlsIdentityAndServerSeparateTransports() {
+        Config base = new ConfigBuilder(Config.empty()).withMasterUrl("https://10.0.0.1:6443").withCaCertData("Y2E=")
+                .withClientCertData("Y2VydA==").withClientKeyData("a2V5").build();
+        Config otherAgent = new ConfigBuilder(base).withUserAgent("qkcm/x/replicaset-controller").withOauthToken("t").build();
+        Config noClientCert = new ConfigBuilder(base).withClientCertData(null).withClientKeyData(null).build();
+        Config otherServer = new ConfigBuilder(base).withMasterUrl("https://10.0.0.2:6443").build();
+        assertThat(SharedTransports.transportKey(otherAgent)).isEqualTo(SharedTransports.transportKey(base));
+        assertThat(SharedTransports.transportKey(noClientCert)).isNotEqualTo(SharedTransports.transportKey(base));
+        assertThat(SharedTransports.transportKey(otherServer)).isNotEqualTo(SharedTransports.transportKey(base));
+    }
+}
