@@ -26,6 +26,9 @@ import io.fabric8.kubernetes.client.KubernetesClientBuilder;
 import io.fabric8.kubernetes.client.Watch;
 import io.fabric8.kubernetes.client.Watcher;
 import io.fabric8.kubernetes.client.WatcherException;
+import io.fabric8.kubernetes.client.http.AsyncBody;
+import io.fabric8.kubernetes.client.http.HttpRequest;
+import io.fabric8.kubernetes.client.http.HttpResponse;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import io.qkcm.testing.RealApiServer;
 import io.vertx.core.Vertx;
@@ -56,12 +59,63 @@ class SharedTransportsTest {
                 new SimpleMeterRegistry(), vertx);
     }
 
+    /** The manager's clients (HTTP/1.1 by default) share one pool: connections are bounded by concurrency, not by clients. */
     @Test
-    void clientsShareOneHttp2ConnectionForRequestsAndWatches() throws Exception {
-        assumeTrue(SharedTransports.http2Enabled(System.getenv("DISABLE_HTTP2")), "DISABLE_HTTP2 is set");
+    void clientsShareOnePool() throws Exception {
+        assumeTrue(!SharedTransports.http2Requested(System.getenv(SharedTransports.HTTP2_ENV)));
         try (KubeClients clients = clients()) {
-            List<KubernetesClient> all = List.of(clients.forComponent("shared-informers"), clients.forComponent("leader-election"),
-                    clients.forController("replicaset-controller"), clients.forController("deployment-controller"));
+            exercise(List.of(clients.forComponent("shared-informers"), clients.forComponent("leader-election"),
+                    clients.forController("replicaset-controller"), clients.forController("deployment-controller")));
+            assertThat(clients.transports().transports()).isEqualTo(1);
+            Map<String, Long> opened = clients.transports().connectionsOpened();
+            assertThat(opened).containsOnlyKeys("http/1.1");
+            // a new controller's client reuses the pool's idle connections: no new connection, no handshake
+            KubernetesClient late = clients.forController("endpoint-controller");
+            for (int i = 0; i < 5; i++) {
+                assertThat(late.namespaces().withName("default").get()).isNotNull();
+            }
+            assertThat(clients.transports().connectionsOpened()).isEqualTo(opened);
+            assertThat(clients.transports().transports()).isEqualTo(1);
+        }
+    }
+
+    /** With QKCM_KUBE_API_HTTP2=true, requests and watches of several clients are streams of one HTTP/2 connection. */
+    @Test
+    void http2SharesOneConnectionForRequestsAndWatches() throws Exception {
+        SharedTransports transports = new SharedTransports(vertx, true);
+        Config base = new ConfigBuilder(server.newClient().getConfiguration()).build();
+        List<KubernetesClient> all = new ArrayList<>();
+        try {
+            for (String agent : List.of("a", "b", "c", "d")) {
+                Config config = transports.prepare(new ConfigBuilder(base).withUserAgent("qkcm-test/" + agent).build());
+                all.add(new KubernetesClientBuilder().withConfig(config).withHttpClientFactory(transports).build());
+            }
+            exercise(all);
+        } finally {
+            all.forEach(KubernetesClient::close);
+        }
+        assertThat(transports.transports()).isEqualTo(1);
+        assertThat(transports.connectionsOpened()).containsExactly(Map.entry("h2", 1L));
+    }
+
+    /**
+     * 40 GETs, 8 at a time, spread over the clients, while 10 streaming watches (as the garbage
+     * collector's metadata informers keep) hold connections or streams, and the first client watches
+     * a create by the third.
+     */
+    private static void exercise(List<KubernetesClient> all) throws Exception {
+        List<AsyncBody> streams = new ArrayList<>();
+        try {
+            for (int i = 0; i < 10; i++) {
+                KubernetesClient client = all.get(i % all.size());
+                HttpRequest request = client.getHttpClient().newHttpRequestBuilder()
+                        .uri(client.getMasterUrl() + "api/v1/namespaces?watch=true&timeoutSeconds=60").forStreaming().build();
+                HttpResponse<AsyncBody> response = client.getHttpClient()
+                        .consumeBytes(request, (buffers, body) -> body.consume()).get(10, TimeUnit.SECONDS);
+                assertThat(response.code()).isEqualTo(200);
+                response.body().consume();
+                streams.add(response.body());
+            }
             String namespace = "default";
             String name = "transport-" + System.nanoTime();
             CountDownLatch seen = new CountDownLatch(1);
@@ -96,13 +150,13 @@ class SharedTransportsTest {
             } finally {
                 all.get(0).configMaps().inNamespace(namespace).withName(name).delete();
             }
-            assertThat(clients.transports().transports()).isEqualTo(1);
-            assertThat(clients.transports().connectionsOpened()).containsExactly(Map.entry("h2", 1L));
+        } finally {
+            streams.forEach(AsyncBody::cancel);
         }
     }
 
     @Test
-    void disableHttp2FallsBackToHttp11() throws Exception {
+    void http11WhenNotRequested() throws Exception {
         SharedTransports transports = new SharedTransports(vertx, false);
         Config config = transports.prepare(new ConfigBuilder(server.newClient().getConfiguration()).build());
         try (KubernetesClient client = new KubernetesClientBuilder().withConfig(config).withHttpClientFactory(transports).build()) {
@@ -112,11 +166,11 @@ class SharedTransportsTest {
     }
 
     @Test
-    void http2UnlessDisableHttp2IsSet() {
-        assertThat(SharedTransports.http2Enabled(null)).isTrue();
-        assertThat(SharedTransports.http2Enabled("")).isTrue();
-        assertThat(SharedTransports.http2Enabled("true")).isFalse();
-        assertThat(SharedTransports.http2Enabled("0")).isFalse(); // client-go: any non-empty value
+    void http2OnlyWhenRequested() {
+        assertThat(SharedTransports.http2Requested(null)).isFalse();
+        assertThat(SharedTransports.http2Requested("")).isFalse();
+        assertThat(SharedTransports.http2Requested("false")).isFalse();
+        assertThat(SharedTransports.http2Requested("TRUE")).isTrue();
     }
 
     @Test
