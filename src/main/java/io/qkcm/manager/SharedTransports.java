@@ -54,9 +54,9 @@ import io.vertx.core.spi.tls.SslContextFactory;
  * <p>
  * The protocol is HTTP/1.1 with WebSocket watches by default. HTTP/2 (ALPN, every request and watch a
  * stream of one connection, as client-go) is opt-in with {@code QKCM_KUBE_API_HTTP2=true}: in the
- * benchmark at 1500 pods, the API server closed qkcm's busy pod watches during bursts over HTTP/2 (a
- * single connection read by one event-loop thread falls behind, and the server drops watchers that do),
- * which HTTP/1.1's per-watch connections do not suffer.
+ * benchmark at 1500 pods, qkcm's busy pod watches ended again and again during bursts over HTTP/2 (one
+ * connection, read by one event-loop thread, falls behind; the watch cache drops watchers that do),
+ * which HTTP/1.1's per-watch connections do not suffer (bench/results/2026-11-21-transport-checks).
  * <p>
  * Derived clients share the transport's "closed" flag: closing any client closes the transport for
  * all of them, so clients are closed together, by {@link KubeClients#close()}.
