@@ -113,7 +113,8 @@ public final class KubeClients implements AutoCloseable {
             config.setOauthTokenProvider(new ServiceAccountCredentials(credentialsRoot, component));
         }
         transports.prepare(config);
-        TokenBucket bucket = new TokenBucket(options.kubeApiQps(), options.kubeApiBurst());
+        RateScale scale = RateScale.of(component);
+        TokenBucket bucket = new TokenBucket(options.kubeApiQps() * scale.qps(), options.kubeApiBurst() * scale.burst());
         KubernetesClient client = new KubernetesClientBuilder()
                 .withConfig(config)
                 .withHttpClientFactory(transports)
@@ -129,6 +130,24 @@ public final class KubeClients implements AutoCloseable {
         built.forEach(KubernetesClient::close);
         built.clear();
         credentialsRoot = null;
+    }
+
+    /**
+     * Controllers whose client limits upstream raises above {@code --kube-api-qps/--kube-api-burst}
+     * (cmd/kube-controller-manager/app/core.go): the garbage collector's metadata client gets twice
+     * the QPS (every deletion is a GET and a DELETE), the namespace controller's clients 20× the QPS
+     * and 100× the burst (it deletes everything in a namespace).
+     */
+    record RateScale(double qps, int burst) {
+        static final RateScale NONE = new RateScale(1, 1);
+
+        static RateScale of(String component) {
+            return switch (component) {
+                case "generic-garbage-collector" -> new RateScale(2, 1);
+                case "namespace-controller" -> new RateScale(20, 100);
+                default -> NONE;
+            };
+        }
     }
 
     /** client-go's client-side throttle: wait for a token before each request. */

@@ -119,4 +119,23 @@ class KubeApiQpsIT {
             assertThat(sent()).isEqualTo(25);
         }
     }
+
+    /**
+     * As upstream (cmd/kube-controller-manager/app/core.go): the garbage collector's client gets
+     * twice --kube-api-qps, the namespace controller's 20× the QPS and 100× the burst.
+     */
+    @Test
+    void garbageCollectorAndNamespaceControllerGetUpstreamsRaisedLimits() {
+        try (KubeClients clients = clients("5", "1")) {
+            issue(clients.forController("namespace-controller"), 21);
+            assertThat(throttled()).as("burst 100: 21 requests never wait").isZero();
+
+            // qps 10, burst 1: the first request is free, the next 20 are 100ms apart
+            Duration elapsed = issue(clients.forController("generic-garbage-collector"), 21);
+            assertThat(elapsed).isGreaterThanOrEqualTo(Duration.ofMillis(1900));
+            double waited = registry.find("rest.client.rate.limiter.duration").timers().stream()
+                    .mapToDouble(t -> t.totalTime(java.util.concurrent.TimeUnit.SECONDS)).sum();
+            assertThat(waited).as("at --kube-api-qps=5 the waits would add up to ~4s").isLessThanOrEqualTo(2.1);
+        }
+    }
 }
