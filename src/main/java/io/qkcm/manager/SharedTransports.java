@@ -67,8 +67,8 @@ public final class SharedTransports implements HttpClient.Factory {
     private static final Logger LOG = Logger.getLogger(SharedTransports.class);
     private static final int MAX_CONNECTIONS = 8192;
     /** golang.org/x/net/http2's transport defaults: 4 MiB per stream, 1 GiB per connection. */
-    static final int STREAM_WINDOW = 4 << 20;
-    static final int CONNECTION_WINDOW = 1 << 30;
+    private static final int STREAM_WINDOW = 4 << 20;
+    private static final int CONNECTION_WINDOW = 1 << 30;
 
     private final Vertx vertx;
     private final boolean http2;
@@ -91,16 +91,10 @@ public final class SharedTransports implements HttpClient.Factory {
         return value != null && value.trim().equalsIgnoreCase("true");
     }
 
-    public boolean http2() {
-        return http2;
-    }
-
-    /** Adjusts a client configuration to the transport: watches ride the HTTP/2 connection, not WebSockets. */
+    /** Adjusts a client configuration to the transport: over HTTP/2, watches are streams, not WebSockets. */
     public Config prepare(Config config) {
         if (http2) {
             config.setOnlyHttpWatches(true);
-        } else {
-            config.setHttp2Disable(true);
         }
         return config;
     }
@@ -138,7 +132,9 @@ public final class SharedTransports implements HttpClient.Factory {
     private void connected(HttpConnection connection) {
         String protocol;
         try {
-            connection.remoteSettings(); // HTTP/1.x connections have no SETTINGS
+            // Vert.x names no protocol on a connection, and ALPN may fall back to HTTP/1.1:
+            // only HTTP/2 connections have SETTINGS (the probe runs once per connection)
+            connection.remoteSettings();
             protocol = H2;
         } catch (UnsupportedOperationException e) {
             protocol = "http/1.1";
@@ -301,8 +297,8 @@ public final class SharedTransports implements HttpClient.Factory {
         }
     }
 
-    /** ALPN's name for HTTP/2, for tests and logs. */
-    static final String H2 = ApplicationProtocolNames.HTTP_2;
+    /** ALPN's name for HTTP/2, as {@link #connectionsOpened()} reports it. */
+    private static final String H2 = ApplicationProtocolNames.HTTP_2;
 
     private static final Constructor<?> CLIENT;
 
