@@ -5,8 +5,8 @@ import java.util.function.Function;
 
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.qkcm.controller.events.EventRecorder;
-import io.qkcm.manager.ControllerManagerOptions;
-import io.qkcm.manager.SharedInformers;
+import io.qkcm.runtime.options.ControllerManagerOptions;
+import io.qkcm.runtime.informers.SharedInformers;
 
 /**
  * What a controller is built from: the process-wide shared informers, an API client carrying the

@@ -1,5 +1,12 @@
 package io.qkcm.manager;
 
+import io.qkcm.runtime.Version;
+
+import io.qkcm.runtime.clients.KubeClients;
+import io.qkcm.runtime.informers.SharedInformers;
+import io.qkcm.runtime.options.ControllerManagerOptions;
+import io.qkcm.runtime.options.Flags;
+
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;

@@ -1,5 +1,7 @@
 package io.qkcm.manager;
 
+import io.qkcm.runtime.options.FeatureGates;
+
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;

@@ -1,5 +1,8 @@
 package io.qkcm.manager;
 
+import io.qkcm.runtime.options.Flag;
+import io.qkcm.runtime.options.Flags;
+
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;

@@ -1,5 +1,7 @@
 package io.qkcm.manager;
 
+import io.qkcm.runtime.options.ControllerManagerOptions;
+
 import java.net.InetAddress;
 import java.net.UnknownHostException;
 import java.time.Duration;

@@ -1,5 +1,10 @@
 package io.qkcm.manager;
 
+import io.qkcm.runtime.Version;
+
+import io.qkcm.runtime.options.Flag;
+import io.qkcm.runtime.options.Flags;
+
 import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.atomic.AtomicBoolean;

@@ -1,5 +1,7 @@
 package io.qkcm.manager;
 
+import io.qkcm.runtime.options.FeatureGates;
+
 import static org.assertj.core.api.Assertions.assertThat;
 
 import java.time.Duration;

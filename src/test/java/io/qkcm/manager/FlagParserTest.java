@@ -1,5 +1,7 @@
 package io.qkcm.manager;
 
+import io.qkcm.runtime.options.Flags;
+
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 

@@ -14,9 +14,9 @@ import org.junit.jupiter.api.Test;
 
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
-import io.qkcm.manager.ControllerManagerOptions;
-import io.qkcm.manager.Flags;
-import io.qkcm.manager.KubeClients;
+import io.qkcm.runtime.options.ControllerManagerOptions;
+import io.qkcm.runtime.options.Flags;
+import io.qkcm.runtime.clients.KubeClients;
 import io.qkcm.testing.AuditLog;
 import io.qkcm.testing.RealApiServer;
 import io.vertx.core.Vertx;

@@ -20,14 +20,14 @@ import io.fabric8.kubernetes.client.KubernetesClientException;
 import io.qkcm.controller.Controller;
 import io.qkcm.controller.ControllerContext;
 import io.qkcm.controller.WorkQueue;
-import io.qkcm.manager.ApiDiscovery;
-import io.qkcm.manager.ApiDiscovery.ApiResource;
-import io.qkcm.manager.GroupVersionResource;
-import io.qkcm.manager.MetadataClient;
-import io.qkcm.manager.MetadataInformers;
-import io.qkcm.manager.MetadataInformers.MetadataInformer;
-import io.qkcm.manager.ObjectMetadata;
-import io.qkcm.manager.ObjectMetadata.OwnerRef;
+import io.qkcm.runtime.informers.ApiDiscovery;
+import io.qkcm.runtime.informers.ApiDiscovery.ApiResource;
+import io.qkcm.runtime.informers.GroupVersionResource;
+import io.qkcm.runtime.informers.MetadataClient;
+import io.qkcm.runtime.informers.MetadataInformers;
+import io.qkcm.runtime.informers.MetadataInformers.MetadataInformer;
+import io.qkcm.runtime.informers.ObjectMetadata;
+import io.qkcm.runtime.informers.ObjectMetadata.OwnerRef;
 
 /**
  * Upstream garbagecollector.go: the graph builder's monitors keep the dependency graph; workers take

@@ -16,12 +16,12 @@ import io.fabric8.kubernetes.api.model.GenericKubernetesResource;
 import io.fabric8.kubernetes.api.model.ObjectMetaBuilder;
 import io.qkcm.controller.WorkQueue;
 import io.qkcm.controller.events.EventRecorder;
-import io.qkcm.manager.ApiDiscovery.ApiResource;
-import io.qkcm.manager.GroupVersionResource;
-import io.qkcm.manager.MetadataInformers;
-import io.qkcm.manager.MetadataInformers.MetadataInformer;
-import io.qkcm.manager.ObjectMetadata;
-import io.qkcm.manager.ObjectMetadata.OwnerRef;
+import io.qkcm.runtime.informers.ApiDiscovery.ApiResource;
+import io.qkcm.runtime.informers.GroupVersionResource;
+import io.qkcm.runtime.informers.MetadataInformers;
+import io.qkcm.runtime.informers.MetadataInformers.MetadataInformer;
+import io.qkcm.runtime.informers.ObjectMetadata;
+import io.qkcm.runtime.informers.ObjectMetadata.OwnerRef;
 
 /**
  * Upstream graph_builder.go: monitors (metadata-only informers) over every deletable resource funnel

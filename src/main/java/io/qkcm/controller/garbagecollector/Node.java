@@ -5,7 +5,7 @@ import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Set;
 
-import io.qkcm.manager.ObjectMetadata.OwnerRef;
+import io.qkcm.runtime.informers.ObjectMetadata.OwnerRef;
 
 /**
  * A vertex of the dependency graph (upstream graph.go). Identity equality: the work queues hold

@@ -1,7 +1,7 @@
 package io.qkcm.controller.garbagecollector;
 
-import io.qkcm.manager.ObjectMetadata;
-import io.qkcm.manager.ObjectMetadata.OwnerRef;
+import io.qkcm.runtime.informers.ObjectMetadata;
+import io.qkcm.runtime.informers.ObjectMetadata.OwnerRef;
 
 /**
  * Upstream's objectReference: an owner reference's coordinates (apiVersion, kind, name, uid) plus the

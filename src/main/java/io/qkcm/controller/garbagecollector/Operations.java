@@ -11,12 +11,12 @@ import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 
 import io.fabric8.kubernetes.client.KubernetesClientException;
-import io.qkcm.manager.ApiDiscovery;
-import io.qkcm.manager.ApiDiscovery.ApiResource;
-import io.qkcm.manager.MetadataClient;
-import io.qkcm.manager.MetadataInformers.MetadataInformer;
-import io.qkcm.manager.ObjectMetadata;
-import io.qkcm.manager.ObjectMetadata.OwnerRef;
+import io.qkcm.runtime.informers.ApiDiscovery;
+import io.qkcm.runtime.informers.ApiDiscovery.ApiResource;
+import io.qkcm.runtime.informers.MetadataClient;
+import io.qkcm.runtime.informers.MetadataInformers.MetadataInformer;
+import io.qkcm.runtime.informers.ObjectMetadata;
+import io.qkcm.runtime.informers.ObjectMetadata.OwnerRef;
 
 /**
  * Upstream operations.go and patch.go: the garbage collector's API calls, all through the metadata

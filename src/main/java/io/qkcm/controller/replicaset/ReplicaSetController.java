@@ -36,7 +36,7 @@ import io.qkcm.controller.QueueController;
 import io.qkcm.controller.RealPodControl;
 import io.qkcm.controller.SlowStart;
 import io.qkcm.controller.UIDTrackingControllerExpectations;
-import io.qkcm.manager.FeatureGates;
+import io.qkcm.runtime.options.FeatureGates;
 
 /**
  * The ReplicaSet controller (upstream pkg/controller/replicaset): keeps {@code spec.replicas} active

@@ -13,7 +13,7 @@ import io.fabric8.kubernetes.client.informers.ResourceEventHandler;
 import io.fabric8.kubernetes.client.informers.SharedIndexInformer;
 import io.fabric8.kubernetes.client.informers.cache.Cache;
 import io.qkcm.controller.ControllerRefManager;
-import io.qkcm.manager.SharedInformers;
+import io.qkcm.runtime.informers.SharedInformers;
 
 /**
  * Where the replica set controller reads and writes its owners, seen as apps/v1 ReplicaSets. For

@@ -18,7 +18,7 @@ import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.informers.ResourceEventHandler;
 import io.fabric8.kubernetes.client.informers.SharedIndexInformer;
 import io.fabric8.kubernetes.client.informers.cache.Cache;
-import io.qkcm.manager.SharedInformers;
+import io.qkcm.runtime.informers.SharedInformers;
 
 /**
  * ReplicationControllers seen as ReplicaSets, as upstream's pkg/controller/replication conversion

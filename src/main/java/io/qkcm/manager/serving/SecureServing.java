@@ -1,5 +1,7 @@
 package io.qkcm.manager.serving;
 
+import io.qkcm.runtime.Version;
+
 import java.io.IOException;
 import java.net.URLDecoder;
 import java.nio.charset.StandardCharsets;
@@ -33,8 +35,8 @@ import io.fabric8.kubernetes.client.vertx.VertxHttpClientFactory;
 import io.micrometer.prometheus.PrometheusMeterRegistry;
 import io.qkcm.pki.DistinguishedNames;
 import io.prometheus.client.exporter.common.TextFormat;
-import io.qkcm.manager.ControllerManagerOptions;
-import io.qkcm.manager.Version;
+import io.qkcm.runtime.options.ControllerManagerOptions;
+import io.qkcm.runtime.Version;
 import io.vertx.core.MultiMap;
 import io.vertx.core.Vertx;
 import io.vertx.core.buffer.Buffer;

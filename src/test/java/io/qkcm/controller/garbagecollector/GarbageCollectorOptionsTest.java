@@ -8,8 +8,8 @@ import java.util.Optional;
 import org.junit.jupiter.api.Test;
 
 import io.qkcm.controller.ControllerContext;
-import io.qkcm.manager.ControllerManagerOptions;
-import io.qkcm.manager.Flags;
+import io.qkcm.runtime.options.ControllerManagerOptions;
+import io.qkcm.runtime.options.Flags;
 import io.qkcm.manager.ManagedControllers;
 
 /** Flags of the garbage collector, as upstream: --enable-garbage-collector=false means it does not start. */

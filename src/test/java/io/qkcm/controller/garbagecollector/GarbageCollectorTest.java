@@ -39,7 +39,7 @@ import io.fabric8.kubernetes.api.model.rbac.ClusterRoleBuilder;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.dsl.base.ResourceDefinitionContext;
 import io.qkcm.manager.ControllerManager;
-import io.qkcm.manager.GroupVersionResource;
+import io.qkcm.runtime.informers.GroupVersionResource;
 import io.qkcm.testing.Conflicts;
 import io.qkcm.testing.RealApiServer;
 import io.qkcm.testing.RealApiServerResource;
@@ -551,12 +551,12 @@ class GarbageCollectorTest {
         new io.qkcm.testing.TestKubelet(client).runningAndReady(pod);
         GroupVersionResource pods = new GroupVersionResource("", "v1", "pods");
         await().atMost(TIMEOUT).untilAsserted(() -> {
-            io.qkcm.manager.ObjectMetadata m = gc().monitor(pods).get(w.ns + "/rs-0");
+            io.qkcm.runtime.informers.ObjectMetadata m = gc().monitor(pods).get(w.ns + "/rs-0");
             assertThat(m).isNotNull();
             Pod live = client.pods().inNamespace(w.ns).withName("rs-0").get();
             assertThat(m.resourceVersion()).isEqualTo(live.getMetadata().getResourceVersion());
         });
-        io.qkcm.manager.ObjectMetadata cached = gc().monitor(pods).get(w.ns + "/rs-0");
+        io.qkcm.runtime.informers.ObjectMetadata cached = gc().monitor(pods).get(w.ns + "/rs-0");
         Pod full = client.pods().inNamespace(w.ns).withName("rs-0").get();
         full.getMetadata().setManagedFields(null);
         long metaBytes = new DeepSize().exclude(cached.apiVersion(), cached.kind()).sizeOf(cached);

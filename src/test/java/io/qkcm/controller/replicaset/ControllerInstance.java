@@ -12,10 +12,10 @@ import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import io.qkcm.controller.ControllerContext;
 import io.qkcm.controller.WorkQueueMetrics;
 import io.qkcm.controller.events.EventBroadcaster;
-import io.qkcm.manager.ControllerManagerOptions;
-import io.qkcm.manager.Flags;
-import io.qkcm.manager.KubeClients;
-import io.qkcm.manager.SharedInformers;
+import io.qkcm.runtime.options.ControllerManagerOptions;
+import io.qkcm.runtime.options.Flags;
+import io.qkcm.runtime.clients.KubeClients;
+import io.qkcm.runtime.informers.SharedInformers;
 import io.qkcm.testing.RealApiServer;
 import io.vertx.core.Vertx;
 

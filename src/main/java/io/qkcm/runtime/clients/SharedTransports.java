@@ -1,4 +1,4 @@
-package io.qkcm.manager;
+package io.qkcm.runtime.clients;
 
 import java.lang.reflect.Constructor;
 import java.util.ArrayList;

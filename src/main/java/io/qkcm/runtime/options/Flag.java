@@ -1,4 +1,4 @@
-package io.qkcm.manager;
+package io.qkcm.runtime.options;
 
 /**
  * A kube-controller-manager command-line flag: upstream's name, shorthand, value type and default

@@ -1,4 +1,4 @@
-package io.qkcm.manager;
+package io.qkcm.runtime.options;
 
 import java.time.Duration;
 import java.util.Arrays;

@@ -1,4 +1,4 @@
-package io.qkcm.manager;
+package io.qkcm.runtime.informers;
 
 /** schema.GroupVersionResource; {@code group} is empty for the core ("legacy") group. */
 public record GroupVersionResource(String group, String version, String resource) {

@@ -1,4 +1,8 @@
-package io.qkcm.manager;
+package io.qkcm.runtime.clients;
+
+import io.qkcm.runtime.Version;
+
+import io.qkcm.runtime.options.ControllerManagerOptions;
 
 import java.io.IOException;
 import java.io.UncheckedIOException;

@@ -1,4 +1,4 @@
-package io.qkcm.manager;
+package io.qkcm.runtime.informers;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;

@@ -1,4 +1,4 @@
-package io.qkcm.manager;
+package io.qkcm.runtime.options;
 
 import static org.assertj.core.api.Assertions.assertThat;
 

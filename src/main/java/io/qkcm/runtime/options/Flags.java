@@ -1,4 +1,4 @@
-package io.qkcm.manager;
+package io.qkcm.runtime.options;
 
 import java.io.BufferedReader;
 import java.io.IOException;

@@ -1,4 +1,7 @@
-package io.qkcm.manager;
+package io.qkcm.runtime.clients;
+
+import io.qkcm.runtime.options.ControllerManagerOptions;
+import io.qkcm.runtime.options.Flags;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;

@@ -1,4 +1,4 @@
-package io.qkcm.manager;
+package io.qkcm.runtime.informers;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
@@ -15,6 +15,7 @@ import io.fabric8.kubernetes.api.model.ConfigMapBuilder;
 import io.fabric8.kubernetes.api.model.NamespaceBuilder;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.informers.SharedIndexInformer;
+import io.qkcm.manager.ControllerManager;
 import io.qkcm.testing.RealApiServer;
 import io.qkcm.testing.RealApiServerResource;
 import io.quarkus.test.common.QuarkusTestResource;
