@@ -5,6 +5,8 @@ import java.util.function.Function;
 
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.qkcm.controller.events.EventRecorder;
+import io.qkcm.runtime.josdk.KeyReconciler;
+import io.qkcm.runtime.josdk.Operators;
 import io.qkcm.runtime.options.ControllerManagerOptions;
 import io.qkcm.runtime.informers.SharedInformers;
 
@@ -22,11 +24,12 @@ public final class ControllerContext {
     private final ScheduledExecutorService delayer;
     private final WorkQueueMetrics.Provider queueMetrics;
     private final Function<String, EventRecorder> recorders;
+    private final Operators operators;
 
     public ControllerContext(String controllerName, KubernetesClient client, SharedInformers informers,
             EventRecorder events, ControllerManagerOptions options, ScheduledExecutorService delayer,
-            WorkQueueMetrics.Provider queueMetrics) {
-        this(controllerName, client, informers, events, options, delayer, queueMetrics, component -> events);
+            WorkQueueMetrics.Provider queueMetrics, Operators operators) {
+        this(controllerName, client, informers, events, options, delayer, queueMetrics, component -> events, operators);
     }
 
     /**
@@ -36,8 +39,9 @@ public final class ControllerContext {
      */
     public ControllerContext(String controllerName, KubernetesClient client, SharedInformers informers,
             EventRecorder events, ControllerManagerOptions options, ScheduledExecutorService delayer,
-            WorkQueueMetrics.Provider queueMetrics, Function<String, EventRecorder> recorders) {
+            WorkQueueMetrics.Provider queueMetrics, Function<String, EventRecorder> recorders, Operators operators) {
         this.recorders = recorders;
+        this.operators = operators;
         this.controllerName = controllerName;
         this.client = client;
         this.informers = informers;
@@ -74,6 +78,19 @@ public final class ControllerContext {
 
     public ScheduledExecutorService delayer() {
         return delayer;
+    }
+
+    /**
+     * This controller as a JOSDK Operator running {@code reconcilers} (one per upstream work queue) with
+     * the controller's client, on the shared informers.
+     */
+    public Controller operate(KeyReconciler<?>... reconcilers) {
+        return operators.operate(controllerName, client, informers, java.util.List.of(reconcilers));
+    }
+
+    /** Counts a retry (AddRateLimited) of the queue {@code queueName} in workqueue_retries_total. */
+    public Runnable retryCounter(String queueName) {
+        return operators.metrics().retries(queueName);
     }
 
     /** A work queue with upstream's default controller rate limiter and metrics under {@code name}. */

@@ -35,6 +35,9 @@ import io.qkcm.controller.ControllerContext;
 import io.qkcm.controller.WorkQueueMetrics;
 import io.qkcm.controller.events.EventBroadcaster;
 import io.qkcm.manager.serving.SecureServing;
+import io.qkcm.runtime.josdk.Operators;
+import io.qkcm.runtime.josdk.WorkqueueMetrics;
+import io.quarkiverse.operatorsdk.runtime.QuarkusConfigurationService;
 import io.quarkus.runtime.Quarkus;
 import io.quarkus.runtime.ShutdownEvent;
 import io.quarkus.runtime.StartupEvent;
@@ -63,6 +66,9 @@ public class ControllerManager {
     SecureServing serving;
     @Inject
     Instance<ControllerImplementation> implementations;
+    /** quarkus-operator-sdk's JOSDK configuration: the base of every controller's Operator. */
+    @Inject
+    QuarkusConfigurationService josdk;
 
     /** How the process ends after a lost lease; upstream: klog.FlushAndExit(..., 1). Replaceable in tests. */
     static volatile IntConsumer fatalExit = code -> {
@@ -142,6 +148,8 @@ public class ControllerManager {
             return t;
         });
         WorkQueueMetrics.Provider queueMetrics = WorkQueueMetrics.micrometer(registry);
+        Operators operators = new Operators(josdk, new WorkqueueMetrics(registry),
+                options.duration("shutdown-grace-period"));
         for (KnownController k : selection.running()) {
             // As upstream, a controller's events go through its own client, so they share its QPS budget.
             // serviceaccount-token-controller mints the tokens the others authenticate with: as upstream, it
@@ -152,7 +160,7 @@ public class ControllerManager {
             EventBroadcaster broadcaster = new EventBroadcaster(client);
             controllerEvents.add(broadcaster);
             ControllerContext context = new ControllerContext(k.name(), client, informers,
-                    broadcaster.recorder(k.name()), options, delayer, queueMetrics, broadcaster::recorder);
+                    broadcaster.recorder(k.name()), options, delayer, queueMetrics, broadcaster::recorder, operators);
             Controller c = k.init().orElseThrow().create(context);
             if (c == null) {
                 // upstream's "started=false": the controller disabled itself (it logged why)

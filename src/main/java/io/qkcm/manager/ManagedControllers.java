@@ -17,8 +17,8 @@ public final class ManagedControllers {
 
     public static ControllerCatalog catalog() {
         return ControllerCatalog.upstream()
-                .implement("replicaset-controller", io.qkcm.controller.replicaset.ReplicaSetController::new)
-                .implement("replicationcontroller-controller", io.qkcm.controller.replicaset.ReplicationManager::new)
+                .implement("replicaset-controller", c -> c.operate(io.qkcm.controller.replicaset.ReplicaSetController.replicaSets(c)))
+                .implement("replicationcontroller-controller", c -> c.operate(new io.qkcm.controller.replicaset.ReplicationManager(c)))
                 .implement("deployment-controller", io.qkcm.controller.deployment.DeploymentController::new)
                 .implement("garbage-collector-controller", io.qkcm.controller.garbagecollector.GarbageCollector::create)
                 .implement("serviceaccount-token-controller", ServiceAccountControllers::tokens)

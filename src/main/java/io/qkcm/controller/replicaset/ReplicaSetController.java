@@ -1,5 +1,6 @@
 package io.qkcm.controller.replicaset;
 
+import io.javaoperatorsdk.operator.api.reconciler.Ignore;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -16,6 +17,7 @@ import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 
+import io.fabric8.kubernetes.api.model.HasMetadata;
 import io.fabric8.kubernetes.api.model.OwnerReference;
 import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.api.model.apps.ReplicaSet;
@@ -32,10 +34,10 @@ import io.qkcm.controller.LabelSelectors;
 import io.qkcm.controller.PodControl;
 import io.qkcm.controller.PodIndexes;
 import io.qkcm.controller.PodUtil;
-import io.qkcm.controller.QueueController;
 import io.qkcm.controller.RealPodControl;
 import io.qkcm.controller.SlowStart;
 import io.qkcm.controller.UIDTrackingControllerExpectations;
+import io.qkcm.runtime.josdk.KeyReconciler;
 import io.qkcm.runtime.options.FeatureGates;
 
 /**
@@ -45,7 +47,8 @@ import io.qkcm.runtime.options.FeatureGates;
  * matching orphans, releases owned pods that stopped matching, and writes the status. The
  * ReplicationController controller is this same code over {@link ReplicationControllerAdapter}.
  */
-public class ReplicaSetController extends QueueController<String> {
+@Ignore // run in its own Operator by the manager, not by quarkus-operator-sdk\'s default one
+public class ReplicaSetController<P extends HasMetadata> extends KeyReconciler<P> {
 
     /** Upstream's BurstReplicas: at most this many creations or deletions per sync. */
     public static final int BURST_REPLICAS = 500;
@@ -64,14 +67,16 @@ public class ReplicaSetController extends QueueController<String> {
     private final boolean podDeletionCostGate;
     private final ThreadPoolExecutor apiCalls;
 
-    public ReplicaSetController(ControllerContext context) {
-        this(context, NAME, QUEUE, context.options().concurrentSyncs("replicaset"),
+    /** The ReplicaSet controller. */
+    public static ReplicaSetController<ReplicaSet> replicaSets(ControllerContext context) {
+        return new ReplicaSetController<>(context, ReplicaSet.class, QUEUE, context.options().concurrentSyncs("replicaset"),
                 ReplicaSetSource.replicaSets(context.informers(), context.client()), EVENT_SOURCE);
     }
 
-    ReplicaSetController(ControllerContext context, String name, String queueName, int workers,
+    ReplicaSetController(ControllerContext context, Class<P> primaryType, String queueName, int workers,
             ReplicaSetSource source, String eventSource) {
-        super(context, name, queueName, workers);
+        super(context, primaryType, queueName, workers);
+        String name = context.controllerName();
         this.source = source;
         this.burstReplicas = BURST_REPLICAS;
         FeatureGates gates = context.options().featureGates();
@@ -136,8 +141,7 @@ public class ReplicaSetController extends QueueController<String> {
     }
 
     @Override
-    public void shutdown(Duration timeout) throws InterruptedException {
-        super.shutdown(timeout);
+    public void onShutdown() {
         apiCalls.shutdownNow();
     }
 

@@ -1,5 +1,7 @@
 package io.qkcm.controller.replicaset;
 
+import io.javaoperatorsdk.operator.api.reconciler.Ignore;
+import io.fabric8.kubernetes.api.model.ReplicationController;
 import io.qkcm.controller.ControllerContext;
 
 /**
@@ -7,14 +9,15 @@ import io.qkcm.controller.ControllerContext;
  * controller over ReplicationControllers converted to ReplicaSets, with its own queue
  * ({@code replicationmanager}) and event source ({@code replication-controller}).
  */
-public final class ReplicationManager extends ReplicaSetController {
+@Ignore // run in its own Operator by the manager, not by quarkus-operator-sdk\'s default one
+public final class ReplicationManager extends ReplicaSetController<ReplicationController> {
 
     public static final String NAME = "replicationcontroller-controller";
     public static final String QUEUE = "replicationmanager";
     public static final String EVENT_SOURCE = "replication-controller";
 
     public ReplicationManager(ControllerContext context) {
-        super(context, NAME, QUEUE, context.options().concurrentSyncs("rc"),
+        super(context, ReplicationController.class, QUEUE, context.options().concurrentSyncs("rc"),
                 new ReplicationControllerAdapter(context.informers(), context.client()), EVENT_SOURCE);
     }
 }

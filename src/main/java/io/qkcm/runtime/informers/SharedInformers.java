@@ -7,6 +7,8 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ThreadLocalRandom;
 
 import org.jboss.logging.Logger;
@@ -30,6 +32,7 @@ public final class SharedInformers {
     private final KubernetesClient client;
     private final Duration minResyncPeriod;
     private final Map<Class<?>, SharedIndexInformer<?>> informers = new LinkedHashMap<>();
+    private final Map<Class<?>, CompletableFuture<Void>> synced = new LinkedHashMap<>();
     private boolean started;
 
     public SharedInformers(KubernetesClient client, Duration minResyncPeriod) {
@@ -51,8 +54,9 @@ public final class SharedInformers {
                 return true;
             });
             informers.put(type, informer);
+            synced.put(type, new CompletableFuture<>());
             if (started) {
-                informer.start();
+                startOne(type, informer);
             }
         }
         return informer;
@@ -66,7 +70,30 @@ public final class SharedInformers {
 
     public synchronized void start() {
         started = true;
-        informers.values().forEach(SharedIndexInformer::start);
+        informers.forEach(this::startOne);
+    }
+
+    private void startOne(Class<?> type, SharedIndexInformer<?> informer) {
+        CompletableFuture<Void> done = synced.get(type);
+        informer.start().whenComplete((v, e) -> {
+            if (e != null) {
+                done.completeExceptionally(e);
+            } else {
+                done.complete(null);
+            }
+        });
+    }
+
+    /**
+     * Completes once the informer for {@code type} has synced its first list (its start completed). The
+     * informer must exist: views and event sources ask for it through {@link #informerFor} first.
+     */
+    public synchronized CompletionStage<Void> whenSynced(Class<?> type) {
+        CompletableFuture<Void> done = synced.get(type);
+        if (done == null) {
+            throw new IllegalStateException("no shared informer for " + type.getName());
+        }
+        return done.copy();
     }
 
     public synchronized boolean started() {

@@ -475,7 +475,7 @@ class EndpointsControllerTest {
             EndpointsController second = new EndpointsController(new ControllerContext(EndpointsController.NAME,
                     clients.forComponent(EndpointsController.CONTROLLER_NAME), informers,
                     events.recorder(EndpointsController.NAME), options, delayer, WorkQueueMetrics.NONE,
-                    events::recorder));
+                    events::recorder, io.qkcm.testing.TestOperators.create()));
             try {
                 informers.start();
                 second.start();

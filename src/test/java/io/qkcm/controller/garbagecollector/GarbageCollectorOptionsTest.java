@@ -22,7 +22,7 @@ class GarbageCollectorOptionsTest {
     @Test
     void disabledGarbageCollectorIsNotBuilt() {
         ControllerContext context = new ControllerContext(GarbageCollector.NAME, null, null, null,
-                options(Map.of("qkcm.enable-garbage-collector", "false")), null, null);
+                options(Map.of("qkcm.enable-garbage-collector", "false")), null, null, null);
         assertThat(GarbageCollector.create(context)).isNull();
     }
 

@@ -8,6 +8,9 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 
 import io.fabric8.kubernetes.api.model.Pod;
+import io.fabric8.kubernetes.api.model.apps.ReplicaSet;
+import io.qkcm.controller.Controller;
+import io.qkcm.testing.TestOperators;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import io.qkcm.controller.ControllerContext;
 import io.qkcm.controller.WorkQueueMetrics;
@@ -30,7 +33,8 @@ final class ControllerInstance implements AutoCloseable {
     final SharedInformers informers;
     final EventBroadcaster events;
     final ScheduledExecutorService delayer;
-    final ReplicaSetController controller;
+    final ReplicaSetController<ReplicaSet> controller;
+    final Controller running;
     private boolean closed;
 
     ControllerInstance(Vertx vertx) {
@@ -48,8 +52,9 @@ final class ControllerInstance implements AutoCloseable {
         });
         ControllerContext context = new ControllerContext(ReplicaSetController.NAME,
                 clients.forComponent(ReplicaSetController.NAME), informers, events.recorder(ReplicaSetController.NAME),
-                options, delayer, WorkQueueMetrics.NONE, events::recorder);
-        controller = new ReplicaSetController(context);
+                options, delayer, WorkQueueMetrics.NONE, events::recorder, TestOperators.create());
+        controller = ReplicaSetController.replicaSets(context);
+        running = context.operate(controller);
     }
 
     /** Starts the informers only; the workers are started by {@link #start}. */
@@ -61,7 +66,7 @@ final class ControllerInstance implements AutoCloseable {
 
     ControllerInstance start() throws InterruptedException {
         startInformers();
-        controller.start();
+        running.start();
         return this;
     }
 
@@ -79,7 +84,7 @@ final class ControllerInstance implements AutoCloseable {
         clients.close();
         informers.stop();
         try {
-            controller.shutdown(Duration.ZERO);
+            running.shutdown(Duration.ZERO);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
         }

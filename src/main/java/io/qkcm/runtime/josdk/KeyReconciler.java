@@ -1,0 +1,145 @@
+package io.qkcm.runtime.josdk;
+
+import java.util.ArrayList;
+import java.util.List;
+
+import org.jboss.logging.Logger;
+
+import io.fabric8.kubernetes.api.model.HasMetadata;
+import io.fabric8.kubernetes.client.KubernetesClientException;
+import io.fabric8.kubernetes.client.informers.SharedIndexInformer;
+import io.javaoperatorsdk.operator.api.reconciler.Context;
+import io.javaoperatorsdk.operator.api.reconciler.Ignore;
+import io.javaoperatorsdk.operator.api.reconciler.Reconciler;
+import io.javaoperatorsdk.operator.api.reconciler.UpdateControl;
+import io.javaoperatorsdk.operator.api.config.informer.InformerConfiguration;
+import io.javaoperatorsdk.operator.api.reconciler.EventSourceContext;
+import io.javaoperatorsdk.operator.processing.event.source.EventSource;
+import io.qkcm.controller.ControllerContext;
+import io.qkcm.controller.RateLimiter;
+
+/**
+ * A qkcm controller as a JOSDK {@link Reconciler}: upstream's {@code syncHandler(key)} is the body of
+ * {@link #reconcile}, and upstream's {@code processNextWorkItem} the frame around it — success forgets
+ * the key's backoff, an error goes to {@link #handleError} (default: log and {@code AddRateLimited},
+ * retried without limit, as upstream's ReplicaSet controller). Upstream's event handlers stay what they
+ * are, registered on the shared informers, and feed {@link #queue}.
+ *
+ * <p>What JOSDK is told (see {@link OperatorController}): trigger on all events, so a deleted primary is
+ * synced once more and upstream's not-found path runs; no generation filter, no finalizer, no periodic
+ * reconciliation, no status patching; JOSDK's own retry off, since the queue does it.
+ *
+ * <p>{@code @Ignore} keeps quarkus-operator-sdk from registering the class in its default Operator:
+ * each controller runs in an Operator of its own, built through the extension's configuration.
+ */
+@Ignore
+public abstract class KeyReconciler<P extends HasMetadata> implements Reconciler<P> {
+
+    protected final Logger log = Logger.getLogger(getClass());
+    protected final ControllerContext context;
+    /** Upstream's work queue for this controller. */
+    protected final QueueEventSource<P> queue;
+    private final Class<P> primaryType;
+    private final String queueName;
+    private final int workers;
+
+    /** With upstream's default controller rate limiter. */
+    protected KeyReconciler(ControllerContext context, Class<P> primaryType, String queueName, int workers) {
+        this(context, primaryType, queueName, workers, RateLimiter.controllerDefault());
+    }
+
+    protected KeyReconciler(ControllerContext context, Class<P> primaryType, String queueName, int workers,
+            RateLimiter<String> rateLimiter) {
+        this.context = context;
+        this.primaryType = primaryType;
+        this.queueName = queueName;
+        this.workers = workers;
+        boolean clusterScoped = !io.fabric8.kubernetes.api.model.Namespaced.class.isAssignableFrom(primaryType);
+        this.queue = new QueueEventSource<>(queueName, clusterScoped, rateLimiter, context.delayer(),
+                context.informers(), this::informers, context.retryCounter(queueName));
+        // the primary's cache is the shared one; asking for it now makes standbys keep it warm
+        context.informers().informerFor(primaryType);
+    }
+
+    /** Upstream's sync handler for one key. Throwing hands the error to {@link #handleError}. */
+    protected abstract void sync(String key) throws Exception;
+
+    /** The informers that must have synced before the first sync (upstream's WaitForNamedCacheSync). */
+    protected abstract List<SharedIndexInformer<?>> informers();
+
+    /**
+     * Upstream's {@code handleErr}. The default retries with the queue's backoff forever; controllers
+     * with upstream's maxRetries (deployment, endpoints, …) forget the key past them.
+     */
+    protected void handleError(String key, Exception e) {
+        if (e instanceof KubernetesClientException kce && kce.getCode() == 409) {
+            log.debugf("%s: conflict syncing %s, retrying: %s", queueName, key, kce.getMessage());
+        } else {
+            log.errorf("%s: error syncing %s (retry %d): %s", queueName, key, queue.numRequeues(key), shortMessage(e));
+            log.debug("sync failure", e);
+        }
+        queue.addRateLimited(key);
+    }
+
+    /** fabric8's messages embed the whole Status object; the first 300 characters say what failed. */
+    protected static String shortMessage(Exception e) {
+        String message = String.valueOf(e.getMessage());
+        return message.length() > 300 ? message.substring(0, 300) + "..." : message;
+    }
+
+    @Override
+    public final UpdateControl<P> reconcile(P primary, Context<P> ctx) throws InterruptedException {
+        String key = key(primary);
+        try {
+            sync(key);
+            queue.forget(key);
+        } catch (InterruptedException e) {
+            throw e;
+        } catch (Exception e) {
+            handleError(key, e);
+        }
+        return UpdateControl.noUpdate();
+    }
+
+    /** Upstream's key: {@code namespace/name}, or {@code name} for a cluster-scoped primary. */
+    public static String key(HasMetadata object) {
+        String ns = object.getMetadata().getNamespace();
+        return ns == null || ns.isEmpty() ? object.getMetadata().getName() : ns + "/" + object.getMetadata().getName();
+    }
+
+    @Override
+    public List<EventSource<?, P>> prepareEventSources(EventSourceContext<P> ctx) {
+        List<EventSource<?, P>> sources = new ArrayList<>();
+        sources.add(queue);
+        sources.addAll(dependentEventSources(ctx));
+        return sources;
+    }
+
+    /** Event sources of the dependent resources this reconciler uses, if any. */
+    protected List<EventSource<?, P>> dependentEventSources(EventSourceContext<P> ctx) {
+        return List.of();
+    }
+
+    /** The informer configuration of a dependent's secondary type: all namespaces, the shared cache. */
+    protected static <R extends HasMetadata> InformerConfiguration<R> sharedInformerConfiguration(Class<R> type) {
+        return InformerConfiguration.builder(type).withWatchAllNamespaces().build();
+    }
+
+    /** Called when the controller stops, after its Operator: release what the reconciler holds. */
+    public void onShutdown() {
+    }
+
+    public Class<P> primaryType() {
+        return primaryType;
+    }
+
+    /** Upstream's queue name: the JOSDK controller name and the {@code name} label of workqueue_*. */
+    public String queueName() {
+        return queueName;
+    }
+
+    /** Upstream's worker count for this queue ({@code --concurrent-*-syncs}). */
+    public int workers() {
+        return workers;
+    }
+}

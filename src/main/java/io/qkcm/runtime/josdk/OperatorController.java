@@ -1,0 +1,159 @@
+package io.qkcm.runtime.josdk;
+
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.ThreadPoolExecutor;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+
+import org.jboss.logging.Logger;
+
+import io.fabric8.kubernetes.api.model.HasMetadata;
+import io.fabric8.kubernetes.client.KubernetesClient;
+import io.javaoperatorsdk.operator.Operator;
+import io.javaoperatorsdk.operator.api.config.ConfigurationService;
+import io.javaoperatorsdk.operator.api.config.ControllerConfiguration;
+import io.javaoperatorsdk.operator.api.config.ResolvedControllerConfiguration;
+import io.javaoperatorsdk.operator.api.config.informer.InformerConfiguration;
+import io.javaoperatorsdk.operator.processing.event.rate.LinearRateLimiter;
+import io.javaoperatorsdk.operator.processing.retry.GenericRetry;
+import io.qkcm.controller.Controller;
+import io.qkcm.runtime.informers.SharedInformers;
+
+/**
+ * One upstream controller as a JOSDK {@link Operator} of its own, holding its reconcilers (one per
+ * upstream work queue). An Operator per controller because JOSDK 5.2 has one reconcile executor and one
+ * KubernetesClient per Operator, and upstream gives each controller its own worker count
+ * ({@code --concurrent-*-syncs}) and its own client (user agent, QPS, credentials).
+ *
+ * <p>The Operator's configuration is the quarkus-operator-sdk one, overridden: the controller's client
+ * wrapped so JOSDK's informers are views of the shared ones, a fixed pool of the controller's workers,
+ * the workqueue metrics, no leader election (the manager's Lease decides when {@link #start} runs), no
+ * server-side apply and no tracking annotations, the client left open on stop (the manager owns it).
+ */
+public final class OperatorController implements Controller {
+
+    private static final Logger LOG = Logger.getLogger(OperatorController.class);
+
+    private final String name;
+    private final Operator operator;
+    private final ThreadPoolExecutor workers;
+    private final int workerCount;
+    private final List<KeyReconciler<?>> reconcilers;
+    private volatile boolean started;
+    private volatile boolean failed;
+
+    OperatorController(String name, ConfigurationService base, KubernetesClient client, SharedInformers informers,
+            WorkqueueMetrics metrics, Duration terminationTimeout, List<KeyReconciler<?>> reconcilers) {
+        this.name = name;
+        this.reconcilers = List.copyOf(reconcilers);
+        this.workerCount = reconcilers.stream().mapToInt(KeyReconciler::workers).sum();
+        AtomicInteger n = new AtomicInteger();
+        this.workers = new ThreadPoolExecutor(workerCount, workerCount, 0, TimeUnit.MILLISECONDS,
+                new LinkedBlockingQueue<>(), r -> {
+                    Thread t = new Thread(r, name + "-worker-" + n.getAndIncrement());
+                    t.setDaemon(true);
+                    return t;
+                });
+        KubernetesClient josdkClient = SharedInformerClient.wrap(client, informers);
+        ConfigurationService configuration = ConfigurationService.newOverriddenConfigurationService(base, o -> o
+                .withKubernetesClient(josdkClient)
+                .withConcurrentReconciliationThreads(workerCount)
+                .withExecutorService(workers)
+                .withMetrics(metrics)
+                .withLeaderElectionConfiguration(null)
+                .withCloseClientOnStop(false)
+                .withStopOnInformerErrorDuringStartup(false)
+                .withCacheSyncTimeout(Duration.ofDays(365))
+                .withReconciliationTerminationTimeout(terminationTimeout)
+                .withUseSSAToPatchPrimaryResource(false)
+                .withSSABasedCreateUpdateMatchForDependentResources(false)
+                .withPreviousAnnotationForDependentResources(false)
+                .checkingCRDAndValidateLocalModel(false));
+        this.operator = new Operator(configuration);
+        for (KeyReconciler<?> r : reconcilers) {
+            register(operator, configuration, r);
+        }
+    }
+
+    private static <P extends HasMetadata> void register(Operator operator, ConfigurationService configuration,
+            KeyReconciler<P> reconciler) {
+        operator.register(reconciler, controllerConfiguration(configuration, reconciler));
+    }
+
+    /**
+     * What each reconciler is told: named as its upstream queue; every event triggers it (deleted
+     * primaries included); not generation-aware; no JOSDK retry and no JOSDK rate limit (the queue
+     * does both as client-go); no periodic reconciliation (upstream's resync comes from the shared
+     * informers); no finalizer is ever added (the reconciler is no Cleaner).
+     */
+    static <P extends HasMetadata> ControllerConfiguration<P> controllerConfiguration(ConfigurationService configuration,
+            KeyReconciler<P> reconciler) {
+        InformerConfiguration<P> informer = InformerConfiguration.builder(reconciler.primaryType())
+                .withWatchAllNamespaces().buildForController();
+        return new ResolvedControllerConfiguration<>(reconciler.queueName(), false,
+                reconciler.getClass().getCanonicalName(), GenericRetry.noRetry(), LinearRateLimiter.deactivatedRateLimiter(), null, null,
+                null, reconciler.queueName(), configuration, informer, true, null);
+    }
+
+    @Override
+    public String name() {
+        return name;
+    }
+
+    public List<KeyReconciler<?>> reconcilers() {
+        return reconcilers;
+    }
+
+    /** The reconcile workers of this controller (upstream's --concurrent-*-syncs). */
+    public int workerCount() {
+        return workerCount;
+    }
+
+    /**
+     * Starts the Operator on a thread of its own: its start waits for the caches the controller reads
+     * (as upstream's WaitForNamedCacheSync), and the manager starts controllers without waiting.
+     */
+    @Override
+    public synchronized void start() {
+        if (started) {
+            return;
+        }
+        started = true;
+        Thread t = new Thread(() -> {
+            try {
+                operator.start();
+                LOG.infof("Starting %s with %d workers", name, workerCount);
+            } catch (RuntimeException e) {
+                failed = true;
+                LOG.errorf("%s failed to start: %s", name, e.toString());
+                LOG.debug("start failure", e);
+            }
+        }, "start-" + name);
+        t.setDaemon(true);
+        t.start();
+    }
+
+    /** Stops handing out work and gives reconciles in flight the Operator's termination timeout. */
+    @Override
+    public void shutdown(Duration timeout) {
+        if (timeout.isZero()) {
+            workers.shutdownNow();
+        }
+        operator.stop();
+        workers.shutdownNow();
+        reconcilers.forEach(KeyReconciler::onShutdown);
+    }
+
+    @Override
+    public boolean healthy() {
+        return !started || (!failed && !workers.isShutdown());
+    }
+
+    /** The JOSDK Operator (for tests and the Dev UI). */
+    public Operator operator() {
+        return operator;
+    }
+}

@@ -1,0 +1,36 @@
+package io.qkcm.runtime.josdk;
+
+import java.time.Duration;
+import java.util.List;
+
+import io.fabric8.kubernetes.client.KubernetesClient;
+import io.javaoperatorsdk.operator.api.config.ConfigurationService;
+import io.qkcm.controller.Controller;
+import io.qkcm.runtime.informers.SharedInformers;
+
+/**
+ * Builds each controller's Operator from one base JOSDK configuration (quarkus-operator-sdk's, in
+ * the application) and one {@link WorkqueueMetrics} for the process.
+ */
+public final class Operators {
+
+    private final ConfigurationService base;
+    private final WorkqueueMetrics metrics;
+    private final Duration terminationTimeout;
+
+    public Operators(ConfigurationService base, WorkqueueMetrics metrics, Duration terminationTimeout) {
+        this.base = base;
+        this.metrics = metrics;
+        this.terminationTimeout = terminationTimeout;
+    }
+
+    /** The controller {@code name}, running {@code reconcilers} with {@code client}, on the shared informers. */
+    public OperatorController operate(String name, KubernetesClient client, SharedInformers informers,
+            List<KeyReconciler<?>> reconcilers) {
+        return new OperatorController(name, base, client, informers, metrics, terminationTimeout, reconcilers);
+    }
+
+    public WorkqueueMetrics metrics() {
+        return metrics;
+    }
+}
