@@ -15,6 +15,7 @@ import io.javaoperatorsdk.operator.api.reconciler.UpdateControl;
 import io.javaoperatorsdk.operator.api.config.informer.InformerConfiguration;
 import io.javaoperatorsdk.operator.api.reconciler.EventSourceContext;
 import io.javaoperatorsdk.operator.processing.event.source.EventSource;
+import io.javaoperatorsdk.operator.processing.event.source.filter.OnUpdateFilter;
 import io.qkcm.controller.ControllerContext;
 import io.qkcm.controller.RateLimiter;
 
@@ -64,6 +65,24 @@ public abstract class KeyReconciler<P extends HasMetadata> implements Reconciler
     /** Upstream's sync handler for one key. Throwing hands the error to {@link #handleError}. */
     protected abstract void sync(String key) throws Exception;
 
+    /**
+     * What {@link #reconcile} runs: {@link #sync(String)} unless overridden. Controllers with dependent
+     * resources, or that need the last state of a deleted primary ({@code ctx.isPrimaryResourceDeleted()},
+     * e.g. its UID), override this one. {@code primary} is the cached object, or the last known one
+     * when it was deleted.
+     */
+    protected void sync(String key, P primary, Context<P> ctx) throws Exception {
+        sync(key);
+    }
+
+    /**
+     * Which updates of the primary queue it (JOSDK's on-update filter); null, the default, queues every
+     * update and resync, as upstream's handlers that call {@code queue.Add} on update.
+     */
+    protected OnUpdateFilter<? super P> primaryUpdateFilter() {
+        return null;
+    }
+
     /** The informers that must have synced before the first sync (upstream's WaitForNamedCacheSync). */
     protected abstract List<SharedIndexInformer<?>> informers();
 
@@ -88,13 +107,14 @@ public abstract class KeyReconciler<P extends HasMetadata> implements Reconciler
     }
 
     @Override
-    public final UpdateControl<P> reconcile(P primary, Context<P> ctx) throws InterruptedException {
+    public final UpdateControl<P> reconcile(P primary, Context<P> ctx) {
         String key = key(primary);
         try {
-            sync(key);
+            sync(key, primary, ctx);
             queue.forget(key);
         } catch (InterruptedException e) {
-            throw e;
+            // the controller is stopping (or the process lost its lease): nothing to retry
+            Thread.currentThread().interrupt();
         } catch (Exception e) {
             handleError(key, e);
         }
