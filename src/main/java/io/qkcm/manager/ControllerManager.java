@@ -18,7 +18,6 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.function.BooleanSupplier;
-import java.util.function.IntConsumer;
 
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.enterprise.event.Observes;
@@ -66,16 +65,14 @@ public class ControllerManager {
     SecureServing serving;
     @Inject
     Instance<ControllerImplementation> implementations;
+    @Inject
+    HealthChecks health;
     /** quarkus-operator-sdk's JOSDK configuration: the base of every controller's Operator. */
     @Inject
     QuarkusConfigurationService josdk;
 
-    /** How the process ends after a lost lease; upstream: klog.FlushAndExit(..., 1). Replaceable in tests. */
-    static volatile IntConsumer fatalExit = code -> {
-        System.out.flush();
-        System.err.flush();
-        Runtime.getRuntime().halt(code);
-    };
+    @Inject
+    ProcessExit exit;
 
     private ControllerManagerOptions options;
     private KubeClients clients;
@@ -88,8 +85,6 @@ public class ControllerManager {
     private ControllerSelection selection;
     private final List<Controller> controllers = new ArrayList<>();
     private final Map<String, Boolean> started = new ConcurrentHashMap<>();
-    /** Controllers with a /healthz check: added once started, as upstream's AddHealthChecker. */
-    private final List<Controller> checked = new java.util.concurrent.CopyOnWriteArrayList<>();
     private volatile boolean running;
     private volatile boolean leaseLost;
 
@@ -138,7 +133,7 @@ public class ControllerManager {
         selection.skipped().forEach(s -> LOG.infof("skipping %s: %s", s.name(), s.reason()));
 
         // upstream serves /healthz and /metrics before building controllers and starting informers
-        serving.start(options, this::healthChecks);
+        serving.start(options, health::forPath);
         clients = new KubeClients(options, registry, vertx);
         informers = new SharedInformers(clients.forComponent("shared-informers"), options.minResyncPeriod());
         events = new EventBroadcaster(clients.forComponent("event-broadcaster"));
@@ -173,10 +168,14 @@ public class ControllerManager {
         }
         // Standby replicas fill their caches too, so a takeover starts from warm informers.
         informers.start();
+        health.addReadiness(HealthChecks.INFORMERS_SYNCED,
+                () -> informers.all().stream().allMatch(i -> i.hasSynced()));
         running = true;
         if (options.leaderElect()) {
             leaderElection = new LeaderElection(clients.forComponent("leader-election"), options,
                     events.recorder(MANAGER), registry);
+            LeaderElection election = leaderElection;
+            health.addLiveness("leaderElection", election::healthy);
             leaderElection.start(this::startControllers, this::lostLease);
         } else {
             startControllers();
@@ -210,7 +209,7 @@ public class ControllerManager {
             started.put(c.name(), false);
         }
         LOG.error("leaderelection lost, exiting with code 1");
-        fatalExit.accept(1);
+        exit.exit(1);
     }
 
     private synchronized void startControllers() {
@@ -220,7 +219,8 @@ public class ControllerManager {
         for (Controller c : controllers) {
             c.start();
             started.put(c.name(), true);
-            checked.add(c);
+            // upstream's AddHealthChecker: a controller's check exists once it has been started
+            health.addLiveness(c.name(), c::healthy);
             LOG.infof("Started controller %s", c.name());
         }
         LOG.infof("Started %d controllers: %s", controllers.size(),
@@ -283,20 +283,9 @@ public class ControllerManager {
         }
     }
 
-    /**
-     * /healthz checks, as upstream registers them: leaderElection when leader election is on, then one per
-     * controller once it has been started (a standby has only leaderElection). Empty → the server uses ping.
-     */
+    /** The liveness checks (/healthz), by name, in upstream's order. */
     public Map<String, BooleanSupplier> healthChecks() {
-        Map<String, BooleanSupplier> checks = new LinkedHashMap<>();
-        LeaderElection election = leaderElection;
-        if (options != null && options.leaderElect()) {
-            checks.put("leaderElection", () -> election == null || election.healthy());
-        }
-        for (Controller c : checked) {
-            checks.put(c.name(), c::healthy);
-        }
-        return checks;
+        return health.liveness();
     }
 
     public ControllerManagerOptions options() {

@@ -41,6 +41,18 @@ public final class AuditLog {
     }
 
     public List<Entry> entries() {
+        return read(false);
+    }
+
+    /**
+     * Long-running requests (watches) as they start: their ResponseComplete comes only when the watch
+     * ends, so a watch still open is seen only here.
+     */
+    public List<Entry> started() {
+        return read(true);
+    }
+
+    private List<Entry> read(boolean started) {
         List<String> lines;
         try {
             lines = Files.exists(path) ? Files.readAllLines(path) : List.of();
@@ -54,7 +66,7 @@ public final class AuditLog {
             }
             try {
                 JsonNode n = JSON.readTree(line);
-                if (!"ResponseComplete".equals(n.path("stage").asText())) {
+                if (!(started ? "ResponseStarted" : "ResponseComplete").equals(n.path("stage").asText())) {
                     continue;
                 }
                 JsonNode ref = n.path("objectRef");

@@ -75,14 +75,15 @@ public class SecureServing {
     private KubernetesClient authorizationClient;
     private DelegatingAuthenticator authenticator;
     private DelegatingAuthorizer authorizer;
-    private Supplier<Map<String, BooleanSupplier>> checks;
+    private java.util.function.Function<String, Map<String, BooleanSupplier>> checks;
     private volatile int port;
 
     /**
      * Starts serving unless {@code --secure-port=0}; returns once the port is bound. Fails (as upstream,
      * which then exits) when the certificate, the delegated clients or the listener cannot be set up.
      */
-    public synchronized void start(ControllerManagerOptions options, Supplier<Map<String, BooleanSupplier>> healthChecks) {
+    public synchronized void start(ControllerManagerOptions options,
+            java.util.function.Function<String, Map<String, BooleanSupplier>> healthChecks) {
         int securePort = options.integer("secure-port");
         if (securePort == 0) {
             LOG.info("--secure-port=0: not serving /healthz and /metrics");
@@ -324,10 +325,10 @@ public class SecureServing {
         String path = r.path();
         for (String health : HEALTH_PATHS) {
             if (path.equals(health)) {
-                return Healthz.handle(health, null, r.params(), checks.get());
+                return Healthz.handle(health, null, r.params(), checks.apply(health));
             }
             if (path.startsWith(health + "/") && path.length() > health.length() + 1) {
-                return Healthz.handle(health, path.substring(health.length() + 1), r.params(), checks.get());
+                return Healthz.handle(health, path.substring(health.length() + 1), r.params(), checks.apply(health));
             }
         }
         if (path.equals("/metrics")) {
