@@ -333,6 +333,11 @@ def managers(args):
     java_opts = args.qkcm_java_opts.split() if args.qkcm_java_opts else []
     if "qkcm-jvm" in args.managers:
         out.append(("qkcm-jvm", ["java", *java_opts, "-jar", jar]))
+    if "qkcm-base" in args.managers:
+        if args.qkcm_base_jar:
+            out.append(("qkcm-base", ["java", *java_opts, "-jar", args.qkcm_base_jar]))
+        else:
+            log("no --qkcm-base-jar / QKCM_BASE_JAR: skipping qkcm-base")
     if "qkcm-native" in args.managers:
         runners = sorted(glob.glob(os.path.join(os.path.dirname(os.path.dirname(jar)), "*-runner")))
         if runners:
@@ -684,7 +689,10 @@ def report(args, results, ceil, outdir):
             return f"{x:.2f}" if abs(x) < 10 else f"{x:.1f}"
         return f"{x:,.0f}"
 
-    head = ["figure (median)"] + names + [f"{n}/upstream" for n in names if base and n != base]
+    # a baseline build of qkcm (--qkcm-base-jar): the change under test is also given against it
+    vs_base = "qkcm-base" in names and "qkcm-jvm" in names
+    head = (["figure (median)"] + names + [f"{n}/upstream" for n in names if base and n != base]
+            + (["qkcm-jvm/qkcm-base"] if vs_base else []))
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for k in keys:
         row = [label.get(k, k)] + [fmt(meds[n][k]) for n in names]
@@ -692,6 +700,9 @@ def report(args, results, ceil, outdir):
             if base and n != base:
                 a, b = meds[n][k], meds[base][k]
                 row.append(f"{a / b:.2f}" if a is not None and b not in (None, 0) else "–")
+        if vs_base:
+            a, b = meds["qkcm-jvm"][k], meds["qkcm-base"][k]
+            row.append(f"{a / b:.2f}" if a is not None and b not in (None, 0) else "–")
         lines.append("| " + " | ".join(row) + " |")
     reps = {n: len(figs[n]) for n in names}
     load = [round(x, 1) for r in results for x in (r["loadavg_start"][0],)]
@@ -731,7 +742,7 @@ def chart(args, results, outdir):
     except ImportError:
         log("matplotlib missing (pip install matplotlib): no chart")
         return
-    colors = {"qkcm-jvm": "tab:red", "qkcm-native": "tab:orange", "upstream": "tab:blue"}
+    colors = {"qkcm-jvm": "tab:red", "qkcm-base": "tab:green", "qkcm-native": "tab:orange", "upstream": "tab:blue"}
     fig, axes = plt.subplots(1, 2, figsize=(13, 4.8))
     for ax, pname, title in ((axes[0], "scale-up", f"scale-up: {args.deployments}×{args.replicas} Deployments"),
                              (axes[1], "big-rs", f"ReplicaSet 0 → {args.rs_replicas}")):
@@ -781,6 +792,8 @@ def main():
                                             "garbage-collector-controller,node-lifecycle-controller")
     p.add_argument("--managers", default="qkcm-jvm,qkcm-native,upstream")
     p.add_argument("--qkcm-jar", default=os.environ.get("QKCM_JAR"))
+    p.add_argument("--qkcm-base-jar", default=os.environ.get("QKCM_BASE_JAR"),
+                   help="a baseline qkcm build (quarkus-run.jar) run as manager qkcm-base, e.g. main before a change")
     p.add_argument("--qkcm-java-opts", default=os.environ.get("QKCM_JAVA_OPTS", default_java_opts()),
                    help="JVM options of qkcm-jvm (default: bin/qkcm's, the ones users get)")
     p.add_argument("--ceiling-pods", type=int)
