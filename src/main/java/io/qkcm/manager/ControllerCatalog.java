@@ -105,26 +105,26 @@ public final class ControllerCatalog {
         c.gated("service-cidr-controller", null, "MultiCIDRServiceAllocator");
         c.gated("storage-version-migrator-controller", "svm", "StorageVersionMigrator");
         c.register(new KnownController("selinux-warning-controller", List.of(), true,
-                List.of("SELinuxChangePolicy"), false, Optional.empty()));
+                List.of("SELinuxChangePolicy"), false, Optional.empty(), Optional.empty()));
         return c;
     }
 
     private void add(String name, String alias) {
         register(new KnownController(name, alias == null ? List.of() : List.of(alias), false, List.of(), false,
-                Optional.empty()));
+                Optional.empty(), Optional.empty()));
     }
 
     private void off(String name, String alias) {
-        register(new KnownController(name, List.of(alias), true, List.of(), false, Optional.empty()));
+        register(new KnownController(name, List.of(alias), true, List.of(), false, Optional.empty(), Optional.empty()));
     }
 
     private void cloud(String name, String alias) {
-        register(new KnownController(name, List.of(alias), false, List.of(), true, Optional.empty()));
+        register(new KnownController(name, List.of(alias), false, List.of(), true, Optional.empty(), Optional.empty()));
     }
 
     private void gated(String name, String alias, String... gates) {
         register(new KnownController(name, alias == null ? List.of() : List.of(alias), false, List.of(gates),
-                false, Optional.empty()));
+                false, Optional.empty(), Optional.empty()));
     }
 
     private void register(KnownController controller) {
@@ -136,13 +136,29 @@ public final class ControllerCatalog {
 
     /** Attaches qkcm's implementation to an upstream controller name. */
     public ControllerCatalog implement(String name, KnownController.Initializer init) {
+        return attach(name, init, Optional.empty());
+    }
+
+    /** A controller qkcm implements only in part; {@code missing} says what upstream does that it does not. */
+    public ControllerCatalog implementPartially(String name, KnownController.Initializer init, String missing) {
+        return attach(name, init, Optional.of(missing));
+    }
+
+    private ControllerCatalog attach(String name, KnownController.Initializer init, Optional<String> partial) {
         KnownController known = byName.get(name);
         if (known == null) {
             throw new IllegalArgumentException("not an upstream controller: " + name);
         }
         byName.put(name, new KnownController(known.name(), known.aliases(), known.disabledByDefault(),
-                known.requiredFeatureGates(), known.cloudProvider(), Optional.of(init)));
+                known.requiredFeatureGates(), known.cloudProvider(), Optional.of(init), partial));
         return this;
+    }
+
+    /** The partially implemented controllers and what each lacks. */
+    public Map<String, String> partial() {
+        Map<String, String> out = new LinkedHashMap<>();
+        byName.values().forEach(k -> k.partial().ifPresent(p -> out.put(k.name(), p)));
+        return out;
     }
 
     /** Upstream's client name for a controller: its ServiceAccount and user-agent suffix. */

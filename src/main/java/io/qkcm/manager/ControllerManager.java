@@ -130,6 +130,8 @@ public class ControllerManager {
             LOG.warnf("controllers enabled but not implemented by qkcm, NOT running: %s",
                     String.join(", ", selection.notImplemented()));
         }
+        selection.running().stream().filter(KnownController::isPartial).forEach(k -> LOG.warnf(
+                "controller %s is implemented only in part by qkcm: %s", k.name(), k.partial().orElseThrow()));
         selection.skipped().forEach(s -> LOG.infof("skipping %s: %s", s.name(), s.reason()));
 
         // upstream serves /healthz and /metrics before building controllers and starting informers

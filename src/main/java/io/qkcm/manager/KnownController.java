@@ -17,12 +17,18 @@ public record KnownController(
         boolean disabledByDefault,
         List<String> requiredFeatureGates,
         boolean cloudProvider,
-        Optional<Initializer> init) {
+        Optional<Initializer> init,
+        Optional<String> partial) {
 
     /** Builds a controller; called once per process, before the shared informers start. */
     @FunctionalInterface
     public interface Initializer {
         Controller create(ControllerContext context);
+    }
+
+    /** Implemented in part: {@link #partial} says what is missing (shown at startup and in --help). */
+    public boolean isPartial() {
+        return partial.isPresent();
     }
 
     public boolean implemented() {

@@ -26,7 +26,8 @@ public final class ManagedControllers {
                 .implement("serviceaccount-controller", ServiceAccountsController::new)
                 .implement("root-ca-certificate-publisher-controller", ServiceAccountControllers::rootCAPublisher)
                 .implement("legacy-serviceaccount-token-cleaner-controller", ServiceAccountControllers::legacyTokenCleaner)
-                .implement(NodeLifecycleController.NAME, NodeLifecycleController::new)
+                .implementPartially(NodeLifecycleController.NAME, NodeLifecycleController::new,
+                        "only the NoSchedule taint pass (node condition and unschedulable taints); node health monitoring (Unknown conditions, NoExecute taints, evictions) is not ported")
                 .implement("endpointslice-mirroring-controller", io.qkcm.controller.endpointslicemirroring.EndpointSliceMirroringController::new)
                 .implement("endpoints-controller", io.qkcm.controller.endpoint.EndpointsController::new)
                 .implement("endpointslice-controller", io.qkcm.controller.endpointslice.EndpointSliceController::new);

@@ -76,7 +76,7 @@ public class QkcmMain implements QuarkusApplication {
         if (result.help()) {
             List<String> implemented = catalog.all().stream().filter(KnownController::implemented)
                     .map(KnownController::name).toList();
-            System.out.print(flags.help(catalog.names(), catalog.disabledByDefault(), implemented));
+            System.out.print(flags.help(catalog.names(), catalog.disabledByDefault(), implemented, catalog.partial()));
             return 0;
         }
         if (result.version()) {

@@ -136,7 +136,8 @@ public final class Flags {
     }
 
     /** {@code --help}: upstream's sections and flags, marking those qkcm accepts without acting on. */
-    public String help(List<String> controllerNames, List<String> disabledByDefault, List<String> implemented) {
+    public String help(List<String> controllerNames, List<String> disabledByDefault, List<String> implemented,
+            java.util.Map<String, String> partial) {
         StringBuilder sb = new StringBuilder();
         sb.append("qkcm: a drop-in kube-controller-manager (Kubernetes v1.34) on Quarkus.\n\n");
         sb.append("Usage:\n  qkcm [flags]\n\n");
@@ -160,10 +161,15 @@ public final class Flags {
             sb.append(head.length() < 56 ? " ".repeat(56 - head.length()) : "\n" + " ".repeat(56));
             sb.append(usage).append(dflt).append('\n');
         }
-        sb.append("\nControllers (--controllers), marked * when on by default and + when qkcm implements them:\n");
+        sb.append("\nControllers (--controllers), marked * when on by default, + when qkcm implements them and ~ when\n");
+        sb.append("it implements them in part (what is missing follows the name):\n");
         for (String name : controllerNames) {
             sb.append("  ").append(disabledByDefault.contains(name) ? " " : "*")
-                    .append(implemented.contains(name) ? "+" : " ").append(' ').append(name).append('\n');
+                    .append(partial.containsKey(name) ? "~" : implemented.contains(name) ? "+" : " ").append(' ').append(name);
+            if (partial.containsKey(name)) {
+                sb.append(" (partial: ").append(partial.get(name)).append(')');
+            }
+            sb.append('\n');
         }
         return sb.toString();
     }
