@@ -88,6 +88,11 @@ public final class ControllerContext {
         return operators.operate(controllerName, client, informers, java.util.List.of(reconcilers));
     }
 
+    /** The process's metrics registry (upstream's legacyregistry): controllers' own metrics go here. */
+    public io.micrometer.core.instrument.MeterRegistry metrics() {
+        return operators.metrics().registry();
+    }
+
     /** Counts a retry (AddRateLimited) of the queue {@code queueName} in workqueue_retries_total. */
     public Runnable retryCounter(String queueName) {
         return operators.metrics().retries(queueName);

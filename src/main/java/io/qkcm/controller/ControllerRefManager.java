@@ -33,7 +33,7 @@ import io.fabric8.kubernetes.client.dsl.base.PatchType;
 public final class ControllerRefManager<T extends HasMetadata> {
 
     private static final Logger LOG = Logger.getLogger(ControllerRefManager.class);
-    private static final ObjectMapper JSON = new ObjectMapper();
+    private static final ObjectMapper JSON = io.qkcm.runtime.Json.mapper();
 
     /** Applies a strategic-merge patch to a dependent. */
     @FunctionalInterface

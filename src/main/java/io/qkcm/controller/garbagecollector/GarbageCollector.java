@@ -81,11 +81,11 @@ public final class GarbageCollector implements Controller {
         this.graph = new GraphBuilder(informers, context.events(), graphChanges, attemptToDelete, attemptToOrphan);
         this.ops = new Operations(client, discovery, graph);
         this.syncer = Executors.newSingleThreadScheduledExecutor(daemon("gc-discovery-sync"));
-        // upstream garbagecollector_controller_resources_sync_error_total (Quarkus links its registry to the global one)
+        // upstream garbagecollector_controller_resources_sync_error_total
         this.resourcesSyncErrors = io.micrometer.core.instrument.Counter
                 .builder("garbagecollector.controller.resources.sync.error")
                 .description("Number of garbage collector resources sync errors")
-                .register(io.micrometer.core.instrument.Metrics.globalRegistry);
+                .register(context.metrics());
         this.orphaners = Executors.newFixedThreadPool(Math.max(1, workers), daemon("gc-orphan-dependents"));
     }
 

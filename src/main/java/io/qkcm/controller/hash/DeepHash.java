@@ -19,7 +19,7 @@ import io.fabric8.kubernetes.client.utils.KubernetesSerialization;
 public final class DeepHash {
 
     private static final KubernetesSerialization SERIALIZATION = new KubernetesSerialization();
-    private static final ObjectMapper MAPPER = new ObjectMapper();
+    private static final ObjectMapper MAPPER = io.qkcm.runtime.Json.mapper();
 
     private DeepHash() {
     }

@@ -74,7 +74,7 @@ public final class GoSpew {
             if (in == null) {
                 throw new IllegalStateException(resource + " is missing from the classpath");
             }
-            return new GoSpew(new ObjectMapper().readTree(in));
+            return new GoSpew(io.qkcm.runtime.Json.mapper().readTree(in));
         } catch (IOException e) {
             throw new IllegalStateException("cannot read " + resource, e);
         }

@@ -35,7 +35,7 @@ public final class MetadataClient {
     public static final String STRATEGIC_MERGE_PATCH = "application/strategic-merge-patch+json";
     public static final String MERGE_PATCH = "application/merge-patch+json";
 
-    static final ObjectMapper JSON = new ObjectMapper();
+    static final ObjectMapper JSON = io.qkcm.runtime.Json.mapper();
     private static final long REQUEST_TIMEOUT_SECONDS = 60;
 
     private final KubernetesClient client;

@@ -83,6 +83,11 @@ public final class WorkqueueMetrics implements Metrics {
         return queues.computeIfAbsent(name, Queue::new);
     }
 
+    /** The process's one metrics registry. */
+    public MeterRegistry registry() {
+        return registry;
+    }
+
     /** What the queue's {@code AddRateLimited} calls to count a retry. */
     public Runnable retries(String queueName) {
         Counter retries = queue(queueName).retries;
