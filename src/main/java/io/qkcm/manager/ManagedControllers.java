@@ -19,7 +19,7 @@ public final class ManagedControllers {
         return ControllerCatalog.upstream()
                 .implement("replicaset-controller", c -> c.operate(io.qkcm.controller.replicaset.ReplicaSetController.replicaSets(c)))
                 .implement("replicationcontroller-controller", c -> c.operate(new io.qkcm.controller.replicaset.ReplicationManager(c)))
-                .implement("deployment-controller", io.qkcm.controller.deployment.DeploymentController::new)
+                .implement("deployment-controller", c -> c.operate(new io.qkcm.controller.deployment.DeploymentController(c)))
                 .implement("garbage-collector-controller", io.qkcm.controller.garbagecollector.GarbageCollector::create)
                 .implement("serviceaccount-token-controller", ServiceAccountControllers::tokens)
                 .implement("namespace-controller", NamespaceController::new)

@@ -1,5 +1,7 @@
 package io.qkcm.controller.deployment;
 
+import io.javaoperatorsdk.operator.api.reconciler.Ignore;
+import io.qkcm.runtime.josdk.KeyReconciler;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -20,7 +22,6 @@ import io.qkcm.controller.ApiErrors;
 import io.qkcm.controller.ControllerContext;
 import io.qkcm.controller.ControllerRefManager;
 import io.qkcm.controller.LabelSelectors;
-import io.qkcm.controller.QueueController;
 import io.qkcm.controller.deployment.util.DeploymentUtil;
 import io.qkcm.controller.events.EventRecorder;
 
@@ -30,7 +31,8 @@ import io.qkcm.controller.events.EventRecorder;
  * deployment_controller.go (event handlers, claiming, syncDeployment); the other concerns live in
  * {@link Sync}, {@link Rolling}, {@link Recreate}, {@link Progress} and {@link Rollback}.
  */
-public class DeploymentController extends QueueController<String> {
+@Ignore // runs in its own Operator (io.qkcm.runtime.josdk), not quarkus-operator-sdk's default one
+public class DeploymentController extends KeyReconciler<Deployment> {
 
     public static final String NAME = "deployment-controller";
     public static final String QUEUE = "deployment";
@@ -48,9 +50,16 @@ public class DeploymentController extends QueueController<String> {
     final Progress progress = new Progress(this);
     final Rollback rollback = new Rollback(this);
     final boolean terminatingReplicasGate;
+    /** Upstream's clock (nowFn): condition times and the progress deadline. */
+    final java.time.Clock clock;
 
     public DeploymentController(ControllerContext context) {
-        super(context, NAME, QUEUE, context.options().concurrentSyncs("deployment"));
+        this(context, java.time.Clock.systemUTC());
+    }
+
+    DeploymentController(ControllerContext context, java.time.Clock clock) {
+        super(context, Deployment.class, QUEUE, context.options().concurrentSyncs("deployment"));
+        this.clock = clock;
         this.terminatingReplicasGate = context.options().featureGates().enabled("DeploymentReplicaSetTerminatingReplicas");
         dInformer = context.informers().informerFor(Deployment.class);
         rsInformer = context.informers().informerFor(ReplicaSet.class);

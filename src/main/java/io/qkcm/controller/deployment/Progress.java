@@ -35,13 +35,13 @@ final class Progress {
                 String msg = newRS != null
                         ? String.format("ReplicaSet \"%s\" has successfully progressed.", newRS.getMetadata().getName())
                         : String.format("Deployment \"%s\" has successfully progressed.", name);
-                DeploymentUtil.setCondition(newStatus, DeploymentUtil.newCondition(DeploymentUtil.PROGRESSING, "True",
+                DeploymentUtil.setCondition(newStatus, DeploymentUtil.newCondition(dc.clock, DeploymentUtil.PROGRESSING, "True",
                         DeploymentUtil.NEW_RS_AVAILABLE_REASON, msg));
             } else if (DeploymentUtil.deploymentProgressing(d, newStatus)) {
                 String msg = newRS != null
                         ? String.format("ReplicaSet \"%s\" is progressing.", newRS.getMetadata().getName())
                         : String.format("Deployment \"%s\" is progressing.", name);
-                DeploymentCondition condition = DeploymentUtil.newCondition(DeploymentUtil.PROGRESSING, "True",
+                DeploymentCondition condition = DeploymentUtil.newCondition(dc.clock, DeploymentUtil.PROGRESSING, "True",
                         DeploymentUtil.REPLICA_SET_UPDATED_REASON, msg);
                 if (currentCond != null) {
                     if ("True".equals(currentCond.getStatus())) {
@@ -50,11 +50,11 @@ final class Progress {
                     DeploymentUtil.removeCondition(newStatus, DeploymentUtil.PROGRESSING);
                 }
                 DeploymentUtil.setCondition(newStatus, condition);
-            } else if (DeploymentUtil.deploymentTimedOut(d, newStatus)) {
+            } else if (DeploymentUtil.deploymentTimedOut(d, newStatus, dc.clock)) {
                 String msg = newRS != null
                         ? String.format("ReplicaSet \"%s\" has timed out progressing.", newRS.getMetadata().getName())
                         : String.format("Deployment \"%s\" has timed out progressing.", name);
-                DeploymentUtil.setCondition(newStatus, DeploymentUtil.newCondition(DeploymentUtil.PROGRESSING, "False",
+                DeploymentUtil.setCondition(newStatus, DeploymentUtil.newCondition(dc.clock, DeploymentUtil.PROGRESSING, "False",
                         DeploymentUtil.TIMED_OUT_REASON, msg));
             }
         }
@@ -109,7 +109,7 @@ final class Progress {
         }
         Instant deadline = DeploymentUtil.parseTime(currentCond.getLastUpdateTime())
                 .plusSeconds(d.getSpec().getProgressDeadlineSeconds());
-        Duration after = Duration.between(DeploymentUtil.now.get(), deadline);
+        Duration after = Duration.between(dc.clock.instant(), deadline);
         if (after.compareTo(Duration.ofSeconds(1)) < 0) {
             dc.enqueueRateLimited(d);
             return Duration.ZERO;

@@ -71,11 +71,11 @@ final class Sync {
         boolean paused = Boolean.TRUE.equals(d.getSpec().getPaused());
         boolean needsUpdate = false;
         if (paused && !pausedCondExists) {
-            DeploymentUtil.setCondition(DeploymentController.status(d), DeploymentUtil.newCondition(DeploymentUtil.PROGRESSING,
+            DeploymentUtil.setCondition(DeploymentController.status(d), DeploymentUtil.newCondition(dc.clock, DeploymentUtil.PROGRESSING,
                     "Unknown", DeploymentUtil.PAUSED_DEPLOY_REASON, "Deployment is paused"));
             needsUpdate = true;
         } else if (!paused && pausedCondExists) {
-            DeploymentUtil.setCondition(DeploymentController.status(d), DeploymentUtil.newCondition(DeploymentUtil.PROGRESSING,
+            DeploymentUtil.setCondition(DeploymentController.status(d), DeploymentUtil.newCondition(dc.clock, DeploymentUtil.PROGRESSING,
                     "Unknown", DeploymentUtil.RESUMED_DEPLOY_REASON, "Deployment is resumed"));
             needsUpdate = true;
         }
@@ -112,7 +112,7 @@ final class Sync {
             DeploymentCondition cond = DeploymentUtil.getCondition(d.getStatus(), DeploymentUtil.PROGRESSING);
             if (DeploymentUtil.hasProgressDeadline(d) && cond == null) {
                 String msg = String.format("Found new replica set \"%s\"", rsCopy.getMetadata().getName());
-                DeploymentUtil.setCondition(DeploymentController.status(d), DeploymentUtil.newCondition(
+                DeploymentUtil.setCondition(DeploymentController.status(d), DeploymentUtil.newCondition(dc.clock,
                         DeploymentUtil.PROGRESSING, "True", DeploymentUtil.FOUND_NEW_RS_REASON, msg));
                 needsUpdate = true;
             }
@@ -188,7 +188,7 @@ final class Sync {
                 String msg = String.format("Failed to create new replica set \"%s\": %s", newRS.getMetadata().getName(),
                         ApiErrors.message(err));
                 if (DeploymentUtil.hasProgressDeadline(d)) {
-                    DeploymentUtil.setCondition(DeploymentController.status(d), DeploymentUtil.newCondition(
+                    DeploymentUtil.setCondition(DeploymentController.status(d), DeploymentUtil.newCondition(dc.clock,
                             DeploymentUtil.PROGRESSING, "False", DeploymentUtil.FAILED_RS_CREATE_REASON, msg));
                     try {
                         dc.updateStatus(d);
@@ -207,7 +207,7 @@ final class Sync {
         boolean needsUpdate = DeploymentUtil.setDeploymentRevision(d, newRevision);
         if (!alreadyExists && DeploymentUtil.hasProgressDeadline(d)) {
             String msg = String.format("Created new replica set \"%s\"", createdRS.getMetadata().getName());
-            DeploymentUtil.setCondition(DeploymentController.status(d), DeploymentUtil.newCondition(
+            DeploymentUtil.setCondition(DeploymentController.status(d), DeploymentUtil.newCondition(dc.clock,
                     DeploymentUtil.PROGRESSING, "True", DeploymentUtil.NEW_REPLICA_SET_REASON, msg));
             needsUpdate = true;
         }
@@ -370,10 +370,10 @@ final class Sync {
         }
         status.setConditions(conditions);
         if (available >= replicas(d) - DeploymentUtil.maxUnavailable(d)) {
-            DeploymentUtil.setCondition(status, DeploymentUtil.newCondition(DeploymentUtil.AVAILABLE, "True",
+            DeploymentUtil.setCondition(status, DeploymentUtil.newCondition(dc.clock, DeploymentUtil.AVAILABLE, "True",
                     DeploymentUtil.MINIMUM_REPLICAS_AVAILABLE, "Deployment has minimum availability."));
         } else {
-            DeploymentUtil.setCondition(status, DeploymentUtil.newCondition(DeploymentUtil.AVAILABLE, "False",
+            DeploymentUtil.setCondition(status, DeploymentUtil.newCondition(dc.clock, DeploymentUtil.AVAILABLE, "False",
                     DeploymentUtil.MINIMUM_REPLICAS_UNAVAILABLE, "Deployment does not have minimum availability."));
         }
         return status;

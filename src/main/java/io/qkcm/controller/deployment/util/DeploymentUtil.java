@@ -61,8 +61,6 @@ public final class DeploymentUtil {
 
     private static final KubernetesSerialization SERIALIZATION = new KubernetesSerialization();
 
-    /** Overridable clock (upstream's nowFn), for tests. */
-    public static volatile java.util.function.Supplier<Instant> now = Instant::now;
 
     private DeploymentUtil() {
     }
@@ -74,8 +72,8 @@ public final class DeploymentUtil {
     // ---- time -----------------------------------------------------------------------------
 
     /** metav1.Now() as it will be stored: RFC 3339 with second precision. */
-    public static String nowString() {
-        return formatTime(now.get());
+    public static String nowString(java.time.Clock clock) {
+        return formatTime(clock.instant());
     }
 
     public static String formatTime(Instant t) {
@@ -88,8 +86,9 @@ public final class DeploymentUtil {
 
     // ---- conditions -----------------------------------------------------------------------
 
-    public static DeploymentCondition newCondition(String type, String status, String reason, String message) {
-        String ts = nowString();
+    public static DeploymentCondition newCondition(java.time.Clock clock, String type, String status, String reason,
+            String message) {
+        String ts = nowString(clock);
         DeploymentCondition c = new DeploymentCondition();
         c.setType(type);
         c.setStatus(status);
@@ -615,7 +614,7 @@ public final class DeploymentUtil {
                 || intOf(newStatus.getAvailableReplicas()) > intOf(old.getAvailableReplicas());
     }
 
-    public static boolean deploymentTimedOut(Deployment d, DeploymentStatus newStatus) {
+    public static boolean deploymentTimedOut(Deployment d, DeploymentStatus newStatus, java.time.Clock clock) {
         if (!hasProgressDeadline(d)) {
             return false;
         }
@@ -630,7 +629,7 @@ public final class DeploymentUtil {
             return true;
         }
         Instant from = parseTime(c.getLastUpdateTime());
-        return from.plusSeconds(d.getSpec().getProgressDeadlineSeconds()).isBefore(now.get());
+        return from.plusSeconds(d.getSpec().getProgressDeadlineSeconds()).isBefore(clock.instant());
     }
 
     // ---- finding ReplicaSets --------------------------------------------------------------

@@ -17,7 +17,7 @@ import io.fabric8.kubernetes.client.utils.KubernetesSerialization;
 public final class PodTemplateHash {
 
     private static final KubernetesSerialization SERIALIZATION = new KubernetesSerialization();
-    private static final ObjectMapper MAPPER = new ObjectMapper();
+    private static final ObjectMapper MAPPER = io.qkcm.runtime.Json.mapper();
     private static final String ALPHANUMS = "bcdfghjklmnpqrstvwxz2456789";
 
     private PodTemplateHash() {

@@ -111,11 +111,11 @@ class DeploymentUtilTest {
     @Test
     void conditionsKeepTransitionTimeOnSameStatusAndMoveToTheEnd() {
         DeploymentStatus s = new DeploymentStatus();
-        var p = DeploymentUtil.newCondition("Progressing", "True", "ReplicaSetUpdated", "m");
+        var p = DeploymentUtil.newCondition(java.time.Clock.systemUTC(), "Progressing", "True", "ReplicaSetUpdated", "m");
         p.setLastTransitionTime("2020-01-01T00:00:00Z");
         DeploymentUtil.setCondition(s, p);
-        DeploymentUtil.setCondition(s, DeploymentUtil.newCondition("Available", "True", "MinimumReplicasAvailable", "x"));
-        DeploymentUtil.setCondition(s, DeploymentUtil.newCondition("Progressing", "True", "NewReplicaSetAvailable", "y"));
+        DeploymentUtil.setCondition(s, DeploymentUtil.newCondition(java.time.Clock.systemUTC(), "Available", "True", "MinimumReplicasAvailable", "x"));
+        DeploymentUtil.setCondition(s, DeploymentUtil.newCondition(java.time.Clock.systemUTC(), "Progressing", "True", "NewReplicaSetAvailable", "y"));
         assertThat(s.getConditions()).extracting(c -> c.getType()).containsExactly("Available", "Progressing");
         assertThat(s.getConditions().get(1).getLastTransitionTime()).isEqualTo("2020-01-01T00:00:00Z");
     }
