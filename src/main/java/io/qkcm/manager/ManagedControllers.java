@@ -22,11 +22,12 @@ public final class ManagedControllers {
                 .implement("deployment-controller", c -> c.operate(new io.qkcm.controller.deployment.DeploymentController(c)))
                 .implement("garbage-collector-controller", io.qkcm.controller.garbagecollector.GarbageCollector::create)
                 .implement("serviceaccount-token-controller", ServiceAccountControllers::tokens)
-                .implement("namespace-controller", NamespaceController::new)
-                .implement("serviceaccount-controller", ServiceAccountsController::new)
-                .implement("root-ca-certificate-publisher-controller", ServiceAccountControllers::rootCAPublisher)
+                .implement("namespace-controller", c -> c.operate(new NamespaceController(c)))
+                .implement("serviceaccount-controller", c -> c.operate(new ServiceAccountsController(c)))
+                .implement("root-ca-certificate-publisher-controller",
+                        c -> c.operate(io.qkcm.controller.certificates.rootcacertpublisher.RootCACertPublisher.create(c)))
                 .implement("legacy-serviceaccount-token-cleaner-controller", ServiceAccountControllers::legacyTokenCleaner)
-                .implementPartially(NodeLifecycleController.NAME, NodeLifecycleController::new,
+                .implementPartially(NodeLifecycleController.NAME, c -> c.operate(new NodeLifecycleController(c)),
                         "only the NoSchedule taint pass (node condition and unschedulable taints); node health monitoring (Unknown conditions, NoExecute taints, evictions) is not ported")
                 .implement("endpointslice-mirroring-controller", io.qkcm.controller.endpointslicemirroring.EndpointSliceMirroringController::new)
                 .implement("endpoints-controller", io.qkcm.controller.endpoint.EndpointsController::new)

@@ -1,5 +1,9 @@
 package io.qkcm.controller.namespace;
 
+import io.javaoperatorsdk.operator.api.reconciler.Ignore;
+import io.javaoperatorsdk.operator.processing.event.source.filter.OnAddFilter;
+import io.javaoperatorsdk.operator.processing.event.source.filter.OnUpdateFilter;
+import io.qkcm.runtime.josdk.KeyReconciler;
 import java.time.Duration;
 import java.util.List;
 
@@ -7,7 +11,6 @@ import io.fabric8.kubernetes.api.model.Namespace;
 import io.fabric8.kubernetes.client.informers.ResourceEventHandler;
 import io.fabric8.kubernetes.client.informers.SharedIndexInformer;
 import io.qkcm.controller.ControllerContext;
-import io.qkcm.controller.QueueController;
 import io.qkcm.controller.RateLimiter;
 
 /**
@@ -18,7 +21,8 @@ import io.qkcm.controller.RateLimiter;
  * limiter). Watches namespaces through the process' one shared Namespace informer, with upstream's
  * {@code --namespace-sync-period} resync.
  */
-public final class NamespaceController extends QueueController<String> {
+@Ignore // runs in its own Operator (io.qkcm.runtime.josdk), not quarkus-operator-sdk's default one
+public final class NamespaceController extends KeyReconciler<Namespace> {
 
     public static final String NAME = "namespace-controller";
     /** v1.FinalizerKubernetes: the spec finalizer this controller removes. */
@@ -29,9 +33,9 @@ public final class NamespaceController extends QueueController<String> {
     private final NamespacedResourcesDeleter deleter;
 
     public NamespaceController(ControllerContext context) {
-        super(context, NAME, context.newQueue("namespace", RateLimiter.<String>maxOf(
-                RateLimiter.exponential(Duration.ofMillis(5), Duration.ofSeconds(60)), RateLimiter.bucket(10, 100))),
-                context.options().concurrentSyncs("namespace"));
+        super(context, Namespace.class, "namespace", context.options().concurrentSyncs("namespace"),
+                RateLimiter.<String>maxOf(RateLimiter.exponential(Duration.ofMillis(5), Duration.ofSeconds(60)),
+                        RateLimiter.bucket(10, 100)));
         this.deleter = new NamespacedResourcesDeleter(context.client(), FINALIZER_KUBERNETES);
         this.deleter.initOpCache();
         this.namespaces = context.informers().informerFor(Namespace.class);
@@ -59,6 +63,17 @@ public final class NamespaceController extends QueueController<String> {
         }
     }
 
+    /** Upstream queues only deleting namespaces, after the grace period: JOSDK's own add/update events are off. */
+    @Override
+    protected OnAddFilter<? super Namespace> primaryAddFilter() {
+        return ns -> false;
+    }
+
+    @Override
+    protected OnUpdateFilter<? super Namespace> primaryUpdateFilter() {
+        return (newNs, oldNs) -> false;
+    }
+
     private void enqueue(Namespace ns) {
         if (ns.getMetadata().getDeletionTimestamp() == null) {
             return;
@@ -77,7 +92,7 @@ public final class NamespaceController extends QueueController<String> {
         try {
             Namespace ns = namespaces.getStore().getByKey(key);
             if (ns == null) {
-                log.infof("Namespace has been deleted: %s", key);
+                log.debugf("Namespace has been deleted: %s", key);
                 return;
             }
             deleter.delete(ns.getMetadata().getName());

@@ -1,5 +1,7 @@
 package io.qkcm.controller.nodelifecycle;
 
+import io.javaoperatorsdk.operator.api.reconciler.Ignore;
+import io.qkcm.runtime.josdk.KeyReconciler;
 import java.time.Instant;
 import java.time.temporal.ChronoUnit;
 import java.util.ArrayList;
@@ -14,7 +16,6 @@ import io.fabric8.kubernetes.api.model.TaintBuilder;
 import io.fabric8.kubernetes.client.informers.ResourceEventHandler;
 import io.fabric8.kubernetes.client.informers.SharedIndexInformer;
 import io.qkcm.controller.ControllerContext;
-import io.qkcm.controller.QueueController;
 
 /**
  * node-lifecycle-controller, its NoSchedule tainting pass (upstream doNoScheduleTaintingPass): every
@@ -26,7 +27,8 @@ import io.qkcm.controller.QueueController;
  * <p>Not ported yet: node health monitoring (marking nodes Unknown after --node-monitor-grace-period)
  * and the NoExecute taints that drive eviction.
  */
-public final class NodeLifecycleController extends QueueController<String> {
+@Ignore // runs in its own Operator (io.qkcm.runtime.josdk), not quarkus-operator-sdk's default one
+public final class NodeLifecycleController extends KeyReconciler<Node> {
 
     public static final String NAME = "node-lifecycle-controller";
 
@@ -50,7 +52,7 @@ public final class NodeLifecycleController extends QueueController<String> {
 
     public NodeLifecycleController(ControllerContext context) {
         // upstream runs the tainting pass from a plain queue with 8 workers (scheduler.UpdateWorkerSize)
-        super(context, NAME, "node_lifecycle_controller", 8);
+        super(context, Node.class, "node_lifecycle_controller", 8);
         this.nodes = context.informers().informerFor(Node.class);
         nodes.addEventHandler(new ResourceEventHandler<>() {
             @Override

@@ -1,15 +1,13 @@
 package io.qkcm.controller.serviceaccount;
 
 import java.io.IOException;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 
 import org.jboss.logging.Logger;
 
 import io.qkcm.controller.Controller;
 import io.qkcm.controller.ControllerContext;
-import io.qkcm.controller.certificates.rootcacertpublisher.RootCA;
-import io.qkcm.controller.certificates.rootcacertpublisher.RootCACertPublisher;
+import io.qkcm.controller.RootCA;
 
 /**
  * How upstream's cmd/kube-controller-manager starts the service-account controllers and the root CA
@@ -45,12 +43,6 @@ public final class ServiceAccountControllers {
             throw new IllegalArgumentException("failed to build token generator: " + e.getMessage());
         }
         return new TokensController(context, generator, rootCA);
-    }
-
-    /** root-ca-certificate-publisher-controller: --root-ca-file, else the API client's CA data. */
-    public static Controller rootCAPublisher(ControllerContext context) {
-        byte[] rootCA = RootCA.load(context);
-        return new RootCACertPublisher(context, new String(rootCA, StandardCharsets.UTF_8));
     }
 
     /** legacy-serviceaccount-token-cleaner-controller: --legacy-service-account-token-clean-up-period. */

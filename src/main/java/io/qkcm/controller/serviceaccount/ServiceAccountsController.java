@@ -1,6 +1,8 @@
 package io.qkcm.controller.serviceaccount;
 
-import java.util.ArrayList;
+import io.javaoperatorsdk.operator.api.reconciler.Context;
+import io.javaoperatorsdk.operator.api.reconciler.Ignore;
+import io.qkcm.runtime.josdk.KeyReconciler;
 import java.util.List;
 
 import io.fabric8.kubernetes.api.model.Namespace;
@@ -11,29 +13,32 @@ import io.fabric8.kubernetes.client.KubernetesClientException;
 import io.fabric8.kubernetes.client.informers.ResourceEventHandler;
 import io.fabric8.kubernetes.client.informers.SharedIndexInformer;
 import io.qkcm.controller.ControllerContext;
-import io.qkcm.controller.QueueController;
 
 /**
  * serviceaccount-controller (upstream serviceaccounts_controller.go): the {@code default}
  * ServiceAccount exists in every active namespace; it is recreated when deleted and never created
  * in a terminating namespace. Keyed by namespace name.
  *
- * <p>The per-namespace ServiceAccount is what JOSDK would model as a dependent resource, but a JOSDK
- * reconciler would open its own Namespace and ServiceAccount caches; this controller reads the
- * process' shared informers instead, as upstream reads the shared informer factory.
+ * <p>The per-namespace ServiceAccount is a JOSDK dependent resource ({@link DefaultServiceAccount}),
+ * read from the process' shared ServiceAccount cache.
  */
-public final class ServiceAccountsController extends QueueController<String> {
+@Ignore // runs in its own Operator (io.qkcm.runtime.josdk), not quarkus-operator-sdk's default one
+public final class ServiceAccountsController extends KeyReconciler<Namespace> {
 
     public static final String NAME = "serviceaccount-controller";
     static final List<String> SERVICE_ACCOUNTS_TO_ENSURE = List.of("default");
 
     private final SharedIndexInformer<ServiceAccount> serviceAccounts;
     private final SharedIndexInformer<Namespace> namespaces;
+    private final DefaultServiceAccount defaultServiceAccount;
 
     public ServiceAccountsController(ControllerContext context) {
-        super(context, NAME, "serviceaccount", 1);
+        super(context, Namespace.class, "serviceaccount", 1);
         this.serviceAccounts = context.informers().informerFor(ServiceAccount.class);
         this.namespaces = context.informers().informerFor(Namespace.class);
+        this.defaultServiceAccount = new DefaultServiceAccount(serviceAccounts.getStore());
+        // upstream queues the namespace when one of its service accounts is deleted; namespace adds and
+        // updates reach the reconciler as JOSDK's primary events
         serviceAccounts.addEventHandler(new ResourceEventHandler<>() {
             @Override
             public void onAdd(ServiceAccount sa) {
@@ -48,21 +53,6 @@ public final class ServiceAccountsController extends QueueController<String> {
                 queue.add(sa.getMetadata().getNamespace());
             }
         });
-        namespaces.addEventHandler(new ResourceEventHandler<>() {
-            @Override
-            public void onAdd(Namespace ns) {
-                queue.add(ns.getMetadata().getName());
-            }
-
-            @Override
-            public void onUpdate(Namespace oldNs, Namespace newNs) {
-                queue.add(newNs.getMetadata().getName());
-            }
-
-            @Override
-            public void onDelete(Namespace ns, boolean deletedFinalStateUnknown) {
-            }
-        });
     }
 
     @Override
@@ -71,7 +61,7 @@ public final class ServiceAccountsController extends QueueController<String> {
     }
 
     @Override
-    protected void sync(String namespace) throws Exception {
+    protected void sync(String namespace, Namespace primary, Context<Namespace> ctx) {
         Namespace ns = namespaces.getStore().getByKey(namespace);
         if (ns == null) {
             return;
@@ -79,27 +69,7 @@ public final class ServiceAccountsController extends QueueController<String> {
         if (ns.getStatus() == null || !"Active".equals(ns.getStatus().getPhase())) {
             return; // terminating namespaces get no new service accounts
         }
-        List<String> failures = new ArrayList<>();
-        for (String name : SERVICE_ACCOUNTS_TO_ENSURE) {
-            if (serviceAccounts.getStore().getByKey(namespace + "/" + name) != null) {
-                continue;
-            }
-            ServiceAccount sa = new ServiceAccountBuilder().withNewMetadata().withName(name).withNamespace(namespace)
-                    .endMetadata().build();
-            try {
-                context.client().serviceAccounts().inNamespace(namespace).resource(sa).create();
-            } catch (KubernetesClientException e) {
-                if (isAlreadyExists(e)) {
-                    continue;
-                }
-                if (!isNamespaceTerminating(e)) {
-                    failures.add(e.getMessage());
-                }
-            }
-        }
-        if (!failures.isEmpty()) {
-            throw new IllegalStateException(String.join("; ", failures));
-        }
+        defaultServiceAccount.reconcile(ns, ctx);
     }
 
     static boolean isAlreadyExists(KubernetesClientException e) {

@@ -15,6 +15,7 @@ import io.javaoperatorsdk.operator.api.reconciler.UpdateControl;
 import io.javaoperatorsdk.operator.api.config.informer.InformerConfiguration;
 import io.javaoperatorsdk.operator.api.reconciler.EventSourceContext;
 import io.javaoperatorsdk.operator.processing.event.source.EventSource;
+import io.javaoperatorsdk.operator.processing.event.source.filter.OnAddFilter;
 import io.javaoperatorsdk.operator.processing.event.source.filter.OnUpdateFilter;
 import io.qkcm.controller.ControllerContext;
 import io.qkcm.controller.RateLimiter;
@@ -56,14 +57,19 @@ public abstract class KeyReconciler<P extends HasMetadata> implements Reconciler
         this.queueName = queueName;
         this.workers = workers;
         boolean clusterScoped = !io.fabric8.kubernetes.api.model.Namespaced.class.isAssignableFrom(primaryType);
-        this.queue = new QueueEventSource<>(queueName, clusterScoped, rateLimiter, context.delayer(),
-                context.informers(), this::informers, context.retryCounter(queueName));
         // the primary's cache is the shared one; asking for it now makes standbys keep it warm
-        context.informers().informerFor(primaryType);
+        var primaries = context.informers().informerFor(primaryType).getStore();
+        this.queue = new QueueEventSource<>(queueName, primaries::getByKey, clusterScoped, rateLimiter,
+                context.delayer(), context.informers(), this::informers, context.retryCounter(queueName));
     }
 
-    /** Upstream's sync handler for one key. Throwing hands the error to {@link #handleError}. */
-    protected abstract void sync(String key) throws Exception;
+    /**
+     * Upstream's sync handler for one key. Throwing hands the error to {@link #handleError}. A controller
+     * overrides this one, or {@link #sync(String, HasMetadata, Context)} when it needs JOSDK's context.
+     */
+    protected void sync(String key) throws Exception {
+        throw new IllegalStateException(getClass().getName() + " overrides neither sync(key) nor sync(key, primary, ctx)");
+    }
 
     /**
      * What {@link #reconcile} runs: {@link #sync(String)} unless overridden. Controllers with dependent
@@ -77,9 +83,16 @@ public abstract class KeyReconciler<P extends HasMetadata> implements Reconciler
 
     /**
      * Which updates of the primary queue it (JOSDK's on-update filter); null, the default, queues every
-     * update and resync, as upstream's handlers that call {@code queue.Add} on update.
+     * update and resync, as upstream's handlers that call {@code queue.Add} on update. A controller whose
+     * upstream handler queues selectively (or after a delay) rejects them here and queues from its own
+     * handler on the shared informer.
      */
     protected OnUpdateFilter<? super P> primaryUpdateFilter() {
+        return null;
+    }
+
+    /** Which adds of the primary queue it (JOSDK's on-add filter); null, the default, queues every add. */
+    protected OnAddFilter<? super P> primaryAddFilter() {
         return null;
     }
 

@@ -92,7 +92,8 @@ public final class OperatorController implements Controller {
     static <P extends HasMetadata> ControllerConfiguration<P> controllerConfiguration(ConfigurationService configuration,
             KeyReconciler<P> reconciler) {
         InformerConfiguration<P> informer = InformerConfiguration.builder(reconciler.primaryType())
-                .withWatchAllNamespaces().withOnUpdateFilter(reconciler.primaryUpdateFilter()).buildForController();
+                .withWatchAllNamespaces().withOnAddFilter(reconciler.primaryAddFilter())
+                .withOnUpdateFilter(reconciler.primaryUpdateFilter()).buildForController();
         return new ResolvedControllerConfiguration<>(reconciler.queueName(), false,
                 reconciler.getClass().getCanonicalName(), GenericRetry.noRetry(), LinearRateLimiter.deactivatedRateLimiter(), null, null,
                 null, reconciler.queueName(), configuration, informer, true, null);

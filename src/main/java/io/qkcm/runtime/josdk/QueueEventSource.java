@@ -20,6 +20,8 @@ import io.javaoperatorsdk.operator.processing.event.Event;
 import io.javaoperatorsdk.operator.processing.event.EventHandler;
 import io.javaoperatorsdk.operator.processing.event.ResourceID;
 import io.javaoperatorsdk.operator.processing.event.source.AbstractEventSource;
+import io.javaoperatorsdk.operator.processing.event.source.controller.ResourceAction;
+import io.javaoperatorsdk.operator.processing.event.source.controller.ResourceEvent;
 import io.qkcm.controller.RateLimiter;
 import io.qkcm.runtime.informers.SharedInformers;
 
@@ -51,16 +53,19 @@ public final class QueueEventSource<P extends HasMetadata> extends AbstractEvent
     private final Supplier<Collection<? extends SharedIndexInformer<?>>> needed;
     private final Runnable retried;
     private final Map<String, Pending> waiting = new ConcurrentHashMap<>();
+    private final java.util.function.Function<String, ? extends HasMetadata> cachedPrimary;
     private volatile boolean shutDown;
 
     private record Pending(long dueNanos, ScheduledFuture<?> future) {
     }
 
-    QueueEventSource(String name, boolean clusterScoped, RateLimiter<String> rateLimiter,
+    QueueEventSource(String name, java.util.function.Function<String, ? extends HasMetadata> cachedPrimary,
+            boolean clusterScoped, RateLimiter<String> rateLimiter,
             ScheduledExecutorService delayer, SharedInformers informers,
             Supplier<Collection<? extends SharedIndexInformer<?>>> needed, Runnable retried) {
         super(Void.class, name + "-queue");
         this.name = name;
+        this.cachedPrimary = cachedPrimary;
         this.clusterScoped = clusterScoped;
         this.rateLimiter = rateLimiter;
         this.delayer = delayer;
@@ -77,7 +82,13 @@ public final class QueueEventSource<P extends HasMetadata> extends AbstractEvent
         if (handler == null || shutDown) {
             return;
         }
-        handler.handleEvent(new Event(resourceId(key)));
+        ResourceID id = resourceId(key);
+        // With the cached primary, the event is a resource event: JOSDK then tracks the key even when its
+        // own event source filtered the primary's events out (the namespace controller queues only
+        // deleting namespaces, after a grace period). A key not in the cache is a plain event: JOSDK
+        // syncs it only if it still tracks the primary (a delete in flight), as upstream finds it gone.
+        HasMetadata cached = cachedPrimary == null ? null : cachedPrimary.apply(key);
+        handler.handleEvent(cached != null ? new ResourceEvent(ResourceAction.UPDATED, id, cached) : new Event(id));
     }
 
     /** Upstream's {@code queue.AddAfter(key, d)}: the earliest pending time for a key wins. */

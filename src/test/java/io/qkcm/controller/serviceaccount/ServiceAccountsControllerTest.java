@@ -39,6 +39,12 @@ class ServiceAccountsControllerTest {
                 assertThat(again).isNotNull();
                 assertThat(again.getMetadata().getUid()).isNotEqualTo(first.getMetadata().getUid());
             });
+            // the JOSDK dependent writes what upstream writes: a plain create, no annotation, label or owner
+            ServiceAccount recreated = client.serviceAccounts().inNamespace(ns).withName("default").get();
+            assertThat(recreated.getMetadata().getAnnotations()).isNullOrEmpty();
+            assertThat(recreated.getMetadata().getLabels()).isNullOrEmpty();
+            assertThat(recreated.getMetadata().getOwnerReferences()).isNullOrEmpty();
+            assertThat(recreated.getMetadata().getManagedFields()).extracting(f -> f.getOperation()).doesNotContain("Apply");
             // only "default" is ensured
             assertThat(client.serviceAccounts().inNamespace(ns).list().getItems())
                     .extracting(sa -> sa.getMetadata().getName()).containsExactly("default");

@@ -1,5 +1,10 @@
 package io.qkcm.controller.certificates.rootcacertpublisher;
 
+import io.javaoperatorsdk.operator.api.reconciler.Context;
+import io.javaoperatorsdk.operator.api.reconciler.Ignore;
+import io.javaoperatorsdk.operator.processing.event.source.filter.OnUpdateFilter;
+import io.qkcm.controller.RootCA;
+import io.qkcm.runtime.josdk.KeyReconciler;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -12,7 +17,6 @@ import io.fabric8.kubernetes.client.KubernetesClientException;
 import io.fabric8.kubernetes.client.informers.ResourceEventHandler;
 import io.fabric8.kubernetes.client.informers.SharedIndexInformer;
 import io.qkcm.controller.ControllerContext;
-import io.qkcm.controller.QueueController;
 
 /**
  * root-ca-certificate-publisher-controller (upstream pkg/controller/certificates/rootcacertpublisher):
@@ -24,7 +28,8 @@ import io.qkcm.controller.QueueController;
  * open a second Namespace and ConfigMap cache next to the process' shared informers; this controller
  * reads the shared informers, as upstream reads the shared informer factory.
  */
-public final class RootCACertPublisher extends QueueController<String> {
+@Ignore // runs in its own Operator (io.qkcm.runtime.josdk), not quarkus-operator-sdk's default one
+public final class RootCACertPublisher extends KeyReconciler<Namespace> {
 
     public static final String NAME = "root-ca-certificate-publisher-controller";
     public static final String ROOT_CA_CERT_CONFIG_MAP_NAME = "kube-root-ca.crt";
@@ -33,15 +38,20 @@ public final class RootCACertPublisher extends QueueController<String> {
             + "when using internal endpoints such as the internal service IP or kubernetes.default.svc. "
             + "No other usage is guaranteed across distributions of Kubernetes clusters.";
 
-    private final String rootCA;
+    private final RootCAConfigMap configMap;
     private final SharedIndexInformer<ConfigMap> configMaps;
     private final SharedIndexInformer<Namespace> namespaces;
 
+    /** As upstream's start function: the CA from --root-ca-file, else the API client's CA data. */
+    public static RootCACertPublisher create(ControllerContext context) {
+        return new RootCACertPublisher(context, new String(RootCA.load(context), java.nio.charset.StandardCharsets.UTF_8));
+    }
+
     public RootCACertPublisher(ControllerContext context, String rootCA) {
-        super(context, NAME, "root_ca_cert_publisher", 1);
-        this.rootCA = rootCA;
+        super(context, Namespace.class, "root_ca_cert_publisher", 1);
         this.configMaps = context.informers().informerFor(ConfigMap.class);
         this.namespaces = context.informers().informerFor(Namespace.class);
+        this.configMap = new RootCAConfigMap(configMaps.getStore(), rootCA);
         configMaps.addEventHandler(new ResourceEventHandler<>() {
             @Override
             public void onAdd(ConfigMap cm) {
@@ -61,24 +71,12 @@ public final class RootCACertPublisher extends QueueController<String> {
                 }
             }
         });
-        namespaces.addEventHandler(new ResourceEventHandler<>() {
-            @Override
-            public void onAdd(Namespace ns) {
-                queue.add(ns.getMetadata().getName());
-            }
+    }
 
-            @Override
-            public void onUpdate(Namespace oldNs, Namespace newNs) {
-                if (newNs.getStatus() == null || !"Active".equals(newNs.getStatus().getPhase())) {
-                    return;
-                }
-                queue.add(newNs.getMetadata().getName());
-            }
-
-            @Override
-            public void onDelete(Namespace ns, boolean deletedFinalStateUnknown) {
-            }
-        });
+    /** Upstream queues a namespace on update only while it is Active; adds always (JOSDK's primary events). */
+    @Override
+    protected OnUpdateFilter<? super Namespace> primaryUpdateFilter() {
+        return (newNs, oldNs) -> newNs.getStatus() != null && "Active".equals(newNs.getStatus().getPhase());
     }
 
     @Override
@@ -88,57 +86,15 @@ public final class RootCACertPublisher extends QueueController<String> {
     }
 
     @Override
-    protected void sync(String ns) throws Exception {
+    protected void sync(String ns, Namespace primary, Context<Namespace> ctx) {
+        if (ctx.isPrimaryResourceDeleted()) {
+            return; // upstream does not queue a deleted namespace
+        }
         long start = System.nanoTime();
         try {
-            syncNamespace(ns);
+            configMap.reconcile(primary, ctx);
         } finally {
             log.tracef("Finished syncing namespace %s (%dms)", ns, (System.nanoTime() - start) / 1_000_000);
         }
-    }
-
-    private void syncNamespace(String ns) {
-        ConfigMap cm = configMaps.getStore().getByKey(ns + "/" + ROOT_CA_CERT_CONFIG_MAP_NAME);
-        Map<String, String> data = Map.of("ca.crt", rootCA);
-        if (cm == null) {
-            ConfigMap created = new ConfigMapBuilder().withNewMetadata().withName(ROOT_CA_CERT_CONFIG_MAP_NAME)
-                    .withNamespace(ns).withAnnotations(Map.of(DESCRIPTION_ANNOTATION, DESCRIPTION)).endMetadata()
-                    .withData(data).build();
-            try {
-                context.client().configMaps().inNamespace(ns).resource(created).create();
-            } catch (KubernetesClientException e) {
-                if (e.getCode() == 404 || isNamespaceTerminating(e)) {
-                    return;
-                }
-                throw e;
-            }
-            return;
-        }
-        Map<String, String> annotations = cm.getMetadata().getAnnotations();
-        String description = annotations == null ? null : annotations.get(DESCRIPTION_ANNOTATION);
-        Map<String, String> current = cm.getData() == null ? Map.of() : cm.getData();
-        if (current.equals(data) && description != null && !description.isEmpty()) {
-            return;
-        }
-        ConfigMap updated = new ConfigMapBuilder(cm).build();
-        updated.setData(new HashMap<>(data));
-        Map<String, String> newAnnotations = annotations == null ? new HashMap<>() : new HashMap<>(annotations);
-        newAnnotations.put(DESCRIPTION_ANNOTATION, DESCRIPTION);
-        updated.getMetadata().setAnnotations(newAnnotations);
-        updated.setBinaryData(cm.getBinaryData());
-        context.client().configMaps().inNamespace(ns).resource(updated).update();
-    }
-
-    private static boolean isNamespaceTerminating(KubernetesClientException e) {
-        if (e.getStatus() == null || e.getStatus().getDetails() == null
-                || e.getStatus().getDetails().getCauses() == null) {
-            return false;
-        }
-        for (StatusCause c : e.getStatus().getDetails().getCauses()) {
-            if ("NamespaceTerminating".equals(c.getReason())) {
-                return true;
-            }
-        }
-        return false;
     }
 }

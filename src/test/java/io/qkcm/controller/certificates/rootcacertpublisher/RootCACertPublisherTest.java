@@ -40,6 +40,11 @@ class RootCACertPublisherTest {
             assertThat(published.getData()).isEqualTo(Map.of("ca.crt", ca));
             assertThat(published.getMetadata().getAnnotations()).containsEntry("kubernetes.io/description",
                     RootCACertPublisher.DESCRIPTION);
+            // the JOSDK dependent writes what upstream writes: only the description, no owner, no apply
+            assertThat(published.getMetadata().getAnnotations()).containsOnlyKeys("kubernetes.io/description");
+            assertThat(published.getMetadata().getLabels()).isNullOrEmpty();
+            assertThat(published.getMetadata().getOwnerReferences()).isNullOrEmpty();
+            assertThat(published.getMetadata().getManagedFields()).extracting(f -> f.getOperation()).containsOnly("Update");
 
             // an edit is reverted
             Conflicts.retry(() -> client.configMaps().inNamespace(ns).withName("kube-root-ca.crt").edit(cm -> {

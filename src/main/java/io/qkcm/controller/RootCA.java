@@ -1,4 +1,4 @@
-package io.qkcm.controller.certificates.rootcacertpublisher;
+package io.qkcm.controller;
 
 import java.io.ByteArrayInputStream;
 import java.io.IOException;
@@ -10,7 +10,6 @@ import java.security.cert.CertificateFactory;
 import java.util.Base64;
 
 import io.fabric8.kubernetes.client.Config;
-import io.qkcm.controller.ControllerContext;
 
 /**
  * The API server CA bundle that root-ca-certificate-publisher-controller and
