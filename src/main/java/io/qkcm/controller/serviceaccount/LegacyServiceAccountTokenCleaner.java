@@ -34,7 +34,11 @@ import io.fabric8.kubernetes.client.dsl.base.PatchContext;
 import io.fabric8.kubernetes.client.dsl.base.PatchType;
 import io.fabric8.kubernetes.client.informers.SharedIndexInformer;
 import io.fabric8.kubernetes.client.utils.Serialization;
-import io.qkcm.controller.Controller;
+import io.javaoperatorsdk.operator.api.reconciler.Context;
+import io.javaoperatorsdk.operator.api.reconciler.Ignore;
+import io.javaoperatorsdk.operator.processing.event.source.filter.GenericFilter;
+import io.javaoperatorsdk.operator.processing.event.source.filter.OnUpdateFilter;
+import io.qkcm.runtime.josdk.KeyReconciler;
 import io.qkcm.controller.ControllerContext;
 
 /**
@@ -43,8 +47,17 @@ import io.qkcm.controller.ControllerContext;
  * auto-generated token Secrets (referenced by their ServiceAccount, not mounted by any pod) unused for
  * that period are labelled {@code kubernetes.io/legacy-token-invalid-since=<today>}, and deleted once
  * they have been invalid for the period. Runs at start and then every sync interval (upstream: 24h).
+ *
+ * <p>Upstream runs one evaluation of all tokens every sync interval, with no queue. As a JOSDK
+ * reconciler its primary is the one object each evaluation starts from: kube-apiserver's tracking
+ * ConfigMap ({@code kube-system/kube-apiserver-legacy-service-account-token-tracking}); its add (at
+ * start, or when the API server first writes it) runs the first evaluation, and each evaluation
+ * queues the next one a sync interval later. Its updates and other ConfigMaps queue nothing, so the
+ * rhythm stays upstream's. One difference: while the ConfigMap does not exist, upstream logs an error
+ * every interval and qkcm waits silently for it.
  */
-public final class LegacyServiceAccountTokenCleaner implements Controller {
+@Ignore // runs in its own Operator (io.qkcm.runtime.josdk), not quarkus-operator-sdk's default one
+public final class LegacyServiceAccountTokenCleaner extends KeyReconciler<ConfigMap> {
 
     public static final String NAME = "legacy-serviceaccount-token-cleaner-controller";
     public static final String LAST_USED_LABEL_KEY = "kubernetes.io/legacy-token-last-used";
@@ -55,15 +68,25 @@ public final class LegacyServiceAccountTokenCleaner implements Controller {
 
     private static final Logger LOG = Logger.getLogger(LegacyServiceAccountTokenCleaner.class);
 
-    private final ControllerContext context;
     private final Duration minimumSinceLastUsed;
     private final Duration syncInterval;
     private final SharedIndexInformer<ServiceAccount> serviceAccounts;
     private final SharedIndexInformer<Secret> secrets;
     private final SharedIndexInformer<Pod> pods;
-    private ScheduledExecutorService timer;
+    private final SharedIndexInformer<ConfigMap> configMaps;
 
     public LegacyServiceAccountTokenCleaner(ControllerContext context, Duration cleanUpPeriod, Duration syncInterval) {
+        super(checked(context, cleanUpPeriod, syncInterval), ConfigMap.class, "legacy_serviceaccount_token_cleaner", 1);
+        this.minimumSinceLastUsed = cleanUpPeriod;
+        this.syncInterval = syncInterval;
+        this.serviceAccounts = context.informers().informerFor(ServiceAccount.class);
+        this.secrets = context.informers().informerFor(Secret.class);
+        this.pods = context.informers().informerFor(Pod.class);
+        this.configMaps = context.informers().informerFor(ConfigMap.class);
+    }
+
+    /** The cleaner's constructor checks come before the reconciler's: upstream's start errors first. */
+    private static ControllerContext checked(ControllerContext context, Duration cleanUpPeriod, Duration syncInterval) {
         if (cleanUpPeriod.isZero() || cleanUpPeriod.isNegative()) {
             throw new IllegalArgumentException("failed to start the legacy service account token cleaner: "
                     + "invalid CleanUpPeriod: " + cleanUpPeriod);
@@ -72,62 +95,37 @@ public final class LegacyServiceAccountTokenCleaner implements Controller {
             throw new IllegalArgumentException("failed to start the legacy service account token cleaner: "
                     + "invalid SyncInterval: " + syncInterval);
         }
-        this.context = context;
-        this.minimumSinceLastUsed = cleanUpPeriod;
-        this.syncInterval = syncInterval;
-        this.serviceAccounts = context.informers().informerFor(ServiceAccount.class);
-        this.secrets = context.informers().informerFor(Secret.class);
-        this.pods = context.informers().informerFor(Pod.class);
+        return context;
     }
 
     @Override
-    public String name() {
-        return NAME;
+    protected GenericFilter<? super ConfigMap> primaryFilter() {
+        return cm -> "kube-system".equals(cm.getMetadata().getNamespace())
+                && TRACKING_CONFIG_MAP.equals(cm.getMetadata().getName());
     }
 
     @Override
-    public synchronized void start() {
-        if (timer != null) {
+    protected OnUpdateFilter<? super ConfigMap> primaryUpdateFilter() {
+        return (newCm, oldCm) -> false;
+    }
+
+    @Override
+    protected List<SharedIndexInformer<?>> informers() {
+        return List.of(serviceAccounts, secrets, pods, configMaps);
+    }
+
+    @Override
+    protected void sync(String key, ConfigMap tracking, Context<ConfigMap> ctx) {
+        if (ctx.isPrimaryResourceDeleted()) {
             return;
         }
-        LOG.info("Starting legacy service account token cleaner controller");
-        timer = Executors.newSingleThreadScheduledExecutor(r -> {
-            Thread t = new Thread(r, NAME);
-            t.setDaemon(true);
-            return t;
-        });
-        timer.execute(() -> {
-            try {
-                context.informers().waitForSync(List.of(serviceAccounts, secrets, pods));
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-                return;
-            }
-            // wait.Until: the period runs from the end of one evaluation to the start of the next
-            timer.scheduleWithFixedDelay(this::evaluateSafely, 0, syncInterval.toMillis(), TimeUnit.MILLISECONDS);
-        });
-    }
-
-    private void evaluateSafely() {
         try {
             evaluateSATokens(Instant.now());
         } catch (RuntimeException e) {
             LOG.errorf("legacy token evaluation failed: %s", e.toString());
         }
-    }
-
-    @Override
-    public synchronized void shutdown(Duration timeout) throws InterruptedException {
-        if (timer != null) {
-            LOG.info("Shutting down legacy service account token cleaner controller");
-            timer.shutdownNow();
-            timer.awaitTermination(timeout.toMillis(), TimeUnit.MILLISECONDS);
-        }
-    }
-
-    @Override
-    public synchronized boolean healthy() {
-        return timer == null || !timer.isTerminated() || timer.isShutdown();
+        // wait.Until: the period runs from the end of one evaluation to the start of the next
+        queue.addAfter(key, syncInterval);
     }
 
     void evaluateSATokens(Instant nowInstant) {

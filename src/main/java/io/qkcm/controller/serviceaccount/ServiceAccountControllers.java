@@ -42,13 +42,13 @@ public final class ServiceAccountControllers {
         } catch (IllegalArgumentException e) {
             throw new IllegalArgumentException("failed to build token generator: " + e.getMessage());
         }
-        return new TokensController(context, generator, rootCA);
+        return context.operate(new TokensController(context, generator, rootCA).reconcilers());
     }
 
     /** legacy-serviceaccount-token-cleaner-controller: --legacy-service-account-token-clean-up-period. */
     public static Controller legacyTokenCleaner(ControllerContext context) {
-        return new LegacyServiceAccountTokenCleaner(context,
+        return context.operate(new LegacyServiceAccountTokenCleaner(context,
                 context.options().duration("legacy-service-account-token-clean-up-period"),
-                context.options().duration("legacy-service-account-token-cleaner-sync-interval"));
+                context.options().duration("legacy-service-account-token-cleaner-sync-interval")));
     }
 }

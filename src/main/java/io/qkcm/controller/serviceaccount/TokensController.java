@@ -13,11 +13,13 @@ import io.fabric8.kubernetes.api.model.ObjectReference;
 import io.fabric8.kubernetes.api.model.Secret;
 import io.fabric8.kubernetes.api.model.ServiceAccount;
 import io.fabric8.kubernetes.client.KubernetesClientException;
-import io.fabric8.kubernetes.client.informers.ResourceEventHandler;
 import io.fabric8.kubernetes.client.informers.SharedIndexInformer;
-import io.qkcm.controller.Controller;
 import io.qkcm.controller.ControllerContext;
-import io.qkcm.controller.QueueController;
+import io.javaoperatorsdk.operator.api.reconciler.Context;
+import io.javaoperatorsdk.operator.api.reconciler.Ignore;
+import io.javaoperatorsdk.operator.processing.event.source.filter.GenericFilter;
+import io.qkcm.runtime.josdk.KeyReconciler;
+import io.qkcm.runtime.josdk.QueueEventSource;
 
 /**
  * serviceaccount-token-controller (upstream tokens_controller.go): Secrets of type
@@ -25,8 +27,15 @@ import io.qkcm.controller.QueueController;
  * ServiceAccount), {@code ca.crt} and {@code namespace}; they are deleted when their ServiceAccount
  * is; a deleted token Secret is dropped from its ServiceAccount's {@code secrets}. Two queues as
  * upstream (service accounts, secrets), each retried at most {@code maxRetries} times.
+ *
+ * <p>Two JOSDK reconcilers, as upstream has two queues: {@link ServiceAccountWorkers} (primary
+ * ServiceAccount, queue {@code serviceaccount_tokens_service}) and {@link SecretWorkers} (primary
+ * service-account-token Secrets, queue {@code serviceaccount_tokens_secret}), run in one Operator
+ * ({@link #reconcilers()}). Upstream's keys carry the UIDs of the object as it was when queued; here they
+ * are read from the primary JOSDK hands the reconcile — the cached object, or the last state of a
+ * deleted one — which is the same object upstream's handler saw last.
  */
-public final class TokensController implements Controller {
+public final class TokensController {
 
     public static final String NAME = "serviceaccount-token-controller";
     static final int MAX_RETRIES = 10;
@@ -63,65 +72,15 @@ public final class TokensController implements Controller {
         this.secrets = context.informers().informerFor(Secret.class);
         this.saWorkers = new ServiceAccountWorkers(workers);
         this.secretWorkers = new SecretWorkers(workers);
-        serviceAccounts.addEventHandler(new ResourceEventHandler<>() {
-            @Override
-            public void onAdd(ServiceAccount sa) {
-                saWorkers.enqueue(sa);
-            }
-
-            @Override
-            public void onUpdate(ServiceAccount oldSa, ServiceAccount newSa) {
-                saWorkers.enqueue(newSa);
-            }
-
-            @Override
-            public void onDelete(ServiceAccount sa, boolean deletedFinalStateUnknown) {
-                saWorkers.enqueue(sa);
-            }
-        });
-        secrets.addEventHandler(new ResourceEventHandler<>() {
-            @Override
-            public void onAdd(Secret s) {
-                secretWorkers.enqueue(s);
-            }
-
-            @Override
-            public void onUpdate(Secret oldS, Secret newS) {
-                secretWorkers.enqueue(newS);
-            }
-
-            @Override
-            public void onDelete(Secret s, boolean deletedFinalStateUnknown) {
-                secretWorkers.enqueue(s);
-            }
-        });
     }
 
-    @Override
-    public String name() {
-        return NAME;
-    }
-
-    @Override
-    public void start() {
-        saWorkers.start();
-        secretWorkers.start();
-    }
-
-    @Override
-    public void shutdown(Duration timeout) throws InterruptedException {
-        long deadline = System.nanoTime() + timeout.toNanos();
-        saWorkers.shutdown(timeout);
-        secretWorkers.shutdown(Duration.ofNanos(Math.max(0, deadline - System.nanoTime())));
-    }
-
-    @Override
-    public boolean healthy() {
-        return saWorkers.healthy() && secretWorkers.healthy();
+    /** The two reconcilers, for the controller's Operator. */
+    public KeyReconciler<?>[] reconcilers() {
+        return new KeyReconciler<?>[] { saWorkers, secretWorkers };
     }
 
     /** Upstream's retryOrForget: at most MAX_RETRIES rate-limited retries, then give up. */
-    private static <K> void retryOrForget(io.qkcm.controller.WorkQueue<K> queue, K key, Exception e) {
+    private static void retryOrForget(QueueEventSource<?> queue, String key, Exception e) {
         if (!(e instanceof RetryException)) {
             LOG.errorf("%s: %s", key, e.getMessage());
             queue.forget(key);
@@ -137,14 +96,17 @@ public final class TokensController implements Controller {
         queue.forget(key);
     }
 
-    private final class ServiceAccountWorkers extends QueueController<ServiceAccountKey> {
+    /** Upstream queues every ServiceAccount add, update and delete: JOSDK's primary events. */
+    @Ignore // runs in its own Operator (io.qkcm.runtime.josdk), not quarkus-operator-sdk's default one
+    final class ServiceAccountWorkers extends KeyReconciler<ServiceAccount> {
 
         ServiceAccountWorkers(int workers) {
-            super(TokensController.this.context, NAME, "serviceaccount_tokens_service", workers);
+            super(TokensController.this.context, ServiceAccount.class, "serviceaccount_tokens_service", workers);
         }
 
-        void enqueue(ServiceAccount sa) {
-            queue.add(new ServiceAccountKey(sa.getMetadata().getNamespace(), sa.getMetadata().getName(),
+        @Override
+        protected void sync(String key, ServiceAccount sa, Context<ServiceAccount> ctx) throws Exception {
+            sync(new ServiceAccountKey(sa.getMetadata().getNamespace(), sa.getMetadata().getName(),
                     sa.getMetadata().getUid()));
         }
 
@@ -153,8 +115,7 @@ public final class TokensController implements Controller {
             return List.of(serviceAccounts, secrets);
         }
 
-        @Override
-        protected void sync(ServiceAccountKey key) throws Exception {
+        private void sync(ServiceAccountKey key) throws Exception {
             if (empty(key.namespace()) || empty(key.name()) || empty(key.uid())) {
                 LOG.errorf("invalid serviceaccount key: %s", key);
                 return;
@@ -172,22 +133,27 @@ public final class TokensController implements Controller {
         }
 
         @Override
-        protected void handleError(ServiceAccountKey key, Exception e) {
+        protected void handleError(String key, Exception e) {
             retryOrForget(queue, key, e);
         }
     }
 
-    private final class SecretWorkers extends QueueController<SecretKey> {
+    /** Upstream queues service-account-token Secrets on add, update and delete: JOSDK's primary events. */
+    @Ignore // runs in its own Operator (io.qkcm.runtime.josdk), not quarkus-operator-sdk's default one
+    final class SecretWorkers extends KeyReconciler<Secret> {
 
         SecretWorkers(int workers) {
-            super(TokensController.this.context, NAME, "serviceaccount_tokens_secret", workers);
+            super(TokensController.this.context, Secret.class, "serviceaccount_tokens_secret", workers);
         }
 
-        void enqueue(Secret s) {
-            if (!Secrets.TYPE_SERVICE_ACCOUNT_TOKEN.equals(s.getType())) {
-                return;
-            }
-            queue.add(new SecretKey(s.getMetadata().getNamespace(), s.getMetadata().getName(),
+        @Override
+        protected GenericFilter<? super Secret> primaryFilter() {
+            return s -> Secrets.TYPE_SERVICE_ACCOUNT_TOKEN.equals(s.getType());
+        }
+
+        @Override
+        protected void sync(String key, Secret s, Context<Secret> ctx) throws Exception {
+            sync(new SecretKey(s.getMetadata().getNamespace(), s.getMetadata().getName(),
                     s.getMetadata().getUid(), Secrets.annotation(s, Secrets.SERVICE_ACCOUNT_NAME_KEY),
                     Secrets.annotation(s, Secrets.SERVICE_ACCOUNT_UID_KEY)));
         }
@@ -197,8 +163,7 @@ public final class TokensController implements Controller {
             return List.of(serviceAccounts, secrets);
         }
 
-        @Override
-        protected void sync(SecretKey key) throws Exception {
+        private void sync(SecretKey key) throws Exception {
             if (empty(key.namespace()) || empty(key.name()) || empty(key.uid()) || empty(key.saName())) {
                 LOG.errorf("invalid secret key: %s", key);
                 return;
@@ -232,7 +197,7 @@ public final class TokensController implements Controller {
         }
 
         @Override
-        protected void handleError(SecretKey key, Exception e) {
+        protected void handleError(String key, Exception e) {
             retryOrForget(queue, key, e);
         }
     }

@@ -15,6 +15,7 @@ import io.javaoperatorsdk.operator.api.reconciler.UpdateControl;
 import io.javaoperatorsdk.operator.api.config.informer.InformerConfiguration;
 import io.javaoperatorsdk.operator.api.reconciler.EventSourceContext;
 import io.javaoperatorsdk.operator.processing.event.source.EventSource;
+import io.javaoperatorsdk.operator.processing.event.source.filter.GenericFilter;
 import io.javaoperatorsdk.operator.processing.event.source.filter.OnAddFilter;
 import io.javaoperatorsdk.operator.processing.event.source.filter.OnUpdateFilter;
 import io.qkcm.controller.ControllerContext;
@@ -88,6 +89,14 @@ public abstract class KeyReconciler<P extends HasMetadata> implements Reconciler
      * handler on the shared informer.
      */
     protected OnUpdateFilter<? super P> primaryUpdateFilter() {
+        return null;
+    }
+
+    /**
+     * Which primaries this controller handles at all (JOSDK's generic filter, deletes included); null,
+     * the default, all of them.
+     */
+    protected GenericFilter<? super P> primaryFilter() {
         return null;
     }
 

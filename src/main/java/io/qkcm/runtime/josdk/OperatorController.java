@@ -92,7 +92,8 @@ public final class OperatorController implements Controller {
     static <P extends HasMetadata> ControllerConfiguration<P> controllerConfiguration(ConfigurationService configuration,
             KeyReconciler<P> reconciler) {
         InformerConfiguration<P> informer = InformerConfiguration.builder(reconciler.primaryType())
-                .withWatchAllNamespaces().withOnAddFilter(reconciler.primaryAddFilter())
+                .withWatchAllNamespaces().withGenericFilter(reconciler.primaryFilter())
+                .withOnAddFilter(reconciler.primaryAddFilter())
                 .withOnUpdateFilter(reconciler.primaryUpdateFilter()).buildForController();
         return new ResolvedControllerConfiguration<>(reconciler.queueName(), false,
                 reconciler.getClass().getCanonicalName(), GenericRetry.noRetry(), LinearRateLimiter.deactivatedRateLimiter(), null, null,
