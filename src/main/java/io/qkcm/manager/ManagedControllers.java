@@ -29,8 +29,9 @@ public final class ManagedControllers {
                 .implement("legacy-serviceaccount-token-cleaner-controller", ServiceAccountControllers::legacyTokenCleaner)
                 .implementPartially(NodeLifecycleController.NAME, c -> c.operate(new NodeLifecycleController(c)),
                         "only the NoSchedule taint pass (node condition and unschedulable taints); node health monitoring (Unknown conditions, NoExecute taints, evictions) is not ported")
-                .implement("endpointslice-mirroring-controller", io.qkcm.controller.endpointslicemirroring.EndpointSliceMirroringController::new)
-                .implement("endpoints-controller", io.qkcm.controller.endpoint.EndpointsController::new)
-                .implement("endpointslice-controller", io.qkcm.controller.endpointslice.EndpointSliceController::new);
+                .implement("endpointslice-mirroring-controller",
+                        c -> c.operate(new io.qkcm.controller.endpointslicemirroring.EndpointSliceMirroringController(c)))
+                .implement("endpoints-controller", c -> c.operate(new io.qkcm.controller.endpoint.EndpointsController(c)))
+                .implement("endpointslice-controller", c -> c.operate(new io.qkcm.controller.endpointslice.EndpointSliceController(c)));
     }
 }

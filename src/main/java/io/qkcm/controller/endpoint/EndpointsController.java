@@ -1,5 +1,8 @@
 package io.qkcm.controller.endpoint;
 
+import io.javaoperatorsdk.operator.api.reconciler.Context;
+import io.javaoperatorsdk.operator.api.reconciler.Ignore;
+import io.qkcm.runtime.josdk.KeyReconciler;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -29,7 +32,6 @@ import io.qkcm.controller.ControllerContext;
 import io.qkcm.controller.EndpointSubsets;
 import io.qkcm.controller.GoIP;
 import io.qkcm.controller.GoTime;
-import io.qkcm.controller.QueueController;
 import io.qkcm.controller.events.EventRecorder;
 import io.qkcm.endpointslice.util.EndpointSliceUtil;
 import io.qkcm.endpointslice.util.PortNotFoundException;
@@ -44,7 +46,8 @@ import io.qkcm.endpointslice.util.TriggerTimeTracker;
  * those of selector-less and ExternalName Services are never touched. Reads the shared Pod, Service and
  * Endpoints informers.
  */
-public final class EndpointsController extends QueueController<String> {
+@Ignore // runs in its own Operator (io.qkcm.runtime.josdk), not quarkus-operator-sdk's default one
+public final class EndpointsController extends KeyReconciler<Service> {
 
     public static final String NAME = "endpoints-controller";
     /** Upstream's ControllerName: the event source and the managed-by label value. */
@@ -64,6 +67,7 @@ public final class EndpointsController extends QueueController<String> {
     private final TriggerTimeTracker triggerTimeTracker = new TriggerTimeTracker();
     private final EventRecorder recorder;
     private final Duration batchPeriod;
+    private final EndpointsDependent endpointsDependent;
 
     public EndpointsController(ControllerContext context) {
         this(context, context.options().integer("concurrent-endpoint-syncs"),
@@ -71,30 +75,17 @@ public final class EndpointsController extends QueueController<String> {
     }
 
     EndpointsController(ControllerContext context, int workers, Duration batchPeriod) {
-        super(context, NAME, QUEUE, workers);
+        super(context, Service.class, QUEUE, workers);
         this.batchPeriod = batchPeriod;
         this.recorder = context.recorderFor(CONTROLLER_NAME);
         this.pods = context.informers().informerFor(Pod.class);
         this.services = context.informers().informerFor(Service.class);
         this.endpoints = context.informers().informerFor(Endpoints.class);
+        this.endpointsDependent = new EndpointsDependent(endpoints.getStore(), staleEndpointsTracker, recorder);
 
-        services.addEventHandler(new ResourceEventHandler<>() {
-            @Override
-            public void onAdd(Service svc) {
-                queue.add(Cache.metaNamespaceKeyFunc(svc));
-            }
-
-            @Override
-            public void onUpdate(Service oldSvc, Service svc) {
-                queue.add(Cache.metaNamespaceKeyFunc(svc));
-            }
-
-            @Override
-            public void onDelete(Service svc, boolean deletedFinalStateUnknown) {
-                queue.add(Cache.metaNamespaceKeyFunc(svc));
-            }
-        });
-        pods.addEventHandler(new ServicePodHandler(services, queue, batchPeriod));
+        // Service adds, updates and deletes reach the reconciler as JOSDK's primary events (upstream's
+        // handler queues all three); pod changes are batched; a deleted Endpoints queues its Service.
+        pods.addEventHandler(new ServicePodHandler(services, queue::addAfter, batchPeriod));
         // Only deletions matter: a deleted Endpoints of a Service with a selector is recreated.
         endpoints.addEventHandler(new ResourceEventHandler<>() {
             @Override
@@ -117,21 +108,14 @@ public final class EndpointsController extends QueueController<String> {
         return List.of(pods, services, endpoints);
     }
 
+    /** Upstream's Run: the leftover sweep once the caches have synced. */
     @Override
-    public synchronized void start() {
-        super.start();
-        Thread t = new Thread(() -> {
-            try {
-                context.informers().waitForSync(informers());
-                checkLeftoverEndpoints();
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-            } catch (RuntimeException e) {
-                log.errorf("Unable to list endpoints (%s); orphaned endpoints will not be cleaned up", e.toString());
-            }
-        }, NAME + "-leftovers");
-        t.setDaemon(true);
-        t.start();
+    public void onStart() {
+        try {
+            checkLeftoverEndpoints();
+        } catch (RuntimeException e) {
+            log.errorf("Unable to list endpoints (%s); orphaned endpoints will not be cleaned up", e.toString());
+        }
     }
 
     /**
@@ -164,16 +148,16 @@ public final class EndpointsController extends QueueController<String> {
     }
 
     @Override
-    protected void sync(String key) throws Exception {
+    protected void sync(String key, Service primary, Context<Service> ctx) throws Exception {
         long start = System.nanoTime();
         try {
-            syncService(key);
+            syncService(key, primary, ctx);
         } finally {
             log.tracef("Finished syncing service endpoints %s (%dms)", key, (System.nanoTime() - start) / 1_000_000);
         }
     }
 
-    private void syncService(String key) {
+    private void syncService(String key, Service primary, Context<Service> ctx) {
         int slash = key.indexOf('/');
         String namespace = slash < 0 ? "" : key.substring(0, slash);
         String name = key.substring(slash + 1);
@@ -181,7 +165,7 @@ public final class EndpointsController extends QueueController<String> {
         Service service = services.getStore().getByKey(key);
         if (service == null) {
             // The Service is gone: so are its Endpoints. (Missed while not running: see checkLeftoverEndpoints.)
-            context.client().endpoints().inNamespace(namespace).withName(name).delete();
+            endpointsDependent.delete(primary, ctx);
             triggerTimeTracker.deleteService(namespace, name);
             staleEndpointsTracker.delete(namespace, name);
             return;
@@ -243,86 +227,10 @@ public final class EndpointsController extends QueueController<String> {
         }
         subsets = EndpointSubsets.repack(subsets);
 
-        Endpoints current = endpoints.getStore().getByKey(key);
-        if (current == null) {
-            current = new Endpoints();
-            ObjectMeta meta = new ObjectMeta();
-            meta.setName(service.getMetadata().getName());
-            meta.setLabels(copyOrNull(service.getMetadata().getLabels()));
-            current.setMetadata(meta);
-        } else if (staleEndpointsTracker.isStale(current)) {
-            throw new IllegalStateException("endpoints informer cache is out of date, resource version "
-                    + current.getMetadata().getResourceVersion() + " already processed for endpoints " + key);
-        }
-        boolean create = current.getMetadata().getResourceVersion() == null
-                || current.getMetadata().getResourceVersion().isEmpty();
-
-        if (!create && EndpointsComparison.subsetsEqualIgnoreResourceVersion(current.getSubsets(), subsets)
-                && EndpointsComparison.labelsCorrect(current.getMetadata().getLabels(), service.getMetadata().getLabels())
-                && EndpointsCapacity.annotationSetCorrectly(current.getMetadata().getAnnotations(), current.getSubsets())) {
-            log.tracef("endpoints are equal for %s, skipping update", key);
-            return;
-        }
-
-        Endpoints desired = new EndpointsBuilder(current).build();
-        desired.setSubsets(subsets);
-        Map<String, String> annotations = current.getMetadata().getAnnotations() == null ? new LinkedHashMap<>()
-                : new LinkedHashMap<>(current.getMetadata().getAnnotations());
-        if (triggerTime != null) {
-            annotations.put(LAST_CHANGE_TRIGGER_TIME, GoTime.rfc3339NanoUtc(triggerTime));
-        } else {
-            annotations.remove(LAST_CHANGE_TRIGGER_TIME);
-        }
-        if (EndpointsCapacity.truncate(subsets)) {
-            annotations.put(EndpointsCapacity.OVER_CAPACITY_ANNOTATION, EndpointsCapacity.TRUNCATED);
-        } else {
-            annotations.remove(EndpointsCapacity.OVER_CAPACITY_ANNOTATION);
-        }
-        desired.getMetadata().setAnnotations(annotations);
-
-        Map<String, String> labels = service.getMetadata().getLabels() == null ? new LinkedHashMap<>()
-                : new LinkedHashMap<>(service.getMetadata().getLabels());
-        if (!isServiceIPSet(service)) {
-            labels.put(EndpointsComparison.IS_HEADLESS_SERVICE, "");
-        } else {
-            labels.remove(EndpointsComparison.IS_HEADLESS_SERVICE);
-        }
-        labels.put(EndpointsComparison.LABEL_MANAGED_BY, CONTROLLER_NAME);
-        desired.getMetadata().setLabels(labels);
-
-        log.debugf("Update endpoints for %s: %d ready, %d not ready", key, count(subsets, true), count(subsets, false));
-        Endpoints updated = null;
-        try {
-            if (create) {
-                // a copy: the event below must name the object exactly as it was sent
-                context.client().endpoints().inNamespace(namespace).resource(new EndpointsBuilder(desired).build())
-                        .create();
-            } else {
-                updated = context.client().endpoints().inNamespace(namespace).resource(desired).update();
-            }
-        } catch (KubernetesClientException e) {
-            if (create && ApiErrors.isForbidden(e)) {
-                log.tracef("Forbidden from creating endpoints: %s", ApiErrors.message(e));
-                // a terminating namespace refuses creations for good: drop the key
-                if (ApiErrors.hasStatusCause(e, ApiErrors.NAMESPACE_TERMINATING_CAUSE)) {
-                    return;
-                }
-            }
-            if (create) {
-                recorder.eventf(desired, EventRecorder.WARNING, "FailedToCreateEndpoint",
-                        "Failed to create endpoint for service %s/%s: %s", namespace, name, ApiErrors.message(e));
-            } else {
-                recorder.eventf(desired, EventRecorder.WARNING, "FailedToUpdateEndpoint",
-                        "Failed to update endpoint %s/%s: %s", namespace, name, ApiErrors.message(e));
-            }
-            throw e;
-        }
-        // The version just replaced must not be written from again: if the cache still shows it, it is
-        // behind. A write that changed nothing (same version back) leaves nothing to guard against.
-        if (updated != null && !Objects.equals(updated.getMetadata().getResourceVersion(),
-                current.getMetadata().getResourceVersion())) {
-            staleEndpointsTracker.stale(current);
-        }
+        log.debugf("Endpoints for %s: %d ready, %d not ready", key, count(subsets, true), count(subsets, false));
+        ctx.managedWorkflowAndDependentResourceContext().put(EndpointsDependent.SUBSETS,
+                new EndpointsDependent.Computed(subsets, triggerTime));
+        endpointsDependent.reconcile(service, ctx);
     }
 
     private static int count(List<EndpointSubset> subsets, boolean ready) {

@@ -1,5 +1,7 @@
 package io.qkcm.controller.endpointslice;
 
+import io.javaoperatorsdk.operator.api.reconciler.Ignore;
+import io.qkcm.runtime.josdk.KeyReconciler;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -17,7 +19,6 @@ import io.fabric8.kubernetes.client.informers.SharedIndexInformer;
 import io.fabric8.kubernetes.client.informers.cache.Cache;
 import io.qkcm.controller.ControllerContext;
 import io.qkcm.controller.LabelSelectors;
-import io.qkcm.controller.QueueController;
 import io.qkcm.controller.RateLimiter;
 import io.qkcm.controller.WorkQueue;
 import io.qkcm.controller.WorkQueueMetrics;
@@ -39,7 +40,8 @@ import io.qkcm.endpointslice.util.TriggerTimeTracker;
  * of the Service. The slices are owned by their Service, so the garbage collector removes them with it;
  * this controller only forgets the Service's state when it is gone.
  */
-public final class EndpointSliceController extends QueueController<String> {
+@Ignore // runs in its own Operator (io.qkcm.runtime.josdk), not quarkus-operator-sdk's default one
+public final class EndpointSliceController extends KeyReconciler<Service> {
 
     public static final String NAME = "endpointslice-controller";
     /** The managed-by label value of the slices this controller owns. */
@@ -64,7 +66,7 @@ public final class EndpointSliceController extends QueueController<String> {
     private final TopologyCache topologyCache;
     private final Reconciler reconciler;
     private final EventRecorder recorder;
-    private final EndpointSliceMetrics metrics = EndpointSliceMetrics.global();
+    private final EndpointSliceMetrics metrics;
     private final Duration endpointUpdatesBatchPeriod;
     private final WorkQueue<String> topologyQueue;
     private Thread topologyWorker;
@@ -72,11 +74,11 @@ public final class EndpointSliceController extends QueueController<String> {
     public EndpointSliceController(ControllerContext context) {
         // Upstream's own limiter: like the default one but with a 1s base backoff, as a sync may rewrite
         // many slices.
-        super(context, NAME,
-                context.newQueue("endpoint_slice", RateLimiter.maxOf(
-                        RateLimiter.exponential(DEFAULT_SYNC_BACKOFF, MAX_SYNC_BACKOFF), RateLimiter.bucket(10, 100))),
-                context.options().integer("concurrent-service-endpoint-syncs"));
+        super(context, Service.class, "endpoint_slice", context.options().integer("concurrent-service-endpoint-syncs"),
+                RateLimiter.maxOf(RateLimiter.exponential(DEFAULT_SYNC_BACKOFF, MAX_SYNC_BACKOFF),
+                        RateLimiter.bucket(10, 100)));
         this.recorder = context.recorderFor(EVENT_SOURCE);
+        this.metrics = new EndpointSliceMetrics(context.metrics());
         this.endpointUpdatesBatchPeriod = context.options().duration("endpointslice-updates-batch-period");
         int maxEndpointsPerSlice = context.options().integer("max-endpoints-per-slice");
         // upstream's topology queue is unnamed, so it has no metrics
@@ -109,7 +111,7 @@ public final class EndpointSliceController extends QueueController<String> {
                 queue.add(key(svc));
             }
         });
-        pods.addEventHandler(new ServicePodHandler(services, queue, endpointUpdatesBatchPeriod));
+        pods.addEventHandler(new ServicePodHandler(services, queue::addAfter, endpointUpdatesBatchPeriod));
         endpointSlices.addEventHandler(new ResourceEventHandler<>() {
             @Override
             public void onAdd(EndpointSlice slice) {
@@ -161,9 +163,9 @@ public final class EndpointSliceController extends QueueController<String> {
         return List.of(pods, services, endpointSlices, nodes);
     }
 
+    /** Upstream's Run also starts the topology queue's worker. */
     @Override
-    public synchronized void start() {
-        super.start();
+    public synchronized void onStart() {
         if (topologyWorker == null) {
             topologyWorker = new Thread(this::runTopologyWorker, NAME + "-topology-worker");
             topologyWorker.setDaemon(true);
@@ -172,9 +174,8 @@ public final class EndpointSliceController extends QueueController<String> {
     }
 
     @Override
-    public void shutdown(Duration timeout) throws InterruptedException {
+    public void onShutdown() {
         topologyQueue.shutDown();
-        super.shutdown(timeout);
     }
 
     private void runTopologyWorker() {

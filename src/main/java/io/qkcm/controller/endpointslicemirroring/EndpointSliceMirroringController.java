@@ -1,5 +1,9 @@
 package io.qkcm.controller.endpointslicemirroring;
 
+import io.javaoperatorsdk.operator.api.reconciler.Ignore;
+import io.javaoperatorsdk.operator.processing.event.source.filter.OnAddFilter;
+import io.javaoperatorsdk.operator.processing.event.source.filter.OnUpdateFilter;
+import io.qkcm.runtime.josdk.KeyReconciler;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -12,7 +16,6 @@ import io.fabric8.kubernetes.client.informers.ResourceEventHandler;
 import io.fabric8.kubernetes.client.informers.SharedIndexInformer;
 import io.fabric8.kubernetes.client.informers.cache.Cache;
 import io.qkcm.controller.ControllerContext;
-import io.qkcm.controller.QueueController;
 import io.qkcm.controller.RateLimiter;
 import io.qkcm.controller.endpointslicemirroring.metrics.MirroringMetrics;
 import io.qkcm.controller.util.endpointslice.StaleInformerCacheException;
@@ -23,7 +26,8 @@ import io.qkcm.endpointslice.util.EndpointSliceTracker;
  * Endpoints of Services without a selector (custom Endpoints) into EndpointSlices managed by
  * {@value MirroringUtil#CONTROLLER_NAME}. Keyed by the Endpoints' "namespace/name".
  */
-public final class EndpointSliceMirroringController extends QueueController<String> {
+@Ignore // runs in its own Operator (io.qkcm.runtime.josdk), not quarkus-operator-sdk's default one
+public final class EndpointSliceMirroringController extends KeyReconciler<Endpoints> {
 
     public static final String NAME = "endpointslice-mirroring-controller";
     /** Upstream's event source component (differs from the controller and client names). */
@@ -45,14 +49,12 @@ public final class EndpointSliceMirroringController extends QueueController<Stri
     public EndpointSliceMirroringController(ControllerContext context) {
         // a much larger base backoff than the default controller limiter (1s vs 5ms): a sync can mean
         // many EndpointSlice writes, so retries must not hammer the API server
-        super(context, NAME,
-                context.newQueue(QUEUE, RateLimiter.maxOf(
-                        RateLimiter.<String>exponential(DEFAULT_SYNC_BACKOFF, MAX_SYNC_BACKOFF),
-                        RateLimiter.<String>bucket(10, 100))),
-                context.options().integer("mirroring-concurrent-service-endpoint-syncs"));
+        super(context, Endpoints.class, QUEUE, context.options().integer("mirroring-concurrent-service-endpoint-syncs"),
+                RateLimiter.maxOf(RateLimiter.<String>exponential(DEFAULT_SYNC_BACKOFF, MAX_SYNC_BACKOFF),
+                        RateLimiter.<String>bucket(10, 100)));
         int maxEndpointsPerSubset = context.options().integer("mirroring-max-endpoints-per-subset");
         this.endpointUpdatesBatchPeriod = context.options().duration("mirroring-endpointslice-updates-batch-period");
-        this.metrics = MirroringMetrics.get();
+        this.metrics = new MirroringMetrics(context.metrics());
         this.reconciler = new Reconciler(context.client(), endpointSliceTracker,
                 context.recorderFor(EVENT_SOURCE), maxEndpointsPerSubset, metrics);
 
@@ -144,6 +146,17 @@ public final class EndpointSliceMirroringController extends QueueController<Stri
                 }
             }
         });
+    }
+
+    /** Upstream's Endpoints handlers queue only Endpoints to mirror (kept above): JOSDK's add/update events are off. */
+    @Override
+    protected OnAddFilter<? super Endpoints> primaryAddFilter() {
+        return ep -> false;
+    }
+
+    @Override
+    protected OnUpdateFilter<? super Endpoints> primaryUpdateFilter() {
+        return (newEp, oldEp) -> false;
     }
 
     @Override

@@ -26,8 +26,6 @@ public final class EndpointSliceMetrics {
     /** prometheus.DefBuckets, what upstream's histogram without explicit buckets gets. */
     private static final double[] DEFAULT_BUCKETS = { .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10 };
 
-    private static volatile EndpointSliceMetrics global;
-
     private final MeterRegistry registry;
     private final DistributionSummary endpointsAddedPerSync;
     private final DistributionSummary endpointsRemovedPerSync;
@@ -54,19 +52,6 @@ public final class EndpointSliceMetrics {
     }
 
     /** The process-wide instance on Micrometer's global registry. */
-    public static EndpointSliceMetrics global() {
-        EndpointSliceMetrics m = global;
-        if (m == null) {
-            synchronized (EndpointSliceMetrics.class) {
-                m = global;
-                if (m == null) {
-                    m = new EndpointSliceMetrics(Metrics.globalRegistry);
-                    global = m;
-                }
-            }
-        }
-        return m;
-    }
 
     public void endpointsAddedPerSync(int n) {
         endpointsAddedPerSync.record(n);

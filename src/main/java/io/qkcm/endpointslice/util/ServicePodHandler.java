@@ -6,7 +6,7 @@ import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.api.model.Service;
 import io.fabric8.kubernetes.client.informers.ResourceEventHandler;
 import io.fabric8.kubernetes.client.informers.SharedIndexInformer;
-import io.qkcm.controller.WorkQueue;
+import java.util.function.BiConsumer;
 
 /**
  * The pod event handling the endpoints and endpointslice controllers share (upstream's addPod,
@@ -16,12 +16,14 @@ import io.qkcm.controller.WorkQueue;
 public final class ServicePodHandler implements ResourceEventHandler<Pod> {
 
     private final SharedIndexInformer<Service> services;
-    private final WorkQueue<String> queue;
+    /** The controller queue's AddAfter. */
+    private final BiConsumer<String, Duration> addAfter;
     private final Duration batchPeriod;
 
-    public ServicePodHandler(SharedIndexInformer<Service> services, WorkQueue<String> queue, Duration batchPeriod) {
+    public ServicePodHandler(SharedIndexInformer<Service> services, BiConsumer<String, Duration> addAfter,
+            Duration batchPeriod) {
         this.services = services;
-        this.queue = queue;
+        this.addAfter = addAfter;
         this.batchPeriod = batchPeriod;
     }
 
@@ -33,7 +35,7 @@ public final class ServicePodHandler implements ResourceEventHandler<Pod> {
     @Override
     public void onUpdate(Pod oldPod, Pod pod) {
         for (String key : EndpointSliceUtil.servicesToUpdateOnPodChange(services, oldPod, pod)) {
-            queue.addAfter(key, batchPeriod);
+            addAfter.accept(key, batchPeriod);
         }
     }
 
@@ -44,7 +46,7 @@ public final class ServicePodHandler implements ResourceEventHandler<Pod> {
 
     private void queueServicesOf(Pod pod) {
         for (String key : EndpointSliceUtil.podServiceMemberships(services, pod)) {
-            queue.addAfter(key, batchPeriod);
+            addAfter.accept(key, batchPeriod);
         }
     }
 }

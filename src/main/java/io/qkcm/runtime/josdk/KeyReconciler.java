@@ -60,7 +60,8 @@ public abstract class KeyReconciler<P extends HasMetadata> implements Reconciler
         boolean clusterScoped = !io.fabric8.kubernetes.api.model.Namespaced.class.isAssignableFrom(primaryType);
         // the primary's cache is the shared one; asking for it now makes standbys keep it warm
         var primaries = context.informers().informerFor(primaryType).getStore();
-        this.queue = new QueueEventSource<>(queueName, primaries::getByKey, clusterScoped, rateLimiter,
+        this.queue = new QueueEventSource<>(queueName, primaries::getByKey, key -> tombstone(primaryType, key),
+                clusterScoped, rateLimiter,
                 context.delayer(), context.informers(), this::informers, context.retryCounter(queueName));
     }
 
@@ -143,6 +144,24 @@ public abstract class KeyReconciler<P extends HasMetadata> implements Reconciler
         return UpdateControl.noUpdate();
     }
 
+    /** A primary holding only the name of {@code key}: what JOSDK syncs for a key no longer cached. */
+    static <T extends HasMetadata> T tombstone(Class<T> type, String key) {
+        T object;
+        try {
+            object = type.getDeclaredConstructor().newInstance();
+        } catch (ReflectiveOperationException e) {
+            throw new IllegalStateException("cannot build a " + type.getSimpleName(), e);
+        }
+        int slash = key.indexOf('/');
+        io.fabric8.kubernetes.api.model.ObjectMeta meta = new io.fabric8.kubernetes.api.model.ObjectMeta();
+        meta.setName(slash < 0 ? key : key.substring(slash + 1));
+        if (slash >= 0) {
+            meta.setNamespace(key.substring(0, slash));
+        }
+        object.setMetadata(meta);
+        return object;
+    }
+
     /** Upstream's key: {@code namespace/name}, or {@code name} for a cluster-scoped primary. */
     public static String key(HasMetadata object) {
         String ns = object.getMetadata().getNamespace();
@@ -165,6 +184,13 @@ public abstract class KeyReconciler<P extends HasMetadata> implements Reconciler
     /** The informer configuration of a dependent's secondary type: all namespaces, the shared cache. */
     protected static <R extends HasMetadata> InformerConfiguration<R> sharedInformerConfiguration(Class<R> type) {
         return InformerConfiguration.builder(type).withWatchAllNamespaces().build();
+    }
+
+    /**
+     * Called once the controller's Operator has started (this replica leads, the caches have synced):
+     * start what upstream's Run starts beside the workers (e.g. a second, internal queue's worker).
+     */
+    public void onStart() {
     }
 
     /** Called when the controller stops, after its Operator: release what the reconciler holds. */

@@ -127,6 +127,7 @@ public final class OperatorController implements Controller {
         Thread t = new Thread(() -> {
             try {
                 operator.start();
+                reconcilers.forEach(KeyReconciler::onStart);
                 LOG.infof("Starting %s with %d workers", name, workerCount);
             } catch (RuntimeException e) {
                 failed = true;

@@ -21,6 +21,7 @@ import io.javaoperatorsdk.operator.processing.event.EventHandler;
 import io.javaoperatorsdk.operator.processing.event.ResourceID;
 import io.javaoperatorsdk.operator.processing.event.source.AbstractEventSource;
 import io.javaoperatorsdk.operator.processing.event.source.controller.ResourceAction;
+import io.javaoperatorsdk.operator.processing.event.source.controller.ResourceDeleteEvent;
 import io.javaoperatorsdk.operator.processing.event.source.controller.ResourceEvent;
 import io.qkcm.controller.RateLimiter;
 import io.qkcm.runtime.informers.SharedInformers;
@@ -54,18 +55,20 @@ public final class QueueEventSource<P extends HasMetadata> extends AbstractEvent
     private final Runnable retried;
     private final Map<String, Pending> waiting = new ConcurrentHashMap<>();
     private final java.util.function.Function<String, ? extends HasMetadata> cachedPrimary;
+    private final java.util.function.Function<String, ? extends HasMetadata> tombstone;
     private volatile boolean shutDown;
 
     private record Pending(long dueNanos, ScheduledFuture<?> future) {
     }
 
     QueueEventSource(String name, java.util.function.Function<String, ? extends HasMetadata> cachedPrimary,
-            boolean clusterScoped, RateLimiter<String> rateLimiter,
+            java.util.function.Function<String, ? extends HasMetadata> tombstone, boolean clusterScoped, RateLimiter<String> rateLimiter,
             ScheduledExecutorService delayer, SharedInformers informers,
             Supplier<Collection<? extends SharedIndexInformer<?>>> needed, Runnable retried) {
         super(Void.class, name + "-queue");
         this.name = name;
         this.cachedPrimary = cachedPrimary;
+        this.tombstone = tombstone;
         this.clusterScoped = clusterScoped;
         this.rateLimiter = rateLimiter;
         this.delayer = delayer;
@@ -85,10 +88,18 @@ public final class QueueEventSource<P extends HasMetadata> extends AbstractEvent
         ResourceID id = resourceId(key);
         // With the cached primary, the event is a resource event: JOSDK then tracks the key even when its
         // own event source filtered the primary's events out (the namespace controller queues only
-        // deleting namespaces, after a grace period). A key not in the cache is a plain event: JOSDK
-        // syncs it only if it still tracks the primary (a delete in flight), as upstream finds it gone.
+        // deleting namespaces, after a grace period). A key not in the cache is synced too, as upstream
+        // syncs it and takes the not-found path (the endpoints controller's startup sweep of Endpoints
+        // whose Service is gone): JOSDK gets a delete of a tombstone holding only the name, and calls the
+        // reconciler once for it as for any deleted primary.
         HasMetadata cached = cachedPrimary == null ? null : cachedPrimary.apply(key);
-        handler.handleEvent(cached != null ? new ResourceEvent(ResourceAction.UPDATED, id, cached) : new Event(id));
+        if (cached != null) {
+            handler.handleEvent(new ResourceEvent(ResourceAction.UPDATED, id, cached));
+        } else if (tombstone != null) {
+            handler.handleEvent(new ResourceDeleteEvent(ResourceAction.DELETED, id, tombstone.apply(key), true));
+        } else {
+            handler.handleEvent(new Event(id));
+        }
     }
 
     /** Upstream's {@code queue.AddAfter(key, d)}: the earliest pending time for a key wins. */

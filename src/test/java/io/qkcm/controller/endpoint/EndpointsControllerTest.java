@@ -472,10 +472,11 @@ class EndpointsControllerTest {
                     options.minResyncPeriod());
             EventBroadcaster events = new EventBroadcaster(clients.forComponent("event-broadcaster"));
             ScheduledExecutorService delayer = Executors.newSingleThreadScheduledExecutor();
-            EndpointsController second = new EndpointsController(new ControllerContext(EndpointsController.NAME,
+            ControllerContext secondContext = new ControllerContext(EndpointsController.NAME,
                     clients.forComponent(EndpointsController.CONTROLLER_NAME), informers,
                     events.recorder(EndpointsController.NAME), options, delayer, WorkQueueMetrics.NONE,
-                    events::recorder, io.qkcm.testing.TestOperators.create()));
+                    events::recorder, io.qkcm.testing.TestOperators.create());
+            io.qkcm.controller.Controller second = secondContext.operate(new EndpointsController(secondContext));
             try {
                 informers.start();
                 second.start();

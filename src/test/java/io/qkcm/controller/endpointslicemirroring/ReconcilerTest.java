@@ -51,7 +51,7 @@ class ReconcilerTest {
     }
 
     private Reconciler reconciler(int max) {
-        return new Reconciler(client, new EndpointSliceTracker(), recorder, max, MirroringMetrics.get());
+        return new Reconciler(client, new EndpointSliceTracker(), recorder, max, new MirroringMetrics(new io.micrometer.core.instrument.simple.SimpleMeterRegistry()));
     }
 
     private Endpoints endpoints(int port, List<String> ready, List<String> notReady) {

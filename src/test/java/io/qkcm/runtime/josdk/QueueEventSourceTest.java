@@ -33,7 +33,7 @@ class QueueEventSourceTest {
     }
 
     private QueueEventSource<ConfigMap> queue(boolean clusterScoped) {
-        QueueEventSource<ConfigMap> q = new QueueEventSource<>("test", null, clusterScoped, RateLimiter.controllerDefault(),
+        QueueEventSource<ConfigMap> q = new QueueEventSource<>("test", null, null, clusterScoped, RateLimiter.controllerDefault(),
                 delayer, new SharedInformers((KubernetesClient) null, Duration.ofHours(12)), List::of, retries::incrementAndGet);
         q.setEventHandler(events::add);
         return q;

@@ -17,7 +17,6 @@ import io.micrometer.core.instrument.Metrics;
 public final class MirroringMetrics {
 
     private static final String SUBSYSTEM = "endpoint.slice.mirroring.controller.";
-    private static volatile MirroringMetrics instance;
 
     public final DistributionSummary endpointsAddedPerSync;
     public final DistributionSummary endpointsUpdatedPerSync;
@@ -31,7 +30,8 @@ public final class MirroringMetrics {
     private final Counter updates;
     private final Counter deletes;
 
-    private MirroringMetrics(MeterRegistry registry) {
+    /** On the process's registry (ControllerContext.metrics()), once per controller. */
+    public MirroringMetrics(MeterRegistry registry) {
         double[] perSync = exponential(2, 2, 15);
         endpointsAddedPerSync = histogram(registry, "endpoints.added.per.sync",
                 "Number of endpoints added on each Endpoints sync", perSync);
@@ -57,19 +57,6 @@ public final class MirroringMetrics {
     }
 
     /** The process' metrics (upstream RegisterMetrics: registered once however often the controller starts). */
-    public static MirroringMetrics get() {
-        MirroringMetrics m = instance;
-        if (m == null) {
-            synchronized (MirroringMetrics.class) {
-                m = instance;
-                if (m == null) {
-                    m = new MirroringMetrics(Metrics.globalRegistry);
-                    instance = m;
-                }
-            }
-        }
-        return m;
-    }
 
     /** endpoint_slice_mirroring_controller_changes{operation=create|update|delete}. */
     public void change(String operation) {
