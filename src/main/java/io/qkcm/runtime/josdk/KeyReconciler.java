@@ -155,6 +155,9 @@ public abstract class KeyReconciler<P extends HasMetadata> implements Reconciler
         int slash = key.indexOf('/');
         io.fabric8.kubernetes.api.model.ObjectMeta meta = new io.fabric8.kubernetes.api.model.ObjectMeta();
         meta.setName(slash < 0 ? key : key.substring(slash + 1));
+        // no identity: JOSDK's logging context would otherwise get nulls
+        meta.setUid("");
+        meta.setResourceVersion("");
         if (slash >= 0) {
             meta.setNamespace(key.substring(0, slash));
         }
