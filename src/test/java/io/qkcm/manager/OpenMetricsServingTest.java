@@ -52,5 +52,22 @@ class OpenMetricsServingTest {
         String verbose = http.get("/healthz?verbose").body();
         assertThat(verbose).contains("[+]replicaset-controller ok\n", "[+]deployment-controller ok\n")
                 .doesNotContain("leaderElection").endsWith("healthz check passed\n");
+        // /readyz adds the readiness check: every shared informer has synced
+        assertThat(http.get("/readyz?verbose").body()).contains("[+]replicaset-controller ok\n",
+                "[+]informers-synced ok\n");
+    }
+
+    @io.quarkus.test.common.http.TestHTTPResource("/q/health")
+    java.net.URI quarkusHealth;
+
+    /** The same checks are smallrye-health checks: Quarkus' own endpoint (dev mode, tests) lists them. */
+    @Test
+    void theChecksAreSmallryeHealthChecks() throws Exception {
+        var response = java.net.http.HttpClient.newHttpClient().send(
+                java.net.http.HttpRequest.newBuilder(quarkusHealth).build(),
+                java.net.http.HttpResponse.BodyHandlers.ofString());
+        assertThat(response.statusCode()).isEqualTo(200);
+        assertThat(response.body()).contains("\"name\": \"replicaset-controller\"", "\"name\": \"informers-synced\"")
+                .contains("\"status\": \"UP\"");
     }
 }

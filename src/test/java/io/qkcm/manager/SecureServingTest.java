@@ -167,6 +167,11 @@ class SecureServingTest {
                         .contains("workqueue_retries_total{")
                         .contains("workqueue_unfinished_work_seconds{")
                         .contains("workqueue_longest_running_processor_seconds{")
+                        // the controllers' queues, fed by JOSDK's metrics hooks, under upstream's queue names
+                        .contains("workqueue_adds_total{name=\"replicaset\",}")
+                        .contains("workqueue_depth{name=\"deployment\",}")
+                        .contains("workqueue_work_duration_seconds_bucket{name=\"replicaset\"")
+                        .contains("workqueue_unfinished_work_seconds{name=\"endpoint\",}")
                         .containsPattern("rest_client_requests_total\\{code=\"200\",host=\"[^\"]+\",method=\"GET\",\\}")
                         .contains("rest_client_request_duration_seconds_bucket{host=")
                         .contains("leader_election_master_status{name=\"secure-serving-test\",}")
