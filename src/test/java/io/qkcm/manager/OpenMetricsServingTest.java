@@ -66,7 +66,7 @@ class OpenMetricsServingTest {
         var response = java.net.http.HttpClient.newHttpClient().send(
                 java.net.http.HttpRequest.newBuilder(quarkusHealth).build(),
                 java.net.http.HttpResponse.BodyHandlers.ofString());
-        assertThat(response.statusCode()).isEqualTo(200);
+        assertThat(response.statusCode()).as(response.body()).isEqualTo(200);
         assertThat(response.body()).contains("\"name\": \"replicaset-controller\"", "\"name\": \"informers-synced\"")
                 .contains("\"status\": \"UP\"");
     }

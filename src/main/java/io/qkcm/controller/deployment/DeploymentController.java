@@ -65,22 +65,8 @@ public class DeploymentController extends KeyReconciler<Deployment> {
         rsInformer = context.informers().informerFor(ReplicaSet.class);
         podInformer = context.informers().informerFor(Pod.class);
 
-        dInformer.addEventHandler(new ResourceEventHandler<Deployment>() {
-            @Override
-            public void onAdd(Deployment d) {
-                enqueue(d);
-            }
-
-            @Override
-            public void onUpdate(Deployment oldD, Deployment curD) {
-                enqueue(curD);
-            }
-
-            @Override
-            public void onDelete(Deployment d, boolean finalStateUnknown) {
-                enqueue(d);
-            }
-        });
+        // Deployment adds, updates and deletes reach the reconciler as JOSDK's primary events (upstream's
+        // handler queues all three)
         rsInformer.addEventHandler(new ResourceEventHandler<ReplicaSet>() {
             @Override
             public void onAdd(ReplicaSet rs) {

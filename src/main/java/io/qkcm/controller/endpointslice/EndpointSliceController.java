@@ -95,22 +95,8 @@ public final class EndpointSliceController extends KeyReconciler<Service> {
                 endpointSliceTracker, topologyCache, recorder, CONTROLLER_NAME,
                 gates.enabled("ServiceTrafficDistribution"), gates.enabled("PreferSameTrafficDistribution"), metrics);
 
-        services.addEventHandler(new ResourceEventHandler<>() {
-            @Override
-            public void onAdd(Service svc) {
-                queue.add(key(svc));
-            }
-
-            @Override
-            public void onUpdate(Service oldSvc, Service svc) {
-                queue.add(key(svc));
-            }
-
-            @Override
-            public void onDelete(Service svc, boolean deletedFinalStateUnknown) {
-                queue.add(key(svc));
-            }
-        });
+        // Service adds, updates and deletes reach the reconciler as JOSDK's primary events (upstream's
+        // handler queues all three)
         pods.addEventHandler(new ServicePodHandler(services, queue::addAfter, endpointUpdatesBatchPeriod));
         endpointSlices.addEventHandler(new ResourceEventHandler<>() {
             @Override

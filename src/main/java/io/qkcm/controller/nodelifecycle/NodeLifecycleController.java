@@ -54,22 +54,8 @@ public final class NodeLifecycleController extends KeyReconciler<Node> {
         // upstream runs the tainting pass from a plain queue with 8 workers (scheduler.UpdateWorkerSize)
         super(context, Node.class, "node_lifecycle_controller", 8);
         this.nodes = context.informers().informerFor(Node.class);
-        nodes.addEventHandler(new ResourceEventHandler<>() {
-            @Override
-            public void onAdd(Node node) {
-                queue.add(node.getMetadata().getName());
-            }
-
-            @Override
-            public void onUpdate(Node oldNode, Node newNode) {
-                queue.add(newNode.getMetadata().getName());
-            }
-
-            @Override
-            public void onDelete(Node node, boolean deletedFinalStateUnknown) {
-                // nothing to untaint on a node that is gone
-            }
-        });
+        // Node adds and updates reach the reconciler as JOSDK's primary events, as upstream's handler
+        // queues them (a deleted node is synced once more and found gone: nothing to untaint)
     }
 
     @Override

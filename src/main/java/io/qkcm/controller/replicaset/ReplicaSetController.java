@@ -1,6 +1,8 @@
 package io.qkcm.controller.replicaset;
 
 import io.javaoperatorsdk.operator.api.reconciler.Ignore;
+import io.javaoperatorsdk.operator.processing.event.source.filter.OnAddFilter;
+import io.javaoperatorsdk.operator.processing.event.source.filter.OnUpdateFilter;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -133,6 +135,21 @@ public class ReplicaSetController<P extends HasMetadata> extends KeyReconciler<P
     @Override
     protected List<SharedIndexInformer<?>> informers() {
         return List.of(podInformer, source.informer());
+    }
+
+    /**
+     * Upstream's ReplicaSet handlers (kept above: an update with a new UID first deletes the old one's
+     * expectations) do the queueing; JOSDK's own add and update events of the primary are off, so each
+     * change is queued once. Deletes reach the reconciler from both and are coalesced.
+     */
+    @Override
+    protected OnAddFilter<? super P> primaryAddFilter() {
+        return rs -> false;
+    }
+
+    @Override
+    protected OnUpdateFilter<? super P> primaryUpdateFilter() {
+        return (newRs, oldRs) -> false;
     }
 
     /** The expectations, for tests. */
