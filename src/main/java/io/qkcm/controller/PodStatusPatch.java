@@ -107,7 +107,9 @@ public final class PodStatusPatch {
             return null;
         }
         Map<String, Object> patch = new TreeMap<>();
-        patch.put("metadata", Map.of("uid", uid));
+        if (uid != null && !uid.isEmpty()) {
+            patch.put("metadata", Map.of("uid", uid));
+        }
         patch.put("status", status);
         return GoJson.write(patch);
     }
