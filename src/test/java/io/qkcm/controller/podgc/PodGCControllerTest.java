@@ -9,10 +9,13 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CopyOnWriteArrayList;
 
+import jakarta.inject.Inject;
+
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
+import io.micrometer.core.instrument.MeterRegistry;
 import io.fabric8.kubernetes.api.model.NamespaceBuilder;
 import io.fabric8.kubernetes.api.model.Node;
 import io.fabric8.kubernetes.api.model.NodeBuilder;
@@ -54,6 +57,14 @@ class PodGCControllerTest {
     private static final Duration TIMEOUT = Duration.ofSeconds(60);
 
     static KubernetesClient client;
+
+    @Inject
+    MeterRegistry registry;
+
+    private double forceDeleted(String ns, String reason) {
+        var c = registry.find("pod.gc.collector.force.delete.pods").tag("namespace", ns).tag("reason", reason).counter();
+        return c == null ? 0 : c.count();
+    }
     static final List<String> nodes = new ArrayList<>();
 
     @BeforeAll
@@ -164,6 +175,8 @@ class PodGCControllerTest {
         for (String kept : List.of("p4", "p5", "p6")) {
             assertThat(get(ns, kept)).as(kept).isNotNull();
         }
+        // pod_gc_collector_force_delete_pods_total{namespace, reason="terminated"}
+        await().atMost(TIMEOUT).untilAsserted(() -> assertThat(forceDeleted(ns, "terminated")).isEqualTo(4.0));
         client.pods().inNamespace(ns).delete();
     }
 
@@ -196,6 +209,7 @@ class PodGCControllerTest {
                     .filter(p -> p.getMetadata().getDeletionTimestamp() != null)
                     .allMatch(p -> Long.valueOf(0).equals(p.getMetadata().getDeletionGracePeriodSeconds()))).isTrue();
             assertThat(seen.deleted).doesNotContain("kept");
+            await().atMost(TIMEOUT).untilAsserted(() -> assertThat(forceDeleted(ns, "orphaned")).isEqualTo(1.0));
             Pod stillThere = get(ns, "kept");
             assertThat(stillThere).isNotNull();
             assertThat(stillThere.getStatus().getPhase()).isEqualTo("Running");
@@ -233,6 +247,7 @@ class PodGCControllerTest {
         client.pods().inNamespace(ns).withName("waits").delete();
         client.pods().inNamespace(ns).withName("goes").delete();
         await().atMost(TIMEOUT).until(() -> get(ns, "goes") == null);
+        await().atMost(TIMEOUT).untilAsserted(() -> assertThat(forceDeleted(ns, "out-of-service")).isEqualTo(1.0));
         Pod waits = get(ns, "waits");
         assertThat(waits).isNotNull();
         assertThat(waits.getMetadata().getDeletionTimestamp()).isNotNull();

@@ -10,10 +10,13 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CopyOnWriteArrayList;
 
+import jakarta.inject.Inject;
+
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
+import io.micrometer.core.instrument.MeterRegistry;
 import io.fabric8.kubernetes.api.model.NamespaceBuilder;
 import io.fabric8.kubernetes.api.model.batch.v1.Job;
 import io.fabric8.kubernetes.api.model.batch.v1.JobBuilder;
@@ -51,6 +54,9 @@ class TTLAfterFinishedControllerTest {
     private static final Duration TIMEOUT = Duration.ofSeconds(60);
 
     static KubernetesClient client;
+
+    @Inject
+    MeterRegistry registry;
 
     @BeforeAll
     static void setUp() {
@@ -155,6 +161,9 @@ class TTLAfterFinishedControllerTest {
             assertThat(seen.deletionStarted("ttl-zero")).isAfterOrEqualTo(finishedAt);
             // the API server stamps the deletion in whole seconds, truncated: never before the expiry
             assertThat(seen.deletionStarted("ttl-three")).isAfterOrEqualTo(finishedAt.plusSeconds(3));
+            // upstream's ttl_after_finished_controller_job_deletion_duration_seconds observed each deletion
+            assertThat(registry.find("ttl.after.finished.controller.job.deletion.duration.seconds").summary().count())
+                    .isGreaterThanOrEqualTo(2);
         }
     }
 
