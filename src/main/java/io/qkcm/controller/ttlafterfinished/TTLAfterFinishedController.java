@@ -76,6 +76,16 @@ public final class TTLAfterFinishedController extends KeyReconciler<Job> {
     }
 
     @Override
+    public void onStart() {
+        log.info("Starting TTL after finished controller");
+    }
+
+    @Override
+    public void onShutdown() {
+        log.info("Shutting down TTL after finished controller");
+    }
+
+    @Override
     protected void handleError(String key, Exception e) {
         log.errorf("error cleaning up Job %s, will retry: %s", key, shortMessage(e));
         queue.addRateLimited(key);
