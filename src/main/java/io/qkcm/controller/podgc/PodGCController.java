@@ -34,8 +34,10 @@ import io.qkcm.runtime.josdk.KeyReconciler;
  * are namespaced; the key has no namespace): the Operator's start queues it, and each pass queues the
  * next one {@code gcCheckPeriod} after it ends ({@code addAfter}), as {@code wait.Until} waits the period
  * after each run. Pod events queue nothing (the primary filter rejects them all). The key is never in
- * the pod cache, so each pass reaches the reconciler as JOSDK's sync of a deleted primary.
- * {@code orphaned_pods_nodes} stays upstream's delaying queue, drained inside the pass.
+ * the pod cache, so each pass reaches the reconciler as JOSDK's sync of a deleted primary. JOSDK forgets
+ * a deleted primary's state, and an event received meanwhile, when that sync ends: the next pass is
+ * therefore queued only from the end of a pass (never while one runs), and a pass never fails out of
+ * {@link #sync}. {@code orphaned_pods_nodes} stays upstream's delaying queue, drained inside the pass.
  */
 @Ignore // runs in its own Operator, not quarkus-operator-sdk's default one
 public final class PodGCController extends KeyReconciler<Pod> {
