@@ -14,16 +14,12 @@ import io.fabric8.kubernetes.api.model.PodCondition;
 import io.fabric8.kubernetes.api.model.PodConditionBuilder;
 import io.fabric8.kubernetes.api.model.PodStatus;
 import io.fabric8.kubernetes.api.model.PodStatusBuilder;
-import io.fabric8.kubernetes.client.KubernetesClient;
-import io.fabric8.kubernetes.client.KubernetesClientException;
-import io.fabric8.kubernetes.client.dsl.base.PatchContext;
-import io.fabric8.kubernetes.client.dsl.base.PatchType;
 
 /**
  * Upstream's pod status patch (pkg/util/pod PatchPodStatus): the strategic merge patch
- * {@code CreateTwoWayMergePatch(Pod{Status: old}, Pod{UID: uid, Status: new})} sent to the
- * {@code status} subresource, with the UID as precondition, and pkg/api/v1/pod's
- * {@code UpdatePodCondition}.
+ * {@code CreateTwoWayMergePatch(Pod{Status: old}, Pod{UID: uid, Status: new})} a controller sends to the
+ * {@code status} subresource (the UID is the precondition; no request when nothing changed), and
+ * pkg/api/v1/pod's {@code UpdatePodCondition}.
  *
  * <p>The patch is computed for the status fields controllers change (phase, reason, message,
  * observedGeneration and the conditions list, merged by {@code type}); it is byte for byte what
@@ -112,26 +108,6 @@ public final class PodStatusPatch {
         }
         patch.put("status", status);
         return GoJson.write(patch);
-    }
-
-    /**
-     * Upstream's {@code PatchPodStatus}: patches the status subresource unless nothing changed.
-     * Returns whether a request was sent.
-     */
-    public static boolean patch(KubernetesClient client, String namespace, String name, String uid, PodStatus oldStatus,
-            PodStatus newStatus) {
-        String patch = prepare(uid, oldStatus, newStatus);
-        if (patch == null) {
-            return false;
-        }
-        try {
-            client.pods().inNamespace(namespace).withName(name).subresource("status")
-                    .patch(PatchContext.of(PatchType.STRATEGIC_MERGE), patch);
-        } catch (KubernetesClientException e) {
-            throw new KubernetesClientException(String.format("failed to patch status \"%s\" for pod \"%s\"/\"%s\": %s",
-                    patch, namespace, name, e.getMessage()), e.getCode(), e.getStatus());
-        }
-        return true;
     }
 
     private static void requireSame(PodStatus o, PodStatus n) {
