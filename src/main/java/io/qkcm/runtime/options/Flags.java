@@ -74,6 +74,8 @@ public final class Flags {
         IMPLEMENTED.put("concurrent-service-endpoint-syncs", "Workers of endpointslice-controller.");
         IMPLEMENTED.put("max-endpoints-per-slice", "Most endpoints endpointslice-controller puts in one EndpointSlice.");
         IMPLEMENTED.put("endpointslice-updates-batch-period", "Delay of endpointslice-controller syncs triggered by pod changes, to batch them.");
+        IMPLEMENTED.put("concurrent-ttl-after-finished-syncs", "Workers of ttl-after-finished-controller.");
+        IMPLEMENTED.put("terminated-pod-gc-threshold", "Terminated pods (Succeeded or Failed) kept before pod-garbage-collector-controller deletes the oldest; 0 or less disables that deletion.");
         NOTES.put("kube-api-content-type", "qkcm always speaks application/json");
     }
 
