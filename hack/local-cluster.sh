@@ -1,29 +1,48 @@
 #!/usr/bin/env bash
 # A local cluster made of real parts, with qkcm as its only controller manager:
 # etcd, kube-apiserver, kube-scheduler and kwok (fake nodes that run pods) from
-# hack/install-control-plane.sh, started by kwokctl's binary runtime with its own
-# kube-controller-manager disabled; qkcm runs in the foreground with its logs on this terminal.
+# hack/install-control-plane.sh, and qkcm in the place of kube-controller-manager — all started by
+# kwokctl's binary runtime the way a kwokctl user would do it:
+#
+#   kwokctl create cluster --runtime binary --kube-controller-manager-binary bin/qkcm ...
+#
+# kwokctl runs `qkcm --version` (qkcm answers `Kubernetes v1.34.4 (qkcm ...)`, which kwokctl parses
+# as 1.34.4) and starts it with the flags it gives upstream's kube-controller-manager: --kubeconfig,
+# --authorization-always-allow-paths, --bind-address, --secure-port, --root-ca-file,
+# --service-account-private-key-file (the cluster's CA and SA key) and --node-monitor-period=25s
+# --node-monitor-grace-period=3m20s (kwok renews node leases slowly). This script adds
+# --bind-address=127.0.0.1 (the last flag wins, as with upstream's flag parser), --leader-elect=true
+# and QKCM_ARGS through kwokctl's --extra-args. In the foreground qkcm's log is followed on this terminal.
 #
 # Usage:
-#   hack/local-cluster.sh [up]     start (or restart) the cluster and run qkcm; Ctrl-C stops everything
+#   hack/local-cluster.sh [up]     start (or restart) the cluster and follow qkcm's log; Ctrl-C stops everything
 #   hack/local-cluster.sh down     tear down a cluster left running (e.g. after `up --detach`)
-#   hack/local-cluster.sh up --detach   start the cluster and qkcm in the background and return
+#   hack/local-cluster.sh up --detach   start the cluster, wait for qkcm's /healthz and return
 #
 # Settings (environment):
 #   QKCM_CLUSTER_NAME   kwokctl cluster name (default qkcm)
+#   KWOK_WORKDIR        kwokctl's work directory (default ~/.kwok); the cluster is $KWOK_WORKDIR/clusters/<name>
 #   QKCM_NODES          number of kwok nodes (default 3; each has capacity for 110 pods)
 #   QKCM_KUBECONFIG     kubeconfig to write (default ~/.kube/config, current-context set to the cluster)
-#   QKCM_BINARY         controller manager to run (default bin/qkcm: the native binary if built, else the JVM app)
-#   QKCM_ARGS           extra flags for qkcm (e.g. "--kube-api-qps=100 --kube-api-burst=200")
+#   QKCM_SECURE_PORT    qkcm's HTTPS port for /healthz and /metrics (default 10257)
+#   QKCM_BINARY         controller manager to run (default bin/qkcm: the native binary if built, else
+#                       the JVM app; upstream's kube-controller-manager works as well)
+#   QKCM_ARGS           extra flags for qkcm, each as --name=value or --name (e.g. "--kube-api-qps=100 --kube-api-burst=200")
+#   QKCM_VERBOSE        1: show kwokctl's own output (otherwise kept in $KWOK_WORKDIR/<name>-kwokctl.log)
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 NAME="${QKCM_CLUSTER_NAME:-qkcm}"
 NODES="${QKCM_NODES:-3}"
 KUBECONFIG_OUT="${QKCM_KUBECONFIG:-$HOME/.kube/config}"
+PORT="${QKCM_SECURE_PORT:-10257}"
+VERBOSE="${QKCM_VERBOSE:-}"
 export KWOK_WORKDIR="${KWOK_WORKDIR:-$HOME/.kwok}"
 CLUSTER_DIR="$KWOK_WORKDIR/clusters/$NAME"
-PIDFILE="$CLUSTER_DIR/qkcm.pid"
+# kwokctl's binary runtime keeps each component's pid and log under the cluster directory
+PIDFILE="$CLUSTER_DIR/pids/kube-controller-manager.pid"
+QKCM_LOG="$CLUSTER_DIR/logs/kube-controller-manager.log"
+KWOKCTL_LOG="$KWOK_WORKDIR/$NAME-kwokctl.log"
 
 log() { printf '[local-cluster %s] %s\n' "$(date +%H:%M:%S)" "$*" >&2; }
 
@@ -33,21 +52,36 @@ detach=false
 
 BIN="$("$ROOT/hack/install-control-plane.sh" --print-dir)"
 
-down() {
-  if [[ -f "$PIDFILE" ]]; then
-    local pid
-    pid="$(cat "$PIDFILE")"
-    if kill -0 "$pid" 2>/dev/null; then
-      log "stopping qkcm (pid $pid)"
-      kill -TERM "$pid" 2>/dev/null || true
-      for _ in $(seq 1 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.2; done
-      kill -KILL "$pid" 2>/dev/null || true
+# kwokctl, with its output on the terminal only when QKCM_VERBOSE=1 (it logs JSON lines when its
+# stderr is not a terminal); otherwise appended to $KWOKCTL_LOG and shown when it fails.
+kwokctl() {
+  if [[ "$VERBOSE" == 1 ]]; then
+    "$BIN/kwokctl" "$@"
+  else
+    mkdir -p "$KWOK_WORKDIR"
+    if ! "$BIN/kwokctl" "$@" >>"$KWOKCTL_LOG" 2>&1; then
+      log "kwokctl $1 $2 failed; its output ($KWOKCTL_LOG):"
+      tail -n 20 "$KWOKCTL_LOG" >&2
+      return 1
     fi
-    rm -f "$PIDFILE"
+  fi
+}
+
+qkcm_pid() { [[ -f "$PIDFILE" ]] && cat "$PIDFILE"; }
+
+down() {
+  local pid
+  # kwokctl stops components with SIGKILL; stop qkcm first with SIGTERM so that it drains, releases
+  # its lease and logs its shutdown, as a controller manager is stopped in a real cluster.
+  pid="$(qkcm_pid || true)"
+  if [[ -n "$pid" ]] && kill -0 "$pid" 2>/dev/null; then
+    log "stopping qkcm (pid $pid)"
+    kill -TERM "$pid" 2>/dev/null || true
+    for _ in $(seq 1 75); do kill -0 "$pid" 2>/dev/null || break; sleep 0.2; done
   fi
   if [[ -d "$CLUSTER_DIR" ]]; then
     log "deleting cluster $NAME"
-    "$BIN/kwokctl" delete cluster --name "$NAME" --kubeconfig "$KUBECONFIG_OUT" >/dev/null 2>&1 || true
+    kwokctl delete cluster --name "$NAME" --kubeconfig "$KUBECONFIG_OUT" || true
   fi
 }
 
@@ -57,9 +91,22 @@ case "$cmd" in
   *) echo "usage: hack/local-cluster.sh [up [--detach]|down]" >&2; exit 1 ;;
 esac
 
+# QKCM_ARGS as kwokctl --extra-args (component=name=value); kwokctl appends them as --name=value.
+EXTRA=(--extra-args "kube-controller-manager=bind-address=127.0.0.1"
+       --extra-args "kube-controller-manager=leader-elect=true")
+# shellcheck disable=SC2206 # QKCM_ARGS is a list of flags
+USER_ARGS=(${QKCM_ARGS:-})
+for arg in ${USER_ARGS[@]+"${USER_ARGS[@]}"}; do
+  case "$arg" in
+    --*=*) kv="${arg#--}"; EXTRA+=(--extra-args "kube-controller-manager=${kv%%=*}=${kv#*=}") ;;
+    --*) EXTRA+=(--extra-args "kube-controller-manager=${arg#--}=true") ;;
+    *) echo "local-cluster: QKCM_ARGS: write each flag as --name=value or --name, got: $arg" >&2; exit 1 ;;
+  esac
+done
+
 "$ROOT/hack/install-control-plane.sh"
 
-QKCM="${QKCM_BINARY:-$ROOT/bin/qkcm}"
+QKCM="$(readlink -f "${QKCM_BINARY:-$ROOT/bin/qkcm}")"
 if [[ -z "${QKCM_BINARY:-}" ]] && ! ls "$ROOT"/target/*-runner >/dev/null 2>&1 \
    && [[ ! -f "$ROOT/target/quarkus-app/quarkus-run.jar" || -n "$(find "$ROOT/src/main" "$ROOT/pom.xml" -newer "$ROOT/target/quarkus-app/quarkus-run.jar" -print -quit)" ]]; then
   log "building qkcm (./mvnw package -DskipTests)"
@@ -68,57 +115,68 @@ fi
 
 # Running twice must not leave stray processes or ports: always start from a clean slate.
 down
+: > "$KWOKCTL_LOG" 2>/dev/null || true
 
-log "creating cluster $NAME: etcd, kube-apiserver, kube-scheduler, kwok ($NODES nodes)"
+log "creating cluster $NAME: etcd, kube-apiserver, kube-scheduler, kwok ($NODES nodes), qkcm as kube-controller-manager"
 mkdir -p "$(dirname "$KUBECONFIG_OUT")"
-"$BIN/kwokctl" create cluster --name "$NAME" --runtime binary \
+kwokctl create cluster --name "$NAME" --runtime binary \
   --etcd-binary "$BIN/etcd" --kube-apiserver-binary "$BIN/kube-apiserver" \
   --kube-scheduler-binary "$BIN/kube-scheduler" --kwok-controller-binary "$BIN/kwok" \
-  --disable kube-controller-manager --kubeconfig "$KUBECONFIG_OUT" --wait 2m >/dev/null
-"$BIN/kwokctl" --name "$NAME" scale node --replicas "$NODES" >/dev/null
+  --kube-controller-manager-binary "$QKCM" --kube-controller-manager-port "$PORT" \
+  "${EXTRA[@]}" --kubeconfig "$KUBECONFIG_OUT" --wait 2m
+kwokctl --name "$NAME" scale node --replicas "$NODES"
+# the log's path before kwokctl started qkcm (bench/ and the README name it)
+ln -sfn logs/kube-controller-manager.log "$CLUSTER_DIR/qkcm.log"
 
-CLUSTER_KUBECONFIG="$CLUSTER_DIR/kubeconfig.yaml"
-PORT="${QKCM_SECURE_PORT:-10257}"
-# The flags kwokctl gives a kube-controller-manager it launches, plus the cluster's CA and the
-# service-account signing key for the token and root-CA controllers.
-ARGS=(
-  "--kubeconfig=$CLUSTER_KUBECONFIG"
-  "--authorization-always-allow-paths=/healthz,/readyz,/livez,/metrics"
-  "--bind-address=127.0.0.1" "--secure-port=$PORT"
-  "--root-ca-file=$CLUSTER_DIR/pki/ca.crt"
-  "--service-account-private-key-file=$CLUSTER_DIR/pki/admin.key"
-  "--leader-elect=true"
-  # what kwokctl passes: kwok renews node leases slowly, so node health uses long periods
-  "--node-monitor-period=25s" "--node-monitor-grace-period=200s"
-)
-# shellcheck disable=SC2206
-ARGS+=(${QKCM_ARGS:-})
+pid="$(qkcm_pid || true)"
+if [[ -z "$pid" ]] || ! kill -0 "$pid" 2>/dev/null; then
+  log "qkcm is not running; its log ($QKCM_LOG):"
+  tail -n 20 "$QKCM_LOG" >&2 || true
+  down
+  exit 1
+fi
+
+# qkcm's command line as kwokctl wrote it into the cluster's configuration
+qkcm_flags="$(awk '/^- args:/{a=""; inargs=1; next} inargs && /^  - /{sub(/^  - /,""); a=a" "$0; next}
+  {inargs=0} /^  binary: .*\/kube-controller-manager$/{print a; exit}' "$CLUSTER_DIR/kwok.yaml")"
 
 cat >&2 <<EOF
 
   cluster:    $NAME ($NODES kwok nodes), kubeconfig written to $KUBECONFIG_OUT (context kwok-$NAME)
   try:        kubectl apply -f $ROOT/examples/ && kubectl get deploy,rs,pods -w
-  qkcm:       $QKCM ${ARGS[*]}
+  qkcm:       $QKCM$qkcm_flags
+  pid, log:   $pid, $QKCM_LOG
   health:     curl -k https://127.0.0.1:$PORT/healthz
   stop:       Ctrl-C$($detach && echo " is not available (detached): hack/local-cluster.sh down")
 
 EOF
 
 if $detach; then
-  nohup "$QKCM" "${ARGS[@]}" > "$CLUSTER_DIR/qkcm.log" 2>&1 &
-  echo $! > "$PIDFILE"
-  log "qkcm running in the background (pid $(cat "$PIDFILE")), logs in $CLUSTER_DIR/qkcm.log"
+  for _ in $(seq 1 120); do
+    if ! kill -0 "$pid" 2>/dev/null; then
+      log "qkcm exited; its log ($QKCM_LOG):"
+      tail -n 20 "$QKCM_LOG" >&2 || true
+      down
+      exit 1
+    fi
+    command -v curl >/dev/null || break
+    [[ "$(curl -sk --max-time 2 "https://127.0.0.1:$PORT/healthz" 2>/dev/null)" == ok ]] && break
+    sleep 1
+  done
+  log "qkcm running in the background (pid $pid), logs in $QKCM_LOG"
   exit 0
 fi
 
-trap 'echo >&2; down; log "stopped"; exit 0' INT TERM
-"$QKCM" "${ARGS[@]}" &
-echo $! > "$PIDFILE"
+# Follow qkcm's log until it exits; Ctrl-C stops qkcm (SIGTERM) and deletes the cluster.
+tail -n +1 -F --pid="$pid" "$QKCM_LOG" 2>/dev/null &
+tailpid=$!
+trap 'kill "$tailpid" 2>/dev/null || true; echo >&2; down; log "stopped"; exit 0' INT TERM
 set +e
-wait "$(cat "$PIDFILE")"
-rc=$?
+wait "$tailpid"
 set -e
-# qkcm exited by itself (not Ctrl-C): tear down as well, and report how it ended
+trap - INT TERM
+# qkcm exited by itself (not Ctrl-C): tear down as well. kwokctl started it, so its exit code is not
+# ours to collect; its last log lines above say how it ended.
+log "qkcm (pid $pid) exited by itself; see its last log lines above"
 down
-log "qkcm exited with code $rc"
-exit "$rc"
+exit 1
