@@ -28,6 +28,18 @@ public final class GoTimes {
     static final long MINUTE = 60 * SECOND;
     static final long HOUR = 60 * MINUTE;
     private static final Set<String> ZONE_IDS = ZoneId.getAvailableZoneIds();
+    /**
+     * Names of Go's zone database (tzdata) the JDK's leaves out: the fixed-offset zones it keeps only as
+     * short IDs, and links it drops.
+     */
+    private static final java.util.Map<String, ZoneId> NOT_IN_JDK = java.util.Map.of(
+            "EST", ZoneOffset.ofHours(-5),
+            "MST", ZoneOffset.ofHours(-7),
+            "HST", ZoneOffset.ofHours(-10),
+            "ROC", ZoneId.of("Asia/Taipei"),
+            "GMT+0", ZoneOffset.UTC,
+            "GMT-0", ZoneOffset.UTC,
+            "Factory", ZoneOffset.UTC);
 
     private GoTimes() {
     }
@@ -118,6 +130,10 @@ public final class GoTimes {
             } catch (DateTimeException e) {
                 // fall through
             }
+        }
+        ZoneId known = NOT_IN_JDK.get(name);
+        if (known != null) {
+            return known;
         }
         throw new GoError("unknown time zone " + name);
     }
