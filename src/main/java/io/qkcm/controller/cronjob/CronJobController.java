@@ -609,6 +609,11 @@ public class CronJobController extends KeyReconciler<CronJob> {
      * any other change queues it now.
      */
     void updateCronJob(CronJob oldCj, CronJob newCj) {
+        requeueOnUpdate(oldCj, newCj).ifPresent(d -> queue.addAfter(Cache.metaNamespaceKeyFunc(newCj), d));
+    }
+
+    /** When updateCronJob queues the CronJob: empty for not at all, zero for now. */
+    java.util.Optional<Duration> requeueOnUpdate(CronJob oldCj, CronJob newCj) {
         if (!Objects.equals(oldCj.getSpec().getSchedule(), newCj.getSpec().getSchedule())
                 || !Objects.equals(oldCj.getSpec().getTimeZone(), newCj.getSpec().getTimeZone())) {
             Schedule sched;
@@ -619,12 +624,10 @@ public class CronJobController extends KeyReconciler<CronJob> {
                         newCj.getSpec().getSchedule(), e.getMessage());
                 recorder.eventf(newCj, EventRecorder.WARNING, "UnParseableCronJobSchedule", "unparseable schedule for cronjob: %s",
                         newCj.getSpec().getSchedule());
-                return;
+                return java.util.Optional.empty();
             }
-            long t = CronJobUtils.nextScheduleTimeDuration(newCj, now(), sched);
-            queue.addAfter(Cache.metaNamespaceKeyFunc(newCj), Duration.ofNanos(t));
-            return;
+            return java.util.Optional.of(Duration.ofNanos(CronJobUtils.nextScheduleTimeDuration(newCj, now(), sched)));
         }
-        enqueueController(newCj);
+        return java.util.Optional.of(Duration.ZERO);
     }
 }
