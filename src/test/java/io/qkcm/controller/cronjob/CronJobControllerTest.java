@@ -43,11 +43,14 @@ class CronJobControllerTest {
     public static class Profile implements QuarkusTestProfile {
         @Override
         public Map<String, String> getConfigOverrides() {
-            return Map.of("qkcm.controllers", "cronjob-controller");
+            return Map.of("qkcm.controllers", "cronjob-controller", "qkcm.concurrent-cron-job-syncs", "3");
         }
     }
 
     static KubernetesClient client;
+
+    @jakarta.inject.Inject
+    io.qkcm.manager.ControllerManager manager;
 
     @BeforeAll
     static void setUp() {
@@ -57,6 +60,15 @@ class CronJobControllerTest {
     @AfterAll
     static void tearDown() {
         client.close();
+    }
+
+    @Test
+    void runsAsAnOperatorWithTheFlagsWorkersOnUpstreamsQueue() {
+        assertThat(manager.controllers()).filteredOn(c -> c.name().equals("cronjob-controller")).singleElement()
+                .isInstanceOfSatisfying(io.qkcm.runtime.josdk.OperatorController.class, oc -> {
+                    assertThat(oc.workerCount()).isEqualTo(3);
+                    assertThat(oc.reconcilers()).extracting(io.qkcm.runtime.josdk.KeyReconciler::queueName).containsExactly("cronjob");
+                });
     }
 
     @Test
