@@ -133,6 +133,11 @@ public class CronJobController extends KeyReconciler<CronJob> {
         return (newCj, oldCj) -> false;
     }
 
+    /** The key's retries so far (the queue's NumRequeues), for tests. */
+    int numRequeues(String key) {
+        return queue.numRequeues(key);
+    }
+
     ZonedDateTime now() {
         return ZonedDateTime.now(clock);
     }
@@ -376,7 +381,10 @@ public class CronJobController extends KeyReconciler<CronJob> {
                 recorder.eventf(cronJob, EventRecorder.WARNING, "FailedCreate", "Error creating job: %s", ApiErrors.message(e));
                 return new SyncResult(null, updateStatus, e);
             }
-            // created before (by us, with the status write lost, or by someone else)
+            // created before (by us, with the status write lost, or by someone else). Upstream reads it
+            // back in the request's namespace, which is empty: the read fails with NotFound and the key
+            // is retried with backoff (kube-controller-manager v1.34.4 does so; the Job is never put
+            // into status.active by this path)
             jobAlreadyExists = true;
             Job job;
             try {

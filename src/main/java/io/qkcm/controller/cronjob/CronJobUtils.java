@@ -226,7 +226,8 @@ final class CronJobUtils {
     /**
      * Upstream's getJobFromTemplate2: the template's labels and annotations, the scheduled-timestamp
      * annotation (CronJobsScheduledAnnotation) in the CronJob's time zone, the deterministic name, the
-     * CronJob as controller, the template's spec.
+     * CronJob as controller, the template's spec. As upstream's, the Job carries no namespace (the
+     * create request names it).
      */
     static Job getJobFromTemplate2(CronJob cj, Instant scheduledTime, boolean scheduledAnnotation, ZoneId local)
             throws GoError {
@@ -251,7 +252,6 @@ final class CronJobUtils {
                 : io.qkcm.runtime.Json.mapper().convertValue(template.getSpec(), io.fabric8.kubernetes.api.model.batch.v1.JobSpec.class);
         return new JobBuilder().withNewMetadata()
                 .withName(name)
-                .withNamespace(cj.getMetadata().getNamespace())
                 .withLabels(labels)
                 .withAnnotations(annotations)
                 .withOwnerReferences(ControllerRefManager.newControllerRef(cj, "batch/v1", "CronJob"))

@@ -66,6 +66,14 @@ final class Injection {
     record RealJobControl(KubernetesClient client) implements JobControl {
         @Override
         public Job getJob(String namespace, String name) {
+            if (namespace == null || namespace.isEmpty()) {
+                // upstream's client asks GET /apis/batch/v1/jobs/<name> (no namespace), which the API
+                // server answers 404: what syncCronJob gets after AlreadyExists, since upstream's Job
+                // request carries no namespace
+                throw new KubernetesClientException(new StatusBuilder().withStatus("Failure").withCode(404)
+                        .withReason("NotFound").withMessage("the server could not find the requested resource")
+                        .withNewDetails().endDetails().build());
+            }
             Job job = client.batch().v1().jobs().inNamespace(namespace).withName(name).get();
             if (job == null) {
                 throw notFound("jobs.batch", name);
