@@ -35,6 +35,7 @@ public final class ManagedControllers {
                 .implement("endpointslice-controller", c -> c.operate(new io.qkcm.controller.endpointslice.EndpointSliceController(c)))
                 .implement("ttl-after-finished-controller",
                         c -> c.operate(new io.qkcm.controller.ttlafterfinished.TTLAfterFinishedController(c)))
-                .implement("pod-garbage-collector-controller", PodGCSettings::podGC);
+                .implement("pod-garbage-collector-controller", PodGCSettings::podGC)
+                .implement("cronjob-controller", c -> c.operate(new io.qkcm.controller.cronjob.CronJobController(c)));
     }
 }

@@ -56,6 +56,7 @@ public final class Flags {
         IMPLEMENTED.put("v", "Log verbosity: 0-1 info, 2-3 adds controller decisions, 4+ debug.");
         IMPLEMENTED.put("concurrent-replicaset-syncs", "Workers of replicaset-controller.");
         IMPLEMENTED.put("concurrent-rc-syncs", "Workers of replicationcontroller-controller.");
+        IMPLEMENTED.put("concurrent-cron-job-syncs", "Workers of cronjob-controller.");
         IMPLEMENTED.put("use-service-account-credentials", "Each controller authenticates as the ServiceAccount kube-system/<controller-name> with a bound token (TokenRequest), as upstream.");
         IMPLEMENTED.put("concurrent-gc-syncs", "Workers of garbage-collector-controller (each for attempt-to-delete and attempt-to-orphan).");
         IMPLEMENTED.put("enable-garbage-collector", "Run garbage-collector-controller; false skips it even when --controllers selects it.");
