@@ -8,6 +8,10 @@
 #   hack/local-cluster.sh [up]     start (or restart) the cluster and run qkcm; Ctrl-C stops everything
 #   hack/local-cluster.sh down     tear down a cluster left running (e.g. after `up --detach`)
 #   hack/local-cluster.sh up --detach   start the cluster and qkcm in the background and return
+#   hack/local-cluster.sh up --no-qkcm  start the cluster only, without any controller manager, and
+#                                       print the `./mvnw quarkus:dev` command that runs qkcm against it
+#                                       (dev mode, live reload); its -D flags also go to
+#                                       <cluster dir>/quarkus-dev.args, one per line
 #
 # Settings (environment):
 #   QKCM_CLUSTER_NAME   kwokctl cluster name (default qkcm)
@@ -15,6 +19,8 @@
 #   QKCM_KUBECONFIG     kubeconfig to write (default ~/.kube/config, current-context set to the cluster)
 #   QKCM_BINARY         controller manager to run (default bin/qkcm: the native binary if built, else the JVM app)
 #   QKCM_ARGS           extra flags for qkcm (e.g. "--kube-api-qps=100 --kube-api-burst=200")
+#   QKCM_SECURE_PORT    qkcm's --secure-port (default 10257; give another when two qkcm run on one machine)
+#   KWOK_WORKDIR        where kwokctl keeps its clusters (default ~/.kwok)
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -29,7 +35,14 @@ log() { printf '[local-cluster %s] %s\n' "$(date +%H:%M:%S)" "$*" >&2; }
 
 cmd="${1:-up}"
 detach=false
-[[ "${2:-}" == "--detach" ]] && detach=true
+noqkcm=false
+for opt in "${@:2}"; do
+  case "$opt" in
+    --detach) detach=true ;;
+    --no-qkcm) noqkcm=true ;;
+    *) echo "usage: hack/local-cluster.sh [up [--detach] [--no-qkcm]|down]" >&2; exit 1 ;;
+  esac
+done
 
 BIN="$("$ROOT/hack/install-control-plane.sh" --print-dir)"
 
@@ -54,13 +67,13 @@ down() {
 case "$cmd" in
   down) down; log "down"; exit 0 ;;
   up) ;;
-  *) echo "usage: hack/local-cluster.sh [up [--detach]|down]" >&2; exit 1 ;;
+  *) echo "usage: hack/local-cluster.sh [up [--detach] [--no-qkcm]|down]" >&2; exit 1 ;;
 esac
 
 "$ROOT/hack/install-control-plane.sh"
 
 QKCM="${QKCM_BINARY:-$ROOT/bin/qkcm}"
-if [[ -z "${QKCM_BINARY:-}" ]] && ! ls "$ROOT"/target/*-runner >/dev/null 2>&1 \
+if ! $noqkcm && [[ -z "${QKCM_BINARY:-}" ]] && ! ls "$ROOT"/target/*-runner >/dev/null 2>&1 \
    && [[ ! -f "$ROOT/target/quarkus-app/quarkus-run.jar" || -n "$(find "$ROOT/src/main" "$ROOT/pom.xml" -newer "$ROOT/target/quarkus-app/quarkus-run.jar" -print -quit)" ]]; then
   log "building qkcm (./mvnw package -DskipTests)"
   (cd "$ROOT" && ./mvnw -q -B package -DskipTests)
@@ -93,6 +106,23 @@ ARGS=(
 )
 # shellcheck disable=SC2206
 ARGS+=(${QKCM_ARGS:-})
+
+if $noqkcm; then
+  # Dev mode takes the flags as config properties (qkcm.<flag>): QkcmMain's command line is not used there.
+  DEV=()
+  for a in "${ARGS[@]}"; do DEV+=("-Dqkcm.${a#--}"); done
+  printf '%s\n' "${DEV[@]}" > "$CLUSTER_DIR/quarkus-dev.args"
+  cat >&2 <<EOF
+
+  cluster:    $NAME ($NODES kwok nodes), no controller manager; kubeconfig written to $KUBECONFIG_OUT (context kwok-$NAME)
+  dev mode:   cd $ROOT && ./mvnw quarkus:dev ${DEV[*]}
+              (the -D flags are also in $CLUSTER_DIR/quarkus-dev.args, one per line)
+  try:        kubectl apply -f $ROOT/examples/ && kubectl get deploy,rs,pods -w
+  stop:       hack/local-cluster.sh down
+
+EOF
+  exit 0
+fi
 
 cat >&2 <<EOF
 
