@@ -85,6 +85,7 @@ public class ControllerManager {
     private ControllerSelection selection;
     private final List<Controller> controllers = new ArrayList<>();
     private final Map<String, Boolean> started = new ConcurrentHashMap<>();
+    private final Map<String, ControllerContext> contexts = new ConcurrentHashMap<>();
     private volatile boolean running;
     private volatile boolean leaseLost;
 
@@ -165,6 +166,7 @@ public class ControllerManager {
                 continue;
             }
             controllers.add(c);
+            contexts.put(c.name(), context);
             started.put(c.name(), false);
             runningControllerGauge(registry, c.name(), () -> Boolean.TRUE.equals(started.get(c.name())));
         }
@@ -312,5 +314,16 @@ public class ControllerManager {
 
     public boolean running() {
         return running;
+    }
+
+    /** The names of {@code controller}'s work queues (the {@code name} label of its workqueue_* metrics). */
+    public List<String> queues(String controller) {
+        ControllerContext context = contexts.get(controller);
+        return context == null ? List.of() : context.queues();
+    }
+
+    /** Whether {@code controller}'s workers have been started (running_managed_controllers). */
+    public boolean started(String controller) {
+        return Boolean.TRUE.equals(started.get(controller));
     }
 }
