@@ -19,7 +19,7 @@
 #   QKCM_KUBECONFIG     kubeconfig to write (default ~/.kube/config, current-context set to the cluster)
 #   QKCM_BINARY         controller manager to run (default bin/qkcm: the native binary if built, else the JVM app)
 #   QKCM_ARGS           extra flags for qkcm (e.g. "--kube-api-qps=100 --kube-api-burst=200")
-#   QKCM_SECURE_PORT    qkcm's --secure-port (default 10257; give another when two qkcm run on one machine)
+#   QKCM_SECURE_PORT    qkcm's --secure-port (default 10257, with --no-qkcm 10357 as dev mode's default)
 #   KWOK_WORKDIR        where kwokctl keeps its clusters (default ~/.kwok)
 set -euo pipefail
 
@@ -91,7 +91,7 @@ mkdir -p "$(dirname "$KUBECONFIG_OUT")"
 "$BIN/kwokctl" --name "$NAME" scale node --replicas "$NODES" >/dev/null
 
 CLUSTER_KUBECONFIG="$CLUSTER_DIR/kubeconfig.yaml"
-PORT="${QKCM_SECURE_PORT:-10257}"
+PORT="${QKCM_SECURE_PORT:-$($noqkcm && echo 10357 || echo 10257)}"
 # The flags kwokctl gives a kube-controller-manager it launches, plus the cluster's CA and the
 # service-account signing key for the token and root-CA controllers.
 ARGS=(
