@@ -88,9 +88,10 @@ threads() { local n=0 p; for p in $(pgrep -s "$DEV_PID" java); do n=$(( n + $(ls
 
 wait_for 900 "dev mode started, informers synced (/q/health/ready)" curl -sf -m 20 "$Q/q/health/ready"
 wait_for 120 "Lease held and every controller running (/q/qkcm/state)" leading_and_running
-curl -sfk -m 20 "https://127.0.0.1:$SECURE_PORT/healthz" | grep -qx ok || fail "secure port /healthz is not ok"
+[[ "$(curl -sfk -m 20 "https://127.0.0.1:$SECURE_PORT/healthz")" == ok ]] || fail "secure port /healthz is not ok"
 log "ok: https://127.0.0.1:$SECURE_PORT/healthz"
-curl -sf -m 20 "$Q/q/qkcm" | grep -q "qkcm — dev console" || fail "dev console page not served"
+PAGE="$(curl -sf -m 20 "$Q/q/qkcm")" || fail "dev console page not served"
+[[ "$PAGE" == *"qkcm — dev console"* ]] || fail "the dev console page is not qkcm's"
 log "ok: dev console page $Q/q/qkcm"
 T_UP=$(( $(date +%s) - START ))
 
