@@ -37,6 +37,7 @@ import io.qkcm.manager.serving.SecureServing;
 import io.qkcm.runtime.josdk.Operators;
 import io.qkcm.runtime.josdk.WorkqueueMetrics;
 import io.quarkiverse.operatorsdk.runtime.QuarkusConfigurationService;
+import io.quarkus.runtime.LaunchMode;
 import io.quarkus.runtime.Quarkus;
 import io.quarkus.runtime.ShutdownEvent;
 import io.quarkus.runtime.StartupEvent;
@@ -97,6 +98,13 @@ public class ControllerManager {
         try {
             start();
         } catch (RuntimeException e) {
+            if (LaunchMode.current() == LaunchMode.DEVELOPMENT) {
+                // Dev mode: fail the start as any Quarkus application's does (the error page, and the next
+                // change reloads), leaving nothing of this start behind in the dev-mode JVM.
+                LOG.errorf("cannot start the controller manager: %s", e.getMessage());
+                abandonStart();
+                throw e;
+            }
             // one line on stderr, as a bad command line; the log has the same line
             System.err.println("Error: " + e.getMessage());
             LOG.errorf("cannot start the controller manager: %s", e.getMessage());
@@ -184,6 +192,37 @@ public class ControllerManager {
         } else {
             startControllers();
         }
+    }
+
+    /** Undoes a start that failed part-way: the port, the clients, the informers, the controllers' threads. */
+    private synchronized void abandonStart() {
+        running = false;
+        for (Controller c : controllers) {
+            try {
+                c.shutdown(Duration.ZERO);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            } catch (RuntimeException e) {
+                LOG.debugf("stopping %s: %s", c.name(), e);
+            }
+        }
+        if (leaderElection != null) {
+            leaderElection.stop();
+        }
+        controllerEvents.forEach(b -> b.shutdown(Duration.ZERO));
+        if (events != null) {
+            events.shutdown(Duration.ZERO);
+        }
+        if (informers != null) {
+            informers.stop();
+        }
+        if (delayer != null) {
+            delayer.shutdownNow();
+        }
+        if (clients != null) {
+            clients.close();
+        }
+        serving.stop();
     }
 
     /** {@code running_managed_controllers{manager,name}}: 1 while the controller runs. */
