@@ -11,7 +11,7 @@
 #   5. stops dev mode (SIGTERM: the Lease is released) and the cluster.
 # Exit code 0 when every step passed. Logs: $WORK/dev.log.
 #
-# Usage: hack/dev-mode-check.sh        (environment: MAVEN_ARGS e.g. "-o" for an offline Maven;
+# Usage: hack/dev-mode-check.sh        (environment: MAVEN_ARGS, read by Maven itself, e.g. "-o";
 #                                       QKCM_DEVCHECK_KEEP=true leaves the cluster and dev mode running)
 set -euo pipefail
 
@@ -68,8 +68,7 @@ log "cluster up; starting dev mode (HTTP 127.0.0.1:$HTTP_PORT, secure port $SECU
 
 cd "$ROOT"
 # setsid: dev mode (Maven and the application's JVM) in a process group of its own, stopped as one
-# shellcheck disable=SC2086
-setsid ./mvnw -B -ntp ${MAVEN_ARGS:-} quarkus:dev -Dquarkus.console.enabled=false -Ddebug=false \
+setsid ./mvnw -B -ntp quarkus:dev -Dquarkus.console.enabled=false -Ddebug=false \
   -Dquarkus.http.port="$HTTP_PORT" "${FLAGS[@]}" > "$WORK/dev.log" 2>&1 < /dev/null &
 DEV_PID=$!
 Q="http://127.0.0.1:$HTTP_PORT"
@@ -93,6 +92,8 @@ log "ok: https://127.0.0.1:$SECURE_PORT/healthz"
 PAGE="$(curl -sf -m 20 "$Q/q/qkcm")" || fail "dev console page not served"
 [[ "$PAGE" == *"qkcm — dev console"* ]] || fail "the dev console page is not qkcm's"
 log "ok: dev console page $Q/q/qkcm"
+curl -sf -m 60 -o /dev/null "$Q/q/dev-ui/" || fail "the Dev UI is not served"
+log "ok: Dev UI $Q/q/dev-ui/"
 T_UP=$(( $(date +%s) - START ))
 
 "$KUBECTL" create namespace "$NS" >/dev/null
