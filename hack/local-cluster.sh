@@ -18,13 +18,18 @@
 #   hack/local-cluster.sh [up]     start (or restart) the cluster and follow qkcm's log; Ctrl-C stops everything
 #   hack/local-cluster.sh down     tear down a cluster left running (e.g. after `up --detach`)
 #   hack/local-cluster.sh up --detach   start the cluster, wait for qkcm's /healthz and return
+#   hack/local-cluster.sh up --no-qkcm  start the cluster only, without any controller manager, and
+#                                       print the `./mvnw quarkus:dev` command that runs qkcm against it
+#                                       (dev mode, live reload); its -D flags also go to
+#                                       <cluster dir>/quarkus-dev.args, one per line
 #
 # Settings (environment):
 #   QKCM_CLUSTER_NAME   kwokctl cluster name (default qkcm)
 #   KWOK_WORKDIR        kwokctl's work directory (default ~/.kwok); the cluster is $KWOK_WORKDIR/clusters/<name>
 #   QKCM_NODES          number of kwok nodes (default 3; each has capacity for 110 pods)
 #   QKCM_KUBECONFIG     kubeconfig to write (default ~/.kube/config, current-context set to the cluster)
-#   QKCM_SECURE_PORT    qkcm's HTTPS port for /healthz and /metrics (default 10257)
+#   QKCM_SECURE_PORT    qkcm's HTTPS port for /healthz and /metrics (default 10257; with --no-qkcm 10357,
+#                       dev mode's default)
 #   QKCM_BINARY         controller manager to run (default bin/qkcm: the native binary if built, else
 #                       the JVM app; upstream's kube-controller-manager works as well)
 #   QKCM_ARGS           extra flags for qkcm, each as --name=value or --name (e.g. "--kube-api-qps=100 --kube-api-burst=200")
@@ -35,7 +40,6 @@ ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 NAME="${QKCM_CLUSTER_NAME:-qkcm}"
 NODES="${QKCM_NODES:-3}"
 KUBECONFIG_OUT="${QKCM_KUBECONFIG:-$HOME/.kube/config}"
-PORT="${QKCM_SECURE_PORT:-10257}"
 VERBOSE="${QKCM_VERBOSE:-}"
 export KWOK_WORKDIR="${KWOK_WORKDIR:-$HOME/.kwok}"
 CLUSTER_DIR="$KWOK_WORKDIR/clusters/$NAME"
@@ -48,8 +52,16 @@ log() { printf '[local-cluster %s] %s\n' "$(date +%H:%M:%S)" "$*" >&2; }
 
 cmd="${1:-up}"
 detach=false
-[[ "${2:-}" == "--detach" ]] && detach=true
+noqkcm=false
+for opt in "${@:2}"; do
+  case "$opt" in
+    --detach) detach=true ;;
+    --no-qkcm) noqkcm=true ;;
+    *) echo "usage: hack/local-cluster.sh [up [--detach] [--no-qkcm]|down]" >&2; exit 1 ;;
+  esac
+done
 
+PORT="${QKCM_SECURE_PORT:-$($noqkcm && echo 10357 || echo 10257)}"
 BIN="$("$ROOT/hack/install-control-plane.sh" --print-dir)"
 
 # kwokctl, with its output on the terminal only when QKCM_VERBOSE=1 (it logs JSON lines when its
@@ -88,7 +100,7 @@ down() {
 case "$cmd" in
   down) down; log "down"; exit 0 ;;
   up) ;;
-  *) echo "usage: hack/local-cluster.sh [up [--detach]|down]" >&2; exit 1 ;;
+  *) echo "usage: hack/local-cluster.sh [up [--detach] [--no-qkcm]|down]" >&2; exit 1 ;;
 esac
 
 # QKCM_ARGS as kwokctl --extra-args (component=name=value); kwokctl appends them as --name=value.
@@ -107,7 +119,7 @@ done
 "$ROOT/hack/install-control-plane.sh"
 
 QKCM="$(readlink -f "${QKCM_BINARY:-$ROOT/bin/qkcm}")"
-if [[ -z "${QKCM_BINARY:-}" ]] && ! ls "$ROOT"/target/*-runner >/dev/null 2>&1 \
+if ! $noqkcm && [[ -z "${QKCM_BINARY:-}" ]] && ! ls "$ROOT"/target/*-runner >/dev/null 2>&1 \
    && [[ ! -f "$ROOT/target/quarkus-app/quarkus-run.jar" || -n "$(find "$ROOT/src/main" "$ROOT/pom.xml" -newer "$ROOT/target/quarkus-app/quarkus-run.jar" -print -quit)" ]]; then
   log "building qkcm (./mvnw package -DskipTests)"
   (cd "$ROOT" && ./mvnw -q -B package -DskipTests)
@@ -117,16 +129,53 @@ fi
 down
 : > "$KWOKCTL_LOG" 2>/dev/null || true
 
-log "creating cluster $NAME: etcd, kube-apiserver, kube-scheduler, kwok ($NODES nodes), qkcm as kube-controller-manager"
 mkdir -p "$(dirname "$KUBECONFIG_OUT")"
-kwokctl create cluster --name "$NAME" --runtime binary \
-  --etcd-binary "$BIN/etcd" --kube-apiserver-binary "$BIN/kube-apiserver" \
-  --kube-scheduler-binary "$BIN/kube-scheduler" --kwok-controller-binary "$BIN/kwok" \
-  --kube-controller-manager-binary "$QKCM" --kube-controller-manager-port "$PORT" \
-  "${EXTRA[@]}" --kubeconfig "$KUBECONFIG_OUT" --wait 2m
-kwokctl --name "$NAME" scale node --replicas "$NODES"
-# the log's path before kwokctl started qkcm (bench/ and the README name it)
-ln -sfn logs/kube-controller-manager.log "$CLUSTER_DIR/qkcm.log"
+if $noqkcm; then
+  log "creating cluster $NAME: etcd, kube-apiserver, kube-scheduler, kwok ($NODES nodes), no controller manager"
+  kwokctl create cluster --name "$NAME" --runtime binary \
+    --etcd-binary "$BIN/etcd" --kube-apiserver-binary "$BIN/kube-apiserver" \
+    --kube-scheduler-binary "$BIN/kube-scheduler" --kwok-controller-binary "$BIN/kwok" \
+    --disable kube-controller-manager --kubeconfig "$KUBECONFIG_OUT" --wait 2m
+  kwokctl --name "$NAME" scale node --replicas "$NODES"
+else
+  log "creating cluster $NAME: etcd, kube-apiserver, kube-scheduler, kwok ($NODES nodes), qkcm as kube-controller-manager"
+  kwokctl create cluster --name "$NAME" --runtime binary \
+    --etcd-binary "$BIN/etcd" --kube-apiserver-binary "$BIN/kube-apiserver" \
+    --kube-scheduler-binary "$BIN/kube-scheduler" --kwok-controller-binary "$BIN/kwok" \
+    --kube-controller-manager-binary "$QKCM" --kube-controller-manager-port "$PORT" \
+    "${EXTRA[@]}" --kubeconfig "$KUBECONFIG_OUT" --wait 2m
+  kwokctl --name "$NAME" scale node --replicas "$NODES"
+  # the log's path before kwokctl started qkcm (bench/ and the README name it)
+  ln -sfn logs/kube-controller-manager.log "$CLUSTER_DIR/qkcm.log"
+fi
+
+if $noqkcm; then
+  # The flags kwokctl gives a kube-controller-manager it launches, plus the ones this script adds.
+  ARGS=(
+    "--kubeconfig=$CLUSTER_DIR/kubeconfig.yaml"
+    "--authorization-always-allow-paths=/healthz,/readyz,/livez,/metrics"
+    "--bind-address=127.0.0.1" "--secure-port=$PORT"
+    "--root-ca-file=$CLUSTER_DIR/pki/ca.crt"
+    "--service-account-private-key-file=$CLUSTER_DIR/pki/admin.key"
+    "--leader-elect=true"
+    "--node-monitor-period=25s" "--node-monitor-grace-period=3m20s"
+  )
+  ARGS+=(${USER_ARGS[@]+"${USER_ARGS[@]}"})
+  # Dev mode takes the flags as config properties (qkcm.<flag>): QkcmMain's command line is not used there.
+  DEV=()
+  for a in "${ARGS[@]}"; do DEV+=("-Dqkcm.${a#--}"); done
+  printf '%s\n' "${DEV[@]}" > "$CLUSTER_DIR/quarkus-dev.args"
+  cat >&2 <<EOF
+
+  cluster:    $NAME ($NODES kwok nodes), no controller manager; kubeconfig written to $KUBECONFIG_OUT (context kwok-$NAME)
+  dev mode:   cd $ROOT && ./mvnw quarkus:dev ${DEV[*]}
+              (the -D flags are also in $CLUSTER_DIR/quarkus-dev.args, one per line)
+  try:        kubectl apply -f $ROOT/examples/ && kubectl get deploy,rs,pods -w
+  stop:       hack/local-cluster.sh down
+
+EOF
+  exit 0
+fi
 
 pid="$(qkcm_pid || true)"
 if [[ -z "$pid" ]] || ! kill -0 "$pid" 2>/dev/null; then

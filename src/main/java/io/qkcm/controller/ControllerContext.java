@@ -25,6 +25,8 @@ public final class ControllerContext {
     private final WorkQueueMetrics.Provider queueMetrics;
     private final Function<String, EventRecorder> recorders;
     private final Operators operators;
+    /** The work queues this controller made, by name, in order (for the Dev UI). */
+    private final java.util.Set<String> queues = new java.util.concurrent.CopyOnWriteArraySet<>();
 
     public ControllerContext(String controllerName, KubernetesClient client, SharedInformers informers,
             EventRecorder events, ControllerManagerOptions options, ScheduledExecutorService delayer,
@@ -76,6 +78,11 @@ public final class ControllerContext {
         return options;
     }
 
+    /** The names of the work queues this controller has made so far (its workqueue_* {@code name} labels). */
+    public java.util.List<String> queues() {
+        return java.util.List.copyOf(queues);
+    }
+
     public ScheduledExecutorService delayer() {
         return delayer;
     }
@@ -95,16 +102,19 @@ public final class ControllerContext {
 
     /** Counts a retry (AddRateLimited) of the queue {@code queueName} in workqueue_retries_total. */
     public Runnable retryCounter(String queueName) {
+        queues.add(queueName);
         return operators.metrics().retries(queueName);
     }
 
     /** A work queue with upstream's default controller rate limiter and metrics under {@code name}. */
     public <K> WorkQueue<K> newQueue(String name) {
+        queues.add(name);
         return new WorkQueue<>(name, RateLimiter.controllerDefault(), delayer, queueMetrics);
     }
 
     /** A work queue with the given rate limiter (e.g. the namespace controller's own) and metrics. */
     public <K> WorkQueue<K> newQueue(String name, RateLimiter<K> rateLimiter) {
+        queues.add(name);
         return new WorkQueue<>(name, rateLimiter, delayer, queueMetrics);
     }
 }

@@ -37,6 +37,7 @@ import io.qkcm.manager.serving.SecureServing;
 import io.qkcm.runtime.josdk.Operators;
 import io.qkcm.runtime.josdk.WorkqueueMetrics;
 import io.quarkiverse.operatorsdk.runtime.QuarkusConfigurationService;
+import io.quarkus.runtime.LaunchMode;
 import io.quarkus.runtime.Quarkus;
 import io.quarkus.runtime.ShutdownEvent;
 import io.quarkus.runtime.StartupEvent;
@@ -85,6 +86,7 @@ public class ControllerManager {
     private ControllerSelection selection;
     private final List<Controller> controllers = new ArrayList<>();
     private final Map<String, Boolean> started = new ConcurrentHashMap<>();
+    private final Map<String, ControllerContext> contexts = new ConcurrentHashMap<>();
     private volatile boolean running;
     private volatile boolean leaseLost;
 
@@ -96,6 +98,13 @@ public class ControllerManager {
         try {
             start();
         } catch (RuntimeException e) {
+            if (LaunchMode.current() == LaunchMode.DEVELOPMENT) {
+                // Dev mode: fail the start as any Quarkus application's does (the error page, and the next
+                // change reloads), leaving nothing of this start behind in the dev-mode JVM.
+                LOG.errorf("cannot start the controller manager: %s", e.getMessage());
+                abandonStart();
+                throw e;
+            }
             // one line on stderr, as a bad command line; the log has the same line
             System.err.println("Error: " + e.getMessage());
             LOG.errorf("cannot start the controller manager: %s", e.getMessage());
@@ -165,6 +174,7 @@ public class ControllerManager {
                 continue;
             }
             controllers.add(c);
+            contexts.put(c.name(), context);
             started.put(c.name(), false);
             runningControllerGauge(registry, c.name(), () -> Boolean.TRUE.equals(started.get(c.name())));
         }
@@ -182,6 +192,37 @@ public class ControllerManager {
         } else {
             startControllers();
         }
+    }
+
+    /** Undoes a start that failed part-way: the port, the clients, the informers, the controllers' threads. */
+    private synchronized void abandonStart() {
+        running = false;
+        for (Controller c : controllers) {
+            try {
+                c.shutdown(Duration.ZERO);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            } catch (RuntimeException e) {
+                LOG.debugf("stopping %s: %s", c.name(), e);
+            }
+        }
+        if (leaderElection != null) {
+            leaderElection.stop();
+        }
+        controllerEvents.forEach(b -> b.shutdown(Duration.ZERO));
+        if (events != null) {
+            events.shutdown(Duration.ZERO);
+        }
+        if (informers != null) {
+            informers.stop();
+        }
+        if (delayer != null) {
+            delayer.shutdownNow();
+        }
+        if (clients != null) {
+            clients.close();
+        }
+        serving.stop();
     }
 
     /** {@code running_managed_controllers{manager,name}}: 1 while the controller runs. */
@@ -312,5 +353,16 @@ public class ControllerManager {
 
     public boolean running() {
         return running;
+    }
+
+    /** The names of {@code controller}'s work queues (the {@code name} label of its workqueue_* metrics). */
+    public List<String> queues(String controller) {
+        ControllerContext context = contexts.get(controller);
+        return context == null ? List.of() : context.queues();
+    }
+
+    /** Whether {@code controller}'s workers have been started (running_managed_controllers). */
+    public boolean started(String controller) {
+        return Boolean.TRUE.equals(started.get(controller));
     }
 }

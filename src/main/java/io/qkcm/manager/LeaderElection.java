@@ -120,6 +120,20 @@ public final class LeaderElection {
         return leading.get();
     }
 
+    /** The Lease as the API server has it now (empty when it does not exist or cannot be read). */
+    public Optional<Lease> lease() {
+        try {
+            return Optional.ofNullable(client.leases().inNamespace(namespace).withName(name).get());
+        } catch (RuntimeException e) {
+            return Optional.empty();
+        }
+    }
+
+    /** {@code <namespace>/<name>} of the Lease. */
+    public String leaseName() {
+        return namespace + "/" + name;
+    }
+
     /** The leaderElection health check: failing once a held lease was lost. */
     public boolean healthy() {
         return !lost.get();

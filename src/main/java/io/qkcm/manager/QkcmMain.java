@@ -12,6 +12,7 @@ import java.util.concurrent.atomic.AtomicBoolean;
 import sun.misc.Signal;
 import sun.misc.SignalHandler;
 
+import io.quarkus.runtime.LaunchMode;
 import io.quarkus.runtime.Quarkus;
 import io.quarkus.runtime.QuarkusApplication;
 import io.quarkus.runtime.annotations.QuarkusMain;
@@ -44,6 +45,16 @@ public class QkcmMain implements QuarkusApplication {
      */
     static void handleTerminationSignals() {
         SignalHandler handler = signal -> {
+            if (LaunchMode.current() != LaunchMode.NORMAL) {
+                // Dev mode: a Ctrl-C reaches both Maven and this JVM, and Maven then stops this JVM with a
+                // SIGTERM of its own; the second signal must not halt before the shutdown (which releases
+                // the Lease) has run. Exit (code 0, as upstream on SIGTERM; Maven reports any other code
+                // as a failure), running the shutdown hooks.
+                if (TERMINATING.compareAndSet(false, true)) {
+                    System.exit(0);
+                }
+                return;
+            }
             if (TERMINATING.compareAndSet(false, true)) {
                 System.err.println("received SIG" + signal.getName() + ", shutting down");
                 Quarkus.asyncExit(0);
