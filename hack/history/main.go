@@ -4,6 +4,8 @@
 //	hash      : stdin lines {"prefix": s, "raw": s, "probe": n|null}
 //	            -> adds history.HashControllerRevision and history.ControllerRevisionName
 //	gojson    : stdin lines, a JSON document -> {"in", "compact", "sorted"} (see below)
+//	jsonschema: the Go layout of v1.PodTemplateSpec as encoding/json sees it (json names, omitempty,
+//	            omitzero, embedded fields, types with their own MarshalJSON or IsZero)
 //	stspatch  : stdin lines, a StatefulSet as JSON (as read from an API server)
 //	            -> {"set":..., "patch": <upstream getPatch bytes as a string>, "hash": ..., "name": ...}
 package main
@@ -13,7 +15,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"reflect"
 	"strings"
+
+	v1 "k8s.io/api/core/v1"
 
 	apps "k8s.io/api/apps/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -25,6 +30,13 @@ func main() {
 	mode := "hash"
 	if len(os.Args) > 1 {
 		mode = os.Args[1]
+	}
+	if mode == "jsonschema" {
+		out := map[string]*typeInfo{}
+		walk(reflect.TypeOf(v1.PodTemplateSpec{}), out)
+		b, _ := json.MarshalIndent(out, "", " ")
+		fmt.Println(string(b))
+		return
 	}
 	sc := bufio.NewScanner(os.Stdin)
 	sc.Buffer(make([]byte, 16<<20), 16<<20)
@@ -106,5 +118,86 @@ func must(err error) {
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
+	}
+}
+
+type field struct {
+	JSON      string `json:"json,omitempty"`
+	Inline    bool   `json:"inline,omitempty"`
+	OmitEmpty bool   `json:"omitempty,omitempty"`
+	OmitZero  bool   `json:"omitzero,omitempty"`
+	Type      string `json:"type"`
+}
+
+type typeInfo struct {
+	Kind      string  `json:"kind"`
+	Elem      string  `json:"elem,omitempty"`
+	Key       string  `json:"key,omitempty"`
+	Marshaler bool    `json:"marshaler,omitempty"`
+	IsZero    bool    `json:"isZero,omitempty"`
+	Fields    []field `json:"fields,omitempty"`
+}
+
+var marshalerType = reflect.TypeOf((*json.Marshaler)(nil)).Elem()
+var isZeroerType = reflect.TypeOf((*interface{ IsZero() bool })(nil)).Elem()
+
+func walk(t reflect.Type, out map[string]*typeInfo) {
+	name := t.String()
+	if _, ok := out[name]; ok {
+		return
+	}
+	ti := &typeInfo{Kind: t.Kind().String()}
+	out[name] = ti
+	if t.Kind() != reflect.Ptr && (t.Implements(marshalerType) || reflect.PointerTo(t).Implements(marshalerType)) {
+		ti.Marshaler = true
+	}
+	if t.Kind() != reflect.Ptr && t.Implements(isZeroerType) {
+		ti.IsZero = true
+	}
+	switch t.Kind() {
+	case reflect.Ptr, reflect.Slice, reflect.Array:
+		ti.Elem = t.Elem().String()
+		walk(t.Elem(), out)
+	case reflect.Map:
+		ti.Key = t.Key().String()
+		ti.Elem = t.Elem().String()
+		walk(t.Key(), out)
+		walk(t.Elem(), out)
+	case reflect.Struct:
+		if ti.Marshaler {
+			return
+		}
+		for i := 0; i < t.NumField(); i++ {
+			f := t.Field(i)
+			if !f.IsExported() {
+				continue
+			}
+			tag := f.Tag.Get("json")
+			parts := strings.Split(tag, ",")
+			jn := parts[0]
+			if jn == "-" && len(parts) == 1 {
+				continue
+			}
+			fi := field{Type: f.Type.String()}
+			for _, o := range parts[1:] {
+				switch o {
+				case "omitempty":
+					fi.OmitEmpty = true
+				case "omitzero":
+					fi.OmitZero = true
+				case "inline":
+				}
+			}
+			if jn == "" && f.Anonymous {
+				fi.Inline = true
+			} else {
+				if jn == "" {
+					jn = f.Name
+				}
+				fi.JSON = jn
+			}
+			ti.Fields = append(ti.Fields, fi)
+			walk(f.Type, out)
+		}
 	}
 }
