@@ -32,6 +32,9 @@ public final class ManagedControllers {
                 .implement("endpointslice-mirroring-controller",
                         c -> c.operate(new io.qkcm.controller.endpointslicemirroring.EndpointSliceMirroringController(c)))
                 .implement("endpoints-controller", c -> c.operate(new io.qkcm.controller.endpoint.EndpointsController(c)))
-                .implement("endpointslice-controller", c -> c.operate(new io.qkcm.controller.endpointslice.EndpointSliceController(c)));
+                .implement("endpointslice-controller", c -> c.operate(new io.qkcm.controller.endpointslice.EndpointSliceController(c)))
+                .implementPartially(io.qkcm.controller.statefulset.StatefulSetController.NAME,
+                        c -> c.operate(new io.qkcm.controller.statefulset.StatefulSetController(c)),
+                        "the semantic revision comparison (StatefulSetSemanticRevisionComparison) compares without the API's defaulting of the old revision's template");
     }
 }
