@@ -283,6 +283,54 @@ class StatefulSetControllerTest {
         }
     }
 
+    private static String kubectl(String... args) throws Exception {
+        List<String> cmd = new ArrayList<>();
+        cmd.add(System.getProperty("user.home") + "/.kubeapitest/k8s/1.34.4-linux-amd64/kubectl");
+        cmd.add("--kubeconfig=" + RealApiServer.get().kubeconfig());
+        cmd.addAll(List.of(args));
+        Process p = new ProcessBuilder(cmd).redirectErrorStream(true).start();
+        assertThat(p.waitFor(120, java.util.concurrent.TimeUnit.SECONDS)).isTrue();
+        String out = new String(p.getInputStream().readAllBytes(), java.nio.charset.StandardCharsets.UTF_8);
+        assertThat(p.exitValue()).as("kubectl %s: %s", String.join(" ", args), out).isZero();
+        return out;
+    }
+
+    @Test
+    void kubectlRolloutStatusHistoryAndUndoReadTheRevisions() throws Exception {
+        String ns = newNamespace(client, "sts-kubectl");
+        client.apps().statefulSets().inNamespace(ns).resource(statefulSet("web", 2, LABELS).build()).create();
+        try (StsTestSupport.KubeletLoop loop = new StsTestSupport.KubeletLoop(client, ns, true)) {
+            assertThat(kubectl("rollout", "status", "statefulset/web", "-n", ns, "--timeout=90s"))
+                    .contains("partitioned roll out complete: 2 new pods have been updated");
+            String rev1 = get(client, ns, "web").getStatus().getCurrentRevision();
+            patch(ns, "web", "{\"spec\":{\"template\":{\"spec\":{\"containers\":[{\"name\":\"app\",\"image\":\"registry.k8s.io/pause:3.9\"}]}}}}");
+            assertThat(kubectl("rollout", "status", "statefulset/web", "-n", ns, "--timeout=90s"))
+                    .contains("partitioned roll out complete: 2 new pods have been updated");
+            String rev2 = get(client, ns, "web").getStatus().getCurrentRevision();
+            assertThat(rev2).isNotEqualTo(rev1);
+            String history = kubectl("rollout", "history", "statefulset/web", "-n", ns);
+            assertThat(history).containsPattern("(?m)^1\\s").containsPattern("(?m)^2\\s");
+            assertThat(kubectl("rollout", "history", "statefulset/web", "-n", ns, "--revision=1"))
+                    .contains("registry.k8s.io/pause:3.10");
+
+            kubectl("rollout", "undo", "statefulset/web", "-n", ns);
+            await().atMost(TIMEOUT).untilAsserted(() -> {
+                StatefulSet s = get(client, ns, "web");
+                assertThat(s.getSpec().getTemplate().getSpec().getContainers().get(0).getImage())
+                        .isEqualTo("registry.k8s.io/pause:3.10");
+                // the first revision is the update revision again, renumbered 3
+                assertThat(s.getStatus().getUpdateRevision()).isEqualTo(rev1);
+                assertThat(s.getStatus().getCurrentRevision()).isEqualTo(rev1);
+                assertThat(n(s.getStatus().getUpdatedReplicas())).isEqualTo(2);
+                List<ControllerRevision> revs = revisions(ns);
+                assertThat(revs).extracting(r -> r.getMetadata().getName()).containsExactly(rev2, rev1);
+                assertThat(revs).extracting(ControllerRevision::getRevision).containsExactly(2L, 3L);
+            });
+            assertThat(pods(client, ns)).allSatisfy(p -> assertThat(p.getMetadata().getLabels())
+                    .containsEntry("controller-revision-hash", rev1));
+        }
+    }
+
     @Test
     void failedPodIsDeletedAndRecreated() {
         String ns = newNamespace(client, "sts-failed");
