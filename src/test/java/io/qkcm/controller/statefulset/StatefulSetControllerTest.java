@@ -332,6 +332,73 @@ class StatefulSetControllerTest {
     }
 
     @Test
+    void minReadySecondsGatesAvailableReplicas() {
+        String ns = newNamespace(client, "sts-minready");
+        client.apps().statefulSets().inNamespace(ns).resource(statefulSet("web", 1, LABELS).editSpec()
+                .withMinReadySeconds(3600).endSpec().build()).create();
+        await().atMost(TIMEOUT).until(() -> pod(ns, "web-0") != null);
+        kubelet.runningAndReady(pod(ns, "web-0"));
+        await().atMost(TIMEOUT).untilAsserted(() -> {
+            StatefulSet s = get(client, ns, "web");
+            assertThat(n(s.getStatus().getReadyReplicas())).isEqualTo(1);
+            assertThat(n(s.getStatus().getAvailableReplicas())).isZero();
+        });
+        // Ready for two hours already: available
+        kubelet.running(pod(ns, "web-0"), true, java.time.Instant.now().minusSeconds(7200));
+        await().atMost(TIMEOUT).untilAsserted(() -> {
+            StatefulSet s = get(client, ns, "web");
+            assertThat(n(s.getStatus().getAvailableReplicas())).isEqualTo(1);
+        });
+    }
+
+    @Test
+    void orphanedPodsAndRevisionsAreAdoptedByANewSet() {
+        String ns = newNamespace(client, "sts-adopt");
+        try (StsTestSupport.KubeletLoop loop = new StsTestSupport.KubeletLoop(client, ns, true)) {
+            client.apps().statefulSets().inNamespace(ns).resource(statefulSet("web", 2, LABELS).build()).create();
+            await().atMost(TIMEOUT).until(() -> n(get(client, ns, "web").getStatus().getReadyReplicas()) == 2);
+            String revision = get(client, ns, "web").getStatus().getCurrentRevision();
+            List<String> uids = pods(client, ns).stream().map(p -> p.getMetadata().getUid()).toList();
+            // a pod matching the selector but not named after the set is never adopted
+            client.pods().inNamespace(ns).resource(new io.fabric8.kubernetes.api.model.PodBuilder().withNewMetadata()
+                    .withName("stranger-0").withLabels(LABELS).endMetadata().withNewSpec().addNewContainer()
+                    .withName("app").withImage("registry.k8s.io/pause:3.10").endContainer().endSpec().build()).create();
+
+            client.apps().statefulSets().inNamespace(ns).withName("web")
+                    .withPropagationPolicy(io.fabric8.kubernetes.api.model.DeletionPropagation.ORPHAN).delete();
+            await().atMost(TIMEOUT).untilAsserted(() -> {
+                assertThat(get(client, ns, "web")).isNull();
+                assertThat(pods(client, ns)).allSatisfy(p -> assertThat(p.getMetadata().getOwnerReferences()).isNullOrEmpty());
+                assertThat(revisions(ns)).allSatisfy(r -> assertThat(r.getMetadata().getOwnerReferences()).isNullOrEmpty());
+            });
+
+            StatefulSet again = client.apps().statefulSets().inNamespace(ns)
+                    .resource(statefulSet("web", 2, LABELS).build()).create();
+            await().atMost(TIMEOUT).untilAsserted(() -> {
+                for (Pod p : pods(client, ns)) {
+                    if (p.getMetadata().getName().startsWith("web-")) {
+                        assertThat(p.getMetadata().getOwnerReferences()).singleElement()
+                                .satisfies(r -> assertThat(r.getUid()).isEqualTo(again.getMetadata().getUid()));
+                    } else {
+                        assertThat(p.getMetadata().getOwnerReferences()).isNullOrEmpty();
+                    }
+                }
+                assertThat(revisions(ns)).singleElement().satisfies(r -> {
+                    assertThat(r.getMetadata().getName()).isEqualTo(revision);
+                    assertThat(r.getMetadata().getOwnerReferences()).singleElement()
+                            .satisfies(ref -> assertThat(ref.getUid()).isEqualTo(again.getMetadata().getUid()));
+                });
+                StatefulSet s = get(client, ns, "web");
+                assertThat(s.getStatus().getCurrentRevision()).isEqualTo(revision);
+                assertThat(n(s.getStatus().getReadyReplicas())).isEqualTo(2);
+            });
+            // the same pods, adopted, not replaced
+            assertThat(pods(client, ns).stream().filter(p -> p.getMetadata().getName().startsWith("web-"))
+                    .map(p -> p.getMetadata().getUid())).containsExactlyInAnyOrderElementsOf(uids);
+        }
+    }
+
+    @Test
     void failedPodIsDeletedAndRecreated() {
         String ns = newNamespace(client, "sts-failed");
         client.apps().statefulSets().inNamespace(ns).resource(statefulSet("web", 2, LABELS).build()).create();
