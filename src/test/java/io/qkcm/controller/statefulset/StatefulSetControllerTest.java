@@ -64,6 +64,20 @@ class StatefulSetControllerTest {
     static KubernetesClient client;
     static TestKubelet kubelet;
 
+    @jakarta.inject.Inject
+    io.qkcm.manager.ControllerManager manager;
+
+    @Test
+    void runsWithUpstreamsWorkersAndQueueName() {
+        assertThat(manager.controllers()).filteredOn(c -> c.name().equals("statefulset-controller")).singleElement()
+                .satisfies(c -> {
+                    io.qkcm.runtime.josdk.OperatorController oc = (io.qkcm.runtime.josdk.OperatorController) c;
+                    assertThat(oc.workerCount()).isEqualTo(5);
+                    assertThat(oc.reconcilers()).extracting(io.qkcm.runtime.josdk.KeyReconciler::queueName)
+                            .containsExactly("statefulset");
+                });
+    }
+
     @BeforeAll
     static void setUp() {
         client = RealApiServer.get().newClient();
