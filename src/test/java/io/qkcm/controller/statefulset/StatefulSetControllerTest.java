@@ -483,6 +483,13 @@ class StatefulSetControllerTest {
             });
             assertThat(pvc(ns, "data-db-0").getMetadata().getDeletionTimestamp()).isNull();
             assertThat(pod1Uid).isNotNull();
+
+            // WhenDeleted=Delete: the set's claims go with the set (the garbage collector follows the references)
+            client.apps().statefulSets().inNamespace(ns).withName("db").delete();
+            await().atMost(TIMEOUT).untilAsserted(() -> {
+                PersistentVolumeClaim c = pvc(ns, "data-db-0");
+                assertThat(c == null || c.getMetadata().getDeletionTimestamp() != null).isTrue();
+            });
         }
     }
 
