@@ -413,6 +413,43 @@ class StatefulSetControllerTest {
     }
 
     @Test
+    void aRevisionWrittenByAnOlderReleaseIsReusedNotRolled() {
+        // the template as the API server defaults it, from a throwaway set
+        String probeNs = newNamespace(client, "sts-semantic-probe");
+        StatefulSet probe = client.apps().statefulSets().inNamespace(probeNs)
+                .resource(statefulSet("web", 0, LABELS).build()).create();
+        String current = StatefulSetUtils.getPatch(probe);
+        assertThat(current).contains("\"metadata\":{\"labels\"");
+        // upstream before 1.34 wrote the template's zero creationTimestamp as null
+        String older = current.replace("\"metadata\":{\"labels\"", "\"metadata\":{\"creationTimestamp\":null,\"labels\"");
+
+        String ns = newNamespace(client, "sts-semantic");
+        ControllerRevision old = new ControllerRevision();
+        old.setMetadata(new io.fabric8.kubernetes.api.model.ObjectMetaBuilder().withName("web-older").withNamespace(ns)
+                .withLabels(LABELS).build());
+        old.setData(new com.fasterxml.jackson.databind.util.RawValue(older));
+        old.setRevision(1L);
+        client.apps().controllerRevisions().inNamespace(ns).resource(old).create();
+        try (StsTestSupport.KubeletLoop loop = new StsTestSupport.KubeletLoop(client, ns, true)) {
+            StatefulSet set = client.apps().statefulSets().inNamespace(ns)
+                    .resource(statefulSet("web", 2, LABELS).build()).create();
+            await().atMost(TIMEOUT).untilAsserted(() -> {
+                StatefulSet s = get(client, ns, "web");
+                assertThat(s.getStatus().getUpdateRevision()).isEqualTo("web-older");
+                assertThat(s.getStatus().getCurrentRevision()).isEqualTo("web-older");
+                assertThat(n(s.getStatus().getReadyReplicas())).isEqualTo(2);
+            });
+            assertThat(revisions(ns)).singleElement().satisfies(r -> {
+                assertThat(ControllerHistory.rawData(r)).isEqualTo(older);
+                assertThat(r.getMetadata().getOwnerReferences()).singleElement()
+                        .satisfies(ref -> assertThat(ref.getUid()).isEqualTo(set.getMetadata().getUid()));
+            });
+            assertThat(pods(client, ns)).allSatisfy(p -> assertThat(p.getMetadata().getLabels())
+                    .containsEntry("controller-revision-hash", "web-older"));
+        }
+    }
+
+    @Test
     void failedPodIsDeletedAndRecreated() {
         String ns = newNamespace(client, "sts-failed");
         client.apps().statefulSets().inNamespace(ns).resource(statefulSet("web", 2, LABELS).build()).create();
