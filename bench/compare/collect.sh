@@ -6,6 +6,10 @@
 #   replicasets  a ReplicaSet and a ReplicationController, then the ReplicaSet scaled down
 #   services     a Deployment behind a Service, a headless Service with publishNotReadyAddresses and
 #                hostnames, a selector-less Service with hand-managed Endpoints; one pod then deleted
+#   batch        examples/batch.yaml (Jobs NonIndexed/Indexed/ttl 0, a CronJob every minute) and a Job
+#                created from the CronJob, collected once the CronJob has a successful run
+#   workloads    examples/workloads.yaml (a DaemonSet, a StatefulSet) and a StatefulSet with claims;
+#                then both rolled to a new image (the StatefulSet with partition 1), and scaled down
 set -e
 OUT="${OUT:-/tmp/qkcm-compare}"
 SCENARIO="${SCENARIO:-replicasets}"
@@ -29,6 +33,29 @@ case "$SCENARIO" in
     $K delete pod db-1 --wait=false >/dev/null
     sleep 15
     $K get endpoints,endpointslices -o json > $OUT/$1.objects.json
+    ;;
+  batch)
+    $K apply -f examples/batch.yaml >/dev/null
+    $K create job manual --from=cronjob/tick >/dev/null
+    # until the CronJob has run once to the end (at most ~2 scheduled minutes), then let it settle
+    for i in $(seq 1 150); do
+      [[ -n "$($K get cronjob tick -o jsonpath='{.status.lastSuccessfulTime}' 2>/dev/null)" ]] && break; sleep 1
+    done
+    sleep 10
+    $K get jobs,cronjobs,pods -o json > $OUT/$1.objects.json
+    ;;
+  workloads)
+    $K apply -f examples/workloads.yaml -f bench/compare/workloads.yaml >/dev/null
+    $K rollout status daemonset/node-agent --timeout=90s >/dev/null 2>&1 || true
+    $K rollout status statefulset/store --timeout=90s >/dev/null 2>&1 || true
+    $K patch statefulset store -p '{"spec":{"updateStrategy":{"rollingUpdate":{"partition":1}}}}' >/dev/null
+    $K set image statefulset/store nginx=nginx:1.27.3 >/dev/null
+    $K set image daemonset/node-agent agent=registry.k8s.io/pause:3.9 >/dev/null
+    $K rollout status daemonset/node-agent --timeout=90s >/dev/null 2>&1 || true
+    sleep 20
+    $K scale statefulset data --replicas=1 >/dev/null
+    sleep 10
+    $K get daemonsets,statefulsets,controllerrevisions,pods,persistentvolumeclaims -o json > $OUT/$1.objects.json
     ;;
   *) echo "unknown scenario $SCENARIO" >&2; exit 2 ;;
 esac

@@ -30,9 +30,18 @@ def norm_obj(o):
     for c in st.get("conditions", []):
         for t in ["lastTransitionTime", "lastProbeTime", "lastUpdateTime"]:
             c.pop(t, None)
+    if kind == "PersistentVolumeClaim":
+        o.pop("status", None)
     # the ServiceAccount admission plugin names the projected token volume randomly
-    o = json.loads(re.sub(r"kube-api-access-[a-z0-9]{5}", "kube-api-access-xxxxx", json.dumps(o)))
-    return kind, name, o
+    o = json.loads(generic(re.sub(r"kube-api-access-[a-z0-9]{5}", "kube-api-access-xxxxx", json.dumps(o))))
+    return kind, generic(name), o
+UID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
+TIME = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z")
+CRON_JOB = re.compile(r"\b(tick)-\d{7,9}\b")
+def generic(text):
+    """UIDs (Job selectors and labels carry the Job's), timestamps and the scheduled minute in a
+    CronJob's Job names differ from run to run by nature."""
+    return CRON_JOB.sub(r"\1-<minute>", TIME.sub("<time>", UID.sub("<uid>", text)))
 POD_NAME = re.compile(r"-[a-z0-9]{8,10}-[a-z0-9]{5}$|-[a-z0-9]{5}$")
 def norm_endpoints(o):
     """Pod IPs and nodes depend on scheduling, pod names are random: compare the structure, with
@@ -66,9 +75,10 @@ def events(label):
     ev = json.load(open(f"{sys.argv[1]}/{label}.events.json"))["items"]
     out = set()
     for e in ev:
-        if e["involvedObject"]["kind"] in ("ReplicaSet", "ReplicationController", "Service", "Endpoints", "EndpointSlice"):
-            msg = re.sub(r"-[a-z0-9]{5}\b", "-xxxxx", e["message"])
-            out.add((e["source"].get("component"), e["involvedObject"]["kind"], e["involvedObject"]["name"], e["type"], e["reason"], msg))
+        if e["involvedObject"]["kind"] in ("ReplicaSet", "ReplicationController", "Service", "Endpoints", "EndpointSlice",
+                                           "Job", "CronJob", "DaemonSet", "StatefulSet", "PersistentVolumeClaim"):
+            msg = generic(re.sub(r"-[a-z0-9]{5}\b", "-xxxxx", e["message"]))
+            out.add((e["source"].get("component"), e["involvedObject"]["kind"], generic(e["involvedObject"]["name"]), e["type"], e["reason"], msg))
     return out
 a, b = load("upstream"), load("qkcm")
 diffs = 0
