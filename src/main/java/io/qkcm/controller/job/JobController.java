@@ -53,6 +53,7 @@ import io.qkcm.controller.RealPodControl;
 import io.qkcm.controller.SlowStart;
 import io.qkcm.controller.WorkQueue;
 import io.qkcm.controller.events.EventRecorder;
+import io.qkcm.controller.job.metrics.JobMetrics;
 import io.qkcm.controller.util.job.JobUtil;
 import io.qkcm.runtime.josdk.KeyReconciler;
 
@@ -99,6 +100,7 @@ public class JobController extends KeyReconciler<Job> {
     private final WorkQueue<OrphanPodKey> orphanQueue;
     private final ThreadPoolExecutor apiCalls;
     private final List<Thread> orphanWorkers = new ArrayList<>();
+    private final JobMetrics metrics;
 
     public JobController(ControllerContext context) {
         this(context, Clock.systemUTC());
@@ -110,6 +112,7 @@ public class JobController extends KeyReconciler<Job> {
         this.clock = clock;
         this.features = JobFeatures.from(context.options().featureGates());
         this.recorder = context.events();
+        this.metrics = new JobMetrics(context.metrics());
         this.podControl = new RealPodControl(context.client(), recorder);
         this.orphanQueue = context.newQueue(ORPHAN_QUEUE, RateLimiter.exponential(DEFAULT_JOB_API_BACKOFF, MAX_JOB_API_BACKOFF));
         AtomicInteger n = new AtomicInteger();
@@ -142,16 +145,19 @@ public class JobController extends KeyReconciler<Job> {
         podInformer.addEventHandler(new ResourceEventHandler<Pod>() {
             @Override
             public void onAdd(Pod pod) {
+                recordFinishedPodWithTrackingFinalizer(null, pod);
                 addPod(pod);
             }
 
             @Override
             public void onUpdate(Pod oldPod, Pod curPod) {
+                recordFinishedPodWithTrackingFinalizer(oldPod, curPod);
                 updatePod(oldPod, curPod);
             }
 
             @Override
             public void onDelete(Pod pod, boolean finalStateUnknown) {
+                recordFinishedPodWithTrackingFinalizer(pod, null);
                 deletePod(pod, true);
             }
         });
@@ -343,6 +349,19 @@ public class JobController extends KeyReconciler<Job> {
 
     void addJob(Job job) {
         queue.add(key(job));
+        String controllerName = managedByExternalController(job);
+        if (controllerName != null) {
+            metrics.jobByExternalController(controllerName);
+        }
+    }
+
+    /** Upstream's recordFinishedPodWithTrackingFinalizer (terminated_pods_tracking_finalizer_total). */
+    private void recordFinishedPodWithTrackingFinalizer(Pod oldPod, Pod newPod) {
+        boolean was = TrackingUtils.isFinishedPodWithTrackingFinalizer(oldPod);
+        boolean is = TrackingUtils.isFinishedPodWithTrackingFinalizer(newPod);
+        if (was != is) {
+            metrics.terminatedPodsTrackingFinalizer(is ? JobMetrics.ADD : JobMetrics.DELETE);
+        }
     }
 
     void updateJob(Job oldJob, Job curJob) {
@@ -587,6 +606,19 @@ public class JobController extends KeyReconciler<Job> {
                     "Skipped Job sync because completion mode is unknown");
             return;
         }
+        String completionMode = completionModeStr(job);
+        String[] action = { JobMetrics.ACTION_RECONCILING };
+        long start = System.nanoTime();
+        String result = "error";
+        try {
+            syncJob(key, job, action);
+            result = "success";
+        } finally {
+            metrics.sync(completionMode, result, action[0], (System.nanoTime() - start) / 1e9);
+        }
+    }
+
+    private void syncJob(String key, Job job, String[] action) throws Exception {
         JobStatus status = job.getStatus();
         if (status.getUncountedTerminatedPods() == null) {
             status.setUncountedTerminatedPods(new UncountedTerminatedPods());
@@ -704,6 +736,7 @@ public class JobController extends KeyReconciler<Job> {
                     active = e.active;
                     manageJobErr = e.cause;
                 }
+                action[0] = ctx.action;
                 manageJobCalled = true;
             }
             boolean complete;
@@ -880,6 +913,8 @@ public class JobController extends KeyReconciler<Job> {
             pods.sort(IndexedJobUtils.BY_COMPLETION_INDEX);
         }
         Set<String> uidsWithFinalizer = new HashSet<>();
+        Counters[] oldCounters = { Counters.of(ctx.job.getStatus()) };
+        Map<String, Integer> podFailureCountByPolicyAction = new java.util.TreeMap<>();
         for (Pod p : pods) {
             if (TrackingUtils.hasJobTrackingFinalizer(p) && !ctx.expectedRmFinalizers.contains(p.getMetadata().getUid())) {
                 uidsWithFinalizer.add(p.getMetadata().getUid());
@@ -922,6 +957,9 @@ public class JobController extends KeyReconciler<Job> {
                     if (ctx.job.getSpec().getPodFailurePolicy() != null) {
                         PodFailurePolicies.Match m = PodFailurePolicies.match(ctx.job.getSpec().getPodFailurePolicy(), pod,
                                 features.backoffLimitPerIndex());
+                        if (m.action() != null) {
+                            podFailureCountByPolicyAction.merge(m.action(), 1, Integer::sum);
+                        }
                         if (m.countFailed()) {
                             needsFlush = true;
                             uncountedFailed.add(uid);
@@ -969,7 +1007,8 @@ public class JobController extends KeyReconciler<Job> {
             ctx.finishedCondition = newCondition("Complete", "True", ctx.finishedCondition.getReason(),
                     ctx.finishedCondition.getMessage());
         }
-        needsFlush = flushUncountedAndRemoveFinalizers(ctx, podsToRemoveFinalizer, uidsWithFinalizer, needsFlush);
+        needsFlush = flushUncountedAndRemoveFinalizers(ctx, podsToRemoveFinalizer, uidsWithFinalizer, oldCounters,
+                podFailureCountByPolicyAction, needsFlush);
         boolean jobFinished = !reachedMaxUncountedPods && enactJobFinished(ctx);
         if (jobFinished) {
             needsFlush = true;
@@ -984,6 +1023,7 @@ public class JobController extends KeyReconciler<Job> {
                 recordJobFinished(ctx.job, ctx.finishedCondition);
                 finishedJobExpectations.add(ctx.job.getMetadata().getUid());
             }
+            recordJobPodFinished(ctx.job, oldCounters[0]);
         }
     }
 
@@ -1019,7 +1059,8 @@ public class JobController extends KeyReconciler<Job> {
      * is gone into the counters. Returns whether status changes are still to be written.
      */
     private boolean flushUncountedAndRemoveFinalizers(SyncJobCtx ctx, List<Pod> podsToRemoveFinalizer,
-            Set<String> uidsWithFinalizer, boolean needsFlush) throws Exception {
+            Set<String> uidsWithFinalizer, Counters[] oldCounters, Map<String, Integer> podFailureCountByPolicyAction,
+            boolean needsFlush) throws Exception {
         if (needsFlush) {
             try {
                 ctx.job = updateJobStatus(ctx.job);
@@ -1027,8 +1068,11 @@ public class JobController extends KeyReconciler<Job> {
                 throw new TrackingException("adding uncounted pods to status: " + ApiErrors.message(e), e);
             }
             podBackoffStore.updateBackoffRecord(ctx.newBackoffRecord);
+            recordJobPodFinished(ctx.job, oldCounters[0]);
+            oldCounters[0] = Counters.of(ctx.job.getStatus());
             needsFlush = false;
         }
+        podFailureCountByPolicyAction.forEach((a, count) -> metrics.podFailuresHandledByFailurePolicy(a, count));
         String jobKey = key(ctx.job);
         Exception rmErr = null;
         if (!podsToRemoveFinalizer.isEmpty()) {
@@ -1153,8 +1197,49 @@ public class JobController extends KeyReconciler<Job> {
         return true;
     }
 
+    /** The counters of a status, as upstream's shallow copy for the finished-pods metrics. */
+    record Counters(int succeeded, int failed, String completedIndexes, String failedIndexes) {
+        static Counters of(JobStatus s) {
+            return new Counters(n(s.getSucceeded()), n(s.getFailed()), nz(s.getCompletedIndexes()), s.getFailedIndexes());
+        }
+    }
+
+    /** Upstream's recordJobPodFinished: job_pods_finished_total and job_finished_indexes_total. */
+    private void recordJobPodFinished(Job job, Counters old) {
+        String completionMode = completionModeStr(job);
+        int diff = 0;
+        JobStatus s = job.getStatus();
+        if (IndexedJobUtils.isIndexedJob(job)) {
+            int completions = job.getSpec().getCompletions();
+            if (!nz(s.getCompletedIndexes()).equals(old.completedIndexes())) {
+                diff = OrderedIntervals.parse(s.getCompletedIndexes(), completions).total()
+                        - OrderedIntervals.parse(old.completedIndexes(), completions).total();
+            }
+            String backoffLimitLabel = IndexedJobUtils.hasBackoffLimitPerIndex(job, features) ? "perIndex" : "global";
+            metrics.finishedIndexes(JobMetrics.SUCCEEDED, backoffLimitLabel, diff);
+            if (IndexedJobUtils.hasBackoffLimitPerIndex(job, features)
+                    && !Objects.equals(s.getFailedIndexes(), old.failedIndexes())) {
+                int failedDiff = (s.getFailedIndexes() == null ? 0 : OrderedIntervals.parse(s.getFailedIndexes(), completions).total())
+                        - (old.failedIndexes() == null ? 0 : OrderedIntervals.parse(old.failedIndexes(), completions).total());
+                if (failedDiff > 0) {
+                    metrics.finishedIndexes(JobMetrics.FAILED, backoffLimitLabel, failedDiff);
+                }
+            }
+        } else {
+            diff = n(s.getSucceeded()) - old.succeeded();
+        }
+        metrics.podsFinished(completionMode, JobMetrics.SUCCEEDED, diff);
+        metrics.podsFinished(completionMode, JobMetrics.FAILED, n(s.getFailed()) - old.failed());
+    }
+
+    private static String completionModeStr(Job job) {
+        return job.getSpec().getCompletionMode() == null ? "NonIndexed" : job.getSpec().getCompletionMode();
+    }
+
     private void recordJobFinished(Job job, JobCondition finishedCond) {
+        String completionMode = IndexedJobUtils.isIndexedJob(job) ? "Indexed" : "NonIndexed";
         if ("Complete".equals(finishedCond.getType())) {
+            metrics.jobFinished(completionMode, JobMetrics.SUCCEEDED, finishedCond.getReason());
             if (job.getSpec().getCompletions() != null && n(job.getStatus().getSucceeded()) > job.getSpec().getCompletions()) {
                 recorder.event(job, EventRecorder.WARNING, "TooManySucceededPods",
                         "Too many succeeded pods running after completion count reached");
@@ -1162,6 +1247,7 @@ public class JobController extends KeyReconciler<Job> {
             recorder.event(job, EventRecorder.NORMAL, "Completed", "Job completed");
         } else {
             recorder.event(job, EventRecorder.WARNING, finishedCond.getReason(), finishedCond.getMessage());
+            metrics.jobFinished(completionMode, JobMetrics.FAILED, finishedCond.getReason());
         }
     }
 
@@ -1259,6 +1345,7 @@ public class JobController extends KeyReconciler<Job> {
         String jobKey = key(job);
 
         if (jobSuspended(job)) {
+            ctx.action = JobMetrics.ACTION_PODS_DELETED;
             log.debugf("Deleting all active pods in suspended job %s: active=%d", jobKey, active);
             List<Pod> podsToDelete = activePodsForRemoval(job, ctx.activePods, active);
             expectations.expectDeletions(jobKey, podsToDelete.size());
@@ -1288,6 +1375,7 @@ public class JobController extends KeyReconciler<Job> {
             podsToDelete = podsToDelete.subList(0, MAX_POD_CREATE_DELETE_PER_SYNC);
         }
         if (!podsToDelete.isEmpty()) {
+            ctx.action = JobMetrics.ACTION_PODS_DELETED;
             expectations.expectDeletions(jobKey, podsToDelete.size());
             log.debugf("Too many pods running for job %s: deleted=%d target=%d", jobKey, podsToDelete.size(), wantActive);
             List<Exception> errors = java.util.Collections.synchronizedList(new ArrayList<>());
@@ -1312,6 +1400,7 @@ public class JobController extends KeyReconciler<Job> {
         if (diff <= 0) {
             return active;
         }
+        ctx.action = JobMetrics.ACTION_PODS_CREATED;
         Duration remainingTime = Duration.ZERO;
         if (!IndexedJobUtils.hasBackoffLimitPerIndex(job, features)) {
             remainingTime = ctx.newBackoffRecord.remainingTime(clock, BackoffUtils.DEFAULT_POD_FAILURE_BACKOFF,
@@ -1368,6 +1457,7 @@ public class JobController extends KeyReconciler<Job> {
         ConcurrentLinkedQueue<Integer> indexes = new ConcurrentLinkedQueue<>(indexesToAdd);
         OwnerReference controllerRef = ControllerRefManager.newControllerRef(job, API_VERSION, KIND);
         AtomicInteger failures = new AtomicInteger();
+        AtomicInteger creationsSucceeded = new AtomicInteger();
         int toCreate = diff;
         SlowStart.Result result = SlowStart.run(toCreate, SlowStart.INITIAL_BATCH_SIZE, apiCalls, () -> {
             Integer completionIndex = indexes.poll();
@@ -1397,8 +1487,11 @@ public class JobController extends KeyReconciler<Job> {
                 log.debugf("Failed creation, decrementing expectations for job %s: %s", jobKey, shortMessage(e));
                 expectations.creationObserved(jobKey);
                 failures.incrementAndGet();
+                // upstream counts an attempt that failed under "succeeded" too
+                creationsSucceeded.incrementAndGet();
                 throw e;
             }
+            creationsSucceeded.incrementAndGet();
             return null;
         });
         int skipped = toCreate - result.successes() - failures.get();
@@ -1409,10 +1502,30 @@ public class JobController extends KeyReconciler<Job> {
             }
         }
         active += result.successes();
+        recordJobPodsCreationTotal(job, ctx, creationsSucceeded.get(), failures.get());
         if (result.error() != null) {
             throw new ManageJobException(active, result.error());
         }
         return active;
+    }
+
+    private void recordJobPodsCreationTotal(Job job, SyncJobCtx ctx, int succeeded, int failed) {
+        String reason = JobMetrics.POD_CREATE_NEW;
+        if (features.podReplacementPolicy()) {
+            String policy = job.getSpec().getPodReplacementPolicy() == null ? "TerminatingOrFailed"
+                    : job.getSpec().getPodReplacementPolicy();
+            if ("Failed".equals(policy) && ctx.failed > 0) {
+                reason = JobMetrics.POD_RECREATE_FAILED;
+            } else if (ctx.failed > 0 || (ctx.terminating != null && ctx.terminating > 0)) {
+                reason = JobMetrics.POD_RECREATE_TERMINATING_OR_FAILED;
+            }
+        }
+        if (succeeded > 0) {
+            metrics.podsCreation(reason, JobMetrics.SUCCEEDED, succeeded);
+        }
+        if (failed > 0) {
+            metrics.podsCreation(reason, JobMetrics.FAILED, failed);
+        }
     }
 
     /**

@@ -28,4 +28,6 @@ final class SyncJobCtx {
     /** Null when terminating pods are not tracked. */
     Integer terminating;
     int ready;
+    /** What manageJob did, for job_controller_job_syncs_total. */
+    String action = io.qkcm.controller.job.metrics.JobMetrics.ACTION_TRACKING;
 }

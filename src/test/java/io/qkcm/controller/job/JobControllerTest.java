@@ -68,6 +68,9 @@ class JobControllerTest {
     static KubernetesClient client;
     static TestKubelet kubelet;
 
+    @jakarta.inject.Inject
+    io.micrometer.core.instrument.MeterRegistry registry;
+
     @BeforeAll
     static void setUp() {
         client = RealApiServer.get().newClient();
@@ -444,5 +447,59 @@ class JobControllerTest {
                 io.fabric8.kubernetes.api.model.DeletionPropagation.BACKGROUND).delete();
         await().atMost(TIMEOUT).untilAsserted(() -> assertThat(pods(client, ns)).isEmpty());
         assertThat(pods(client, ns).stream().sorted(Comparator.comparing(p -> p.getMetadata().getName())).toList()).isEmpty();
+    }
+
+    @Test
+    void podReplacementPolicyFailedWaitsForTerminatingPods() {
+        String ns = newNamespace(client, "job-replace");
+        create(ns, job("failed-only", 1, 1).editSpec().withPodReplacementPolicy("Failed").endSpec().build());
+        create(ns, job("eager", 1, 1).build());
+        await().atMost(TIMEOUT).untilAsserted(() -> assertThat(activePods(client, ns)).hasSize(2));
+        Map<String, Pod> byJob = activePods(client, ns).stream().collect(Collectors.toMap(
+                p -> p.getMetadata().getLabels().get("batch.kubernetes.io/job-name"), p -> p));
+        // bound and running: a deletion leaves them terminating (no kubelet finishes them)
+        byJob.values().forEach(kubelet::runningAndReady);
+        byJob.values().forEach(p -> client.pods().inNamespace(ns).withName(p.getMetadata().getName()).delete());
+
+        // TerminatingOrFailed (the default): replaced while the old pod still terminates
+        await().atMost(TIMEOUT).untilAsserted(() -> {
+            Job eager = get(client, ns, "eager");
+            assertThat(eager.getStatus().getTerminating()).isEqualTo(1);
+            assertThat(eager.getStatus().getActive()).isEqualTo(1);
+            assertThat(eager.getStatus().getFailed()).isEqualTo(1);
+        });
+        // Failed: no replacement while the pod terminates
+        Job failedOnly = get(client, ns, "failed-only");
+        assertThat(failedOnly.getStatus().getTerminating()).isEqualTo(1);
+        assertThat(n(failedOnly.getStatus().getActive())).isZero();
+        assertThat(activePods(client, ns)).extracting(p -> p.getMetadata().getLabels().get("batch.kubernetes.io/job-name"))
+                .containsExactly("eager");
+
+        terminate(client, byJob.get("failed-only"), 137);
+        await().atMost(TIMEOUT).untilAsserted(() -> {
+            Job j = get(client, ns, "failed-only");
+            assertThat(j.getStatus().getTerminating()).isEqualTo(0);
+            assertThat(j.getStatus().getFailed()).isEqualTo(1);
+            assertThat(j.getStatus().getActive()).isEqualTo(1);
+        });
+    }
+
+    @Test
+    void metricsCountSyncsAndFinishedPods() throws Exception {
+        String ns = newNamespace(client, "job-metrics");
+        create(ns, job("measured", 1, 1).build());
+        await().atMost(TIMEOUT).untilAsserted(() -> assertThat(activePods(client, ns)).hasSize(1));
+        terminate(client, activePods(client, ns).get(0), 0);
+        await().atMost(TIMEOUT).until(() -> condition(get(client, ns, "measured"), "Complete") != null);
+        await().atMost(TIMEOUT).untilAsserted(() -> {
+            assertThat(registry.find("job.controller.job.syncs").tag("completion_mode", "NonIndexed")
+                    .tag("result", "success").tag("action", "pods_created").counter().count()).isPositive();
+            assertThat(registry.find("job.controller.jobs.finished").tag("result", "succeeded")
+                    .tag("reason", "CompletionsReached").counter().count()).isPositive();
+            assertThat(registry.find("job.controller.job.pods.finished").tag("result", "succeeded").counter().count())
+                    .isPositive();
+            assertThat(registry.find("job.controller.job.pods.creation").tag("reason", "new").tag("status", "succeeded")
+                    .counter().count()).isPositive();
+        });
     }
 }
