@@ -502,4 +502,23 @@ class JobControllerTest {
                     .counter().count()).isPositive();
         });
     }
+
+    @Test
+    void podsRejectedByPodSecurityAdmissionGiveFailedCreate() {
+        String ns = "job-psa-" + Long.toString(System.nanoTime() % 1_000_000_000L, 36);
+        client.namespaces().resource(new io.fabric8.kubernetes.api.model.NamespaceBuilder().withNewMetadata().withName(ns)
+                .addToLabels("pod-security.kubernetes.io/enforce", "restricted").endMetadata().build()).create();
+        // the Job is admitted (PodSecurity only warns for workloads); its pods are not
+        create(ns, job("insecure", 2, 2).build());
+        await().atMost(TIMEOUT).untilAsserted(() -> assertThat(events(client, ns, "insecure"))
+                .anyMatch(e -> "FailedCreate".equals(e.getReason()) && e.getMessage().startsWith("Error creating: ")
+                        && e.getMessage().contains("violates PodSecurity")));
+        assertThat(pods(client, ns)).isEmpty();
+        // once the namespace allows them, the retries (1 s doubling) create them
+        client.namespaces().withName(ns).edit(n -> {
+            n.getMetadata().getLabels().put("pod-security.kubernetes.io/enforce", "privileged");
+            return n;
+        });
+        await().atMost(TIMEOUT).untilAsserted(() -> assertThat(activePods(client, ns)).hasSize(2));
+    }
 }
