@@ -774,6 +774,8 @@ public class JobController extends KeyReconciler<Job> {
         status.setTerminating(terminating);
         try {
             trackJobStatusAndRemoveFinalizers(ctx, needsStatusUpdate);
+        } catch (InterruptedException e) {
+            throw e;
         } catch (Exception e) {
             throw new TrackingException("tracking status: " + ApiErrors.message(e), e);
         }
@@ -785,10 +787,23 @@ public class JobController extends KeyReconciler<Job> {
     /** The error of a failed tracking step, keeping the API error's code (409s stay quiet). */
     static final class TrackingException extends KubernetesClientException {
         private static final long serialVersionUID = 1L;
+        private final int code;
+        private final transient io.fabric8.kubernetes.api.model.Status status;
 
         TrackingException(String message, Exception cause) {
-            super(message, ApiErrors.code(cause), cause instanceof KubernetesClientException k ? k.getStatus() : null);
-            initCause(cause);
+            super(message, cause);
+            this.code = ApiErrors.code(cause);
+            this.status = cause instanceof KubernetesClientException k ? k.getStatus() : null;
+        }
+
+        @Override
+        public int getCode() {
+            return code;
+        }
+
+        @Override
+        public io.fabric8.kubernetes.api.model.Status getStatus() {
+            return status;
         }
     }
 

@@ -132,4 +132,16 @@ class JobControllerLogicTest {
                 .isEqualTo("{\"metadata\":{\"$deleteFromPrimitiveList/finalizers\":[\"batch.kubernetes.io/job-tracking\"]}}");
         assertThat(JobController.removeTrackingFinalizerPatch(new PodBuilder().withNewMetadata().endMetadata().build())).isNull();
     }
+
+    @Test
+    void trackingErrorsKeepTheApiErrorsCode() {
+        var conflict = new io.fabric8.kubernetes.client.KubernetesClientException("conflict", 409,
+                new io.fabric8.kubernetes.api.model.StatusBuilder().withCode(409).withReason("Conflict")
+                        .withMessage("the object has been modified").build());
+        var inner = new JobController.TrackingException("adding uncounted pods to status: the object has been modified", conflict);
+        var outer = new JobController.TrackingException("tracking status: x", inner);
+        assertThat(outer.getCode()).isEqualTo(409);
+        assertThat(outer.getCause()).isSameAs(inner);
+        assertThat(io.qkcm.controller.ApiErrors.isConflict(outer)).isTrue();
+    }
 }
