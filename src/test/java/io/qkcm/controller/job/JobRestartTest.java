@@ -169,4 +169,16 @@ class JobRestartTest {
             assertThat(fresh.getStatus().getPhase()).isEqualTo("Succeeded");
         }
     }
+
+    @Test
+    void aJobCreatedWhileNoControllerRunsIsSyncedAtStart() throws Exception {
+        String ns = newNamespace(client, "job-cold");
+        client.batch().v1().jobs().inNamespace(ns).resource(job("waiting", 2, 2).build()).create();
+        try (JobControllerInstance instance = new JobControllerInstance(vertx).start()) {
+            await().atMost(TIMEOUT).untilAsserted(() -> {
+                assertThat(activePods(client, ns)).hasSize(2);
+                assertThat(get(client, ns, "waiting").getStatus().getActive()).isEqualTo(2);
+            });
+        }
+    }
 }
