@@ -521,4 +521,41 @@ class JobControllerTest {
         });
         await().atMost(TIMEOUT).untilAsserted(() -> assertThat(activePods(client, ns)).hasSize(2));
     }
+
+    @Test
+    void failIndexAndMaxFailedIndexesWithBackoffLimitPerIndex() {
+        String ns = newNamespace(client, "job-failindex");
+        create(ns, job("fi", 3, 3).editSpec().withCompletionMode("Indexed").withBackoffLimitPerIndex(1)
+                .withMaxFailedIndexes(1).withNewPodFailurePolicy().addNewRule().withAction("FailIndex").withNewOnExitCodes()
+                .withOperator("In").withValues(5).endOnExitCodes().endRule().endPodFailurePolicy().endSpec().build());
+        await().atMost(TIMEOUT).untilAsserted(() -> assertThat(activePods(client, ns)).hasSize(3));
+        Map<String, Pod> byIndex = activePods(client, ns).stream().collect(Collectors.toMap(
+                p -> p.getMetadata().getAnnotations().get("batch.kubernetes.io/job-completion-index"), p -> p));
+        // an ordinary failure is retried within the index, the replacement carrying the count
+        terminate(client, byIndex.get("2"), 1);
+        await().atMost(TIMEOUT).untilAsserted(() -> {
+            List<Pod> index2 = activePods(client, ns).stream().filter(p -> "2".equals(p.getMetadata().getAnnotations()
+                    .get("batch.kubernetes.io/job-completion-index"))).toList();
+            assertThat(index2).hasSize(1);
+            assertThat(index2.get(0).getMetadata().getAnnotations())
+                    .containsEntry("batch.kubernetes.io/job-index-failure-count", "1");
+            assertThat(n(get(client, ns, "fi").getStatus().getFailed())).isEqualTo(1);
+            assertThat(get(client, ns, "fi").getStatus().getFailedIndexes()).isEmpty();
+        });
+        // FailIndex fails the index at once
+        terminate(client, byIndex.get("0"), 5);
+        await().atMost(TIMEOUT).untilAsserted(() -> {
+            Job j = get(client, ns, "fi");
+            assertThat(j.getStatus().getFailedIndexes()).isEqualTo("0");
+            assertThat(condition(j, "Failed")).isNull();
+        });
+        // a second failed index is more than maxFailedIndexes
+        terminate(client, byIndex.get("1"), 5);
+        await().atMost(TIMEOUT).untilAsserted(() -> {
+            Job j = get(client, ns, "fi");
+            assertFinished(j, "Failed", "MaxFailedIndexesExceeded", "Job has exceeded the specified maximal number of failed indexes");
+            assertThat(j.getStatus().getFailedIndexes()).isEqualTo("0,1");
+            assertThat(activePods(client, ns)).isEmpty();
+        });
+    }
 }
