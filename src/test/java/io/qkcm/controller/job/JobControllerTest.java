@@ -556,4 +556,25 @@ class JobControllerTest {
             assertThat(activePods(client, ns)).isEmpty();
         });
     }
+
+    @Test
+    void parallelismChangesScaleThePodsWithoutCountingFailures() {
+        String ns = newNamespace(client, "job-scale");
+        create(ns, job("scaled", 5, 3).build());
+        await().atMost(TIMEOUT).untilAsserted(() -> assertThat(activePods(client, ns)).hasSize(3));
+        client.batch().v1().jobs().inNamespace(ns).withName("scaled").patch(MERGE, "{\"spec\":{\"parallelism\":1}}");
+        await().atMost(TIMEOUT).untilAsserted(() -> {
+            assertThat(activePods(client, ns)).hasSize(1);
+            assertThat(pods(client, ns)).hasSize(1);
+            Job j = get(client, ns, "scaled");
+            assertThat(j.getStatus().getActive()).isEqualTo(1);
+            assertThat(n(j.getStatus().getFailed())).isZero();
+            assertThat(events(client, ns, "scaled")).filteredOn(e -> "SuccessfulDelete".equals(e.getReason())).hasSize(2);
+        });
+        client.batch().v1().jobs().inNamespace(ns).withName("scaled").patch(MERGE, "{\"spec\":{\"parallelism\":2}}");
+        await().atMost(TIMEOUT).untilAsserted(() -> {
+            assertThat(activePods(client, ns)).hasSize(2);
+            assertThat(get(client, ns, "scaled").getStatus().getActive()).isEqualTo(2);
+        });
+    }
 }
