@@ -39,6 +39,7 @@ public final class ManagedControllers {
                 .implement("cronjob-controller", c -> c.operate(new io.qkcm.controller.cronjob.CronJobController(c)))
                 .implementPartially(io.qkcm.controller.statefulset.StatefulSetController.NAME,
                         c -> c.operate(new io.qkcm.controller.statefulset.StatefulSetController(c)),
-                        "the semantic revision comparison (StatefulSetSemanticRevisionComparison) compares without the API's defaulting of the old revision's template");
+                        "the semantic revision comparison (StatefulSetSemanticRevisionComparison) compares without the API's defaulting of the old revision's template")
+                .implement("job-controller", c -> c.operate(new io.qkcm.controller.job.JobController(c)));
     }
 }

@@ -45,14 +45,16 @@ class ControllerWorkersTest {
                 .containsEntry("serviceaccount-controller", 1)
                 .containsEntry("endpoints-controller", 5)
                 .containsEntry("endpointslice-controller", 5)
-                .containsEntry("endpointslice-mirroring-controller", 5);
+                .containsEntry("endpointslice-mirroring-controller", 5)
+                .containsEntry("job-controller", 5);
         assertThat(queues).containsEntry("replicaset-controller", "replicaset")
                 .containsEntry("replicationcontroller-controller", "replicationmanager")
                 .containsEntry("deployment-controller", "deployment")
                 .containsEntry("namespace-controller", "namespace")
                 .containsEntry("endpoints-controller", "endpoint")
                 .containsEntry("endpointslice-controller", "endpoint_slice")
-                .containsEntry("endpointslice-mirroring-controller", "endpoint_slice_mirroring");
+                .containsEntry("endpointslice-mirroring-controller", "endpoint_slice_mirroring")
+                .containsEntry("job-controller", "job");
         // every implemented controller but the garbage collector is a JOSDK Operator
         assertThat(manager.controllers()).filteredOn(c -> !(c instanceof OperatorController))
                 .extracting(Controller::name).containsOnly("garbage-collector-controller");

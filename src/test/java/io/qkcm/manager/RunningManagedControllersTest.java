@@ -75,14 +75,15 @@ class RunningManagedControllersTest {
                     .isEqualTo(manager.leaderElection().orElseThrow().identity());
         }
         // enabled but not implemented: reported, and no series pretending they run
-        assertThat(manager.selection().notImplemented()).contains("ttl-controller", "job-controller")
+        assertThat(manager.selection().notImplemented()).contains("ttl-controller", "disruption-controller")
                 .doesNotContain("replicaset-controller", "deployment-controller", ProbeControllerImplementation.NAME);
-        for (String name : new String[] { "ttl-controller", "job-controller", "replicaset-controller",
+        for (String name : new String[] { "ttl-controller", "disruption-controller", "replicaset-controller",
                 "deployment-controller", "token-cleaner-controller" }) {
             assertThat(running(name)).as(name).isNull();
         }
         assertThat(manager.controllers()).extracting(c -> c.name())
-                .contains(ProbeControllerImplementation.NAME, "namespace-controller", "garbage-collector-controller")
+                .contains(ProbeControllerImplementation.NAME, "namespace-controller", "garbage-collector-controller",
+                        "job-controller")
                 .allSatisfy(name -> assertThat(running(name)).as(name).isEqualTo(1.0));
     }
 }

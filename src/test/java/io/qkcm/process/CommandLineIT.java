@@ -49,7 +49,7 @@ class CommandLineIT {
                     "--leader-elect-release-on-cancel", "[no effect]", "replicaset-controller",
                     "bootstrap-signer-controller");
             // implemented (+), partial (~, with what is missing) and not implemented are told apart
-            assertThat(p.stdout()).contains("*+ replicaset-controller\n", "*  job-controller\n",
+            assertThat(p.stdout()).contains("*+ replicaset-controller\n", "*+ job-controller\n", "*  disruption-controller\n",
                     "*~ node-lifecycle-controller (partial: only the NoSchedule taint pass");
         }
     }

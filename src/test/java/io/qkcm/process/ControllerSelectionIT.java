@@ -48,9 +48,10 @@ class ControllerSelectionIT {
     void notImplementedControllersAreReportedByName() {
         String out = runUntilStarted("selection-star", "*,-replicaset,-endpoint,bootstrapsigner");
         List<String> reported = notImplemented(out);
-        assertThat(reported).contains("job-controller", "daemonset-controller", "bootstrap-signer-controller")
+        assertThat(reported).contains("disruption-controller", "daemonset-controller", "bootstrap-signer-controller")
                 // implemented ones run instead of being reported
-                .doesNotContain("garbage-collector-controller", "namespace-controller", "deployment-controller")
+                .doesNotContain("garbage-collector-controller", "namespace-controller", "deployment-controller",
+                        "job-controller")
                 // removed by name or alias
                 .doesNotContain("replicaset-controller", "endpoints-controller")
                 // off by default and not named
@@ -60,9 +61,9 @@ class ControllerSelectionIT {
         assertThat(out).contains("skipping service-lb-controller: cloud provider controller",
                 "skipping podcertificaterequest-cleaner-controller: feature gate PodCertificateRequest is disabled");
         assertThat(out).doesNotContain("Started controller bootstrap-signer-controller",
-                "Started controller replicaset-controller", "Started controller job-controller");
+                "Started controller replicaset-controller", "Started controller disruption-controller");
         assertThat(out).contains("Started controller garbage-collector-controller",
-                "Started controller deployment-controller");
+                "Started controller deployment-controller", "Started controller job-controller");
     }
 
     @Test

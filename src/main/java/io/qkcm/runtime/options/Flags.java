@@ -68,6 +68,7 @@ public final class Flags {
         IMPLEMENTED.put("legacy-service-account-token-clean-up-period", "How long an auto-generated legacy token must go unused before it is labelled invalid, and stay invalid before it is deleted.");
         IMPLEMENTED.put("concurrent-deployment-syncs", "Workers of deployment-controller.");
         IMPLEMENTED.put("concurrent-statefulset-syncs", "Workers of statefulset-controller.");
+        IMPLEMENTED.put("concurrent-job-syncs", "Workers of job-controller (each for the job queue and the orphan-pod queue).");
         IMPLEMENTED.put("mirroring-concurrent-service-endpoint-syncs", "Workers of endpointslice-mirroring-controller.");
         IMPLEMENTED.put("mirroring-max-endpoints-per-subset", "Addresses of one Endpoints subset mirrored into its EndpointSlice; the rest are skipped with a TooManyAddressesToMirror event.");
         IMPLEMENTED.put("mirroring-endpointslice-updates-batch-period", "Delay before an EndpointSlice change requeues its Endpoints in endpointslice-mirroring-controller, batching changes.");
