@@ -32,6 +32,7 @@ public final class ManagedControllers {
                 .implement("endpointslice-mirroring-controller",
                         c -> c.operate(new io.qkcm.controller.endpointslicemirroring.EndpointSliceMirroringController(c)))
                 .implement("endpoints-controller", c -> c.operate(new io.qkcm.controller.endpoint.EndpointsController(c)))
-                .implement("endpointslice-controller", c -> c.operate(new io.qkcm.controller.endpointslice.EndpointSliceController(c)));
+                .implement("endpointslice-controller", c -> c.operate(new io.qkcm.controller.endpointslice.EndpointSliceController(c)))
+                .implement("daemonset-controller", c -> c.operate(new io.qkcm.controller.daemon.DaemonSetsController(c)));
     }
 }
