@@ -87,6 +87,16 @@ public final class ControllerRefManager<T extends HasMetadata> {
                 List.of());
     }
 
+    /** Upstream's ControllerRevisionControllerRefManager (a DaemonSet or StatefulSet claiming its revisions). */
+    public static ControllerRefManager<io.fabric8.kubernetes.api.model.apps.ControllerRevision> forControllerRevisions(
+            KubernetesClient client, HasMetadata controller, LabelSelectors.Selector selector, String apiVersion,
+            String kind, CanAdopt canAdopt) {
+        return new ControllerRefManager<>(controller, selector, apiVersion, kind, "ControllerRevision", canAdopt,
+                (cr, patch) -> client.apps().controllerRevisions().inNamespace(cr.getMetadata().getNamespace())
+                        .withName(cr.getMetadata().getName()).patch(PatchContext.of(PatchType.STRATEGIC_MERGE), patch),
+                List.of());
+    }
+
     /** The owner reference with {@code controller: true}, or null (metav1.GetControllerOf). */
     public static OwnerReference controllerOf(HasMetadata obj) {
         if (obj.getMetadata() == null || obj.getMetadata().getOwnerReferences() == null) {
