@@ -7,7 +7,6 @@ import java.util.HashMap;
 import java.util.Iterator;
 import java.util.List;
 import java.util.Map;
-import java.util.TreeMap;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
@@ -17,6 +16,8 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.fabric8.kubernetes.api.model.apps.ControllerRevision;
 import io.fabric8.kubernetes.api.model.apps.DaemonSet;
 import io.fabric8.kubernetes.client.utils.KubernetesSerialization;
+import io.qkcm.controller.history.ControllerHistory;
+import io.qkcm.controller.history.GoJson;
 
 /**
  * A DaemonSet revision's data as upstream writes it (getPatch): Go's {@code json.Marshal} of the
@@ -86,31 +87,12 @@ public final class RevisionData {
         spec.set("template", t);
         ObjectNode root = NODES.objectNode();
         root.set("spec", spec);
-        StringBuilder out = new StringBuilder();
-        write(root, true, out);
-        return out.toString();
+        return GoJson.sorted(root);
     }
 
-    /**
-     * A stored revision's {@code data} as the bytes the API server keeps (Data.Raw): compact JSON in
-     * the stored key order with Go's escaping, which reproduces byte for byte what Go's encoder wrote.
-     */
+    /** The stored revision's data bytes (Data.Raw), as the history kit renders them. */
     public static String rawData(ControllerRevision revision) {
-        if (revision.getData() == null) {
-            return "";
-        }
-        JsonNode data;
-        try {
-            data = MAPPER.readTree(SERIALIZATION.asJson(revision)).get("data");
-        } catch (IOException e) {
-            throw new IllegalStateException(e);
-        }
-        if (data == null || data.isNull()) {
-            return "";
-        }
-        StringBuilder out = new StringBuilder();
-        write(data, false, out);
-        return out.toString();
+        return ControllerHistory.rawData(revision);
     }
 
     /** The data as a value fabric8 writes verbatim into the request body. */
@@ -235,128 +217,5 @@ public final class RevisionData {
             default:
                 return absent(v) || (v.isNumber() && v.asDouble() == 0);
         }
-    }
-
-    // ---- Go's encoder's output -----------------------------------------------------------------
-
-    /** Compact JSON as encoding/json writes it; {@code sortKeys} as for a decoded map. */
-    static void write(JsonNode node, boolean sortKeys, StringBuilder out) {
-        if (node == null || node.isNull() || node.isMissingNode()) {
-            out.append("null");
-        } else if (node.isObject()) {
-            Map<String, JsonNode> fields;
-            if (sortKeys) {
-                fields = new TreeMap<>(RevisionData::compareUtf8);
-            } else {
-                fields = new java.util.LinkedHashMap<>();
-            }
-            for (Iterator<Map.Entry<String, JsonNode>> it = node.fields(); it.hasNext();) {
-                Map.Entry<String, JsonNode> e = it.next();
-                fields.put(e.getKey(), e.getValue());
-            }
-            out.append('{');
-            boolean first = true;
-            for (Map.Entry<String, JsonNode> e : fields.entrySet()) {
-                if (!first) {
-                    out.append(',');
-                }
-                first = false;
-                writeString(e.getKey(), out);
-                out.append(':');
-                write(e.getValue(), sortKeys, out);
-            }
-            out.append('}');
-        } else if (node.isArray()) {
-            out.append('[');
-            boolean first = true;
-            for (JsonNode e : node) {
-                if (!first) {
-                    out.append(',');
-                }
-                first = false;
-                write(e, sortKeys, out);
-            }
-            out.append(']');
-        } else if (node.isTextual()) {
-            writeString(node.asText(), out);
-        } else if (node.isBoolean()) {
-            out.append(node.asBoolean() ? "true" : "false");
-        } else if (node.isIntegralNumber()) {
-            if (sortKeys) {
-                // decoded into interface{}: a float64
-                out.append(formatFloat(node.asDouble()));
-            } else {
-                out.append(node.asText());
-            }
-        } else if (node.isNumber()) {
-            out.append(formatFloat(node.asDouble()));
-        } else {
-            out.append(node.toString());
-        }
-    }
-
-    /** Go's float64 encoding ('f' format below 1e21, shortest representation). */
-    static String formatFloat(double d) {
-        if (d == Math.rint(d) && Math.abs(d) < 1e21) {
-            return new java.math.BigDecimal(d).toPlainString();
-        }
-        double abs = Math.abs(d);
-        if (abs != 0 && (abs < 1e-6 || abs >= 1e21)) {
-            // Go: 'e' format with a two-digit exponent at least
-            String s = Double.toString(d).replace("E", "e");
-            int e = s.indexOf('e');
-            String mant = s.substring(0, e);
-            if (mant.endsWith(".0")) {
-                mant = mant.substring(0, mant.length() - 2);
-            }
-            int exp = Integer.parseInt(s.substring(e + 1));
-            String es = (exp < 0 ? "-" : "+") + (Math.abs(exp) < 10 ? "0" : "") + Math.abs(exp);
-            return mant + "e" + es;
-        }
-        return new java.math.BigDecimal(Double.toString(d)).toPlainString();
-    }
-
-    private static int compareUtf8(String a, String b) {
-        return java.util.Arrays.compareUnsigned(a.getBytes(java.nio.charset.StandardCharsets.UTF_8),
-                b.getBytes(java.nio.charset.StandardCharsets.UTF_8));
-    }
-
-    private static final char[] HEX = "0123456789abcdef".toCharArray();
-
-    /** encoding/json's string encoding with HTML escaping (json.Marshal's default). */
-    static void writeString(String s, StringBuilder out) {
-        out.append('"');
-        for (int i = 0; i < s.length(); i++) {
-            char c = s.charAt(i);
-            switch (c) {
-                case '"' -> out.append("\\\"");
-                case '\\' -> out.append("\\\\");
-                case '\n' -> out.append("\\n");
-                case '\r' -> out.append("\\r");
-                case '\t' -> out.append("\\t");
-                case '\b' -> out.append("\\b");
-                case '\f' -> out.append("\\f");
-                case '<', '>', '&', '\u2028', '\u2029' -> unicode(c, out);
-                default -> {
-                    if (c < 0x20) {
-                        unicode(c, out);
-                    } else if (Character.isSurrogate(c)) {
-                        if (Character.isHighSurrogate(c) && i + 1 < s.length() && Character.isLowSurrogate(s.charAt(i + 1))) {
-                            out.append(c).append(s.charAt(++i));
-                        } else {
-                            out.append("\\ufffd");
-                        }
-                    } else {
-                        out.append(c);
-                    }
-                }
-            }
-        }
-        out.append('"');
-    }
-
-    private static void unicode(char c, StringBuilder out) {
-        out.append("\\u").append(HEX[(c >> 12) & 0xf]).append(HEX[(c >> 8) & 0xf]).append(HEX[(c >> 4) & 0xf])
-                .append(HEX[c & 0xf]);
     }
 }

@@ -412,12 +412,8 @@ final class Update {
         LabelSelectors.Selector selector = LabelSelectors.fromLabelSelector(ds.getSpec().getSelector());
         List<ControllerRevision> histories = dsc.historyInformer.getIndexer()
                 .byIndex(io.fabric8.kubernetes.client.informers.cache.Cache.NAMESPACE_INDEX, ds.getMetadata().getNamespace());
-        var client = dsc.ctx().client();
-        ControllerRefManager<ControllerRevision> cm = new ControllerRefManager<>(ds, selector,
-                DaemonSetsController.API_VERSION, DaemonSetsController.KIND, "ControllerRevision", dsc.dsNotDeleted(ds),
-                (history, patch) -> client.apps().controllerRevisions().inNamespace(history.getMetadata().getNamespace())
-                        .withName(history.getMetadata().getName()).patch(PatchContext.of(PatchType.STRATEGIC_MERGE), patch),
-                List.of());
+        ControllerRefManager<ControllerRevision> cm = ControllerRefManager.forControllerRevisions(dsc.ctx().client(), ds,
+                selector, DaemonSetsController.API_VERSION, DaemonSetsController.KIND, dsc.dsNotDeleted(ds));
         return cm.claim(new ArrayList<>(histories));
     }
 
