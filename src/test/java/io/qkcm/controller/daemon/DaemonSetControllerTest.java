@@ -261,7 +261,7 @@ class DaemonSetControllerTest {
                     .containsExactly(a.getMetadata().getName());
             DaemonSet ds = ds(ns, "agent");
             assertThat(ds.getStatus().getDesiredNumberScheduled()).isEqualTo(1);
-            assertThat(ds.getStatus().getNumberMisscheduled()).isNull();
+            assertThat(ds.getStatus().getNumberMisscheduled()).isZero();
         });
 
         // a tolerating DaemonSet runs on the tainted nodes too
