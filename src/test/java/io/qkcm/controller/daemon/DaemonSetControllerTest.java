@@ -64,8 +64,7 @@ class DaemonSetControllerTest {
     public static class Profile implements QuarkusTestProfile {
         @Override
         public Map<String, String> getConfigOverrides() {
-            return Map.of("qkcm.controllers", "daemonset-controller,garbage-collector-controller",
-                    "quarkus.log.category.\"io.qkcm.controller.daemon\".level", "DEBUG");
+            return Map.of("qkcm.controllers", "daemonset-controller,garbage-collector-controller");
         }
     }
 
@@ -484,6 +483,13 @@ class DaemonSetControllerTest {
             assertThat(pods.stream().filter(p -> !hashOf(p).equals(oldHash)).count()).isEqualTo(1);
             assertThat(ds(ns, "agent").getStatus().getUpdatedNumberScheduled()).isEqualTo(1);
         });
+
+        // deleting the DaemonSet: the garbage collector removes its pods and revisions
+        client.apps().daemonSets().inNamespace(ns).withName("agent").delete();
+        await().atMost(TIMEOUT).untilAsserted(() -> {
+            assertThat(client.pods().inNamespace(ns).list().getItems()).isEmpty();
+            assertThat(revisions(ns)).isEmpty();
+        });
     }
 
     @Test
@@ -522,5 +528,57 @@ class DaemonSetControllerTest {
             assertThat(watcher.maxPerNode).isEqualTo(2);
         }
         assertThat(a).isNotNull();
+    }
+
+    @Test
+    void kubectlRolloutStatusHistoryUndoAndRestart() throws Exception {
+        String ns = newNamespace(client, "ds-kubectl");
+        Map<String, String> pool = pool("kubectl");
+        node("kubectl-a", pool);
+        node("kubectl-b", pool);
+        fakeNodes(ns);
+        java.nio.file.Path kubeconfig = RealApiServer.get().kubeconfig();
+        client.apps().daemonSets().inNamespace(ns)
+                .resource(daemonSet("agent", labels("agent"), pool, rolling(new IntOrString(1), null))).create();
+        DaemonTestSupport.Result r = DaemonTestSupport.kubectl(kubeconfig, Duration.ofSeconds(90), "-n", ns, "rollout",
+                "status", "daemonset/agent", "--timeout=80s");
+        assertThat(r.exitCode()).as(r.output()).isZero();
+        assertThat(r.output()).contains("daemon set \"agent\" successfully rolled out");
+
+        r = DaemonTestSupport.kubectl(kubeconfig, Duration.ofSeconds(30), "-n", ns, "set", "image", "daemonset/agent",
+                "app=registry.k8s.io/pause:3.9");
+        assertThat(r.exitCode()).as(r.output()).isZero();
+        r = DaemonTestSupport.kubectl(kubeconfig, Duration.ofSeconds(90), "-n", ns, "rollout", "status", "daemonset/agent",
+                "--timeout=80s");
+        assertThat(r.exitCode()).as(r.output()).isZero();
+        assertThat(r.output()).contains("successfully rolled out");
+
+        r = DaemonTestSupport.kubectl(kubeconfig, Duration.ofSeconds(30), "-n", ns, "rollout", "history", "daemonset/agent");
+        assertThat(r.exitCode()).as(r.output()).isZero();
+        assertThat(r.output()).containsPattern("(?m)^1\\s").containsPattern("(?m)^2\\s");
+        r = DaemonTestSupport.kubectl(kubeconfig, Duration.ofSeconds(30), "-n", ns, "rollout", "history", "daemonset/agent",
+                "--revision=1");
+        assertThat(r.exitCode()).as(r.output()).isZero();
+        assertThat(r.output()).contains("registry.k8s.io/pause:3.10");
+
+        r = DaemonTestSupport.kubectl(kubeconfig, Duration.ofSeconds(30), "-n", ns, "rollout", "undo", "daemonset/agent");
+        assertThat(r.exitCode()).as(r.output()).isZero();
+        assertThat(r.output()).contains("rolled back");
+        r = DaemonTestSupport.kubectl(kubeconfig, Duration.ofSeconds(90), "-n", ns, "rollout", "status", "daemonset/agent",
+                "--timeout=80s");
+        assertThat(r.exitCode()).as(r.output()).isZero();
+        await().atMost(TIMEOUT).untilAsserted(() -> assertThat(activePods(client, ns)).hasSize(2).allSatisfy(
+                p -> assertThat(p.getSpec().getContainers().get(0).getImage()).isEqualTo("registry.k8s.io/pause:3.10")));
+        r = DaemonTestSupport.kubectl(kubeconfig, Duration.ofSeconds(30), "-n", ns, "rollout", "history", "daemonset/agent");
+        assertThat(r.output()).containsPattern("(?m)^2\\s").containsPattern("(?m)^3\\s").doesNotContainPattern("(?m)^1\\s");
+
+        r = DaemonTestSupport.kubectl(kubeconfig, Duration.ofSeconds(30), "-n", ns, "rollout", "restart", "daemonset/agent");
+        assertThat(r.exitCode()).as(r.output()).isZero();
+        r = DaemonTestSupport.kubectl(kubeconfig, Duration.ofSeconds(90), "-n", ns, "rollout", "status", "daemonset/agent",
+                "--timeout=80s");
+        assertThat(r.exitCode()).as(r.output()).isZero();
+        await().atMost(TIMEOUT).untilAsserted(() -> assertThat(activePods(client, ns)).hasSize(2).allSatisfy(
+                p -> assertThat(p.getMetadata().getAnnotations()).containsKey("kubectl.kubernetes.io/restartedAt")));
+        assertThat(revisions(ns)).extracting(ControllerRevision::getRevision).containsExactlyInAnyOrder(2L, 3L, 4L);
     }
 }

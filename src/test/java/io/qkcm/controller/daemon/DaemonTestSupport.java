@@ -108,6 +108,33 @@ final class DaemonTestSupport {
                 .findFirst().orElse(null);
     }
 
+    record Result(int exitCode, String output) {
+    }
+
+    /** Runs kubectl v1.34.4 against the given kubeconfig. */
+    static Result kubectl(java.nio.file.Path kubeconfig, java.time.Duration timeout, String... args)
+            throws java.io.IOException, InterruptedException {
+        List<String> cmd = new ArrayList<>();
+        cmd.add(System.getProperty("user.home") + "/.kubeapitest/k8s/1.34.4-linux-amd64/kubectl");
+        cmd.add("--kubeconfig=" + kubeconfig);
+        cmd.addAll(List.of(args));
+        Process p = new ProcessBuilder(cmd).redirectErrorStream(true).start();
+        java.io.ByteArrayOutputStream out = new java.io.ByteArrayOutputStream();
+        Thread reader = new Thread(() -> {
+            try {
+                p.getInputStream().transferTo(out);
+            } catch (java.io.IOException ignored) {
+                // process ended
+            }
+        });
+        reader.start();
+        if (!p.waitFor(timeout.toMillis(), java.util.concurrent.TimeUnit.MILLISECONDS)) {
+            p.destroyForcibly();
+        }
+        reader.join(5000);
+        return new Result(p.exitValue(), out.toString());
+    }
+
     /** The scheduler and kubelets of the test, for the pods of one namespace, in a background thread. */
     static final class FakeNodes implements AutoCloseable {
         private final KubernetesClient client;
