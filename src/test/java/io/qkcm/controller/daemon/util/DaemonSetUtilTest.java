@@ -224,4 +224,27 @@ class DaemonSetUtilTest {
         ds.getMetadata().setAnnotations(null);
         assertThat(DaemonSetUtil.getTemplateGeneration(ds)).isNull();
     }
+
+    @Test
+    void podTemplatesForNodesNeverShareTheTemplatesAffinity() {
+        Affinity affinity = new AffinityBuilder().withNewNodeAffinity().withNewRequiredDuringSchedulingIgnoredDuringExecution()
+                .withNodeSelectorTerms(new NodeSelectorTermBuilder().addNewMatchExpression().withKey("zone")
+                        .withOperator("In").withValues("a").endMatchExpression().build())
+                .endRequiredDuringSchedulingIgnoredDuringExecution().endNodeAffinity().build();
+        PodTemplateSpec template = new PodTemplateSpecBuilder().withNewSpec().withAffinity(affinity).endSpec().build();
+        PodTemplateSpec created = DaemonSetUtil.createPodTemplate(template, 1L, "h");
+        PodTemplateSpec perNode = new PodTemplateSpecBuilder(created).build();
+        perNode.getSpec().setAffinity(
+                DaemonSetUtil.replaceDaemonSetPodNodeNameNodeAffinity(perNode.getSpec().getAffinity(), "node-1"));
+        assertThat(perNode.getSpec().getAffinity().getNodeAffinity().getRequiredDuringSchedulingIgnoredDuringExecution()
+                .getNodeSelectorTerms().get(0).getMatchFields()).hasSize(1);
+        // the DaemonSet's template and the shared per-sync template are untouched
+        for (PodTemplateSpec t : List.of(template, created)) {
+            assertThat(t.getSpec().getAffinity().getNodeAffinity().getRequiredDuringSchedulingIgnoredDuringExecution()
+                    .getNodeSelectorTerms()).singleElement().satisfies(term -> {
+                        assertThat(term.getMatchExpressions()).hasSize(1);
+                        assertThat(term.getMatchFields()).isNullOrEmpty();
+                    });
+        }
+    }
 }
