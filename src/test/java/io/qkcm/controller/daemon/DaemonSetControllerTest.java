@@ -581,4 +581,54 @@ class DaemonSetControllerTest {
                 p -> assertThat(p.getMetadata().getAnnotations()).containsKey("kubectl.kubernetes.io/restartedAt")));
         assertThat(revisions(ns)).extracting(ControllerRevision::getRevision).containsExactlyInAnyOrder(2L, 3L, 4L);
     }
+
+    @Test
+    void matchingOrphansAreAdoptedAndPodsThatStopMatchingAreReleased() {
+        String ns = newNamespace(client, "ds-adopt");
+        Map<String, String> pool = pool("adopt");
+        Node a = node("adopt-a", pool);
+        Node b = node("adopt-b", pool);
+        fakeNodes(ns);
+        // an orphan that matches the selector, already running on node a
+        Pod orphan = client.pods().inNamespace(ns).resource(new io.fabric8.kubernetes.api.model.PodBuilder()
+                .withNewMetadata().withName("orphan").withLabels(labels("agent")).endMetadata().withNewSpec()
+                .addNewContainer().withName("app").withImage("registry.k8s.io/pause:3.10").endContainer().endSpec().build())
+                .create();
+        new TestKubelet(client, a.getMetadata().getName()).runningAndReady(orphan);
+        DaemonSet created = client.apps().daemonSets().inNamespace(ns)
+                .resource(daemonSet("agent", labels("agent"), pool, onDelete())).create();
+        await().atMost(TIMEOUT).untilAsserted(() -> {
+            Pod adopted = client.pods().inNamespace(ns).withName("orphan").get();
+            assertThat(controllerRef(adopted)).isNotNull()
+                    .satisfies(r -> assertThat(r.getUid()).isEqualTo(created.getMetadata().getUid()));
+            List<Pod> pods = activePods(client, ns);
+            assertThat(pods).hasSize(2);
+            assertThat(pods).extracting(DaemonTestSupport::targetNode)
+                    .containsExactlyInAnyOrder(a.getMetadata().getName(), b.getMetadata().getName());
+            assertThat(ds(ns, "agent").getStatus().getCurrentNumberScheduled()).isEqualTo(2);
+        });
+        // the adopted pod stops matching: released, and node a gets a new daemon pod
+        client.pods().inNamespace(ns).withName("orphan").edit(p -> {
+            p.getMetadata().setLabels(Map.of("app", "other"));
+            return p;
+        });
+        await().atMost(TIMEOUT).untilAsserted(() -> {
+            assertThat(client.pods().inNamespace(ns).withName("orphan").get().getMetadata().getOwnerReferences())
+                    .isNullOrEmpty();
+            List<Pod> owned = activePods(client, ns).stream().filter(p -> controllerRef(p) != null).toList();
+            assertThat(owned).extracting(DaemonTestSupport::targetNode)
+                    .containsExactlyInAnyOrder(a.getMetadata().getName(), b.getMetadata().getName());
+        });
+        // an orphaned revision matching the selector is adopted too
+        ControllerRevision rev = revisions(ns).get(0);
+        client.apps().controllerRevisions().inNamespace(ns).withName(rev.getMetadata().getName()).edit(r -> {
+            r.getMetadata().setOwnerReferences(null);
+            return r;
+        });
+        client.apps().daemonSets().inNamespace(ns).withName("agent")
+                .patch(MERGE, "{\"metadata\":{\"annotations\":{\"touch\":\"1\"}}}");
+        await().atMost(TIMEOUT).untilAsserted(() -> assertThat(revisions(ns)).singleElement().satisfies(r -> assertThat(
+                r.getMetadata().getOwnerReferences()).singleElement()
+                .satisfies(o -> assertThat(o.getUid()).isEqualTo(created.getMetadata().getUid()))));
+    }
 }
