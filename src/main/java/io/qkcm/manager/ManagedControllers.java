@@ -40,6 +40,7 @@ public final class ManagedControllers {
                 .implementPartially(io.qkcm.controller.statefulset.StatefulSetController.NAME,
                         c -> c.operate(new io.qkcm.controller.statefulset.StatefulSetController(c)),
                         "the semantic revision comparison (StatefulSetSemanticRevisionComparison) compares without the API's defaulting of the old revision's template")
-                .implement("job-controller", c -> c.operate(new io.qkcm.controller.job.JobController(c)));
+                .implement("job-controller", c -> c.operate(new io.qkcm.controller.job.JobController(c)))
+                .implement("daemonset-controller", c -> c.operate(new io.qkcm.controller.daemon.DaemonSetsController(c)));
     }
 }

@@ -66,6 +66,7 @@ public final class Flags {
         IMPLEMENTED.put("root-ca-file", "CA bundle (PEM) published as ca.crt in kube-root-ca.crt ConfigMaps and service-account token Secrets; without it, the CA of qkcm's API client configuration.");
         IMPLEMENTED.put("service-account-private-key-file", "PEM RSA or ECDSA private key signing legacy service-account tokens; without it serviceaccount-token-controller does not run.");
         IMPLEMENTED.put("legacy-service-account-token-clean-up-period", "How long an auto-generated legacy token must go unused before it is labelled invalid, and stay invalid before it is deleted.");
+        IMPLEMENTED.put("concurrent-daemonset-syncs", "Workers of daemonset-controller (and as many for its node-update queue).");
         IMPLEMENTED.put("concurrent-deployment-syncs", "Workers of deployment-controller.");
         IMPLEMENTED.put("concurrent-statefulset-syncs", "Workers of statefulset-controller.");
         IMPLEMENTED.put("concurrent-job-syncs", "Workers of job-controller (each for the job queue and the orphan-pod queue).");

@@ -1,0 +1,1141 @@
+package io.qkcm.controller.daemon;
+
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.Future;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.ThreadPoolExecutor;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+
+import io.fabric8.kubernetes.api.model.HasMetadata;
+import io.fabric8.kubernetes.api.model.LabelSelector;
+import io.fabric8.kubernetes.api.model.Node;
+import io.fabric8.kubernetes.api.model.OwnerReference;
+import io.fabric8.kubernetes.api.model.Pod;
+import io.fabric8.kubernetes.api.model.PodSpecBuilder;
+import io.fabric8.kubernetes.api.model.PodTemplateSpec;
+import io.fabric8.kubernetes.api.model.PodTemplateSpecBuilder;
+import io.fabric8.kubernetes.api.model.Taint;
+import io.fabric8.kubernetes.api.model.apps.ControllerRevision;
+import io.fabric8.kubernetes.api.model.apps.DaemonSet;
+import io.fabric8.kubernetes.api.model.apps.DaemonSetBuilder;
+import io.fabric8.kubernetes.api.model.apps.DaemonSetStatus;
+import io.fabric8.kubernetes.client.KubernetesClientException;
+import io.fabric8.kubernetes.client.informers.ResourceEventHandler;
+import io.fabric8.kubernetes.client.informers.SharedIndexInformer;
+import io.fabric8.kubernetes.client.informers.cache.Cache;
+import io.javaoperatorsdk.operator.api.reconciler.Ignore;
+import io.javaoperatorsdk.operator.processing.event.source.filter.OnAddFilter;
+import io.javaoperatorsdk.operator.processing.event.source.filter.OnUpdateFilter;
+import io.qkcm.controller.ApiErrors;
+import io.qkcm.controller.ControllerContext;
+import io.qkcm.controller.ControllerExpectations;
+import io.qkcm.controller.ControllerRefManager;
+import io.qkcm.controller.LabelSelectors;
+import io.qkcm.controller.PodControl;
+import io.qkcm.controller.PodIndexes;
+import io.qkcm.controller.PodUtil;
+import io.qkcm.controller.RealPodControl;
+import io.qkcm.controller.SlowStart;
+import io.qkcm.controller.WorkQueue;
+import io.qkcm.controller.daemon.util.DaemonSetUtil;
+import io.qkcm.controller.daemon.util.Scheduling;
+import io.qkcm.controller.events.EventRecorder;
+import io.qkcm.runtime.josdk.KeyReconciler;
+
+/**
+ * The DaemonSet controller (upstream pkg/controller/daemon, daemon_controller.go): one daemon pod on
+ * every node the DaemonSet's template may run on, created with a required node affinity for that
+ * node (the scheduler binds it) and labelled with the current revision's hash; pods on nodes that no
+ * longer qualify, failed pods (with a per-node backoff) and surplus pods are deleted; the rolling
+ * update and the revision history are in {@link Update}. A second queue, upstream's
+ * {@code daemonset-node-updates}, turns node additions and label or taint changes into syncs of the
+ * DaemonSets whose placement they change.
+ */
+@Ignore // run in its own Operator by the manager, not by quarkus-operator-sdk's default one
+public class DaemonSetsController extends KeyReconciler<DaemonSet> {
+
+    public static final String NAME = "daemonset-controller";
+    public static final String QUEUE = "daemonset";
+    public static final String NODE_UPDATE_QUEUE = "daemonset-node-updates";
+    /** The event source component of upstream's recorders. */
+    public static final String EVENT_SOURCE = "daemonset-controller";
+
+    /** Upstream's BurstReplicas. */
+    public static final int BURST_REPLICAS = 250;
+    /** Upstream's StatusUpdateRetries. */
+    static final int STATUS_UPDATE_RETRIES = 1;
+    /** Upstream's BackoffGCInterval. */
+    static final Duration BACKOFF_GC_INTERVAL = Duration.ofMinutes(1);
+
+    public static final String SELECTING_ALL_REASON = "SelectingAll";
+    public static final String FAILED_PLACEMENT_REASON = "FailedPlacement";
+    public static final String FAILED_DAEMON_POD_REASON = "FailedDaemonPod";
+    public static final String SUCCEEDED_DAEMON_POD_REASON = "SucceededDaemonPod";
+
+    static final String API_VERSION = "apps/v1";
+    static final String KIND = "DaemonSet";
+    /** Upstream's controller.PodNodeNameKeyIndex. */
+    static final String POD_NODE_NAME_INDEX = "spec.nodeName";
+
+    final SharedIndexInformer<DaemonSet> dsInformer;
+    final SharedIndexInformer<ControllerRevision> historyInformer;
+    final SharedIndexInformer<Pod> podInformer;
+    final SharedIndexInformer<Node> nodeInformer;
+    final EventRecorder eventRecorder;
+    final PodControl podControl;
+    final ControllerExpectations expectations = new ControllerExpectations();
+    final FailedPodsBackoff failedPodsBackoff;
+    final WorkQueue<String> nodeUpdateQueue;
+    final Update update;
+    private final int burstReplicas;
+    private final ThreadPoolExecutor apiCalls;
+    private final List<Thread> nodeUpdateWorkers = new ArrayList<>();
+    private ScheduledFuture<?> backoffGc;
+
+    public DaemonSetsController(ControllerContext context) {
+        this(context, context.options().concurrentSyncs("daemonset"));
+    }
+
+    DaemonSetsController(ControllerContext context, int workers) {
+        super(context, DaemonSet.class, QUEUE, workers);
+        this.eventRecorder = context.recorderFor(EVENT_SOURCE);
+        this.podControl = new RealPodControl(context.client(), context.recorderFor(EVENT_SOURCE));
+        this.burstReplicas = BURST_REPLICAS;
+        this.failedPodsBackoff = new FailedPodsBackoff(Duration.ofSeconds(1), Duration.ofMinutes(15), System::nanoTime);
+        this.nodeUpdateQueue = context.newQueue(NODE_UPDATE_QUEUE);
+        AtomicInteger n = new AtomicInteger();
+        String name = context.controllerName();
+        // upstream's goroutines per creation/deletion of a batch
+        this.apiCalls = new ThreadPoolExecutor(64, 64, 30, TimeUnit.SECONDS, new LinkedBlockingQueue<>(), r -> {
+            Thread t = new Thread(r, name + "-api-" + n.incrementAndGet());
+            t.setDaemon(true);
+            return t;
+        });
+        this.apiCalls.allowCoreThreadTimeOut(true);
+
+        this.dsInformer = context.informers().informerFor(DaemonSet.class);
+        this.historyInformer = context.informers().informerFor(ControllerRevision.class);
+        this.podInformer = context.informers().informerFor(Pod.class);
+        this.nodeInformer = context.informers().informerFor(Node.class);
+        this.update = new Update(this);
+
+        dsInformer.addEventHandler(new ResourceEventHandler<DaemonSet>() {
+            @Override
+            public void onAdd(DaemonSet ds) {
+                log.tracef("Adding daemon set %s", key(ds));
+                enqueue(ds);
+            }
+
+            @Override
+            public void onUpdate(DaemonSet oldDs, DaemonSet curDs) {
+                if (!Objects.equals(curDs.getMetadata().getUid(), oldDs.getMetadata().getUid())) {
+                    deleteDaemonset(oldDs);
+                }
+                log.tracef("Updating daemon set %s", key(oldDs));
+                enqueue(curDs);
+            }
+
+            @Override
+            public void onDelete(DaemonSet ds, boolean finalStateUnknown) {
+                deleteDaemonset(ds);
+            }
+        });
+        historyInformer.addEventHandler(new ResourceEventHandler<ControllerRevision>() {
+            @Override
+            public void onAdd(ControllerRevision history) {
+                addHistory(history);
+            }
+
+            @Override
+            public void onUpdate(ControllerRevision oldHistory, ControllerRevision curHistory) {
+                updateHistory(oldHistory, curHistory);
+            }
+
+            @Override
+            public void onDelete(ControllerRevision history, boolean finalStateUnknown) {
+                deleteHistory(history);
+            }
+        });
+        PodIndexes.addPodControllerIndexer(podInformer);
+        addPodNodeNameIndexer(podInformer);
+        podInformer.addEventHandler(new ResourceEventHandler<Pod>() {
+            @Override
+            public void onAdd(Pod pod) {
+                addPod(pod);
+            }
+
+            @Override
+            public void onUpdate(Pod oldPod, Pod curPod) {
+                updatePod(oldPod, curPod);
+            }
+
+            @Override
+            public void onDelete(Pod pod, boolean finalStateUnknown) {
+                deletePod(pod);
+            }
+        });
+        nodeInformer.addEventHandler(new ResourceEventHandler<Node>() {
+            @Override
+            public void onAdd(Node node) {
+                log.tracef("Queuing node addition %s", node.getMetadata().getName());
+                nodeUpdateQueue.add(node.getMetadata().getName());
+            }
+
+            @Override
+            public void onUpdate(Node oldNode, Node curNode) {
+                if (shouldIgnoreNodeUpdate(oldNode, curNode)) {
+                    return;
+                }
+                log.tracef("Queuing node update %s", curNode.getMetadata().getName());
+                nodeUpdateQueue.add(curNode.getMetadata().getName());
+            }
+
+            @Override
+            public void onDelete(Node node, boolean finalStateUnknown) {
+                // upstream has no node delete handler: the pod GC removes pods of deleted nodes
+            }
+        });
+    }
+
+    /** Upstream's controller.AddPodNodeNameIndexer: pods by {@code spec.nodeName}, unbound pods not indexed. */
+    static void addPodNodeNameIndexer(SharedIndexInformer<Pod> podInformer) {
+        synchronized (podInformer) {
+            if (podInformer.getIndexer().getIndexers().containsKey(POD_NODE_NAME_INDEX)) {
+                return;
+            }
+            podInformer.addIndexers(Map.of(POD_NODE_NAME_INDEX, pod -> {
+                String nodeName = pod.getSpec() == null ? null : pod.getSpec().getNodeName();
+                return nodeName == null || nodeName.isEmpty() ? List.of() : List.of(nodeName);
+            }));
+        }
+    }
+
+    @Override
+    protected List<SharedIndexInformer<?>> informers() {
+        return List.of(podInformer, nodeInformer, historyInformer, dsInformer);
+    }
+
+    /** Upstream's DaemonSet handlers (above) do the queueing; JOSDK's own adds and updates are off. */
+    @Override
+    protected OnAddFilter<? super DaemonSet> primaryAddFilter() {
+        return ds -> false;
+    }
+
+    @Override
+    protected OnUpdateFilter<? super DaemonSet> primaryUpdateFilter() {
+        return (newDs, oldDs) -> false;
+    }
+
+    /** Upstream's Run: besides the workers, as many node-update workers and the backoff's GC. */
+    @Override
+    public synchronized void onStart() {
+        if (!nodeUpdateWorkers.isEmpty()) {
+            return;
+        }
+        for (int i = 0; i < Math.max(1, workers()); i++) {
+            Thread t = new Thread(this::runNodeUpdateWorker, context.controllerName() + "-node-update-worker-" + i);
+            t.setDaemon(true);
+            nodeUpdateWorkers.add(t);
+            t.start();
+        }
+        backoffGc = context.delayer().scheduleWithFixedDelay(failedPodsBackoff::gc, BACKOFF_GC_INTERVAL.toMillis(),
+                BACKOFF_GC_INTERVAL.toMillis(), TimeUnit.MILLISECONDS);
+    }
+
+    @Override
+    public synchronized void onShutdown() {
+        nodeUpdateQueue.shutDown();
+        if (backoffGc != null) {
+            backoffGc.cancel(false);
+        }
+        apiCalls.shutdownNow();
+    }
+
+    void enqueue(DaemonSet ds) {
+        queue.add(key(ds));
+    }
+
+    void enqueueDaemonSetAfter(DaemonSet ds, Duration after) {
+        queue.addAfter(key(ds), after);
+    }
+
+    ControllerExpectations expectations() {
+        return expectations;
+    }
+
+    ControllerContext ctx() {
+        return context;
+    }
+
+    // ---- event handlers -------------------------------------------------------------------
+
+    private void deleteDaemonset(DaemonSet ds) {
+        log.tracef("Deleting daemon set %s", key(ds));
+        String key = key(ds);
+        expectations.deleteExpectations(key);
+        queue.add(key);
+    }
+
+    /** Upstream's resolveControllerRef: a cached DaemonSet with that name and UID. */
+    DaemonSet resolveControllerRef(String namespace, OwnerReference ref) {
+        if (!KIND.equals(ref.getKind())) {
+            return null;
+        }
+        DaemonSet ds = dsInformer.getStore().getByKey(namespace + "/" + ref.getName());
+        if (ds == null || !Objects.equals(ds.getMetadata().getUid(), ref.getUid())) {
+            return null;
+        }
+        return ds;
+    }
+
+    /** Upstream's GetPodDaemonSets / GetHistoryDaemonSets: DaemonSets of the namespace whose selector matches. */
+    private List<DaemonSet> daemonSetsSelecting(String namespace, Map<String, String> labels) {
+        List<DaemonSet> result = new ArrayList<>();
+        if (labels == null || labels.isEmpty()) {
+            return result;
+        }
+        for (DaemonSet ds : dsInformer.getIndexer().byIndex(Cache.NAMESPACE_INDEX, namespace)) {
+            LabelSelectors.Selector selector;
+            try {
+                selector = LabelSelectors.fromLabelSelector(ds.getSpec().getSelector());
+            } catch (IllegalArgumentException e) {
+                continue;
+            }
+            if (selector.empty() || !selector.matches(labels)) {
+                continue;
+            }
+            result.add(ds);
+        }
+        return result;
+    }
+
+    private List<DaemonSet> getDaemonSetsForPod(Pod pod) {
+        List<DaemonSet> sets = daemonSetsSelecting(pod.getMetadata().getNamespace(), pod.getMetadata().getLabels());
+        if (sets.size() > 1) {
+            log.errorf("user error! more than one daemon is selecting pods with labels: %s", pod.getMetadata().getLabels());
+        }
+        return sets;
+    }
+
+    private List<DaemonSet> getDaemonSetsForHistory(ControllerRevision history) {
+        List<DaemonSet> sets = daemonSetsSelecting(history.getMetadata().getNamespace(),
+                history.getMetadata().getLabels());
+        if (sets.size() > 1) {
+            log.debugf("Found more than one DaemonSet selecting the ControllerRevision %s. This is potentially a user error",
+                    key(history));
+        }
+        return sets;
+    }
+
+    private void addHistory(ControllerRevision history) {
+        if (history.getMetadata().getDeletionTimestamp() != null) {
+            deleteHistory(history);
+            return;
+        }
+        OwnerReference ref = ControllerRefManager.controllerOf(history);
+        if (ref != null) {
+            DaemonSet ds = resolveControllerRef(history.getMetadata().getNamespace(), ref);
+            if (ds != null) {
+                log.tracef("Observed a ControllerRevision %s", key(history));
+            }
+            return;
+        }
+        List<DaemonSet> sets = getDaemonSetsForHistory(history);
+        if (sets.isEmpty()) {
+            return;
+        }
+        log.tracef("Orphan ControllerRevision %s added", key(history));
+        sets.forEach(this::enqueue);
+    }
+
+    private void updateHistory(ControllerRevision oldHistory, ControllerRevision curHistory) {
+        if (Objects.equals(curHistory.getMetadata().getResourceVersion(), oldHistory.getMetadata().getResourceVersion())) {
+            return;
+        }
+        OwnerReference curRef = ControllerRefManager.controllerOf(curHistory);
+        OwnerReference oldRef = ControllerRefManager.controllerOf(oldHistory);
+        boolean refChanged = !Objects.equals(curRef, oldRef);
+        if (refChanged && oldRef != null) {
+            DaemonSet ds = resolveControllerRef(oldHistory.getMetadata().getNamespace(), oldRef);
+            if (ds != null) {
+                enqueue(ds);
+            }
+        }
+        if (curRef != null) {
+            DaemonSet ds = resolveControllerRef(curHistory.getMetadata().getNamespace(), curRef);
+            if (ds == null) {
+                return;
+            }
+            log.tracef("Observed an update to a ControllerRevision %s", key(curHistory));
+            enqueue(ds);
+            return;
+        }
+        boolean labelChanged = !Objects.equals(labelsOf(curHistory), labelsOf(oldHistory));
+        if (labelChanged || refChanged) {
+            List<DaemonSet> sets = getDaemonSetsForHistory(curHistory);
+            if (sets.isEmpty()) {
+                return;
+            }
+            log.tracef("Orphan ControllerRevision %s updated", key(curHistory));
+            sets.forEach(this::enqueue);
+        }
+    }
+
+    private void deleteHistory(ControllerRevision history) {
+        OwnerReference ref = ControllerRefManager.controllerOf(history);
+        if (ref == null) {
+            return;
+        }
+        DaemonSet ds = resolveControllerRef(history.getMetadata().getNamespace(), ref);
+        if (ds == null) {
+            return;
+        }
+        log.tracef("ControllerRevision %s deleted", key(history));
+        enqueue(ds);
+    }
+
+    private static Map<String, String> labelsOf(HasMetadata o) {
+        Map<String, String> l = o.getMetadata().getLabels();
+        return l == null ? Map.of() : l;
+    }
+
+    private void addPod(Pod pod) {
+        if (pod.getMetadata().getDeletionTimestamp() != null) {
+            deletePod(pod);
+            return;
+        }
+        OwnerReference ref = ControllerRefManager.controllerOf(pod);
+        if (ref != null) {
+            DaemonSet ds = resolveControllerRef(pod.getMetadata().getNamespace(), ref);
+            if (ds == null) {
+                return;
+            }
+            log.tracef("Pod %s added", key(pod));
+            expectations.creationObserved(key(ds));
+            enqueue(ds);
+            return;
+        }
+        List<DaemonSet> sets = getDaemonSetsForPod(pod);
+        if (sets.isEmpty()) {
+            return;
+        }
+        log.tracef("Orphan Pod %s added", key(pod));
+        sets.forEach(this::enqueue);
+    }
+
+    private void updatePod(Pod oldPod, Pod curPod) {
+        if (Objects.equals(curPod.getMetadata().getResourceVersion(), oldPod.getMetadata().getResourceVersion())) {
+            return;
+        }
+        if (curPod.getMetadata().getDeletionTimestamp() != null) {
+            deletePod(curPod);
+            return;
+        }
+        OwnerReference curRef = ControllerRefManager.controllerOf(curPod);
+        OwnerReference oldRef = ControllerRefManager.controllerOf(oldPod);
+        boolean refChanged = !Objects.equals(curRef, oldRef);
+        if (refChanged && oldRef != null) {
+            DaemonSet ds = resolveControllerRef(oldPod.getMetadata().getNamespace(), oldRef);
+            if (ds != null) {
+                enqueue(ds);
+            }
+        }
+        if (curRef != null) {
+            DaemonSet ds = resolveControllerRef(curPod.getMetadata().getNamespace(), curRef);
+            if (ds == null) {
+                return;
+            }
+            log.tracef("Pod %s updated", key(curPod));
+            enqueue(ds);
+            boolean changedToReady = !PodUtil.isReady(oldPod) && PodUtil.isReady(curPod);
+            int minReady = minReadySeconds(ds);
+            if (changedToReady && minReady > 0) {
+                // a second more against sub-second skew, as upstream
+                enqueueDaemonSetAfter(ds, Duration.ofSeconds(minReady + 1L));
+            }
+            return;
+        }
+        List<DaemonSet> sets = getDaemonSetsForPod(curPod);
+        if (sets.isEmpty()) {
+            return;
+        }
+        log.tracef("Orphan Pod %s updated", key(curPod));
+        boolean labelChanged = !Objects.equals(labelsOf(curPod), labelsOf(oldPod));
+        if (labelChanged || refChanged) {
+            sets.forEach(this::enqueue);
+        }
+    }
+
+    private void deletePod(Pod pod) {
+        OwnerReference ref = ControllerRefManager.controllerOf(pod);
+        if (ref == null) {
+            return;
+        }
+        DaemonSet ds = resolveControllerRef(pod.getMetadata().getNamespace(), ref);
+        if (ds == null) {
+            return;
+        }
+        log.tracef("Pod %s deleted", key(pod));
+        expectations.deletionObserved(key(ds));
+        enqueue(ds);
+    }
+
+    /** Upstream's shouldIgnoreNodeUpdate: labels and taints unchanged. */
+    static boolean shouldIgnoreNodeUpdate(Node oldNode, Node curNode) {
+        return Objects.equals(labelsOf(oldNode), labelsOf(curNode))
+                && Objects.equals(taintsOf(oldNode), taintsOf(curNode));
+    }
+
+    private static List<Taint> taintsOf(Node node) {
+        List<Taint> taints = node.getSpec() == null ? null : node.getSpec().getTaints();
+        return taints == null ? List.of() : taints;
+    }
+
+    static int minReadySeconds(DaemonSet ds) {
+        Integer m = ds.getSpec().getMinReadySeconds();
+        return m == null ? 0 : m;
+    }
+
+    // ---- node update queue -----------------------------------------------------------------
+
+    private void runNodeUpdateWorker() {
+        try {
+            context.informers().waitForSync(informers());
+            while (true) {
+                String nodeName = nodeUpdateQueue.get();
+                if (nodeName == null) {
+                    return;
+                }
+                try {
+                    syncNodeUpdate(nodeName);
+                    nodeUpdateQueue.forget(nodeName);
+                } catch (RuntimeException e) {
+                    log.errorf("%s failed with : %s", nodeName, shortMessage(e));
+                    nodeUpdateQueue.addRateLimited(nodeName);
+                } finally {
+                    nodeUpdateQueue.done(nodeName);
+                }
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+
+    /** Upstream's syncNodeUpdate: queues the DaemonSets whose placement on this node changed. */
+    void syncNodeUpdate(String nodeName) {
+        Node node = nodeInformer.getStore().getByKey(nodeName);
+        if (node == null) {
+            log.debugf("Node %s not found, skipping update", nodeName);
+            return;
+        }
+        Map<String, List<Pod>> podsByDS = new HashMap<>();
+        for (Pod pod : podInformer.getIndexer().byIndex(POD_NODE_NAME_INDEX, nodeName)) {
+            OwnerReference ref = ControllerRefManager.controllerOf(pod);
+            if (ref == null || !KIND.equals(ref.getKind())) {
+                continue;
+            }
+            podsByDS.computeIfAbsent(pod.getMetadata().getNamespace() + "/" + ref.getName(), k -> new ArrayList<>())
+                    .add(pod);
+        }
+        for (DaemonSet ds : dsInformer.getStore().list()) {
+            ShouldRun should = nodeShouldRunDaemonPod(node, ds);
+            List<Pod> daemonPods = podsByDS.get(key(ds));
+            boolean scheduled = daemonPods != null && !daemonPods.isEmpty();
+            int misscheduled = ds.getStatus() == null || ds.getStatus().getNumberMisscheduled() == null ? 0
+                    : ds.getStatus().getNumberMisscheduled();
+            if ((should.shouldRun() && !scheduled) || (!should.shouldContinueRunning() && scheduled)
+                    || (scheduled && misscheduled > 0)) {
+                enqueue(ds);
+            }
+        }
+    }
+
+    // ---- predicates ----------------------------------------------------------------------------
+
+    /** What upstream's NodeShouldRunDaemonPod returns. */
+    public record ShouldRun(boolean shouldRun, boolean shouldContinueRunning) {
+    }
+
+    /**
+     * Upstream's NodeShouldRunDaemonPod: whether a daemon pod should be created on the node
+     * ({@code shouldRun}) and whether one already there may stay ({@code shouldContinueRunning}: it
+     * tolerates every NoExecute taint).
+     */
+    public static ShouldRun nodeShouldRunDaemonPod(Node node, DaemonSet ds) {
+        Pod pod = newPod(ds, node.getMetadata().getName());
+        String templateNodeName = ds.getSpec().getTemplate().getSpec() == null ? null
+                : ds.getSpec().getTemplate().getSpec().getNodeName();
+        if (!(templateNodeName == null || templateNodeName.isEmpty()
+                || templateNodeName.equals(node.getMetadata().getName()))) {
+            return new ShouldRun(false, false);
+        }
+        List<Taint> taints = taintsOf(node);
+        String podNodeName = pod.getSpec().getNodeName();
+        boolean fitsNodeName = podNodeName == null || podNodeName.isEmpty()
+                || podNodeName.equals(node.getMetadata().getName());
+        boolean fitsNodeAffinity = Scheduling.requiredNodeAffinityMatches(pod.getSpec(), node);
+        boolean fitsTaints = Scheduling.findMatchingUntoleratedTaint(taints, pod.getSpec().getTolerations(),
+                t -> "NoExecute".equals(t.getEffect()) || "NoSchedule".equals(t.getEffect())) == null;
+        if (!fitsNodeName || !fitsNodeAffinity) {
+            return new ShouldRun(false, false);
+        }
+        if (!fitsTaints) {
+            boolean hasUntoleratedNoExecute = Scheduling.findMatchingUntoleratedTaint(taints,
+                    pod.getSpec().getTolerations(), t -> "NoExecute".equals(t.getEffect())) != null;
+            return new ShouldRun(false, !hasUntoleratedNoExecute);
+        }
+        return new ShouldRun(true, true);
+    }
+
+    /** Upstream's NewPod: the template's pod for a node, with the daemon tolerations. */
+    public static Pod newPod(DaemonSet ds, String nodeName) {
+        PodTemplateSpec template = ds.getSpec().getTemplate();
+        Pod pod = new Pod();
+        pod.setMetadata(template.getMetadata() == null ? new io.fabric8.kubernetes.api.model.ObjectMeta()
+                : new io.fabric8.kubernetes.api.model.ObjectMetaBuilder(template.getMetadata()).build());
+        pod.setSpec(template.getSpec() == null ? new io.fabric8.kubernetes.api.model.PodSpec()
+                : new PodSpecBuilder(template.getSpec()).build());
+        pod.getMetadata().setNamespace(ds.getMetadata().getNamespace());
+        pod.getSpec().setNodeName(nodeName);
+        DaemonSetUtil.addOrUpdateDaemonPodTolerations(pod.getSpec());
+        return pod;
+    }
+
+    /** Upstream's podByCreationTimestampAndPhase: scheduled pods first, then oldest, then by name. */
+    static final Comparator<Pod> POD_BY_CREATION_TIMESTAMP_AND_PHASE = (a, b) -> {
+        boolean as = !nodeNameOf(a).isEmpty();
+        boolean bs = !nodeNameOf(b).isEmpty();
+        if (as != bs) {
+            return as ? -1 : 1;
+        }
+        Instant ta = PodUtil.creationTime(a);
+        Instant tb = PodUtil.creationTime(b);
+        if (Objects.equals(ta, tb)) {
+            return nz(a.getMetadata().getName()).compareTo(nz(b.getMetadata().getName()));
+        }
+        if (ta == null) {
+            return -1;
+        }
+        if (tb == null) {
+            return 1;
+        }
+        return ta.compareTo(tb);
+    };
+
+    static String nodeNameOf(Pod pod) {
+        return pod.getSpec() == null || pod.getSpec().getNodeName() == null ? "" : pod.getSpec().getNodeName();
+    }
+
+    private static String nz(String s) {
+        return s == null ? "" : s;
+    }
+
+    static String failedPodsBackoffKey(DaemonSet ds, String nodeName) {
+        long observed = ds.getStatus() == null || ds.getStatus().getObservedGeneration() == null ? 0
+                : ds.getStatus().getObservedGeneration();
+        return ds.getMetadata().getUid() + "/" + observed + "/" + nodeName;
+    }
+
+    /** Upstream's getUnscheduledPodsWithoutNode: unbound pods aimed at nodes that do not exist. */
+    static List<String> getUnscheduledPodsWithoutNode(List<Node> runningNodesList, Map<String, List<Pod>> nodeToDaemonPods) {
+        List<String> results = new ArrayList<>();
+        java.util.Set<String> running = new java.util.HashSet<>();
+        for (Node node : runningNodesList) {
+            running.add(node.getMetadata().getName());
+        }
+        for (Map.Entry<String, List<Pod>> e : nodeToDaemonPods.entrySet()) {
+            if (running.contains(e.getKey())) {
+                continue;
+            }
+            for (Pod pod : e.getValue()) {
+                if (nodeNameOf(pod).isEmpty()) {
+                    results.add(pod.getMetadata().getName());
+                }
+            }
+        }
+        return results;
+    }
+
+    // ---- pods of a DaemonSet ---------------------------------------------------------------------
+
+    /** Upstream's getDaemonPods: the pods the DaemonSet owns, after adopting matching orphans and releasing the rest. */
+    List<Pod> getDaemonPods(DaemonSet ds) throws Exception {
+        LabelSelectors.Selector selector = LabelSelectors.fromLabelSelector(ds.getSpec().getSelector());
+        List<Pod> pods = PodIndexes.filterPodsByOwner(podInformer, ds.getMetadata().getNamespace(), KIND,
+                ds.getMetadata().getName(), ds.getMetadata().getUid(), true);
+        ControllerRefManager<Pod> cm = ControllerRefManager.forPods(podControl, ds, selector, API_VERSION, KIND,
+                dsNotDeleted(ds));
+        return cm.claim(pods);
+    }
+
+    /** Upstream's RecheckDeletionTimestamp on an uncached GET of the DaemonSet. */
+    ControllerRefManager.CanAdopt dsNotDeleted(DaemonSet ds) {
+        String namespace = ds.getMetadata().getNamespace();
+        String name = ds.getMetadata().getName();
+        String uid = ds.getMetadata().getUid();
+        return ControllerRefManager.recheckDeletionTimestamp(() -> {
+            DaemonSet fresh = context.client().apps().daemonSets().inNamespace(namespace).withName(name).get();
+            if (fresh == null) {
+                throw new KubernetesClientException("daemonsets.apps \"" + name + "\" not found", 404, null);
+            }
+            if (!Objects.equals(fresh.getMetadata().getUid(), uid)) {
+                throw new IllegalStateException("original DaemonSet " + namespace + "/" + name + " is gone: got uid "
+                        + fresh.getMetadata().getUid() + ", wanted " + uid);
+            }
+            return fresh;
+        });
+    }
+
+    /** Upstream's getNodesToDaemonPods: the claimed pods by target node. */
+    Map<String, List<Pod>> getNodesToDaemonPods(DaemonSet ds, boolean includeDeletedTerminal) throws Exception {
+        List<Pod> claimedPods = getDaemonPods(ds);
+        Map<String, List<Pod>> nodeToDaemonPods = new LinkedHashMap<>();
+        for (Pod pod : claimedPods) {
+            if (!includeDeletedTerminal && PodUtil.isTerminal(pod) && pod.getMetadata().getDeletionTimestamp() != null) {
+                continue;
+            }
+            String nodeName;
+            try {
+                nodeName = DaemonSetUtil.getTargetNodeName(pod);
+            } catch (DaemonSetUtil.ParseException e) {
+                log.debugf("Failed to get target node name of Pod %s in DaemonSet %s", key(pod), key(ds));
+                continue;
+            }
+            nodeToDaemonPods.computeIfAbsent(nodeName, k -> new ArrayList<>()).add(pod);
+        }
+        return nodeToDaemonPods;
+    }
+
+    // ---- sync ----------------------------------------------------------------------------------
+
+    @Override
+    protected void sync(String key) throws Exception {
+        long start = System.nanoTime();
+        try {
+            syncDaemonSet(key);
+        } finally {
+            log.tracef("Finished syncing daemon set %s (%d ms)", key, (System.nanoTime() - start) / 1_000_000);
+        }
+    }
+
+    void syncDaemonSet(String key) throws Exception {
+        DaemonSet ds = dsInformer.getStore().getByKey(key);
+        if (ds == null) {
+            log.debugf("Daemon set %s has been deleted", key);
+            expectations.deleteExpectations(key);
+            return;
+        }
+        List<Node> nodeList = nodeInformer.getStore().list();
+        if (selectsEverything(ds.getSpec().getSelector())) {
+            eventRecorder.event(ds, EventRecorder.WARNING, SELECTING_ALL_REASON,
+                    "This daemon set is selecting all pods. A non-empty selector is required.");
+            return;
+        }
+        String dsKey = key(ds);
+        if (ds.getMetadata().getDeletionTimestamp() != null) {
+            return;
+        }
+        Update.Histories histories;
+        try {
+            histories = update.constructHistory(ds);
+        } catch (InterruptedException e) {
+            throw e;
+        } catch (Exception e) {
+            throw new DaemonSetSyncException("failed to construct revisions of DaemonSet: " + ApiErrors.message(e), e);
+        }
+        String hash = labelsOf(histories.cur()).get(DaemonSetUtil.DEFAULT_DAEMON_SET_UNIQUE_LABEL_KEY);
+
+        if (!expectations.satisfiedExpectations(dsKey)) {
+            updateDaemonSetStatus(ds, nodeList, hash, false);
+            return;
+        }
+        Exception err = null;
+        try {
+            updateDaemonSet(ds, nodeList, hash, dsKey, histories.old());
+        } catch (InterruptedException e) {
+            throw e;
+        } catch (Exception e) {
+            err = e;
+        }
+        Exception statusErr = null;
+        try {
+            updateDaemonSetStatus(ds, nodeList, hash, true);
+        } catch (InterruptedException e) {
+            throw e;
+        } catch (Exception e) {
+            statusErr = e;
+        }
+        if (err != null && statusErr != null) {
+            log.errorf("Failed to update status of daemon set %s: %s", dsKey, shortMessage(statusErr));
+            throw err;
+        }
+        if (err != null) {
+            throw err;
+        }
+        if (statusErr != null) {
+            throw statusErr;
+        }
+    }
+
+    /** reflect.DeepEqual(selector, &metav1.LabelSelector{}). */
+    static boolean selectsEverything(LabelSelector selector) {
+        return selector != null && (selector.getMatchLabels() == null || selector.getMatchLabels().isEmpty())
+                && (selector.getMatchExpressions() == null || selector.getMatchExpressions().isEmpty());
+    }
+
+    /** An error with upstream's wording around its cause. */
+    static final class DaemonSetSyncException extends Exception {
+        DaemonSetSyncException(String message, Throwable cause) {
+            super(message, cause);
+        }
+    }
+
+    private void updateDaemonSet(DaemonSet ds, List<Node> nodeList, String hash, String key,
+            List<ControllerRevision> old) throws Exception {
+        manage(ds, nodeList, hash);
+        if (expectations.satisfiedExpectations(key)) {
+            String type = ds.getSpec().getUpdateStrategy() == null ? null : ds.getSpec().getUpdateStrategy().getType();
+            if ("RollingUpdate".equals(type)) {
+                update.rollingUpdate(ds, nodeList, hash);
+            }
+        }
+        try {
+            update.cleanupHistory(ds, old);
+        } catch (InterruptedException e) {
+            throw e;
+        } catch (Exception e) {
+            throw new DaemonSetSyncException("failed to clean up revisions of DaemonSet: " + ApiErrors.message(e), e);
+        }
+    }
+
+    /** Upstream's manage: per node, the pods to create and delete; then syncNodes. */
+    private void manage(DaemonSet ds, List<Node> nodeList, String hash) throws Exception {
+        Map<String, List<Pod>> nodeToDaemonPods;
+        try {
+            nodeToDaemonPods = getNodesToDaemonPods(ds, false);
+        } catch (ControllerRefManager.ClaimException e) {
+            throw new DaemonSetSyncException("couldn't get node to daemon pod mapping for daemon set \""
+                    + ds.getMetadata().getName() + "\": " + e.getMessage(), e);
+        }
+        List<String> nodesNeedingDaemonPods = new ArrayList<>();
+        List<String> podsToDelete = new ArrayList<>();
+        for (Node node : nodeList) {
+            podsShouldBeOnNode(node, nodeToDaemonPods, ds, hash, nodesNeedingDaemonPods, podsToDelete);
+        }
+        podsToDelete.addAll(getUnscheduledPodsWithoutNode(nodeList, nodeToDaemonPods));
+        syncNodes(ds, podsToDelete, nodesNeedingDaemonPods, hash);
+    }
+
+    /** Upstream's podsShouldBeOnNode: adds to the nodes needing a pod and the pods to delete. */
+    void podsShouldBeOnNode(Node node, Map<String, List<Pod>> nodeToDaemonPods, DaemonSet ds, String hash,
+            List<String> nodesNeedingDaemonPods, List<String> podsToDelete) {
+        ShouldRun should = nodeShouldRunDaemonPod(node, ds);
+        String nodeName = node.getMetadata().getName();
+        List<Pod> daemonPods = nodeToDaemonPods.get(nodeName);
+        boolean exists = daemonPods != null;
+        if (should.shouldRun() && !exists) {
+            nodesNeedingDaemonPods.add(nodeName);
+        } else if (should.shouldContinueRunning()) {
+            List<Pod> daemonPodsRunning = new ArrayList<>();
+            for (Pod pod : daemonPods == null ? List.<Pod>of() : daemonPods) {
+                if (pod.getMetadata().getDeletionTimestamp() != null) {
+                    continue;
+                }
+                String phase = PodUtil.phase(pod);
+                if ("Failed".equals(phase)) {
+                    String backoffKey = failedPodsBackoffKey(ds, nodeName);
+                    long now = failedPodsBackoff.now();
+                    if (failedPodsBackoff.isInBackOffSinceUpdate(backoffKey, now)) {
+                        Duration delay = failedPodsBackoff.get(backoffKey);
+                        log.debugf("Deleting failed pod %s on node %s has been limited by backoff - %s remaining",
+                                key(pod), nodeName, delay);
+                        enqueueDaemonSetAfter(ds, delay);
+                        continue;
+                    }
+                    failedPodsBackoff.next(backoffKey, now);
+                    String msg = String.format("Found failed daemon pod %s/%s on node %s, will try to kill it",
+                            pod.getMetadata().getNamespace(), pod.getMetadata().getName(), nodeName);
+                    log.infof("Found failed daemon pod %s on node %s, will try to kill it", key(pod), nodeName);
+                    eventRecorder.event(ds, EventRecorder.WARNING, FAILED_DAEMON_POD_REASON, msg);
+                    podsToDelete.add(pod.getMetadata().getName());
+                } else if ("Succeeded".equals(phase)) {
+                    String msg = String.format("Found succeeded daemon pod %s/%s on node %s, will try to delete it",
+                            pod.getMetadata().getNamespace(), pod.getMetadata().getName(), nodeName);
+                    log.infof("Found succeeded daemon pod %s on node %s, will try to delete it", key(pod), nodeName);
+                    eventRecorder.event(ds, EventRecorder.NORMAL, SUCCEEDED_DAEMON_POD_REASON, msg);
+                    podsToDelete.add(pod.getMetadata().getName());
+                } else {
+                    daemonPodsRunning.add(pod);
+                }
+            }
+            if (!DaemonSetUtil.allowsSurge(ds)) {
+                if (daemonPodsRunning.size() <= 1) {
+                    return;
+                }
+                daemonPodsRunning.sort(POD_BY_CREATION_TIMESTAMP_AND_PHASE);
+                for (int i = 1; i < daemonPodsRunning.size(); i++) {
+                    podsToDelete.add(daemonPodsRunning.get(i).getMetadata().getName());
+                }
+                return;
+            }
+            if (daemonPodsRunning.size() <= 1) {
+                if (daemonPodsRunning.isEmpty() && should.shouldRun()) {
+                    nodesNeedingDaemonPods.add(nodeName);
+                }
+                return;
+            }
+            Pod oldestNewPod = null;
+            Pod oldestOldPod = null;
+            daemonPodsRunning.sort(POD_BY_CREATION_TIMESTAMP_AND_PHASE);
+            for (Pod pod : daemonPodsRunning) {
+                if (Objects.equals(labelsOf(pod).get(DaemonSetUtil.DEFAULT_DAEMON_SET_UNIQUE_LABEL_KEY), hash)) {
+                    if (oldestNewPod == null) {
+                        oldestNewPod = pod;
+                        continue;
+                    }
+                } else {
+                    if (oldestOldPod == null) {
+                        oldestOldPod = pod;
+                        continue;
+                    }
+                }
+                podsToDelete.add(pod.getMetadata().getName());
+            }
+            if (oldestNewPod != null && oldestOldPod != null) {
+                if (!PodUtil.isReady(oldestOldPod)) {
+                    log.tracef("Pod %s from daemonset %s is no longer ready and will be replaced with newer pod %s",
+                            key(oldestOldPod), key(ds), key(oldestNewPod));
+                    podsToDelete.add(oldestOldPod.getMetadata().getName());
+                } else if (PodUtil.isAvailable(oldestNewPod, minReadySeconds(ds), Instant.now())) {
+                    log.tracef("Pod %s from daemonset %s is now ready and will replace older pod %s",
+                            key(oldestNewPod), key(ds), key(oldestOldPod));
+                    podsToDelete.add(oldestOldPod.getMetadata().getName());
+                }
+            }
+        } else if (!should.shouldContinueRunning() && exists) {
+            for (Pod pod : daemonPods) {
+                if (pod.getMetadata().getDeletionTimestamp() != null) {
+                    continue;
+                }
+                podsToDelete.add(pod.getMetadata().getName());
+            }
+        }
+    }
+
+    /**
+     * Upstream's syncNodes: expectations first, then the creations in slow-start batches (each pod
+     * bound to its node by a required node affinity) and the deletions in parallel, at most
+     * {@link #BURST_REPLICAS} of each.
+     */
+    void syncNodes(DaemonSet ds, List<String> podsToDelete, List<String> nodesNeedingDaemonPods, String hash)
+            throws Exception {
+        String dsKey = key(ds);
+        int createDiff = Math.min(nodesNeedingDaemonPods.size(), burstReplicas);
+        int deleteDiff = Math.min(podsToDelete.size(), burstReplicas);
+        expectations.setExpectations(dsKey, createDiff, deleteDiff);
+
+        List<Exception> errors = java.util.Collections.synchronizedList(new ArrayList<>());
+        log.debugf("Nodes needing daemon pods for daemon set %s: %s, creating %d", dsKey, nodesNeedingDaemonPods, createDiff);
+        Long generation = DaemonSetUtil.templateGenerationOrNull(ds);
+        PodTemplateSpec template = DaemonSetUtil.createPodTemplate(ds.getSpec().getTemplate(), generation, hash);
+        OwnerReference controllerRef = ControllerRefManager.newControllerRef(ds, API_VERSION, KIND);
+        int batchSize = Math.min(createDiff, SlowStart.INITIAL_BATCH_SIZE);
+        for (int pos = 0; createDiff > pos; ) {
+            int errorCount = errors.size();
+            List<Future<?>> futures = new ArrayList<>();
+            for (int i = pos; i < pos + batchSize; i++) {
+                String nodeName = nodesNeedingDaemonPods.get(i);
+                futures.add(apiCalls.submit(() -> {
+                    PodTemplateSpec podTemplate = new PodTemplateSpecBuilder(template).build();
+                    podTemplate.getSpec().setAffinity(
+                            DaemonSetUtil.replaceDaemonSetPodNodeNameNodeAffinity(podTemplate.getSpec().getAffinity(), nodeName));
+                    try {
+                        podControl.createPods(ds.getMetadata().getNamespace(), podTemplate, ds, controllerRef);
+                    } catch (RuntimeException e) {
+                        if (ApiErrors.hasStatusCause(e, ApiErrors.NAMESPACE_TERMINATING_CAUSE)) {
+                            return;
+                        }
+                        log.debugf("Failed creation, decrementing expectations for daemon set %s", dsKey);
+                        expectations.creationObserved(dsKey);
+                        errors.add(e);
+                        log.errorf("%s", ApiErrors.message(e));
+                    }
+                }));
+            }
+            waitAll(futures);
+            int skippedPods = createDiff - (batchSize + pos);
+            if (errorCount < errors.size() && skippedPods > 0) {
+                log.debugf("Slow-start failure. Skipping creation of %d pods, decrementing expectations for daemon set %s",
+                        skippedPods, dsKey);
+                expectations.lowerExpectations(dsKey, skippedPods, 0);
+                break;
+            }
+            pos += batchSize;
+            batchSize = Math.min(2 * batchSize, createDiff - pos);
+        }
+
+        log.debugf("Pods to delete for daemon set %s: %s, deleting %d", dsKey, podsToDelete, deleteDiff);
+        List<Future<?>> deletions = new ArrayList<>();
+        for (int i = 0; i < deleteDiff; i++) {
+            String podName = podsToDelete.get(i);
+            deletions.add(apiCalls.submit(() -> {
+                try {
+                    podControl.deletePod(ds.getMetadata().getNamespace(), podName, ds);
+                } catch (RuntimeException e) {
+                    expectations.deletionObserved(dsKey);
+                    if (!ApiErrors.isNotFound(e)) {
+                        log.debugf("Failed deletion, decremented expectations for daemon set %s", dsKey);
+                        errors.add(e);
+                        log.errorf("%s", ApiErrors.message(e));
+                    }
+                }
+            }));
+        }
+        waitAll(deletions);
+        if (errors.size() == 1) {
+            throw errors.get(0);
+        }
+        if (!errors.isEmpty()) {
+            List<String> msgs = new ArrayList<>();
+            errors.forEach(e -> msgs.add(ApiErrors.message(e)));
+            throw new DaemonSetSyncException("[" + String.join(", ", msgs) + "]", errors.get(0));
+        }
+    }
+
+    private static void waitAll(List<Future<?>> futures) throws InterruptedException {
+        for (Future<?> f : futures) {
+            try {
+                f.get();
+            } catch (ExecutionException e) {
+                // every task catches its own failures
+            }
+        }
+    }
+
+    // ---- status --------------------------------------------------------------------------------
+
+    /** Upstream's updateDaemonSetStatus. */
+    void updateDaemonSetStatus(DaemonSet ds, List<Node> nodeList, String hash, boolean updateObservedGen) throws Exception {
+        log.tracef("Updating daemon set status %s", key(ds));
+        Map<String, List<Pod>> nodeToDaemonPods;
+        try {
+            nodeToDaemonPods = getNodesToDaemonPods(ds, false);
+        } catch (ControllerRefManager.ClaimException e) {
+            throw new DaemonSetSyncException("couldn't get node to daemon pod mapping for daemon set \""
+                    + ds.getMetadata().getName() + "\": " + e.getMessage(), e);
+        }
+        int desiredNumberScheduled = 0;
+        int currentNumberScheduled = 0;
+        int numberMisscheduled = 0;
+        int numberReady = 0;
+        int updatedNumberScheduled = 0;
+        int numberAvailable = 0;
+        Instant now = Instant.now();
+        Long generation = DaemonSetUtil.templateGenerationOrNull(ds);
+        for (Node node : nodeList) {
+            ShouldRun should = nodeShouldRunDaemonPod(node, ds);
+            List<Pod> daemonPods = nodeToDaemonPods.get(node.getMetadata().getName());
+            boolean scheduled = daemonPods != null && !daemonPods.isEmpty();
+            if (should.shouldRun()) {
+                desiredNumberScheduled++;
+                if (!scheduled) {
+                    continue;
+                }
+                currentNumberScheduled++;
+                List<Pod> sorted = new ArrayList<>(daemonPods);
+                sorted.sort(POD_BY_CREATION_TIMESTAMP_AND_PHASE);
+                Pod pod = sorted.get(0);
+                if (PodUtil.isReady(pod)) {
+                    numberReady++;
+                    if (PodUtil.isAvailable(pod, minReadySeconds(ds), now)) {
+                        numberAvailable++;
+                    }
+                }
+                if (DaemonSetUtil.isPodUpdated(pod, hash, generation)) {
+                    updatedNumberScheduled++;
+                }
+            } else if (scheduled) {
+                numberMisscheduled++;
+            }
+        }
+        int numberUnavailable = desiredNumberScheduled - numberAvailable;
+        try {
+            storeDaemonSetStatus(ds, desiredNumberScheduled, currentNumberScheduled, numberMisscheduled, numberReady,
+                    updatedNumberScheduled, numberAvailable, numberUnavailable, updateObservedGen);
+        } catch (RuntimeException e) {
+            throw new DaemonSetSyncException("error storing status for daemon set " + key(ds) + ": "
+                    + ApiErrors.message(e), e);
+        }
+        if (minReadySeconds(ds) > 0 && numberReady != numberAvailable) {
+            enqueueDaemonSetAfter(ds, Duration.ofSeconds(minReadySeconds(ds)));
+        }
+    }
+
+    private static int n(Integer i) {
+        return i == null ? 0 : i;
+    }
+
+    /** Upstream's storeDaemonSetStatus: nothing when unchanged; one retry on a fresh GET after a failed update. */
+    void storeDaemonSetStatus(DaemonSet ds, int desiredNumberScheduled, int currentNumberScheduled,
+            int numberMisscheduled, int numberReady, int updatedNumberScheduled, int numberAvailable,
+            int numberUnavailable, boolean updateObservedGen) {
+        DaemonSetStatus st = ds.getStatus() == null ? new DaemonSetStatus() : ds.getStatus();
+        long generation = ds.getMetadata().getGeneration() == null ? 0 : ds.getMetadata().getGeneration();
+        long observed = st.getObservedGeneration() == null ? 0 : st.getObservedGeneration();
+        if (n(st.getDesiredNumberScheduled()) == desiredNumberScheduled
+                && n(st.getCurrentNumberScheduled()) == currentNumberScheduled
+                && n(st.getNumberMisscheduled()) == numberMisscheduled && n(st.getNumberReady()) == numberReady
+                && n(st.getUpdatedNumberScheduled()) == updatedNumberScheduled
+                && n(st.getNumberAvailable()) == numberAvailable && n(st.getNumberUnavailable()) == numberUnavailable
+                && observed >= generation) {
+            return;
+        }
+        DaemonSet toUpdate = new DaemonSetBuilder(ds).build();
+        RuntimeException updateErr;
+        for (int i = 0;; i++) {
+            if (toUpdate.getStatus() == null) {
+                toUpdate.setStatus(new DaemonSetStatus());
+            }
+            DaemonSetStatus s = toUpdate.getStatus();
+            if (updateObservedGen) {
+                s.setObservedGeneration(generation);
+            }
+            s.setDesiredNumberScheduled(desiredNumberScheduled);
+            s.setCurrentNumberScheduled(currentNumberScheduled);
+            s.setNumberMisscheduled(numberMisscheduled);
+            s.setNumberReady(numberReady);
+            s.setUpdatedNumberScheduled(updatedNumberScheduled);
+            s.setNumberAvailable(numberAvailable);
+            s.setNumberUnavailable(numberUnavailable);
+            try {
+                context.client().apps().daemonSets().inNamespace(ds.getMetadata().getNamespace()).resource(toUpdate)
+                        .updateStatus();
+                return;
+            } catch (RuntimeException e) {
+                updateErr = e;
+            }
+            if (i >= STATUS_UPDATE_RETRIES) {
+                break;
+            }
+            DaemonSet fresh = context.client().apps().daemonSets().inNamespace(ds.getMetadata().getNamespace())
+                    .withName(ds.getMetadata().getName()).get();
+            if (fresh == null) {
+                throw new KubernetesClientException("daemonsets.apps \"" + ds.getMetadata().getName() + "\" not found",
+                        404, null);
+            }
+            toUpdate = fresh;
+        }
+        throw updateErr;
+    }
+}

@@ -1,0 +1,72 @@
+package io.qkcm.controller.hash;
+
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+
+import com.fasterxml.jackson.databind.JsonNode;
+
+import io.fabric8.kubernetes.api.model.PodTemplateSpec;
+import io.fabric8.kubernetes.client.utils.KubernetesSerialization;
+
+/**
+ * Upstream's {@code controller.ComputeHash(template, collisionCount)} for every controller that names
+ * objects after a pod template (the DaemonSet's revisions; the Deployment's ReplicaSets compute the
+ * same in {@code deployment.util.PodTemplateHash}): FNV-32a over {@code dump.ForHash(template)}
+ * ({@link GoSpew}), then the collision count as 8 little-endian bytes, then
+ * {@code rand.SafeEncodeString} of the decimal sum. Golden vectors: {@code hack/podtemplatehash}.
+ */
+public final class ControllerHash {
+
+    private static final KubernetesSerialization SERIALIZATION = new KubernetesSerialization();
+    private static final String ALPHANUMS = "bcdfghjklmnpqrstvwxz2456789";
+
+    private ControllerHash() {
+    }
+
+    public static String computeHash(PodTemplateSpec template, Integer collisionCount) {
+        JsonNode json;
+        try {
+            json = io.qkcm.runtime.Json.mapper().readTree(SERIALIZATION.asJson(template));
+        } catch (IOException e) {
+            throw new IllegalStateException(e);
+        }
+        String text;
+        try {
+            text = GoSpew.podTemplateSpec().render("v1.PodTemplateSpec", json);
+        } catch (UnsupportedOperationException e) {
+            // a set metadata.creationTimestamp in the template: upstream renders it in its local time
+            // zone, which has no portable rendering; hash a stable text instead
+            org.jboss.logging.Logger.getLogger(ControllerHash.class)
+                    .warnf("pod template hash differs from upstream's: %s", e.getMessage());
+            text = GoSpew.podTemplateSpec().renderLenient("v1.PodTemplateSpec", json);
+        }
+        return computeHash(text, collisionCount);
+    }
+
+    /** The hash of a spew text. */
+    public static String computeHash(String spew, Integer collisionCount) {
+        int h = 0x811c9dc5;
+        for (byte b : spew.getBytes(StandardCharsets.UTF_8)) {
+            h ^= (b & 0xff);
+            h *= 0x01000193;
+        }
+        if (collisionCount != null) {
+            int c = collisionCount;
+            byte[] bytes = {(byte) c, (byte) (c >>> 8), (byte) (c >>> 16), (byte) (c >>> 24), 0, 0, 0, 0};
+            for (byte b : bytes) {
+                h ^= (b & 0xff);
+                h *= 0x01000193;
+            }
+        }
+        return safeEncodeString(Integer.toUnsignedString(h));
+    }
+
+    /** apimachinery's rand.SafeEncodeString. */
+    public static String safeEncodeString(String s) {
+        StringBuilder r = new StringBuilder(s.length());
+        for (byte b : s.getBytes(StandardCharsets.UTF_8)) {
+            r.append(ALPHANUMS.charAt((b & 0xff) % ALPHANUMS.length()));
+        }
+        return r.toString();
+    }
+}
