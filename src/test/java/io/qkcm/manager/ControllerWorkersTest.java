@@ -46,7 +46,12 @@ class ControllerWorkersTest {
                 .containsEntry("endpoints-controller", 5)
                 .containsEntry("endpointslice-controller", 5)
                 .containsEntry("endpointslice-mirroring-controller", 5)
-                .containsEntry("job-controller", 5);
+                .containsEntry("job-controller", 5)
+                .containsEntry("cronjob-controller", 5)
+                .containsEntry("ttl-after-finished-controller", 5)
+                .containsEntry("statefulset-controller", 5)
+                .containsEntry("pod-garbage-collector-controller", 1)
+                .containsEntry("daemonset-controller", 2);
         assertThat(queues).containsEntry("replicaset-controller", "replicaset")
                 .containsEntry("replicationcontroller-controller", "replicationmanager")
                 .containsEntry("deployment-controller", "deployment")
@@ -54,7 +59,11 @@ class ControllerWorkersTest {
                 .containsEntry("endpoints-controller", "endpoint")
                 .containsEntry("endpointslice-controller", "endpoint_slice")
                 .containsEntry("endpointslice-mirroring-controller", "endpoint_slice_mirroring")
-                .containsEntry("job-controller", "job");
+                .containsEntry("job-controller", "job")
+                .containsEntry("cronjob-controller", "cronjob")
+                .containsEntry("ttl-after-finished-controller", "ttl_jobs_to_delete")
+                .containsEntry("statefulset-controller", "statefulset")
+                .containsEntry("daemonset-controller", "daemonset");
         // every implemented controller but the garbage collector is a JOSDK Operator
         assertThat(manager.controllers()).filteredOn(c -> !(c instanceof OperatorController))
                 .extracting(Controller::name).containsOnly("garbage-collector-controller");
