@@ -37,9 +37,11 @@ case "$SCENARIO" in
   batch)
     $K apply -f examples/batch.yaml >/dev/null
     $K create job manual --from=cronjob/tick >/dev/null
-    # until the CronJob has run once to the end (at most ~2 scheduled minutes), then let it settle
+    # until a scheduled Job (tick-<minute>) has run to the end (at most ~2 minutes), then let it settle
     for i in $(seq 1 150); do
-      [[ -n "$($K get cronjob tick -o jsonpath='{.status.lastSuccessfulTime}' 2>/dev/null)" ]] && break; sleep 1
+      $K get jobs -o jsonpath='{range .items[*]}{.metadata.name} {.status.succeeded}{"\n"}{end}' 2>/dev/null \
+        | grep -q '^tick-[0-9]* 1$' && break
+      sleep 1
     done
     sleep 10
     $K get jobs,cronjobs,pods -o json > $OUT/$1.objects.json
@@ -60,4 +62,5 @@ case "$SCENARIO" in
   *) echo "unknown scenario $SCENARIO" >&2; exit 2 ;;
 esac
 $K get events -o json > $OUT/$1.events.json
+cp "$KWOK_WORKDIR/clusters/${QKCM_CLUSTER_NAME:-qkcm}/logs/kube-controller-manager.log" "$OUT/$1.manager.log" 2>/dev/null || true
 hack/local-cluster.sh down > /dev/null 2>&1
