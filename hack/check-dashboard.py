@@ -9,16 +9,19 @@
    replaced by sample values ($__rate_interval by 1m), must parse: they are written as recording rules
    into a temporary file and checked with `promtool check rules` (Debian: apt-get install prometheus;
    skipped with a warning when promtool is missing, an error with --require-promtool).
-3. With --metrics FILE (repeatable; each a scrape of a controller manager's /metrics, e.g.
-   `curl -sk https://127.0.0.1:10257/metrics > qkcm.txt`): every metric a selector names must be in
-   every file, with every label the selector matches on (job and instance come from Prometheus) and
-   every label the expression groups by (`by (...)`).
+3. Metric names and labels: every metric a selector names must be in every scrape given with --metrics
+   FILE (repeatable; a controller manager's /metrics, e.g. `curl -sk https://127.0.0.1:10257/metrics`;
+   default: deploy/grafana/scrapes/*.txt, qkcm's and upstream v1.34.4's scraped on the local cluster),
+   with every label the selector matches on (job and instance come from Prometheus) and every label
+   the expression groups by (`by (...)`).
 
 Exits 1 on the first kind of failure it finds, after printing all of them.
 
   hack/check-dashboard.py [--dashboard FILE] [--metrics qkcm.txt --metrics upstream.txt]
+  (no scrape check: --metrics none)
 """
 import argparse
+import glob
 import json
 import os
 import re
@@ -60,6 +63,9 @@ def main():
     ap.add_argument("--metrics", action="append", default=[], metavar="FILE")
     ap.add_argument("--require-promtool", action="store_true")
     args = ap.parse_args()
+    if not args.metrics:
+        args.metrics = sorted(glob.glob(os.path.join(ROOT, "deploy/grafana/scrapes/*.txt")))
+    args.metrics = [m for m in args.metrics if m != "none"]
     errors = []
     err = errors.append
 

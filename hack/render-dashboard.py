@@ -276,7 +276,7 @@ def main():
         if zero:
             handles.append(plt.Line2D([], [], color="none"))
             labels.append(f"+{zero} series all zero" if legend_items else f"{zero} series, all zero")
-        ncol = max(1, min(len(labels), int(w * 24 / 4)))
+        ncol = max(1, min(len(labels), int(w * 24 / 3)))
         ax.legend(handles, labels, loc="upper left", bbox_to_anchor=(0, -0.12), ncol=ncol, fontsize=6.5,
                   frameon=False, handlelength=1.0, columnspacing=1.0)
 
