@@ -147,7 +147,11 @@ def main():
     ap.add_argument("--allow-empty", action="store_true", help="exit 0 even when a target returned no series")
     args = ap.parse_args()
 
-    import matplotlib
+    try:
+        import matplotlib
+    except ImportError:
+        sys.exit(f"render-dashboard: {sys.executable} has no matplotlib: apt-get install python3-matplotlib and run "
+                 "with /usr/bin/python3, or pip install matplotlib")
     matplotlib.use("Agg")
     import matplotlib.dates as mdates
     import matplotlib.pyplot as plt
