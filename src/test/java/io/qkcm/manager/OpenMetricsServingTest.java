@@ -42,6 +42,9 @@ class OpenMetricsServingTest {
         HttpResponse<String> metrics = http.get("/metrics");
         assertThat(metrics.statusCode()).isEqualTo(200);
         assertThat(metrics.body()).contains("jvm_memory_used_bytes{");
+        // client_golang's process metrics, as upstream exports them (ProcessMetrics)
+        assertThat(metrics.body()).contains("\nprocess_cpu_seconds_total ", "\nprocess_resident_memory_bytes ",
+                "\nprocess_open_fds ", "\nprocess_max_fds ", "\nprocess_virtual_memory_bytes ");
         // no TokenReview client: a token is not looked at, the request stays anonymous
         assertThat(http.get("/metrics", "whatever").statusCode()).isEqualTo(200);
         // no SubjectAccessReview client: anything not allow-listed is forbidden
