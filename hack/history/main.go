@@ -8,6 +8,9 @@
 //	            omitzero, embedded fields, types with their own MarshalJSON or IsZero)
 //	stspatch  : stdin lines, a StatefulSet as JSON (as read from an API server)
 //	            -> {"set":..., "patch": <upstream getPatch bytes as a string>, "hash": ..., "name": ...}
+//	defaults  : stdin lines, a v1.PodTemplateSpec as JSON (as an older release may have stored it in a revision)
+//	            -> {"template":..., "patch": getPatch of a StatefulSet with that template after
+//	            legacyscheme.Scheme.Default, as setMatchesLatestExistingRevision reconstructs it}
 package main
 
 import (
@@ -23,6 +26,9 @@ import (
 	apps "k8s.io/api/apps/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/kubernetes/pkg/api/legacyscheme"
+	_ "k8s.io/kubernetes/pkg/apis/apps/install"
+	_ "k8s.io/kubernetes/pkg/apis/core/install"
 	"k8s.io/kubernetes/pkg/controller/history"
 )
 
@@ -70,6 +76,16 @@ func main() {
 			sorted, err := json.Marshal(v)
 			must(err)
 			enc.Encode(map[string]interface{}{"in": line, "compact": string(compact), "sorted": string(sorted)})
+		case "defaults":
+			// what kube-controller-manager does: the default feature gates, the apps/v1 defaulting
+			// registered in legacyscheme, run on the set restored from the revision
+			var tmpl v1.PodTemplateSpec
+			must(json.Unmarshal([]byte(line), &tmpl))
+			set := &apps.StatefulSet{Spec: apps.StatefulSetSpec{Template: tmpl}}
+			legacyscheme.Scheme.Default(set)
+			patch, err := getPatch(set)
+			must(err)
+			enc.Encode(map[string]interface{}{"template": json.RawMessage(line), "patch": string(patch)})
 		case "stspatch":
 			var set apps.StatefulSet
 			must(json.Unmarshal([]byte(line), &set))

@@ -202,9 +202,9 @@ class StatefulSetControl {
         ControllerRevision reconstructed;
         try {
             latestSet = StatefulSetUtils.applyRevision(set, latest);
-            // upstream also applies the API's defaults (legacyscheme.Scheme.Default) here; qkcm has no
-            // defaulting, so a revision written by an older release matches when only its encoding differs
-            reconstructed = StatefulSetUtils.newRevision(latestSet, -1, null);
+            // legacyscheme.Scheme.Default(latestSet), then newRevision: the restored template gets the
+            // defaults today's API server would give it
+            reconstructed = StatefulSetUtils.newRevision(latestSet, -1, null, true);
         } catch (RuntimeException e) {
             return false;
         }
