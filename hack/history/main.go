@@ -10,7 +10,8 @@
 //	            -> {"set":..., "patch": <upstream getPatch bytes as a string>, "hash": ..., "name": ...}
 //	defaults  : stdin lines, a v1.PodTemplateSpec as JSON (as an older release may have stored it in a revision)
 //	            -> {"template":..., "patch": getPatch of a StatefulSet with that template after
-//	            legacyscheme.Scheme.Default, as setMatchesLatestExistingRevision reconstructs it}
+//	            legacyscheme.Scheme.Default, as setMatchesLatestExistingRevision reconstructs it};
+//	            an optional second argument sets feature gates first (e.g. ImageVolume=true)
 package main
 
 import (
@@ -25,6 +26,7 @@ import (
 
 	apps "k8s.io/api/apps/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	utilfeature "k8s.io/apiserver/pkg/util/feature"
 	"k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/kubernetes/pkg/api/legacyscheme"
 	_ "k8s.io/kubernetes/pkg/apis/apps/install"
@@ -43,6 +45,9 @@ func main() {
 		b, _ := json.MarshalIndent(out, "", " ")
 		fmt.Println(string(b))
 		return
+	}
+	if mode == "defaults" && len(os.Args) > 2 {
+		must(utilfeature.DefaultMutableFeatureGate.Set(os.Args[2]))
 	}
 	sc := bufio.NewScanner(os.Stdin)
 	sc.Buffer(make([]byte, 16<<20), 16<<20)

@@ -21,8 +21,8 @@ import io.qkcm.controller.hash.GoQuantityJson;
  * _Volume, _HostPathVolumeSource, _SecretVolumeSource, _ConfigMapVolumeSource, _DownwardAPIVolumeSource,
  * _ProjectedVolumeSource, _ServiceAccountTokenProjection, _PersistentVolumeClaimSpec, _ObjectFieldSelector,
  * _Container, _EphemeralContainer, _Probe, _HTTPGetAction, _ResourceList and the generated
- * {@code +default} markers), under v1.34's default feature gates (ImageVolume off: an image volume's
- * pull policy is not defaulted). The set-level defaults (SetDefaults_StatefulSet: replicas, strategy,
+ * {@code +default} markers). The one feature gate the template's defaulting reads is ImageVolume (off
+ * by default in v1.34): with it, an image volume's pull policy is defaulted as a container's. The set-level defaults (SetDefaults_StatefulSet: replicas, strategy,
  * retention policy, history limit) and the volumeClaimTemplates' defaults are left out: a revision is
  * built from the template alone, so they cannot change the comparison. SetDefaults_Pod (pod-level
  * request defaulting, host-network ports) is registered for Pods, not for templates, and does not run.
@@ -47,11 +47,18 @@ final class PodTemplateDefaults {
     private static final long TOKEN_EXPIRATION_SECONDS = 3600;
     private static final int MILLI_SCALE = -3;
 
-    private PodTemplateDefaults() {
+    /** Under v1.34's default feature gates. */
+    static final PodTemplateDefaults DEFAULT_GATES = new PodTemplateDefaults(false);
+
+    private final boolean imageVolume;
+
+    /** @param imageVolume the ImageVolume feature gate */
+    PodTemplateDefaults(boolean imageVolume) {
+        this.imageVolume = imageVolume;
     }
 
     /** SetObjectDefaults_StatefulSet's walk over the template, in place. */
-    static void apply(ObjectNode template) {
+    void apply(ObjectNode template) {
         ObjectNode spec = child(template, "spec");
         if (spec == null) {
             spec = NODES.objectNode();
@@ -91,7 +98,7 @@ final class PodTemplateDefaults {
         defaultString(spec, "schedulerName", "default-scheduler");
     }
 
-    private static void volume(ObjectNode volume) {
+    private void volume(ObjectNode volume) {
         // SetDefaults_Volume
         boolean anySource = false;
         for (String source : VOLUME_SOURCES) {
@@ -99,6 +106,10 @@ final class PodTemplateDefaults {
         }
         if (!anySource) {
             volume.set("emptyDir", NODES.objectNode());
+        }
+        ObjectNode image = child(volume, "image");
+        if (imageVolume && image != null && emptyString(image, "pullPolicy")) {
+            image.put("pullPolicy", pullPolicy(text(image, "reference")));
         }
         ObjectNode hostPath = child(volume, "hostPath");
         if (hostPath != null && nil(hostPath, "type")) {
@@ -196,7 +207,7 @@ final class PodTemplateDefaults {
     /** SetDefaults_Container and the generated walk below it (ports, env, resources, probes, lifecycle). */
     private static void container(ObjectNode c) {
         if (emptyString(c, "imagePullPolicy")) {
-            c.put("imagePullPolicy", "latest".equals(imageTag(text(c, "image"))) ? "Always" : "IfNotPresent");
+            c.put("imagePullPolicy", pullPolicy(text(c, "image")));
         }
         defaultString(c, "terminationMessagePath", "/dev/termination-log");
         defaultString(c, "terminationMessagePolicy", "File");
@@ -242,6 +253,10 @@ final class PodTemplateDefaults {
                 }
             }
         }
+    }
+
+    private static String pullPolicy(String image) {
+        return "latest".equals(imageTag(image)) ? "Always" : "IfNotPresent";
     }
 
     /** SetDefaults_HTTPGetAction. */

@@ -45,6 +45,7 @@ class StatefulSetControl {
     private final boolean maxUnavailableGate;
     private final boolean semanticRevisionComparison;
     private final boolean podIndexLabel;
+    private volatile PodTemplateDefaults defaults = PodTemplateDefaults.DEFAULT_GATES;
     private final Map<String, Boolean> revisionEqualityCache = new LinkedHashMap<>(16, 0.75f, true) {
         @Override
         protected boolean removeEldestEntry(Map.Entry<String, Boolean> eldest) {
@@ -63,6 +64,11 @@ class StatefulSetControl {
         this.maxUnavailableGate = maxUnavailableGate;
         this.semanticRevisionComparison = semanticRevisionComparison;
         this.podIndexLabel = podIndexLabel;
+    }
+
+    /** The API's defaulting of templates under the ImageVolume gate's value (legacyscheme.Scheme.Default). */
+    void setImageVolume(boolean imageVolume) {
+        this.defaults = new PodTemplateDefaults(imageVolume);
     }
 
     /** Thrown with several failures (utilerrors.NewAggregate). */
@@ -204,7 +210,7 @@ class StatefulSetControl {
             latestSet = StatefulSetUtils.applyRevision(set, latest);
             // legacyscheme.Scheme.Default(latestSet), then newRevision: the restored template gets the
             // defaults today's API server would give it
-            reconstructed = StatefulSetUtils.newRevision(latestSet, -1, null, true);
+            reconstructed = StatefulSetUtils.newRevision(latestSet, -1, null, defaults);
         } catch (RuntimeException e) {
             return false;
         }

@@ -33,9 +33,13 @@ class PodTemplateDefaultsVectorsTest {
     private static final KubernetesSerialization SERIALIZATION = new KubernetesSerialization();
 
     static List<JsonNode> vectors() throws Exception {
+        return vectors("/history/statefulset-defaults-vectors.jsonl");
+    }
+
+    static List<JsonNode> vectors(String resource) throws Exception {
         List<JsonNode> out = new ArrayList<>();
         try (BufferedReader r = new BufferedReader(new InputStreamReader(PodTemplateDefaultsVectorsTest.class
-                .getResourceAsStream("/history/statefulset-defaults-vectors.jsonl"), StandardCharsets.UTF_8))) {
+                .getResourceAsStream(resource), StandardCharsets.UTF_8))) {
             String line;
             while ((line = r.readLine()) != null) {
                 if (!line.isBlank()) {
@@ -59,26 +63,55 @@ class PodTemplateDefaultsVectorsTest {
     void reconstructedRevisionMatchesUpstreamDefaulting() throws Exception {
         List<JsonNode> vectors = vectors();
         assertThat(vectors).hasSizeGreaterThanOrEqualTo(30);
+        int changed = replay(vectors, PodTemplateDefaults.DEFAULT_GATES);
+        // most vectors need the defaulting to match (the rest are already defaulted)
+        assertThat(changed).isGreaterThanOrEqualTo(vectors.size() - 2);
+    }
+
+    @Test
+    void imageVolumePullPolicyIsDefaultedOnlyWithTheImageVolumeGate() throws Exception {
+        // hack/history defaults ImageVolume=true
+        List<JsonNode> vectors = vectors("/history/statefulset-defaults-imagevolume-vectors.jsonl");
+        assertThat(vectors).hasSizeGreaterThanOrEqualTo(2);
+        replay(vectors, new PodTemplateDefaults(true));
+        for (JsonNode v : vectors) {
+            assertThat(v.get("patch").textValue()).contains("\"pullPolicy\"");
+        }
+        // under the default gates the same templates keep no pull policy on their image volumes
+        JsonNode first = vectors.get(0);
+        ControllerRevision old = revision(first.get("template").toString());
+        StatefulSet latestSet = StatefulSetUtils.applyRevision(currentSet(), old);
+        String patch = ControllerHistory.rawData(StatefulSetUtils.newRevision(latestSet, -1, null,
+                PodTemplateDefaults.DEFAULT_GATES));
+        assertThat(patch).doesNotContain("\"pullPolicy\":\"Always\"").doesNotContain("\"pullPolicy\":\"IfNotPresent\"")
+                .contains("\"imagePullPolicy\":\"Always\"");
+    }
+
+    private static ControllerRevision revision(String template) {
+        // the revision an older release stored: the template as it was, "$patch":"replace"
+        ControllerRevision old = new ControllerRevision();
+        old.setMetadata(new ObjectMetaBuilder().withName("web-old").withNamespace("ns").build());
+        old.setData(new RawValue("{\"spec\":{\"template\":" + template.substring(0, template.length() - 1)
+                + (template.equals("{}") ? "" : ",") + "\"$patch\":\"replace\"}}}"));
+        old.setRevision(1L);
+        return old;
+    }
+
+    /** Replays each vector; the number of them whose revision the defaulting changed. */
+    private static int replay(List<JsonNode> vectors, PodTemplateDefaults defaults) {
         int changed = 0;
         for (int i = 0; i < vectors.size(); i++) {
             JsonNode v = vectors.get(i);
             String template = v.get("template").toString();
-            // the revision an older release stored: the template as it was, "$patch":"replace"
-            ControllerRevision old = new ControllerRevision();
-            old.setMetadata(new ObjectMetaBuilder().withName("web-old").withNamespace("ns").build());
-            old.setData(new RawValue("{\"spec\":{\"template\":" + template.substring(0, template.length() - 1)
-                    + (template.equals("{}") ? "" : ",") + "\"$patch\":\"replace\"}}}"));
-            old.setRevision(1L);
-            StatefulSet latestSet = StatefulSetUtils.applyRevision(currentSet(), old);
-            ControllerRevision reconstructed = StatefulSetUtils.newRevision(latestSet, -1, null, true);
+            StatefulSet latestSet = StatefulSetUtils.applyRevision(currentSet(), revision(template));
+            ControllerRevision reconstructed = StatefulSetUtils.newRevision(latestSet, -1, null, defaults);
             assertThat(ControllerHistory.rawData(reconstructed)).as("vector %d: %s", i, template)
                     .isEqualTo(v.get("patch").textValue());
             if (!StatefulSetUtils.getPatch(latestSet).equals(v.get("patch").textValue())) {
                 changed++;
             }
         }
-        // most vectors need the defaulting to match (the rest are already defaulted)
-        assertThat(changed).isGreaterThanOrEqualTo(vectors.size() - 2);
+        return changed;
     }
 
     @Test
@@ -89,7 +122,7 @@ class PodTemplateDefaultsVectorsTest {
                     PodTemplateSpec.class);
             StatefulSet set = currentSet();
             set.getSpec().setTemplate(defaulted);
-            assertThat(StatefulSetUtils.getPatch(set, true)).isEqualTo(v.get("patch").textValue());
+            assertThat(StatefulSetUtils.getPatch(set, PodTemplateDefaults.DEFAULT_GATES)).isEqualTo(v.get("patch").textValue());
         }
     }
 }

@@ -500,9 +500,9 @@ class StatefulSetControllerTest {
             assertThat(ControllerHistory.rawData(proposed)).isNotEqualTo(older).contains("\"imagePullPolicy\":\"IfNotPresent\"")
                     .contains("\"defaultMode\":420").contains("\"cpu\":\"100m\"");
             StatefulSet restored = StatefulSetUtils.applyRevision(set, old);
-            assertThat(ControllerHistory.equalRevision(proposed, StatefulSetUtils.newRevision(restored, -1, null, false)))
+            assertThat(ControllerHistory.equalRevision(proposed, StatefulSetUtils.newRevision(restored, -1, null, null)))
                     .isFalse();
-            assertThat(ControllerHistory.equalRevision(proposed, StatefulSetUtils.newRevision(restored, -1, null, true)))
+            assertThat(ControllerHistory.equalRevision(proposed, StatefulSetUtils.newRevision(restored, -1, null, PodTemplateDefaults.DEFAULT_GATES)))
                     .isTrue();
 
             await().atMost(TIMEOUT).untilAsserted(() -> {
