@@ -12,6 +12,8 @@
 //	            -> {"template":..., "patch": getPatch of a StatefulSet with that template after
 //	            legacyscheme.Scheme.Default, as setMatchesLatestExistingRevision reconstructs it};
 //	            an optional second argument sets feature gates first (e.g. ImageVolume=true)
+//	quantity  : stdin lines, a JSON string -> {"in", "marshal": json.Marshal of the decoded resource.Quantity,
+//	            "roundUp": the same after RoundUp(resource.Milli)} (or "error")
 package main
 
 import (
@@ -25,6 +27,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 
 	apps "k8s.io/api/apps/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/runtime"
 	utilfeature "k8s.io/apiserver/pkg/util/feature"
 	"k8s.io/client-go/kubernetes/scheme"
@@ -91,6 +94,23 @@ func main() {
 			patch, err := getPatch(set)
 			must(err)
 			enc.Encode(map[string]interface{}{"template": json.RawMessage(line), "patch": string(patch)})
+		case "quantity":
+			var in string
+			must(json.Unmarshal([]byte(line), &in))
+			var q resource.Quantity
+			if err := json.Unmarshal([]byte(line), &q); err != nil {
+				enc.Encode(map[string]interface{}{"in": in, "error": err.Error()})
+				continue
+			}
+			m, err := json.Marshal(q)
+			must(err)
+			q.RoundUp(resource.Milli)
+			r, err := json.Marshal(q)
+			must(err)
+			var ms, rs string
+			must(json.Unmarshal(m, &ms))
+			must(json.Unmarshal(r, &rs))
+			enc.Encode(map[string]interface{}{"in": in, "marshal": ms, "roundUp": rs})
 		case "stspatch":
 			var set apps.StatefulSet
 			must(json.Unmarshal([]byte(line), &set))
