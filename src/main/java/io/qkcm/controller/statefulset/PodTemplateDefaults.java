@@ -22,9 +22,10 @@ import io.qkcm.controller.hash.GoQuantityJson;
  * _ProjectedVolumeSource, _ServiceAccountTokenProjection, _PersistentVolumeClaimSpec, _ObjectFieldSelector,
  * _Container, _EphemeralContainer, _Probe, _HTTPGetAction, _ResourceList and the generated
  * {@code +default} markers). The one feature gate the template's defaulting reads is ImageVolume (off
- * by default in v1.34): with it, an image volume's pull policy is defaulted as a container's. The set-level defaults (SetDefaults_StatefulSet: replicas, strategy,
- * retention policy, history limit) and the volumeClaimTemplates' defaults are left out: a revision is
- * built from the template alone, so they cannot change the comparison. SetDefaults_Pod (pod-level
+ * by default in v1.34): with it, an image volume's pull policy is defaulted as a container's. The
+ * set-level defaults (SetDefaults_StatefulSet: replicas, strategy, retention policy, history limit) and
+ * the volumeClaimTemplates' defaults are left out: a revision is built from the template (and the set's
+ * annotations, which no default touches) alone, so they cannot change the comparison. SetDefaults_Pod (pod-level
  * request defaulting, host-network ports) is registered for Pods, not for templates, and does not run.
  *
  * <p>
