@@ -8,6 +8,12 @@
 //	            omitzero, embedded fields, types with their own MarshalJSON or IsZero)
 //	stspatch  : stdin lines, a StatefulSet as JSON (as read from an API server)
 //	            -> {"set":..., "patch": <upstream getPatch bytes as a string>, "hash": ..., "name": ...}
+//	defaults  : stdin lines, a v1.PodTemplateSpec as JSON (as an older release may have stored it in a revision)
+//	            -> {"template":..., "patch": getPatch of a StatefulSet with that template after
+//	            legacyscheme.Scheme.Default, as setMatchesLatestExistingRevision reconstructs it};
+//	            an optional second argument sets feature gates first (e.g. ImageVolume=true)
+//	quantity  : stdin lines, a JSON string -> {"in", "marshal": json.Marshal of the decoded resource.Quantity,
+//	            "roundUp": the same after RoundUp(resource.Milli)} (or "error")
 package main
 
 import (
@@ -21,8 +27,13 @@ import (
 	v1 "k8s.io/api/core/v1"
 
 	apps "k8s.io/api/apps/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/runtime"
+	utilfeature "k8s.io/apiserver/pkg/util/feature"
 	"k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/kubernetes/pkg/api/legacyscheme"
+	_ "k8s.io/kubernetes/pkg/apis/apps/install"
+	_ "k8s.io/kubernetes/pkg/apis/core/install"
 	"k8s.io/kubernetes/pkg/controller/history"
 )
 
@@ -37,6 +48,9 @@ func main() {
 		b, _ := json.MarshalIndent(out, "", " ")
 		fmt.Println(string(b))
 		return
+	}
+	if mode == "defaults" && len(os.Args) > 2 {
+		must(utilfeature.DefaultMutableFeatureGate.Set(os.Args[2]))
 	}
 	sc := bufio.NewScanner(os.Stdin)
 	sc.Buffer(make([]byte, 16<<20), 16<<20)
@@ -70,6 +84,33 @@ func main() {
 			sorted, err := json.Marshal(v)
 			must(err)
 			enc.Encode(map[string]interface{}{"in": line, "compact": string(compact), "sorted": string(sorted)})
+		case "defaults":
+			// what kube-controller-manager does: the default feature gates, the apps/v1 defaulting
+			// registered in legacyscheme, run on the set restored from the revision
+			var tmpl v1.PodTemplateSpec
+			must(json.Unmarshal([]byte(line), &tmpl))
+			set := &apps.StatefulSet{Spec: apps.StatefulSetSpec{Template: tmpl}}
+			legacyscheme.Scheme.Default(set)
+			patch, err := getPatch(set)
+			must(err)
+			enc.Encode(map[string]interface{}{"template": json.RawMessage(line), "patch": string(patch)})
+		case "quantity":
+			var in string
+			must(json.Unmarshal([]byte(line), &in))
+			var q resource.Quantity
+			if err := json.Unmarshal([]byte(line), &q); err != nil {
+				enc.Encode(map[string]interface{}{"in": in, "error": err.Error()})
+				continue
+			}
+			m, err := json.Marshal(q)
+			must(err)
+			q.RoundUp(resource.Milli)
+			r, err := json.Marshal(q)
+			must(err)
+			var ms, rs string
+			must(json.Unmarshal(m, &ms))
+			must(json.Unmarshal(r, &rs))
+			enc.Encode(map[string]interface{}{"in": in, "marshal": ms, "roundUp": rs})
 		case "stspatch":
 			var set apps.StatefulSet
 			must(json.Unmarshal([]byte(line), &set))

@@ -37,9 +37,8 @@ public final class ManagedControllers {
                         c -> c.operate(new io.qkcm.controller.ttlafterfinished.TTLAfterFinishedController(c)))
                 .implement("pod-garbage-collector-controller", PodGCSettings::podGC)
                 .implement("cronjob-controller", c -> c.operate(new io.qkcm.controller.cronjob.CronJobController(c)))
-                .implementPartially(io.qkcm.controller.statefulset.StatefulSetController.NAME,
-                        c -> c.operate(new io.qkcm.controller.statefulset.StatefulSetController(c)),
-                        "the semantic revision comparison (StatefulSetSemanticRevisionComparison) compares without the API's defaulting of the old revision's template")
+                .implement(io.qkcm.controller.statefulset.StatefulSetController.NAME,
+                        c -> c.operate(new io.qkcm.controller.statefulset.StatefulSetController(c)))
                 .implement("job-controller", c -> c.operate(new io.qkcm.controller.job.JobController(c)))
                 .implement("daemonset-controller", c -> c.operate(new io.qkcm.controller.daemon.DaemonSetsController(c)));
     }

@@ -15,6 +15,7 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 
 import io.fabric8.kubernetes.api.model.PodTemplateSpec;
 import io.fabric8.kubernetes.client.utils.KubernetesSerialization;
+import io.qkcm.controller.hash.GoQuantityJson;
 
 /**
  * What Go's {@code encoding/json} writes for a Go value decoded from a JSON document, driven by the Go
@@ -188,13 +189,13 @@ public final class GoTypedJson {
         return isEmpty(typeName, v) && !t.kind.equals("slice") && !t.kind.equals("map") || v.isNull();
     }
 
-    /** Types with their own MarshalJSON: metav1.Time (zero: null), resource.Quantity (zero: "0"), IntOrString. */
+    /** Types with their own MarshalJSON: metav1.Time (zero: null), resource.Quantity (zero: "0", else as Go re-marshals it), IntOrString. */
     private static JsonNode marshaled(String typeName, JsonNode node) {
         switch (typeName) {
             case "v1.Time":
                 return absent(node) || (node.isTextual() && node.textValue().isEmpty()) ? NODES.nullNode() : node;
             case "resource.Quantity":
-                return absent(node) ? NODES.textNode("0") : NODES.textNode(node.asText());
+                return absent(node) ? NODES.textNode("0") : NODES.textNode(GoQuantityJson.marshal(node.asText()));
             case "intstr.IntOrString":
                 return absent(node) ? NODES.numberNode(0) : node;
             default:

@@ -45,6 +45,7 @@ class StatefulSetControl {
     private final boolean maxUnavailableGate;
     private final boolean semanticRevisionComparison;
     private final boolean podIndexLabel;
+    private volatile PodTemplateDefaults defaults = PodTemplateDefaults.DEFAULT_GATES;
     private final Map<String, Boolean> revisionEqualityCache = new LinkedHashMap<>(16, 0.75f, true) {
         @Override
         protected boolean removeEldestEntry(Map.Entry<String, Boolean> eldest) {
@@ -63,6 +64,11 @@ class StatefulSetControl {
         this.maxUnavailableGate = maxUnavailableGate;
         this.semanticRevisionComparison = semanticRevisionComparison;
         this.podIndexLabel = podIndexLabel;
+    }
+
+    /** The API's defaulting of templates under the ImageVolume gate's value (legacyscheme.Scheme.Default). */
+    void setImageVolume(boolean imageVolume) {
+        this.defaults = new PodTemplateDefaults(imageVolume);
     }
 
     /** Thrown with several failures (utilerrors.NewAggregate). */
@@ -202,9 +208,9 @@ class StatefulSetControl {
         ControllerRevision reconstructed;
         try {
             latestSet = StatefulSetUtils.applyRevision(set, latest);
-            // upstream also applies the API's defaults (legacyscheme.Scheme.Default) here; qkcm has no
-            // defaulting, so a revision written by an older release matches when only its encoding differs
-            reconstructed = StatefulSetUtils.newRevision(latestSet, -1, null);
+            // legacyscheme.Scheme.Default(latestSet), then newRevision: the restored template gets the
+            // defaults today's API server would give it
+            reconstructed = StatefulSetUtils.newRevision(latestSet, -1, null, defaults);
         } catch (RuntimeException e) {
             return false;
         }

@@ -75,6 +75,7 @@ public class StatefulSetController extends KeyReconciler<StatefulSet> {
                 new RealHistory(context.client(), revInformer), apiCalls, autoDeletePVC,
                 gates.enabled("MaxUnavailableStatefulSet"), gates.enabled("StatefulSetSemanticRevisionComparison"),
                 podIndexLabel);
+        control.setImageVolume(gates.enabled("ImageVolume"));
         this.podControl = new RealPodControl(context.client(), context.events());
 
         PodIndexes.addPodControllerIndexer(podInformer);

@@ -477,7 +477,18 @@ final class StatefulSetUtils {
 
     /** Upstream's getPatch: {"spec":{"template":{...,"$patch":"replace"}}}, keys sorted, as Go marshals it. */
     static String getPatch(StatefulSet set) {
+        return getPatch(set, null);
+    }
+
+    /**
+     * getPatch of the set, after {@code legacyscheme.Scheme.Default(set)} when {@code defaults} is given (only
+     * the template's defaults can show in the patch; see {@link PodTemplateDefaults}).
+     */
+    static String getPatch(StatefulSet set, PodTemplateDefaults defaults) {
         JsonNode template = GoTypedJson.podTemplateSpec(set.getSpec().getTemplate());
+        if (defaults != null) {
+            defaults.apply((ObjectNode) template);
+        }
         ((ObjectNode) template).put("$patch", "replace");
         ObjectNode spec = JsonNodeFactory.instance.objectNode();
         spec.set("template", template);
@@ -488,10 +499,16 @@ final class StatefulSetUtils {
 
     /** Upstream's newRevision: the revision of the set's template, with the set's annotations. */
     static ControllerRevision newRevision(StatefulSet set, long revision, Integer collisionCount) {
+        return newRevision(set, revision, collisionCount, null);
+    }
+
+    /** newRevision of the set, after the API's defaulting of it when {@code defaults} is given. */
+    static ControllerRevision newRevision(StatefulSet set, long revision, Integer collisionCount,
+            PodTemplateDefaults defaults) {
         ControllerRevision cr = ControllerHistory.newControllerRevision(set, API_VERSION, KIND,
                 set.getSpec().getTemplate().getMetadata() == null ? null
                         : set.getSpec().getTemplate().getMetadata().getLabels(),
-                getPatch(set), revision, collisionCount);
+                getPatch(set, defaults), revision, collisionCount);
         Map<String, String> annotations = new LinkedHashMap<>();
         if (set.getMetadata().getAnnotations() != null) {
             annotations.putAll(set.getMetadata().getAnnotations());

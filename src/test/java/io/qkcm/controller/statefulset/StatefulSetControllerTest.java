@@ -449,6 +449,90 @@ class StatefulSetControllerTest {
         }
     }
 
+    /** The web set with a template that leaves to the API server what it defaults (probe, port, env, volume, resources). */
+    private static StatefulSet undefaultedSet(int replicas) {
+        StatefulSet set = statefulSet("web", replicas, LABELS).build();
+        io.fabric8.kubernetes.api.model.PodSpec spec = set.getSpec().getTemplate().getSpec();
+        spec.setDnsPolicy(null);
+        spec.setRestartPolicy(null);
+        spec.setSecurityContext(null);
+        spec.setTerminationGracePeriodSeconds(null);
+        spec.setSchedulerName(null);
+        io.fabric8.kubernetes.api.model.Container c = spec.getContainers().get(0);
+        c.setImagePullPolicy(null);
+        c.setTerminationMessagePath(null);
+        c.setTerminationMessagePolicy(null);
+        c.setPorts(List.of(new io.fabric8.kubernetes.api.model.ContainerPortBuilder().withName("http")
+                .withContainerPort(8080).build()));
+        c.setReadinessProbe(new io.fabric8.kubernetes.api.model.ProbeBuilder().withNewHttpGet()
+                .withPort(new io.fabric8.kubernetes.api.model.IntOrString("http")).endHttpGet().build());
+        c.setEnv(List.of(new io.fabric8.kubernetes.api.model.EnvVarBuilder().withName("POD").withNewValueFrom()
+                .withNewFieldRef().withFieldPath("metadata.name").endFieldRef().endValueFrom().build()));
+        c.setResources(new io.fabric8.kubernetes.api.model.ResourceRequirementsBuilder()
+                .addToRequests("cpu", new Quantity("0.1")).addToLimits("memory", new Quantity("1.5Gi")).build());
+        c.setVolumeMounts(List.of(new io.fabric8.kubernetes.api.model.VolumeMountBuilder().withName("cfg")
+                .withMountPath("/cfg").build(), new io.fabric8.kubernetes.api.model.VolumeMountBuilder()
+                        .withName("scratch").withMountPath("/scratch").build()));
+        spec.setVolumes(List.of(new io.fabric8.kubernetes.api.model.VolumeBuilder().withName("cfg").withNewConfigMap()
+                .withName("cfg").endConfigMap().build(),
+                new io.fabric8.kubernetes.api.model.VolumeBuilder().withName("scratch").build()));
+        return set;
+    }
+
+    @Test
+    void aRevisionStoredWithoutTodaysDefaultsIsReusedNotRolled() {
+        // the revision as a release that stored the template without the API server's defaults would have it
+        StatefulSet local = undefaultedSet(2);
+        String older = StatefulSetUtils.getPatch(local);
+        assertThat(older).doesNotContain("imagePullPolicy").doesNotContain("dnsPolicy").doesNotContain("defaultMode");
+
+        String ns = newNamespace(client, "sts-defaults");
+        ControllerRevision old = new ControllerRevision();
+        old.setMetadata(new io.fabric8.kubernetes.api.model.ObjectMetaBuilder().withName("web-undefaulted")
+                .withNamespace(ns).withLabels(LABELS).build());
+        old.setData(new com.fasterxml.jackson.databind.util.RawValue(older));
+        old.setRevision(1L);
+        client.apps().controllerRevisions().inNamespace(ns).resource(old).create();
+        try (StsTestSupport.KubeletLoop loop = new StsTestSupport.KubeletLoop(client, ns, true)) {
+            StatefulSet set = client.apps().statefulSets().inNamespace(ns).resource(undefaultedSet(2)).create();
+            // the API server defaulted the set's template: only the defaulting makes the two revisions equal
+            ControllerRevision proposed = StatefulSetUtils.newRevision(set, 2, null);
+            assertThat(ControllerHistory.rawData(proposed)).isNotEqualTo(older).contains("\"imagePullPolicy\":\"IfNotPresent\"")
+                    .contains("\"defaultMode\":420").contains("\"cpu\":\"100m\"");
+            StatefulSet restored = StatefulSetUtils.applyRevision(set, old);
+            assertThat(ControllerHistory.equalRevision(proposed, StatefulSetUtils.newRevision(restored, -1, null, null)))
+                    .isFalse();
+            assertThat(ControllerHistory.equalRevision(proposed, StatefulSetUtils.newRevision(restored, -1, null, PodTemplateDefaults.DEFAULT_GATES)))
+                    .isTrue();
+
+            await().atMost(TIMEOUT).untilAsserted(() -> {
+                StatefulSet s = get(client, ns, "web");
+                assertThat(s.getStatus().getUpdateRevision()).isEqualTo("web-undefaulted");
+                assertThat(s.getStatus().getCurrentRevision()).isEqualTo("web-undefaulted");
+                assertThat(n(s.getStatus().getReadyReplicas())).isEqualTo(2);
+            });
+            // scaling up syncs again: the same revision still serves, and nothing is rolled
+            client.apps().statefulSets().inNamespace(ns).withName("web").scale(3);
+            await().atMost(TIMEOUT).untilAsserted(() -> {
+                StatefulSet s = get(client, ns, "web");
+                assertThat(n(s.getStatus().getReadyReplicas())).isEqualTo(3);
+                assertThat(s.getStatus().getUpdateRevision()).isEqualTo("web-undefaulted");
+                assertThat(s.getStatus().getCurrentRevision()).isEqualTo("web-undefaulted");
+                assertThat(n(s.getStatus().getUpdatedReplicas())).isEqualTo(3);
+            });
+            assertThat(revisions(ns)).singleElement().satisfies(r -> {
+                assertThat(r.getMetadata().getName()).isEqualTo("web-undefaulted");
+                assertThat(ControllerHistory.rawData(r)).isEqualTo(older);
+                assertThat(r.getMetadata().getOwnerReferences()).singleElement()
+                        .satisfies(ref -> assertThat(ref.getUid()).isEqualTo(set.getMetadata().getUid()));
+            });
+            assertThat(pods(client, ns)).hasSize(3).allSatisfy(p -> {
+                assertThat(p.getMetadata().getLabels()).containsEntry("controller-revision-hash", "web-undefaulted");
+                assertThat(p.getMetadata().getDeletionTimestamp()).isNull();
+            });
+        }
+    }
+
     @Test
     void failedPodIsDeletedAndRecreated() {
         String ns = newNamespace(client, "sts-failed");
