@@ -80,13 +80,24 @@ def events(label):
             msg = generic(re.sub(r"-[a-z0-9]{5}\b", "-xxxxx", e["message"]))
             out.add((e["source"].get("component"), e["involvedObject"]["kind"], generic(e["involvedObject"]["name"]), e["type"], e["reason"], msg))
     return out
-a, b = load("upstream"), load("qkcm")
-diffs = 0
-for (ka, na, oa), (kb, nb, ob) in zip(a, b):
-    if json.dumps(oa, sort_keys=True) != json.dumps(ob, sort_keys=True):
-        diffs += 1
-        print("DIFF", ka, na); print(" upstream:", json.dumps(oa, sort_keys=True)[:600]); print(" qkcm:    ", json.dumps(ob, sort_keys=True)[:600])
-print("objects:", len(a), "vs", len(b), "differing:", diffs)
+def grouped(items):
+    """(kind, name) -> that key's normalised objects, sorted: pods of one owner share a name pattern."""
+    out = {}
+    for kind, name, o in items:
+        out.setdefault((kind, name), []).append(o)
+    return {k: sorted(v, key=lambda o: json.dumps(o, sort_keys=True)) for k, v in out.items()}
+a, b = grouped(load("upstream")), grouped(load("qkcm"))
+pairs, diffs = [], 0
+for key in sorted(set(a) | set(b)):
+    la, lb = a.get(key, []), b.get(key, [])
+    if len(la) != len(lb):
+        print("COUNT", key[0], key[1], "upstream", len(la), "qkcm", len(lb))
+    for oa, ob in zip(la, lb):
+        pairs.append((key, oa, ob))
+        if json.dumps(oa, sort_keys=True) != json.dumps(ob, sort_keys=True):
+            diffs += 1
+            print("DIFF", key[0], key[1]); print(" upstream:", json.dumps(oa, sort_keys=True)[:600]); print(" qkcm:    ", json.dumps(ob, sort_keys=True)[:600])
+print("objects:", sum(map(len, a.values())), "vs", sum(map(len, b.values())), "differing:", diffs)
 ea, eb = events("upstream"), events("qkcm")
 print("event (source, kind, name, type, reason, message) only upstream:", sorted(ea - eb))
 print("only qkcm:", sorted(eb - ea))
@@ -102,5 +113,5 @@ def walk(a, b, path=""):
         for i, (x, y) in enumerate(zip(a, b)): walk(x, y, f"{path}[{i}]")
     elif a != b:
         print("  ", path, repr(a)[:80], "!=", repr(b)[:80])
-for (ka, na, oa), (kb, nb, ob) in zip(a, b):
-    print(ka, na); walk(oa, ob)
+for (kind, name), oa, ob in pairs:
+    print(kind, name); walk(oa, ob)
