@@ -127,6 +127,59 @@ class JobRestartTest {
     }
 
     /**
+     * The issue's case: a Job of 100 completions, 10 at a time, whose pods finish as soon as they exist
+     * (a kubelet loop), with the controller killed mid-way (after 40 completions were counted) and a
+     * new one started. Every completion is counted once, none is lost, and exactly 100 pods are ever
+     * created — what upstream creates for a Job whose pods all succeed.
+     */
+    @Test
+    void restartedInTheMiddleOfAHundredCompletionsTenAtATime() throws Exception {
+        int completions = 100;
+        String ns = newNamespace(client, "job-restart-100");
+        Set<String> uids = ConcurrentHashMap.newKeySet();
+        Watch watch = watchPods(ns, uids);
+        java.util.concurrent.atomic.AtomicBoolean kubelet = new java.util.concurrent.atomic.AtomicBoolean(true);
+        Thread kubeletLoop = new Thread(() -> {
+            while (kubelet.get()) {
+                try {
+                    activePods(client, ns).parallelStream().forEach(p -> terminate(client, p, 0));
+                    Thread.sleep(200);
+                } catch (InterruptedException e) {
+                    return;
+                } catch (RuntimeException e) {
+                    // a pod deleted or changed under the loop: the next round sees the current state
+                }
+            }
+        }, "test-kubelet");
+        try {
+            JobControllerInstance first = new JobControllerInstance(vertx).start();
+            client.batch().v1().jobs().inNamespace(ns).resource(job("hundred", completions, 10).build()).create();
+            kubeletLoop.start();
+            await().atMost(Duration.ofMinutes(3)).until(() -> n(get(client, ns, "hundred").getStatus().getSucceeded()) >= 40);
+            first.kill();
+            try (JobControllerInstance second = new JobControllerInstance(vertx).start()) {
+                await().atMost(Duration.ofMinutes(4)).untilAsserted(() -> {
+                    Job j = get(client, ns, "hundred");
+                    assertThat(condition(j, "Complete")).isNotNull();
+                    assertThat(j.getStatus().getSucceeded()).isEqualTo(completions);
+                    assertThat(n(j.getStatus().getFailed())).isZero();
+                    assertThat(j.getStatus().getUncountedTerminatedPods().getSucceeded()).isNullOrEmpty();
+                });
+                kubelet.set(false);
+                kubeletLoop.join(10_000);
+                assertThat(pods(client, ns)).hasSize(completions)
+                        .allMatch(p -> "Succeeded".equals(p.getStatus().getPhase()))
+                        .allMatch(p -> p.getMetadata().getFinalizers() == null || !p.getMetadata().getFinalizers().contains(FINALIZER));
+                assertThat(uids).as("pods ever created").hasSize(completions);
+            }
+        } finally {
+            kubelet.set(false);
+            kubeletLoop.interrupt();
+            watch.close();
+        }
+    }
+
+    /**
      * The windows upstream's tracking closes: a pod recorded in uncountedTerminatedPods whose
      * finalizer is already gone (killed before the counters were written), and one recorded whose
      * finalizer is still there (killed before the removal). Each is counted exactly once.
