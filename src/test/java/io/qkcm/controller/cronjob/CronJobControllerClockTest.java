@@ -89,8 +89,25 @@ class CronJobControllerClockTest {
         client.close();
     }
 
+    /**
+     * Creates the CronJob and returns once the controller has synced it: a sync still running on the
+     * creation's view when the test moves the clock would act on a stale CronJob, and its status write
+     * would conflict with the test's next change (upstream then retries creating the same Job and
+     * never records it as active, until the next schedule time).
+     */
     private CronJob create(String ns, CronJob cj) {
-        return client.batch().v1().cronjobs().inNamespace(ns).resource(cj).create();
+        String key = ns + "/" + cj.getMetadata().getName();
+        java.util.concurrent.CountDownLatch synced = new java.util.concurrent.CountDownLatch(1);
+        instance.controller.afterSync = k -> {
+            if (k.equals(key)) {
+                synced.countDown();
+            }
+        };
+        CronJob created = client.batch().v1().cronjobs().inNamespace(ns).resource(cj).create();
+        await().atMost(TIMEOUT).until(() -> synced.getCount() == 0);
+        instance.controller.afterSync = k -> {
+        };
+        return created;
     }
 
     private static Instant created(CronJob cj) {
