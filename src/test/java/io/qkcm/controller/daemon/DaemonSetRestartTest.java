@@ -230,10 +230,10 @@ class DaemonSetRestartTest {
             assertThat(watch.uids).hasSize(n);
             String oldHash = activePods(client, ns).get(0).getMetadata().getLabels().get("controller-revision-hash");
 
-            client.apps().daemonSets().inNamespace(ns).withName("agent").edit(d -> {
+            io.qkcm.testing.Conflicts.retry(() -> client.apps().daemonSets().inNamespace(ns).withName("agent").edit(d -> {
                 d.getSpec().getTemplate().getSpec().getContainers().get(0).setImage("registry.k8s.io/pause:3.9");
                 return d;
-            });
+            }));
             await().atMost(Duration.ofSeconds(90)).until(() -> activePods(client, ns).stream()
                     .filter(p -> !oldHash.equals(p.getMetadata().getLabels().get("controller-revision-hash"))).count() >= 2);
             first.kill();
