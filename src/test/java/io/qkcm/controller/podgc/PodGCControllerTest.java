@@ -231,8 +231,8 @@ class PodGCControllerTest {
         // no DisruptionTarget condition: only orphans get one
         assertThat(p.getStatus().getConditions() == null ? List.<PodCondition>of() : p.getStatus().getConditions())
                 .noneMatch(c -> "DisruptionTarget".equals(c.getType()));
-        client.pods().inNamespace(ns).withName("pending")
-                .edit(pod -> new PodBuilder(pod).editMetadata().withFinalizers(List.of()).endMetadata().build());
+        io.qkcm.testing.Conflicts.retry(() -> client.pods().inNamespace(ns).withName("pending")
+                .edit(pod -> new PodBuilder(pod).editMetadata().withFinalizers(List.of()).endMetadata().build()));
         await().atMost(TIMEOUT).until(() -> get(ns, "pending") == null);
     }
 

@@ -210,8 +210,8 @@ class TTLAfterFinishedControllerTest {
         Instant finishedAt = Instant.now().truncatedTo(ChronoUnit.SECONDS);
         finish(job, true, finishedAt);
         // raise the TTL to an hour: the controller must requeue for the new expiry and not delete
-        client.batch().v1().jobs().inNamespace(ns).withName("raised")
-                .edit(j -> new JobBuilder(j).editSpec().withTtlSecondsAfterFinished(3600).endSpec().build());
+        io.qkcm.testing.Conflicts.retry(() -> client.batch().v1().jobs().inNamespace(ns).withName("raised")
+                .edit(j -> new JobBuilder(j).editSpec().withTtlSecondsAfterFinished(3600).endSpec().build()));
         Job sentinel = job(ns, "sentinel", 0);
         finish(sentinel, true, finishedAt.plusSeconds(3));
         // the sentinel expires a second after the original expiry of "raised"

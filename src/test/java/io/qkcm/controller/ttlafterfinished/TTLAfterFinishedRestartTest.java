@@ -146,8 +146,8 @@ class TTLAfterFinishedRestartTest {
     }
 
     private static void release(String ns, String name) {
-        client.batch().v1().jobs().inNamespace(ns).withName(name)
-                .edit(j -> new JobBuilder(j).editMetadata().withFinalizers(List.of()).endMetadata().build());
+        io.qkcm.testing.Conflicts.retry(() -> client.batch().v1().jobs().inNamespace(ns).withName(name)
+                .edit(j -> new JobBuilder(j).editMetadata().withFinalizers(List.of()).endMetadata().build()));
     }
 
     @Test
