@@ -4,10 +4,10 @@ import static io.qkcm.controller.deployment.DeploymentTestSupport.condition;
 import static io.qkcm.controller.deployment.DeploymentTestSupport.image;
 import static io.qkcm.controller.deployment.DeploymentTestSupport.kubectl;
 import static io.qkcm.controller.deployment.DeploymentTestSupport.n;
-import static io.qkcm.controller.deployment.DeploymentTestSupport.newNamespace;
 import static io.qkcm.controller.deployment.DeploymentTestSupport.ready;
 import static io.qkcm.controller.deployment.DeploymentTestSupport.recreate;
 import static io.qkcm.controller.deployment.DeploymentTestSupport.rolling;
+import static io.qkcm.testing.TestNamespaces.newNamespace;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
