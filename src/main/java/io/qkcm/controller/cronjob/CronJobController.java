@@ -20,7 +20,6 @@ import io.fabric8.kubernetes.api.model.OwnerReference;
 import io.fabric8.kubernetes.api.model.batch.v1.CronJob;
 import io.fabric8.kubernetes.api.model.batch.v1.CronJobStatus;
 import io.fabric8.kubernetes.api.model.batch.v1.Job;
-import io.fabric8.kubernetes.api.model.batch.v1.JobCondition;
 import io.fabric8.kubernetes.client.informers.ResourceEventHandler;
 import io.fabric8.kubernetes.client.informers.SharedIndexInformer;
 import io.fabric8.kubernetes.client.informers.cache.Cache;
@@ -35,6 +34,7 @@ import io.qkcm.controller.cronjob.cron.GoTimes;
 import io.qkcm.controller.cronjob.cron.GoTimes.GoError;
 import io.qkcm.controller.cronjob.cron.Schedule;
 import io.qkcm.controller.events.EventRecorder;
+import io.qkcm.controller.util.job.JobUtil;
 import io.qkcm.runtime.Json;
 import io.qkcm.runtime.josdk.KeyReconciler;
 
@@ -218,7 +218,7 @@ public class CronJobController extends KeyReconciler<CronJob> {
             String uid = j.getMetadata().getUid();
             childrenJobs.add(uid);
             boolean found = CronJobUtils.inActiveList(cronJob, uid);
-            if (!found && !isJobFinished(j)) {
+            if (!found && !JobUtil.isJobFinished(j)) {
                 CronJob fresh;
                 try {
                     fresh = cronJobControl.getCronJob(cronJob.getMetadata().getNamespace(), cronJob.getMetadata().getName());
@@ -235,15 +235,15 @@ public class CronJobController extends KeyReconciler<CronJob> {
                 }
                 recorder.eventf(cronJob, EventRecorder.WARNING, "UnexpectedJob",
                         "Saw a job that the controller did not create or forgot: %s", j.getMetadata().getName());
-            } else if (isJobFinished(j)) {
+            } else if (JobUtil.isJobFinished(j)) {
                 if (found) {
-                    String condition = finishedCondition(j);
+                    String condition = JobUtil.finishedCondition(j);
                     CronJobUtils.deleteFromActiveList(cronJob, uid);
                     recorder.eventf(cronJob, EventRecorder.NORMAL, "SawCompletedJob", "Saw completed job: %s, condition: %s",
                             j.getMetadata().getName(), condition);
                     updateStatus = true;
                 }
-                if (isJobSucceeded(j)) {
+                if (JobUtil.isJobSucceeded(j)) {
                     String completion = j.getStatus() == null ? null : j.getStatus().getCompletionTime();
                     if (cronJob.getStatus().getLastSuccessfulTime() == null) {
                         cronJob.getStatus().setLastSuccessfulTime(completion);
@@ -440,10 +440,10 @@ public class CronJobController extends KeyReconciler<CronJob> {
         List<Job> failedJobs = new ArrayList<>();
         List<Job> successfulJobs = new ArrayList<>();
         for (Job job : js) {
-            String finished = finishedCondition(job);
-            if ("Complete".equals(finished)) {
+            String finished = JobUtil.finishedCondition(job);
+            if (JobUtil.COMPLETE.equals(finished)) {
                 successfulJobs.add(job);
-            } else if ("Failed".equals(finished)) {
+            } else if (JobUtil.FAILED.equals(finished)) {
                 failedJobs.add(job);
             }
         }
@@ -486,35 +486,6 @@ public class CronJobController extends KeyReconciler<CronJob> {
         CronJobUtils.deleteFromActiveList(cj, job.getMetadata().getUid());
         recorder.eventf(cj, EventRecorder.NORMAL, "SuccessfulDelete", "Deleted job %s", job.getMetadata().getName());
         return true;
-    }
-
-    /** jobutil.FinishedCondition: "Complete" or "Failed" when such a condition is True, else null. */
-    static String finishedCondition(Job j) {
-        if (j.getStatus() == null || j.getStatus().getConditions() == null) {
-            return null;
-        }
-        for (JobCondition c : j.getStatus().getConditions()) {
-            if (("Complete".equals(c.getType()) || "Failed".equals(c.getType())) && "True".equals(c.getStatus())) {
-                return c.getType();
-            }
-        }
-        return null;
-    }
-
-    static boolean isJobFinished(Job j) {
-        return finishedCondition(j) != null;
-    }
-
-    static boolean isJobSucceeded(Job j) {
-        if (j.getStatus() == null || j.getStatus().getConditions() == null) {
-            return false;
-        }
-        for (JobCondition c : j.getStatus().getConditions()) {
-            if ("Complete".equals(c.getType()) && "True".equals(c.getStatus())) {
-                return true;
-            }
-        }
-        return false;
     }
 
     /**
