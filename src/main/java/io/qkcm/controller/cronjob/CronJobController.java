@@ -20,7 +20,6 @@ import io.fabric8.kubernetes.api.model.OwnerReference;
 import io.fabric8.kubernetes.api.model.batch.v1.CronJob;
 import io.fabric8.kubernetes.api.model.batch.v1.CronJobStatus;
 import io.fabric8.kubernetes.api.model.batch.v1.Job;
-import io.fabric8.kubernetes.client.informers.ResourceEventHandler;
 import io.fabric8.kubernetes.client.informers.SharedIndexInformer;
 import io.fabric8.kubernetes.client.informers.cache.Cache;
 import io.javaoperatorsdk.operator.api.reconciler.Ignore;
@@ -29,6 +28,8 @@ import io.micrometer.core.instrument.DistributionSummary;
 import io.qkcm.controller.ApiErrors;
 import io.qkcm.controller.ControllerContext;
 import io.qkcm.controller.ControllerRefManager;
+import io.qkcm.controller.ControllerRefs;
+import io.qkcm.controller.ResourceEventHandlerFuncs;
 import io.qkcm.controller.cronjob.cron.CronParser;
 import io.qkcm.controller.cronjob.cron.GoTimes;
 import io.qkcm.controller.cronjob.cron.GoTimes.GoError;
@@ -89,38 +90,10 @@ public class CronJobController extends KeyReconciler<CronJob> {
                 .serviceLevelObjectives(1, 2, 4, 8, 16, 32, 64, 128, 256, 512)
                 .register(context.metrics());
 
-        jobInformer.addEventHandler(new ResourceEventHandler<Job>() {
-            @Override
-            public void onAdd(Job job) {
-                addJob(job);
-            }
-
-            @Override
-            public void onUpdate(Job oldJob, Job curJob) {
-                updateJob(oldJob, curJob);
-            }
-
-            @Override
-            public void onDelete(Job job, boolean finalStateUnknown) {
-                deleteJob(job);
-            }
-        });
+        jobInformer.addEventHandler(ResourceEventHandlerFuncs.of(this::addJob, this::updateJob, this::deleteJob));
         // adds and deletes of CronJobs queue them through JOSDK's primary events; updates go through
         // upstream's updateCronJob (a schedule change is queued for the new schedule's next time)
-        cronJobInformer.addEventHandler(new ResourceEventHandler<CronJob>() {
-            @Override
-            public void onAdd(CronJob cj) {
-            }
-
-            @Override
-            public void onUpdate(CronJob oldCj, CronJob newCj) {
-                updateCronJob(oldCj, newCj);
-            }
-
-            @Override
-            public void onDelete(CronJob cj, boolean finalStateUnknown) {
-            }
-        });
+        cronJobInformer.addEventHandler(ResourceEventHandlerFuncs.of(null, this::updateCronJob, null));
     }
 
     @Override
@@ -523,14 +496,7 @@ public class CronJobController extends KeyReconciler<CronJob> {
 
     /** The CronJob a controller reference names, if cached with that UID. */
     CronJob resolveControllerRef(String namespace, OwnerReference ref) {
-        if (!KIND.equals(ref.getKind())) {
-            return null;
-        }
-        CronJob cj = cronJobInformer.getStore().getByKey(namespace + "/" + ref.getName());
-        if (cj == null || !Objects.equals(cj.getMetadata().getUid(), ref.getUid())) {
-            return null;
-        }
-        return cj;
+        return ControllerRefs.resolveControllerRef(KIND, cronJobInformer, namespace, ref);
     }
 
     void addJob(Job job) {
