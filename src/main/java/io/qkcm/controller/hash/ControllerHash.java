@@ -13,7 +13,7 @@ import io.fabric8.kubernetes.client.utils.KubernetesSerialization;
  * objects after a pod template (the DaemonSet's revisions, the Deployment's ReplicaSets' pod-template-hash):
  * FNV-32a over {@code dump.ForHash(template)}
  * ({@link GoSpew}), then the collision count as 8 little-endian bytes, then
- * {@code rand.SafeEncodeString} of the decimal sum. Golden vectors: {@code hack/podtemplatehash}.
+ * {@code rand.SafeEncodeString} of the decimal sum. Golden vectors: {@code hack/golden/podtemplatehash}.
  */
 public final class ControllerHash {
 

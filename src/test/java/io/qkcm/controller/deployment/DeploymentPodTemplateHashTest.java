@@ -20,7 +20,7 @@ import io.qkcm.controller.hash.ControllerHash;
 /**
  * The pod-template-hash equals upstream's for the same template. Golden vectors: pod templates as
  * stored (defaulted) by a real kube-apiserver v1.34.4, hashed by upstream's controller.ComputeHash
- * (hack/podtemplatehash); see that directory's main.go.
+ * (hack/golden/podtemplatehash); see that directory's main.go.
  */
 class DeploymentPodTemplateHashTest {
 
