@@ -52,10 +52,20 @@ public final class ControllerHarness<C extends KeyReconciler<?>> implements Auto
      */
     public static <C extends KeyReconciler<?>> ControllerHarness<C> create(Vertx vertx, String name,
             Map<String, String> config, Function<ControllerContext, C> build) {
-        return new ControllerHarness<>(vertx, name, config, build);
+        return create(vertx, name, name, config, build);
     }
 
-    private ControllerHarness(Vertx vertx, String name, Map<String, String> config, Function<ControllerContext, C> build) {
+    /**
+     * As {@link #create(Vertx, String, Map, Function)}, with the API client of component {@code clientName}
+     * (its user agent and rate limits) where the controller's client is not named after the controller.
+     */
+    public static <C extends KeyReconciler<?>> ControllerHarness<C> create(Vertx vertx, String name, String clientName,
+            Map<String, String> config, Function<ControllerContext, C> build) {
+        return new ControllerHarness<>(vertx, name, clientName, config, build);
+    }
+
+    private ControllerHarness(Vertx vertx, String name, String clientName, Map<String, String> config,
+            Function<ControllerContext, C> build) {
         Map<String, String> all = new HashMap<>(config);
         all.put("qkcm.kubeconfig", RealApiServer.get().kubeconfig().toString());
         options = new ControllerManagerOptions(Flags.upstream(), flag -> Optional.ofNullable(all.get(flag)));
@@ -67,7 +77,7 @@ public final class ControllerHarness<C extends KeyReconciler<?>> implements Auto
             t.setDaemon(true);
             return t;
         });
-        context = new ControllerContext(name, clients.forComponent(name), informers, events.recorder(name), options,
+        context = new ControllerContext(name, clients.forComponent(clientName), informers, events.recorder(name), options,
                 delayer, WorkQueueMetrics.NONE, events::recorder, TestOperators.create());
         controller = build.apply(context);
         running = context.operate(controller);
