@@ -14,7 +14,7 @@ import io.fabric8.kubernetes.api.model.EndpointSubset;
 import io.fabric8.kubernetes.client.utils.KubernetesSerialization;
 import io.qkcm.controller.hash.DeepHashTestVectors;
 
-/** RepackSubsets against upstream's own output for the same input ({@code hack/podtemplatehash repack}). */
+/** RepackSubsets against upstream's own output for the same input ({@code hack/golden/podtemplatehash repack}). */
 class EndpointSubsetsTest {
 
     @Test

@@ -22,7 +22,7 @@ import io.fabric8.kubernetes.api.model.PodStatusBuilder;
 import io.fabric8.kubernetes.client.utils.Serialization;
 
 /**
- * The pod status patch against golden vectors of upstream's own code (hack/podstatuspatch:
+ * The pod status patch against golden vectors of upstream's own code (hack/golden/podstatuspatch:
  * strategicpatch.CreateTwoWayMergePatch at apimachinery v0.34.4), byte for byte, and UpdatePodCondition.
  */
 class PodStatusPatchTest {

@@ -20,8 +20,6 @@ import io.fabric8.kubernetes.api.model.OwnerReference;
 import io.fabric8.kubernetes.api.model.batch.v1.CronJob;
 import io.fabric8.kubernetes.api.model.batch.v1.CronJobStatus;
 import io.fabric8.kubernetes.api.model.batch.v1.Job;
-import io.fabric8.kubernetes.api.model.batch.v1.JobCondition;
-import io.fabric8.kubernetes.client.informers.ResourceEventHandler;
 import io.fabric8.kubernetes.client.informers.SharedIndexInformer;
 import io.fabric8.kubernetes.client.informers.cache.Cache;
 import io.javaoperatorsdk.operator.api.reconciler.Ignore;
@@ -30,11 +28,14 @@ import io.micrometer.core.instrument.DistributionSummary;
 import io.qkcm.controller.ApiErrors;
 import io.qkcm.controller.ControllerContext;
 import io.qkcm.controller.ControllerRefManager;
+import io.qkcm.controller.ControllerRefs;
+import io.qkcm.controller.ResourceEventHandlerFuncs;
 import io.qkcm.controller.cronjob.cron.CronParser;
 import io.qkcm.controller.cronjob.cron.GoTimes;
 import io.qkcm.controller.cronjob.cron.GoTimes.GoError;
 import io.qkcm.controller.cronjob.cron.Schedule;
 import io.qkcm.controller.events.EventRecorder;
+import io.qkcm.controller.util.job.JobUtil;
 import io.qkcm.runtime.Json;
 import io.qkcm.runtime.josdk.KeyReconciler;
 
@@ -89,38 +90,10 @@ public class CronJobController extends KeyReconciler<CronJob> {
                 .serviceLevelObjectives(1, 2, 4, 8, 16, 32, 64, 128, 256, 512)
                 .register(context.metrics());
 
-        jobInformer.addEventHandler(new ResourceEventHandler<Job>() {
-            @Override
-            public void onAdd(Job job) {
-                addJob(job);
-            }
-
-            @Override
-            public void onUpdate(Job oldJob, Job curJob) {
-                updateJob(oldJob, curJob);
-            }
-
-            @Override
-            public void onDelete(Job job, boolean finalStateUnknown) {
-                deleteJob(job);
-            }
-        });
+        jobInformer.addEventHandler(ResourceEventHandlerFuncs.of(this::addJob, this::updateJob, this::deleteJob));
         // adds and deletes of CronJobs queue them through JOSDK's primary events; updates go through
         // upstream's updateCronJob (a schedule change is queued for the new schedule's next time)
-        cronJobInformer.addEventHandler(new ResourceEventHandler<CronJob>() {
-            @Override
-            public void onAdd(CronJob cj) {
-            }
-
-            @Override
-            public void onUpdate(CronJob oldCj, CronJob newCj) {
-                updateCronJob(oldCj, newCj);
-            }
-
-            @Override
-            public void onDelete(CronJob cj, boolean finalStateUnknown) {
-            }
-        });
+        cronJobInformer.addEventHandler(ResourceEventHandlerFuncs.of(null, this::updateCronJob, null));
     }
 
     @Override
@@ -230,7 +203,7 @@ public class CronJobController extends KeyReconciler<CronJob> {
             String uid = j.getMetadata().getUid();
             childrenJobs.add(uid);
             boolean found = CronJobUtils.inActiveList(cronJob, uid);
-            if (!found && !isJobFinished(j)) {
+            if (!found && !JobUtil.isJobFinished(j)) {
                 CronJob fresh;
                 try {
                     fresh = cronJobControl.getCronJob(cronJob.getMetadata().getNamespace(), cronJob.getMetadata().getName());
@@ -247,15 +220,15 @@ public class CronJobController extends KeyReconciler<CronJob> {
                 }
                 recorder.eventf(cronJob, EventRecorder.WARNING, "UnexpectedJob",
                         "Saw a job that the controller did not create or forgot: %s", j.getMetadata().getName());
-            } else if (isJobFinished(j)) {
+            } else if (JobUtil.isJobFinished(j)) {
                 if (found) {
-                    String condition = finishedCondition(j);
+                    String condition = JobUtil.finishedCondition(j);
                     CronJobUtils.deleteFromActiveList(cronJob, uid);
                     recorder.eventf(cronJob, EventRecorder.NORMAL, "SawCompletedJob", "Saw completed job: %s, condition: %s",
                             j.getMetadata().getName(), condition);
                     updateStatus = true;
                 }
-                if (isJobSucceeded(j)) {
+                if (JobUtil.isJobSucceeded(j)) {
                     String completion = j.getStatus() == null ? null : j.getStatus().getCompletionTime();
                     if (cronJob.getStatus().getLastSuccessfulTime() == null) {
                         cronJob.getStatus().setLastSuccessfulTime(completion);
@@ -452,10 +425,10 @@ public class CronJobController extends KeyReconciler<CronJob> {
         List<Job> failedJobs = new ArrayList<>();
         List<Job> successfulJobs = new ArrayList<>();
         for (Job job : js) {
-            String finished = finishedCondition(job);
-            if ("Complete".equals(finished)) {
+            String finished = JobUtil.finishedCondition(job);
+            if (JobUtil.COMPLETE.equals(finished)) {
                 successfulJobs.add(job);
-            } else if ("Failed".equals(finished)) {
+            } else if (JobUtil.FAILED.equals(finished)) {
                 failedJobs.add(job);
             }
         }
@@ -500,35 +473,6 @@ public class CronJobController extends KeyReconciler<CronJob> {
         return true;
     }
 
-    /** jobutil.FinishedCondition: "Complete" or "Failed" when such a condition is True, else null. */
-    static String finishedCondition(Job j) {
-        if (j.getStatus() == null || j.getStatus().getConditions() == null) {
-            return null;
-        }
-        for (JobCondition c : j.getStatus().getConditions()) {
-            if (("Complete".equals(c.getType()) || "Failed".equals(c.getType())) && "True".equals(c.getStatus())) {
-                return c.getType();
-            }
-        }
-        return null;
-    }
-
-    static boolean isJobFinished(Job j) {
-        return finishedCondition(j) != null;
-    }
-
-    static boolean isJobSucceeded(Job j) {
-        if (j.getStatus() == null || j.getStatus().getConditions() == null) {
-            return false;
-        }
-        for (JobCondition c : j.getStatus().getConditions()) {
-            if ("Complete".equals(c.getType()) && "True".equals(c.getStatus())) {
-                return true;
-            }
-        }
-        return false;
-    }
-
     /**
      * Upstream's formatSchedule: a schedule naming TZ is used as is (with an UnsupportedSchedule warning
      * when a recorder is given); otherwise a valid spec.timeZone becomes a {@code TZ=} prefix.
@@ -564,14 +508,7 @@ public class CronJobController extends KeyReconciler<CronJob> {
 
     /** The CronJob a controller reference names, if cached with that UID. */
     CronJob resolveControllerRef(String namespace, OwnerReference ref) {
-        if (!KIND.equals(ref.getKind())) {
-            return null;
-        }
-        CronJob cj = cronJobInformer.getStore().getByKey(namespace + "/" + ref.getName());
-        if (cj == null || !Objects.equals(cj.getMetadata().getUid(), ref.getUid())) {
-            return null;
-        }
-        return cj;
+        return ControllerRefs.resolveControllerRef(KIND, cronJobInformer, namespace, ref);
     }
 
     void addJob(Job job) {

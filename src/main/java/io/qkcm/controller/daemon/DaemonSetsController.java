@@ -33,7 +33,6 @@ import io.fabric8.kubernetes.api.model.apps.DaemonSetStatus;
 import io.fabric8.kubernetes.client.KubernetesClientException;
 import io.fabric8.kubernetes.client.informers.ResourceEventHandler;
 import io.fabric8.kubernetes.client.informers.SharedIndexInformer;
-import io.fabric8.kubernetes.client.informers.cache.Cache;
 import io.javaoperatorsdk.operator.api.reconciler.Ignore;
 import io.javaoperatorsdk.operator.processing.event.source.filter.OnAddFilter;
 import io.javaoperatorsdk.operator.processing.event.source.filter.OnUpdateFilter;
@@ -41,11 +40,13 @@ import io.qkcm.controller.ApiErrors;
 import io.qkcm.controller.ControllerContext;
 import io.qkcm.controller.ControllerExpectations;
 import io.qkcm.controller.ControllerRefManager;
+import io.qkcm.controller.ControllerRefs;
 import io.qkcm.controller.LabelSelectors;
 import io.qkcm.controller.PodControl;
 import io.qkcm.controller.PodIndexes;
 import io.qkcm.controller.PodUtil;
 import io.qkcm.controller.RealPodControl;
+import io.qkcm.controller.ResourceEventHandlerFuncs;
 import io.qkcm.controller.SlowStart;
 import io.qkcm.controller.WorkQueue;
 import io.qkcm.controller.daemon.util.DaemonSetUtil;
@@ -151,40 +152,11 @@ public class DaemonSetsController extends KeyReconciler<DaemonSet> {
                 deleteDaemonset(ds);
             }
         });
-        historyInformer.addEventHandler(new ResourceEventHandler<ControllerRevision>() {
-            @Override
-            public void onAdd(ControllerRevision history) {
-                addHistory(history);
-            }
-
-            @Override
-            public void onUpdate(ControllerRevision oldHistory, ControllerRevision curHistory) {
-                updateHistory(oldHistory, curHistory);
-            }
-
-            @Override
-            public void onDelete(ControllerRevision history, boolean finalStateUnknown) {
-                deleteHistory(history);
-            }
-        });
+        historyInformer.addEventHandler(ResourceEventHandlerFuncs.of(this::addHistory, this::updateHistory,
+                this::deleteHistory));
         PodIndexes.addPodControllerIndexer(podInformer);
         addPodNodeNameIndexer(podInformer);
-        podInformer.addEventHandler(new ResourceEventHandler<Pod>() {
-            @Override
-            public void onAdd(Pod pod) {
-                addPod(pod);
-            }
-
-            @Override
-            public void onUpdate(Pod oldPod, Pod curPod) {
-                updatePod(oldPod, curPod);
-            }
-
-            @Override
-            public void onDelete(Pod pod, boolean finalStateUnknown) {
-                deletePod(pod);
-            }
-        });
+        podInformer.addEventHandler(ResourceEventHandlerFuncs.of(this::addPod, this::updatePod, this::deletePod));
         nodeInformer.addEventHandler(new ResourceEventHandler<Node>() {
             @Override
             public void onAdd(Node node) {
@@ -289,35 +261,12 @@ public class DaemonSetsController extends KeyReconciler<DaemonSet> {
 
     /** Upstream's resolveControllerRef: a cached DaemonSet with that name and UID. */
     DaemonSet resolveControllerRef(String namespace, OwnerReference ref) {
-        if (!KIND.equals(ref.getKind())) {
-            return null;
-        }
-        DaemonSet ds = dsInformer.getStore().getByKey(namespace + "/" + ref.getName());
-        if (ds == null || !Objects.equals(ds.getMetadata().getUid(), ref.getUid())) {
-            return null;
-        }
-        return ds;
+        return ControllerRefs.resolveControllerRef(KIND, dsInformer, namespace, ref);
     }
 
     /** Upstream's GetPodDaemonSets / GetHistoryDaemonSets: DaemonSets of the namespace whose selector matches. */
     private List<DaemonSet> daemonSetsSelecting(String namespace, Map<String, String> labels) {
-        List<DaemonSet> result = new ArrayList<>();
-        if (labels == null || labels.isEmpty()) {
-            return result;
-        }
-        for (DaemonSet ds : dsInformer.getIndexer().byIndex(Cache.NAMESPACE_INDEX, namespace)) {
-            LabelSelectors.Selector selector;
-            try {
-                selector = LabelSelectors.fromLabelSelector(ds.getSpec().getSelector());
-            } catch (IllegalArgumentException e) {
-                continue;
-            }
-            if (selector.empty() || !selector.matches(labels)) {
-                continue;
-            }
-            result.add(ds);
-        }
-        return result;
+        return ControllerRefs.selecting(dsInformer, namespace, labels, ds -> ds.getSpec().getSelector(), true);
     }
 
     private List<DaemonSet> getDaemonSetsForPod(Pod pod) {

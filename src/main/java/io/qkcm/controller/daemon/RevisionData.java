@@ -26,7 +26,7 @@ import io.qkcm.controller.history.GoJson;
  * are escaped as Go escapes them (HTML characters as {@code \u003c}...), and the template holds
  * exactly the keys Go's encoder emits for the decoded {@code v1.PodTemplateSpec}: fields without
  * {@code omitempty} even when empty, struct-typed fields always, {@code omitzero} fields only when
- * set. Which is which comes from the Go struct layout dumped by {@code hack/daemonsetrevision}.
+ * set. Which is which comes from the Go struct layout dumped by {@code hack/golden/daemonsetrevision}.
  * Upstream compares these bytes with the stored revision's ({@code Match}); so does qkcm, so revisions
  * written by either controller are recognised by the other.
  */

@@ -15,13 +15,14 @@ import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.api.model.apps.Deployment;
 import io.fabric8.kubernetes.api.model.apps.ReplicaSet;
 import io.fabric8.kubernetes.client.KubernetesClient;
-import io.fabric8.kubernetes.client.informers.ResourceEventHandler;
 import io.fabric8.kubernetes.client.informers.SharedIndexInformer;
 import io.fabric8.kubernetes.client.informers.cache.Cache;
 import io.qkcm.controller.ApiErrors;
 import io.qkcm.controller.ControllerContext;
 import io.qkcm.controller.ControllerRefManager;
+import io.qkcm.controller.ControllerRefs;
 import io.qkcm.controller.LabelSelectors;
+import io.qkcm.controller.ResourceEventHandlerFuncs;
 import io.qkcm.controller.deployment.util.DeploymentUtil;
 import io.qkcm.controller.events.EventRecorder;
 
@@ -67,38 +68,10 @@ public class DeploymentController extends KeyReconciler<Deployment> {
 
         // Deployment adds, updates and deletes reach the reconciler as JOSDK's primary events (upstream's
         // handler queues all three)
-        rsInformer.addEventHandler(new ResourceEventHandler<ReplicaSet>() {
-            @Override
-            public void onAdd(ReplicaSet rs) {
-                addReplicaSet(rs);
-            }
-
-            @Override
-            public void onUpdate(ReplicaSet oldRS, ReplicaSet curRS) {
-                updateReplicaSet(oldRS, curRS);
-            }
-
-            @Override
-            public void onDelete(ReplicaSet rs, boolean finalStateUnknown) {
-                deleteReplicaSet(rs);
-            }
-        });
-        podInformer.addEventHandler(new ResourceEventHandler<Pod>() {
-            @Override
-            public void onAdd(Pod pod) {
-                // upstream only watches pod deletions
-            }
-
-            @Override
-            public void onUpdate(Pod oldPod, Pod newPod) {
-                // upstream only watches pod deletions
-            }
-
-            @Override
-            public void onDelete(Pod pod, boolean finalStateUnknown) {
-                deletePod(pod);
-            }
-        });
+        rsInformer.addEventHandler(ResourceEventHandlerFuncs.of(this::addReplicaSet, this::updateReplicaSet,
+                this::deleteReplicaSet));
+        // upstream only watches pod deletions
+        podInformer.addEventHandler(ResourceEventHandlerFuncs.of(null, null, this::deletePod));
     }
 
     @Override
@@ -172,23 +145,8 @@ public class DeploymentController extends KeyReconciler<Deployment> {
     }
 
     private List<Deployment> getDeploymentsForReplicaSet(ReplicaSet rs) {
-        Map<String, String> labels = rs.getMetadata().getLabels();
-        if (labels == null || labels.isEmpty()) {
-            return List.of();
-        }
-        List<Deployment> out = new ArrayList<>();
-        for (Deployment d : dInformer.getIndexer().byIndex(Cache.NAMESPACE_INDEX, rs.getMetadata().getNamespace())) {
-            LabelSelectors.Selector selector;
-            try {
-                selector = LabelSelectors.fromLabelSelector(d.getSpec().getSelector());
-            } catch (IllegalArgumentException e) {
-                continue;
-            }
-            if (selector.empty() || !selector.matches(labels)) {
-                continue;
-            }
-            out.add(d);
-        }
+        List<Deployment> out = ControllerRefs.selecting(dInformer, rs.getMetadata().getNamespace(),
+                rs.getMetadata().getLabels(), d -> d.getSpec().getSelector(), true);
         if (out.size() > 1) {
             log.debugf("user error: more than one deployment is selecting replica set %s/%s",
                     rs.getMetadata().getNamespace(), rs.getMetadata().getName());
@@ -286,14 +244,7 @@ public class DeploymentController extends KeyReconciler<Deployment> {
     }
 
     private Deployment resolveControllerRef(String namespace, OwnerReference ref) {
-        if (!KIND.equals(ref.getKind())) {
-            return null;
-        }
-        Deployment d = dInformer.getIndexer().getByKey(Cache.namespaceKeyFunc(namespace, ref.getName()));
-        if (d == null || !Objects.equals(d.getMetadata().getUid(), ref.getUid())) {
-            return null;
-        }
-        return d;
+        return ControllerRefs.resolveControllerRef(KIND, dInformer, namespace, ref);
     }
 
     // ---- sync -----------------------------------------------------------------------------

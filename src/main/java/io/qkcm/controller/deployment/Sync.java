@@ -20,7 +20,7 @@ import io.fabric8.kubernetes.client.informers.cache.Cache;
 import io.qkcm.controller.ApiErrors;
 import io.qkcm.controller.ControllerRefManager;
 import io.qkcm.controller.deployment.util.DeploymentUtil;
-import io.qkcm.controller.deployment.util.PodTemplateHash;
+import io.qkcm.controller.hash.ControllerHash;
 import io.qkcm.controller.events.EventRecorder;
 
 /** Upstream sync.go: syncing and scaling, new ReplicaSet creation, history cleanup, status. */
@@ -128,7 +128,7 @@ final class Sync {
 
         PodTemplateSpec newRSTemplate = DeploymentUtil.deepCopy(d.getSpec().getTemplate());
         Integer collisionCount = d.getStatus() == null ? null : d.getStatus().getCollisionCount();
-        String hash = PodTemplateHash.compute(newRSTemplate, collisionCount);
+        String hash = ControllerHash.computeHash(newRSTemplate, collisionCount);
         if (newRSTemplate.getMetadata() == null) {
             newRSTemplate.setMetadata(new io.fabric8.kubernetes.api.model.ObjectMeta());
         }

@@ -10,10 +10,10 @@ import io.fabric8.kubernetes.client.utils.KubernetesSerialization;
 
 /**
  * Upstream's {@code controller.ComputeHash(template, collisionCount)} for every controller that names
- * objects after a pod template (the DaemonSet's revisions; the Deployment's ReplicaSets compute the
- * same in {@code deployment.util.PodTemplateHash}): FNV-32a over {@code dump.ForHash(template)}
+ * objects after a pod template (the DaemonSet's revisions, the Deployment's ReplicaSets' pod-template-hash):
+ * FNV-32a over {@code dump.ForHash(template)}
  * ({@link GoSpew}), then the collision count as 8 little-endian bytes, then
- * {@code rand.SafeEncodeString} of the decimal sum. Golden vectors: {@code hack/podtemplatehash}.
+ * {@code rand.SafeEncodeString} of the decimal sum. Golden vectors: {@code hack/golden/podtemplatehash}.
  */
 public final class ControllerHash {
 
@@ -24,12 +24,7 @@ public final class ControllerHash {
     }
 
     public static String computeHash(PodTemplateSpec template, Integer collisionCount) {
-        JsonNode json;
-        try {
-            json = io.qkcm.runtime.Json.mapper().readTree(SERIALIZATION.asJson(template));
-        } catch (IOException e) {
-            throw new IllegalStateException(e);
-        }
+        JsonNode json = json(template);
         String text;
         try {
             text = GoSpew.podTemplateSpec().render("v1.PodTemplateSpec", json);
@@ -41,6 +36,27 @@ public final class ControllerHash {
             text = GoSpew.podTemplateSpec().renderLenient("v1.PodTemplateSpec", json);
         }
         return computeHash(text, collisionCount);
+    }
+
+    /** {@code dump.ForHash(template)}: the text that is hashed. */
+    public static String spew(PodTemplateSpec template) {
+        return GoSpew.podTemplateSpec().render("v1.PodTemplateSpec", json(template));
+    }
+
+    /**
+     * A complete rendering of the template for equality (Semantic.DeepEqual): as {@link #spew} but a
+     * set timestamp renders as its instant instead of failing.
+     */
+    public static String spewForEquality(PodTemplateSpec template) {
+        return GoSpew.podTemplateSpec().renderLenient("v1.PodTemplateSpec", json(template));
+    }
+
+    private static JsonNode json(PodTemplateSpec template) {
+        try {
+            return io.qkcm.runtime.Json.mapper().readTree(SERIALIZATION.asJson(template));
+        } catch (IOException e) {
+            throw new IllegalStateException(e);
+        }
     }
 
     /** The hash of a spew text. */

@@ -20,7 +20,7 @@ import io.qkcm.controller.hash.GoQuantityJson;
 /**
  * What Go's {@code encoding/json} writes for a Go value decoded from a JSON document, driven by the Go
  * type layout (json names, omitempty, omitzero, embedded structs, types with their own MarshalJSON) that
- * hack/history dumps: absent non-omitempty fields come back as Go's zero values ({@code ""}, {@code 0},
+ * hack/golden/history dumps: absent non-omitempty fields come back as Go's zero values ({@code ""}, {@code 0},
  * {@code false}, {@code null}, {@code {}}), empty omitempty ones go, unknown fields go. Used to rebuild the
  * bytes upstream marshals from a typed object (a StatefulSet's or DaemonSet's template) out of fabric8's
  * model, which drops some of them (zero times, empty objects).

@@ -33,7 +33,6 @@ import io.fabric8.kubernetes.api.model.batch.v1.JobConditionBuilder;
 import io.fabric8.kubernetes.api.model.batch.v1.JobStatus;
 import io.fabric8.kubernetes.api.model.batch.v1.UncountedTerminatedPods;
 import io.fabric8.kubernetes.client.KubernetesClientException;
-import io.fabric8.kubernetes.client.informers.ResourceEventHandler;
 import io.fabric8.kubernetes.client.informers.SharedIndexInformer;
 import io.fabric8.kubernetes.client.informers.cache.Cache;
 import io.javaoperatorsdk.operator.api.reconciler.Ignore;
@@ -44,12 +43,14 @@ import io.qkcm.controller.ApiErrors;
 import io.qkcm.controller.ControllerContext;
 import io.qkcm.controller.ControllerExpectations;
 import io.qkcm.controller.ControllerRefManager;
+import io.qkcm.controller.ControllerRefs;
 import io.qkcm.controller.LabelSelectors;
 import io.qkcm.controller.PodControl;
 import io.qkcm.controller.PodIndexes;
 import io.qkcm.controller.PodUtil;
 import io.qkcm.controller.RateLimiter;
 import io.qkcm.controller.RealPodControl;
+import io.qkcm.controller.ResourceEventHandlerFuncs;
 import io.qkcm.controller.SlowStart;
 import io.qkcm.controller.WorkQueue;
 import io.qkcm.controller.events.EventRecorder;
@@ -125,42 +126,18 @@ public class JobController extends KeyReconciler<Job> {
         this.jobInformer = context.informers().informerFor(Job.class);
         this.podInformer = context.informers().informerFor(Pod.class);
 
-        jobInformer.addEventHandler(new ResourceEventHandler<Job>() {
-            @Override
-            public void onAdd(Job job) {
-                addJob(job);
-            }
-
-            @Override
-            public void onUpdate(Job oldJob, Job curJob) {
-                updateJob(oldJob, curJob);
-            }
-
-            @Override
-            public void onDelete(Job job, boolean finalStateUnknown) {
-                deleteJob(job);
-            }
-        });
+        jobInformer.addEventHandler(ResourceEventHandlerFuncs.of(this::addJob, this::updateJob, this::deleteJob));
         PodIndexes.addPodControllerIndexer(podInformer);
-        podInformer.addEventHandler(new ResourceEventHandler<Pod>() {
-            @Override
-            public void onAdd(Pod pod) {
-                recordFinishedPodWithTrackingFinalizer(null, pod);
-                addPod(pod);
-            }
-
-            @Override
-            public void onUpdate(Pod oldPod, Pod curPod) {
-                recordFinishedPodWithTrackingFinalizer(oldPod, curPod);
-                updatePod(oldPod, curPod);
-            }
-
-            @Override
-            public void onDelete(Pod pod, boolean finalStateUnknown) {
-                recordFinishedPodWithTrackingFinalizer(pod, null);
-                deletePod(pod, true);
-            }
-        });
+        podInformer.addEventHandler(ResourceEventHandlerFuncs.of(pod -> {
+            recordFinishedPodWithTrackingFinalizer(null, pod);
+            addPod(pod);
+        }, (oldPod, curPod) -> {
+            recordFinishedPodWithTrackingFinalizer(oldPod, curPod);
+            updatePod(oldPod, curPod);
+        }, pod -> {
+            recordFinishedPodWithTrackingFinalizer(pod, null);
+            deletePod(pod, true);
+        }));
     }
 
     @Override
@@ -219,21 +196,8 @@ public class JobController extends KeyReconciler<Job> {
 
     private List<Job> getPodJobs(Pod pod) {
         Map<String, String> labels = pod.getMetadata().getLabels();
-        if (labels == null || labels.isEmpty()) {
-            return List.of();
-        }
-        List<Job> result = new ArrayList<>();
-        for (Job job : jobInformer.getIndexer().byIndex(Cache.NAMESPACE_INDEX, pod.getMetadata().getNamespace())) {
-            LabelSelectors.Selector selector;
-            try {
-                selector = LabelSelectors.fromLabelSelector(job.getSpec().getSelector());
-            } catch (IllegalArgumentException e) {
-                continue;
-            }
-            if (selector.matches(labels)) {
-                result.add(job);
-            }
-        }
+        List<Job> result = ControllerRefs.selecting(jobInformer, pod.getMetadata().getNamespace(), labels,
+                job -> job.getSpec().getSelector(), false);
         if (result.size() > 1) {
             log.errorf("user error! more than one job is selecting pods with labels: %s", labels);
         }
@@ -241,14 +205,7 @@ public class JobController extends KeyReconciler<Job> {
     }
 
     private Job resolveControllerRef(String namespace, OwnerReference ref) {
-        if (!KIND.equals(ref.getKind())) {
-            return null;
-        }
-        Job job = jobInformer.getStore().getByKey(namespace + "/" + ref.getName());
-        if (job == null || !Objects.equals(job.getMetadata().getUid(), ref.getUid())) {
-            return null;
-        }
-        return job;
+        return ControllerRefs.resolveControllerRef(KIND, jobInformer, namespace, ref);
     }
 
     void addPod(Pod pod) {

@@ -32,11 +32,13 @@ import io.qkcm.controller.ActivePods;
 import io.qkcm.controller.ApiErrors;
 import io.qkcm.controller.ControllerContext;
 import io.qkcm.controller.ControllerRefManager;
+import io.qkcm.controller.ControllerRefs;
 import io.qkcm.controller.LabelSelectors;
 import io.qkcm.controller.PodControl;
 import io.qkcm.controller.PodIndexes;
 import io.qkcm.controller.PodUtil;
 import io.qkcm.controller.RealPodControl;
+import io.qkcm.controller.ResourceEventHandlerFuncs;
 import io.qkcm.controller.SlowStart;
 import io.qkcm.controller.UIDTrackingControllerExpectations;
 import io.qkcm.runtime.josdk.KeyReconciler;
@@ -114,22 +116,7 @@ public class ReplicaSetController<P extends HasMetadata> extends KeyReconciler<P
             }
         });
         PodIndexes.addPodControllerIndexer(podInformer);
-        podInformer.addEventHandler(new ResourceEventHandler<Pod>() {
-            @Override
-            public void onAdd(Pod pod) {
-                addPod(pod);
-            }
-
-            @Override
-            public void onUpdate(Pod oldPod, Pod curPod) {
-                updatePod(oldPod, curPod);
-            }
-
-            @Override
-            public void onDelete(Pod pod, boolean finalStateUnknown) {
-                deletePod(pod);
-            }
-        });
+        podInformer.addEventHandler(ResourceEventHandlerFuncs.of(this::addPod, this::updatePod, this::deletePod));
     }
 
     @Override
@@ -196,35 +183,14 @@ public class ReplicaSetController<P extends HasMetadata> extends KeyReconciler<P
 
     /** The owner named by a controllerRef, if it is of our kind, cached, and has that UID. */
     private ReplicaSet resolveControllerRef(String namespace, OwnerReference ref) {
-        if (!source.kind().equals(ref.getKind())) {
-            return null;
-        }
-        ReplicaSet rs = source.getCached(namespace, ref.getName());
-        if (rs == null || !Objects.equals(rs.getMetadata().getUid(), ref.getUid())) {
-            return null;
-        }
-        return rs;
+        return ControllerRefs.resolveControllerRef(source.kind(), ref, name -> source.getCached(namespace, name));
     }
 
     /** Upstream's GetPodReplicaSets: owners in the pod's namespace whose non-empty selector matches it. */
     private List<ReplicaSet> getPodReplicaSets(Pod pod) {
         Map<String, String> labels = pod.getMetadata().getLabels();
-        if (labels == null || labels.isEmpty()) {
-            return List.of();
-        }
-        List<ReplicaSet> result = new ArrayList<>();
-        for (ReplicaSet rs : source.listCached(pod.getMetadata().getNamespace())) {
-            LabelSelectors.Selector selector;
-            try {
-                selector = LabelSelectors.fromLabelSelector(rs.getSpec().getSelector());
-            } catch (IllegalArgumentException e) {
-                continue;
-            }
-            if (selector.empty() || !selector.matches(labels)) {
-                continue;
-            }
-            result.add(rs);
-        }
+        List<ReplicaSet> result = ControllerRefs.selecting(() -> source.listCached(pod.getMetadata().getNamespace()),
+                labels, rs -> rs.getSpec().getSelector(), true);
         if (result.size() > 1) {
             log.errorf("user error! more than one %s is selecting pods with labels: %s", source.kind(), labels);
         }

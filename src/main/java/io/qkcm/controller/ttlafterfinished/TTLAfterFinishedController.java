@@ -26,6 +26,7 @@ import io.javaoperatorsdk.operator.api.reconciler.Ignore;
 import io.javaoperatorsdk.operator.processing.event.source.filter.GenericFilter;
 import io.qkcm.controller.ControllerContext;
 import io.qkcm.controller.ttlafterfinished.metrics.TTLAfterFinishedMetrics;
+import io.qkcm.controller.util.job.JobUtil;
 import io.qkcm.runtime.josdk.KeyReconciler;
 
 /**
@@ -138,24 +139,7 @@ public final class TTLAfterFinishedController extends KeyReconciler<Job> {
 
     /** Upstream's needsCleanup: a TTL is set and the Job has finished. */
     static boolean needsCleanup(Job job) {
-        return job.getSpec() != null && job.getSpec().getTtlSecondsAfterFinished() != null && isJobFinished(job);
-    }
-
-    /** Upstream's jobutil.IsJobFinished: a Complete or Failed condition is true. */
-    static boolean isJobFinished(Job job) {
-        return finishedCondition(job) != null;
-    }
-
-    private static JobCondition finishedCondition(Job job) {
-        if (job.getStatus() == null || job.getStatus().getConditions() == null) {
-            return null;
-        }
-        for (JobCondition c : job.getStatus().getConditions()) {
-            if (("Complete".equals(c.getType()) || "Failed".equals(c.getType())) && "True".equals(c.getStatus())) {
-                return c;
-            }
-        }
-        return null;
+        return job.getSpec() != null && job.getSpec().getTtlSecondsAfterFinished() != null && JobUtil.isJobFinished(job);
     }
 
     record TimeLeft(Duration remaining, Instant expireAt) {
@@ -192,7 +176,7 @@ public final class TTLAfterFinishedController extends KeyReconciler<Job> {
 
     /** Upstream's jobFinishTime: the lastTransitionTime of the Job's Complete or Failed condition. */
     static Instant jobFinishTime(Job job) {
-        JobCondition c = finishedCondition(job);
+        JobCondition c = JobUtil.finishedJobCondition(job);
         if (c == null) {
             throw new IllegalStateException(String.format("unable to find the status of the finished Job %s/%s",
                     job.getMetadata().getNamespace(), job.getMetadata().getName()));

@@ -1,49 +1,27 @@
 package io.qkcm.controller.cronjob;
 
-import java.time.Duration;
 import java.time.Instant;
 import java.time.ZoneOffset;
 import java.util.Comparator;
-import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.Optional;
-import java.util.concurrent.Executors;
-import java.util.concurrent.ScheduledExecutorService;
 import java.util.function.UnaryOperator;
 
 import io.fabric8.kubernetes.api.model.Event;
-import io.fabric8.kubernetes.api.model.NamespaceBuilder;
 import io.fabric8.kubernetes.api.model.batch.v1.CronJob;
 import io.fabric8.kubernetes.api.model.batch.v1.CronJobBuilder;
 import io.fabric8.kubernetes.api.model.batch.v1.CronJobSpecBuilder;
 import io.fabric8.kubernetes.api.model.batch.v1.Job;
 import io.fabric8.kubernetes.api.model.batch.v1.JobConditionBuilder;
 import io.fabric8.kubernetes.client.KubernetesClient;
-import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
-import io.qkcm.controller.Controller;
-import io.qkcm.controller.ControllerContext;
 import io.qkcm.controller.GoTime;
-import io.qkcm.controller.WorkQueueMetrics;
-import io.qkcm.controller.events.EventBroadcaster;
-import io.qkcm.runtime.clients.KubeClients;
-import io.qkcm.runtime.informers.SharedInformers;
-import io.qkcm.runtime.options.ControllerManagerOptions;
-import io.qkcm.runtime.options.Flags;
-import io.qkcm.testing.RealApiServer;
-import io.qkcm.testing.TestOperators;
+import io.qkcm.testing.ControllerHarness;
 import io.vertx.core.Vertx;
 
 /** CronJobs, Jobs and events at a real API server, and a CronJob controller run by hand on a set clock. */
 final class CronJobApiSupport {
 
     private CronJobApiSupport() {
-    }
-
-    static String newNamespace(KubernetesClient client, String prefix) {
-        String ns = prefix + "-" + Long.toString(System.nanoTime() % 1_000_000_000L, 36);
-        client.namespaces().resource(new NamespaceBuilder().withNewMetadata().withName(ns).endMetadata().build()).create();
-        return ns;
     }
 
     /** A CronJob with a one-container Job template; {@code spec} adjusts the spec. */
@@ -114,51 +92,11 @@ final class CronJobApiSupport {
 
     /**
      * A CronJob controller built as the manager builds it (own clients, informers, event broadcaster),
-     * outside the application, with a clock the test sets.
+     * outside the application, on {@code clock} (which the test sets), started.
      */
-    static final class Instance implements AutoCloseable {
-        final KubeClients clients;
-        final SharedInformers informers;
-        final EventBroadcaster events;
-        final ScheduledExecutorService delayer;
-        final CronJobTestSupport.MutableClock clock = new CronJobTestSupport.MutableClock(Instant.now(), ZoneOffset.UTC);
-        final CronJobController controller;
-        final Controller running;
-
-        Instance(Vertx vertx) throws InterruptedException {
-            Map<String, String> config = new HashMap<>();
-            config.put("qkcm.kubeconfig", RealApiServer.get().kubeconfig().toString());
-            ControllerManagerOptions options = new ControllerManagerOptions(Flags.upstream(), name -> Optional.ofNullable(config.get(name)));
-            clients = new KubeClients(options, new SimpleMeterRegistry(), vertx);
-            informers = new SharedInformers(clients.forComponent("shared-informers"), options.minResyncPeriod());
-            events = new EventBroadcaster(clients.forComponent("event-broadcaster"));
-            delayer = Executors.newSingleThreadScheduledExecutor(r -> {
-                Thread t = new Thread(r, "test-workqueue-delayer");
-                t.setDaemon(true);
-                return t;
-            });
-            KubernetesClient client = clients.forComponent(CronJobController.NAME);
-            ControllerContext context = new ControllerContext(CronJobController.NAME, client, informers,
-                    events.recorder(CronJobController.NAME), options, delayer, WorkQueueMetrics.NONE, events::recorder,
-                    TestOperators.create());
-            controller = new CronJobController(context, clock, new Injection.RealJobControl(client), new Injection.RealCJControl(client));
-            running = context.operate(controller);
-            informers.start();
-            informers.waitForSync(informers.all());
-            running.start();
-        }
-
-        @Override
-        public void close() {
-            clients.close();
-            informers.stop();
-            try {
-                running.shutdown(Duration.ZERO);
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-            }
-            events.shutdown(Duration.ZERO);
-            delayer.shutdownNow();
-        }
+    static ControllerHarness<CronJobController> startController(Vertx vertx, CronJobTestSupport.MutableClock clock)
+            throws InterruptedException {
+        return ControllerHarness.create(vertx, CronJobController.NAME, context -> new CronJobController(context, clock,
+                new Injection.RealJobControl(context.client()), new Injection.RealCJControl(context.client()))).start();
     }
 }

@@ -7,15 +7,15 @@ import static io.qkcm.controller.cronjob.CronJobApiSupport.get;
 import static io.qkcm.controller.cronjob.CronJobApiSupport.jobName;
 import static io.qkcm.controller.cronjob.CronJobApiSupport.jobs;
 import static io.qkcm.controller.cronjob.CronJobApiSupport.minuteAfter;
-import static io.qkcm.controller.cronjob.CronJobApiSupport.newNamespace;
 import static io.qkcm.controller.cronjob.CronJobApiSupport.poke;
+import static io.qkcm.testing.TestNamespaces.newNamespace;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import java.time.Duration;
 import java.time.Instant;
+import java.time.ZoneOffset;
 import java.util.List;
-import java.util.Map;
 
 import jakarta.inject.Inject;
 
@@ -32,11 +32,12 @@ import io.fabric8.kubernetes.api.model.batch.v1.Job;
 import io.fabric8.kubernetes.api.model.batch.v1.JobBuilder;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.qkcm.controller.ControllerRefManager;
+import io.qkcm.testing.ControllerHarness;
+import io.qkcm.testing.ManagerOffProfile;
 import io.qkcm.testing.RealApiServer;
 import io.qkcm.testing.RealApiServerResource;
 import io.quarkus.test.common.QuarkusTestResource;
 import io.quarkus.test.junit.QuarkusTest;
-import io.quarkus.test.junit.QuarkusTestProfile;
 import io.quarkus.test.junit.TestProfile;
 import io.vertx.core.Vertx;
 
@@ -48,15 +49,8 @@ import io.vertx.core.Vertx;
  */
 @QuarkusTest
 @QuarkusTestResource(value = RealApiServerResource.class, restrictToAnnotatedClass = false)
-@TestProfile(CronJobControllerClockTest.Profile.class)
+@TestProfile(ManagerOffProfile.class)
 class CronJobControllerClockTest {
-
-    public static class Profile implements QuarkusTestProfile {
-        @Override
-        public Map<String, String> getConfigOverrides() {
-            return Map.of("qkcm.manager.enabled", "false");
-        }
-    }
 
     private static final Duration TIMEOUT = Duration.ofSeconds(30);
 
@@ -64,7 +58,8 @@ class CronJobControllerClockTest {
     Vertx vertx;
 
     static KubernetesClient client;
-    static CronJobApiSupport.Instance instance;
+    static CronJobTestSupport.MutableClock clock;
+    static ControllerHarness<CronJobController> instance;
 
     @BeforeAll
     static void setUp() {
@@ -74,10 +69,11 @@ class CronJobControllerClockTest {
     @BeforeEach
     void startController() throws InterruptedException {
         if (instance == null) {
-            instance = new CronJobApiSupport.Instance(vertx);
+            clock = new CronJobTestSupport.MutableClock(Instant.now(), ZoneOffset.UTC);
+            instance = CronJobApiSupport.startController(vertx, clock);
         }
         // before the creation of the test's CronJob: no schedule time of it has come yet
-        instance.clock.set(Instant.now().minusSeconds(1));
+        clock.set(Instant.now().minusSeconds(1));
     }
 
     @AfterAll
@@ -116,7 +112,7 @@ class CronJobControllerClockTest {
 
     /** Sets the controller's clock and has the CronJob synced at once. */
     private void at(Instant t, String ns, String name) {
-        instance.clock.set(t);
+        clock.set(t);
         poke(client, ns, name);
     }
 
@@ -244,7 +240,7 @@ class CronJobControllerClockTest {
         at(t1.plusSeconds(30), ns, "suspended");
         await().during(Duration.ofSeconds(3)).atMost(Duration.ofSeconds(10)).until(() -> jobs(client, ns).isEmpty());
 
-        instance.clock.set(t1.plusSeconds(40));
+        clock.set(t1.plusSeconds(40));
         CronJobApiSupport.mergePatch(client, ns, "suspended", "{\"spec\":{\"suspend\":false}}");
         awaitJob(ns, jobName("suspended", t1));
         assertThat(jobs(client, ns)).hasSize(1);
@@ -296,7 +292,7 @@ class CronJobControllerClockTest {
         assertThat(awaitEvent(ns, "UnexpectedJob")).extracting(Event::getMessage)
                 .containsExactly("Saw a job that the controller did not create or forgot: " + name);
 
-        instance.clock.set(t1.plusSeconds(5));
+        clock.set(t1.plusSeconds(5));
         CronJobApiSupport.mergePatch(client, ns, "exists", "{\"spec\":{\"suspend\":false}}");
         // retried: the warning repeats
         await().atMost(TIMEOUT).until(() -> events(client, ns, "UnexpectedJob").stream()

@@ -31,7 +31,7 @@ import io.qkcm.controller.GoTime;
 
 /**
  * Upstream's TestControllerV2SyncCronJob, case by case: the table is extracted from
- * cronjob_controllerv2_test.go (v1.34.4) by hack/cronschedule/synccases.py, and each case is set up
+ * cronjob_controllerv2_test.go (v1.34.4) by hack/golden/cronschedule/synccases.py, and each case is set up
  * and checked as upstream's harness does (fake job and CronJob controls, a fixed now).
  */
 class CronJobControllerSyncTableTest {

@@ -3,7 +3,7 @@ package io.qkcm.controller.cronjob;
 import static io.qkcm.controller.cronjob.CronJobApiSupport.cronJob;
 import static io.qkcm.controller.cronjob.CronJobApiSupport.events;
 import static io.qkcm.controller.cronjob.CronJobApiSupport.jobs;
-import static io.qkcm.controller.cronjob.CronJobApiSupport.newNamespace;
+import static io.qkcm.testing.TestNamespaces.newNamespace;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 

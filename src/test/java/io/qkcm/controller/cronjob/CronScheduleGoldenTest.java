@@ -30,7 +30,7 @@ import io.qkcm.controller.cronjob.cron.SpecSchedule;
 import io.qkcm.controller.events.EventRecorder;
 
 /**
- * Golden vectors printed by upstream's own code (hack/cronschedule: robfig/cron v3.0.1 and the
+ * Golden vectors printed by upstream's own code (hack/golden/cronschedule: robfig/cron v3.0.1 and the
  * cronjob controller's helpers of Kubernetes v1.34.4): every vector must come out the same here.
  */
 class CronScheduleGoldenTest {

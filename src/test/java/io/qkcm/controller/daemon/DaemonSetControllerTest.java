@@ -4,8 +4,8 @@ import static io.qkcm.controller.daemon.DaemonTestSupport.activePods;
 import static io.qkcm.controller.daemon.DaemonTestSupport.controllerRef;
 import static io.qkcm.controller.daemon.DaemonTestSupport.createNode;
 import static io.qkcm.controller.daemon.DaemonTestSupport.daemonSet;
-import static io.qkcm.controller.daemon.DaemonTestSupport.newNamespace;
 import static io.qkcm.controller.daemon.DaemonTestSupport.targetNode;
+import static io.qkcm.testing.TestNamespaces.newNamespace;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 

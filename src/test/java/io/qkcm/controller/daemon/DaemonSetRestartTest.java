@@ -3,8 +3,8 @@ package io.qkcm.controller.daemon;
 import static io.qkcm.controller.daemon.DaemonTestSupport.activePods;
 import static io.qkcm.controller.daemon.DaemonTestSupport.createNode;
 import static io.qkcm.controller.daemon.DaemonTestSupport.daemonSet;
-import static io.qkcm.controller.daemon.DaemonTestSupport.newNamespace;
 import static io.qkcm.controller.daemon.DaemonTestSupport.targetNode;
+import static io.qkcm.testing.TestNamespaces.newNamespace;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
@@ -13,11 +13,8 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.Executors;
-import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.atomic.AtomicInteger;
 
 import jakarta.inject.Inject;
@@ -35,22 +32,13 @@ import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.Watch;
 import io.fabric8.kubernetes.client.Watcher;
 import io.fabric8.kubernetes.client.WatcherException;
-import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
-import io.qkcm.controller.Controller;
-import io.qkcm.controller.ControllerContext;
-import io.qkcm.controller.WorkQueueMetrics;
 import io.qkcm.controller.daemon.DaemonTestSupport.FakeNodes;
-import io.qkcm.controller.events.EventBroadcaster;
-import io.qkcm.runtime.clients.KubeClients;
-import io.qkcm.runtime.informers.SharedInformers;
-import io.qkcm.runtime.options.ControllerManagerOptions;
-import io.qkcm.runtime.options.Flags;
+import io.qkcm.testing.ControllerHarness;
+import io.qkcm.testing.ManagerOffProfile;
 import io.qkcm.testing.RealApiServer;
 import io.qkcm.testing.RealApiServerResource;
-import io.qkcm.testing.TestOperators;
 import io.quarkus.test.common.QuarkusTestResource;
 import io.quarkus.test.junit.QuarkusTest;
-import io.quarkus.test.junit.QuarkusTestProfile;
 import io.quarkus.test.junit.TestProfile;
 import io.vertx.core.Vertx;
 
@@ -61,15 +49,8 @@ import io.vertx.core.Vertx;
  */
 @QuarkusTest
 @QuarkusTestResource(value = RealApiServerResource.class, restrictToAnnotatedClass = false)
-@TestProfile(DaemonSetRestartTest.Profile.class)
+@TestProfile(ManagerOffProfile.class)
 class DaemonSetRestartTest {
-
-    public static class Profile implements QuarkusTestProfile {
-        @Override
-        public Map<String, String> getConfigOverrides() {
-            return Map.of("qkcm.manager.enabled", "false");
-        }
-    }
 
     @Inject
     Vertx vertx;
@@ -92,68 +73,9 @@ class DaemonSetRestartTest {
         nodes.forEach(n -> client.nodes().withName(n).delete());
     }
 
-    /** A controller built as the manager builds it, with its own clients and informers. */
-    static final class Instance implements AutoCloseable {
-        final KubeClients clients;
-        final SharedInformers informers;
-        final EventBroadcaster events;
-        final ScheduledExecutorService delayer;
-        final DaemonSetsController controller;
-        final Controller running;
-        private boolean closed;
-
-        Instance(Vertx vertx) {
-            Map<String, String> config = new HashMap<>();
-            config.put("qkcm.kubeconfig", RealApiServer.get().kubeconfig().toString());
-            ControllerManagerOptions options = new ControllerManagerOptions(Flags.upstream(),
-                    name -> Optional.ofNullable(config.get(name)));
-            clients = new KubeClients(options, new SimpleMeterRegistry(), vertx);
-            informers = new SharedInformers(clients.forComponent("shared-informers"), options.minResyncPeriod());
-            events = new EventBroadcaster(clients.forComponent("event-broadcaster"));
-            delayer = Executors.newSingleThreadScheduledExecutor(r -> {
-                Thread t = new Thread(r, "test-workqueue-delayer");
-                t.setDaemon(true);
-                return t;
-            });
-            ControllerContext context = new ControllerContext(DaemonSetsController.NAME,
-                    clients.forComponent(DaemonSetsController.NAME), informers, events.recorder(DaemonSetsController.NAME),
-                    options, delayer, WorkQueueMetrics.NONE, events::recorder, TestOperators.create());
-            controller = new DaemonSetsController(context);
-            running = context.operate(controller);
-        }
-
-        Instance startInformers() throws InterruptedException {
-            informers.start();
-            informers.waitForSync(informers.all());
-            return this;
-        }
-
-        Instance start() throws InterruptedException {
-            startInformers();
-            running.start();
-            return this;
-        }
-
-        void kill() {
-            if (closed) {
-                return;
-            }
-            closed = true;
-            clients.close();
-            informers.stop();
-            try {
-                running.shutdown(Duration.ZERO);
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-            }
-            events.shutdown(Duration.ZERO);
-            delayer.shutdownNow();
-        }
-
-        @Override
-        public void close() {
-            kill();
-        }
+    /** A DaemonSet controller as the manager builds it, outside the application, so that it can be killed. */
+    private ControllerHarness<DaemonSetsController> newController() {
+        return ControllerHarness.create(vertx, DaemonSetsController.NAME, DaemonSetsController::new);
     }
 
     private Map<String, String> pool(int count, String prefix) {
@@ -194,7 +116,7 @@ class DaemonSetRestartTest {
     void staleCacheNeverCausesASecondPodOnANode() throws Exception {
         String ns = newNamespace(client, "ds-stale");
         Map<String, String> pool = pool(3, "stale");
-        try (Instance instance = new Instance(vertx)) {
+        try (ControllerHarness<DaemonSetsController> instance = newController()) {
             instance.startInformers();
             // the pod cache stops here: pods created from now on are never observed
             instance.informers.informerFor(Pod.class).stop();
@@ -220,7 +142,7 @@ class DaemonSetRestartTest {
         Map<String, String> pool = pool(n, "restart");
         PodWatch watch = new PodWatch();
         try (FakeNodes fake = new FakeNodes(client, ns); Watch w = client.pods().inNamespace(ns).watch(watch)) {
-            Instance first = new Instance(vertx).start();
+            ControllerHarness<DaemonSetsController> first = newController().start();
             client.apps().daemonSets().inNamespace(ns).resource(daemonSet("agent", Map.of("app", "agent"), pool,
                     new DaemonSetUpdateStrategyBuilder().withType("RollingUpdate").withNewRollingUpdate()
                             .withMaxUnavailable(new IntOrString(2)).endRollingUpdate().build()))
@@ -243,7 +165,7 @@ class DaemonSetRestartTest {
                     .until(() -> last.getAndSet(watch.uids.size()) == watch.uids.size());
             assertThat(watch.uids.size()).isLessThan(2 * n);
 
-            try (Instance second = new Instance(vertx).start()) {
+            try (ControllerHarness<DaemonSetsController> second = newController().start()) {
                 await().atMost(Duration.ofSeconds(120)).untilAsserted(() -> {
                     DaemonSet ds = client.apps().daemonSets().inNamespace(ns).withName("agent").get();
                     assertThat(ds.getStatus().getUpdatedNumberScheduled()).isEqualTo(n);

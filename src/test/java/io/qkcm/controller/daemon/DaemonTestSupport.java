@@ -9,7 +9,6 @@ import java.util.concurrent.ConcurrentHashMap;
 
 import org.jboss.logging.Logger;
 
-import io.fabric8.kubernetes.api.model.NamespaceBuilder;
 import io.fabric8.kubernetes.api.model.Node;
 import io.fabric8.kubernetes.api.model.NodeBuilder;
 import io.fabric8.kubernetes.api.model.NodeCondition;
@@ -37,13 +36,6 @@ final class DaemonTestSupport {
     private static final Logger LOG = Logger.getLogger(DaemonTestSupport.class);
 
     private DaemonTestSupport() {
-    }
-
-    static String newNamespace(KubernetesClient client, String prefix) {
-        String ns = prefix + "-" + Long.toString(System.nanoTime() % 1_000_000_000L, 36);
-        client.namespaces().resource(new NamespaceBuilder().withNewMetadata().withName(ns).endMetadata().build())
-                .create();
-        return ns;
     }
 
     /** A Ready node with the given labels (the kubelet would register and report it). */

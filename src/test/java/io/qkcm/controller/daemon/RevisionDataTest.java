@@ -18,7 +18,7 @@ import io.fabric8.kubernetes.client.utils.KubernetesSerialization;
 import io.qkcm.controller.hash.ControllerHash;
 
 /**
- * Golden vectors from upstream's own code ({@code hack/daemonsetrevision}): for each DaemonSet, the
+ * Golden vectors from upstream's own code ({@code hack/golden/daemonsetrevision}): for each DaemonSet, the
  * revision data upstream's getPatch writes (checked there with {@code daemon.Match}) and the revision
  * name's hash ({@code controller.ComputeHash} with the status' collisionCount).
  */

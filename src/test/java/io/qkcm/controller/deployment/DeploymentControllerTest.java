@@ -4,10 +4,10 @@ import static io.qkcm.controller.deployment.DeploymentTestSupport.condition;
 import static io.qkcm.controller.deployment.DeploymentTestSupport.image;
 import static io.qkcm.controller.deployment.DeploymentTestSupport.kubectl;
 import static io.qkcm.controller.deployment.DeploymentTestSupport.n;
-import static io.qkcm.controller.deployment.DeploymentTestSupport.newNamespace;
 import static io.qkcm.controller.deployment.DeploymentTestSupport.ready;
 import static io.qkcm.controller.deployment.DeploymentTestSupport.recreate;
 import static io.qkcm.controller.deployment.DeploymentTestSupport.rolling;
+import static io.qkcm.testing.TestNamespaces.newNamespace;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
@@ -36,7 +36,7 @@ import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.dsl.base.PatchContext;
 import io.fabric8.kubernetes.client.dsl.base.PatchType;
 import io.qkcm.controller.deployment.DeploymentTestSupport.KubeletLoop;
-import io.qkcm.controller.deployment.util.PodTemplateHash;
+import io.qkcm.controller.hash.ControllerHash;
 import io.qkcm.testing.Conflicts;
 import io.qkcm.testing.RealApiServer;
 import io.qkcm.testing.RealApiServerResource;
@@ -120,7 +120,7 @@ class DeploymentControllerTest {
             awaitComplete(ns, "web");
 
             Deployment d = get(ns, "web");
-            String hash = PodTemplateHash.compute(d.getSpec().getTemplate(), null);
+            String hash = ControllerHash.computeHash(d.getSpec().getTemplate(), null);
             List<ReplicaSet> rss = replicaSets(ns);
             assertThat(rss).hasSize(1);
             ReplicaSet first = rss.get(0);
@@ -517,8 +517,8 @@ class DeploymentControllerTest {
                     io.fabric8.kubernetes.api.model.DeletionPropagation.BACKGROUND).delete();
             var stored = probe.getSpec().getTemplate();
             stored.getMetadata().setLabels(Map.of("app", "c"));
-            String hash0 = PodTemplateHash.compute(stored, null);
-            String hash1 = PodTemplateHash.compute(stored, 1);
+            String hash0 = ControllerHash.computeHash(stored, null);
+            String hash1 = ControllerHash.computeHash(stored, 1);
             ReplicaSet squatter = new ReplicaSetBuilder().withNewMetadata().withName("c-" + hash0)
                     .withLabels(Map.of("app", "squatter")).endMetadata().withNewSpec().withReplicas(0)
                     .withNewSelector().withMatchLabels(Map.of("app", "squatter")).endSelector().withNewTemplate()

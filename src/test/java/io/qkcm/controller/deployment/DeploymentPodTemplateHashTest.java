@@ -15,12 +15,12 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 
 import io.fabric8.kubernetes.api.model.PodTemplateSpec;
 import io.fabric8.kubernetes.client.utils.KubernetesSerialization;
-import io.qkcm.controller.deployment.util.PodTemplateHash;
+import io.qkcm.controller.hash.ControllerHash;
 
 /**
  * The pod-template-hash equals upstream's for the same template. Golden vectors: pod templates as
  * stored (defaulted) by a real kube-apiserver v1.34.4, hashed by upstream's controller.ComputeHash
- * (hack/podtemplatehash); see that directory's main.go.
+ * (hack/golden/podtemplatehash); see that directory's main.go.
  */
 class DeploymentPodTemplateHashTest {
 
@@ -43,10 +43,10 @@ class DeploymentPodTemplateHashTest {
         for (JsonNode v : vectors) {
             PodTemplateSpec template = SERIALIZATION.unmarshal(v.get("template").toString(), PodTemplateSpec.class);
             String name = template.getMetadata().getLabels().get("app");
-            assertThat(PodTemplateHash.spew(template)).as("spew of %s", name).isEqualTo(v.get("spew").asText());
-            assertThat(PodTemplateHash.compute(template, null)).as("hash of %s", name).isEqualTo(v.get("hash").asText());
-            assertThat(PodTemplateHash.compute(template, 1)).as("hash(1) of %s", name).isEqualTo(v.get("hash1").asText());
-            assertThat(PodTemplateHash.compute(template, 5)).as("hash(5) of %s", name).isEqualTo(v.get("hash5").asText());
+            assertThat(ControllerHash.spew(template)).as("spew of %s", name).isEqualTo(v.get("spew").asText());
+            assertThat(ControllerHash.computeHash(template, null)).as("hash of %s", name).isEqualTo(v.get("hash").asText());
+            assertThat(ControllerHash.computeHash(template, 1)).as("hash(1) of %s", name).isEqualTo(v.get("hash1").asText());
+            assertThat(ControllerHash.computeHash(template, 5)).as("hash(5) of %s", name).isEqualTo(v.get("hash5").asText());
         }
     }
 }

@@ -7,8 +7,6 @@ import static io.qkcm.controller.deployment.DeploymentTestSupport.rolling;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
-import java.io.File;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -16,23 +14,18 @@ import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
 import java.util.TreeSet;
-import java.util.concurrent.TimeUnit;
 
 import org.junit.jupiter.api.Test;
 
-import io.fabric8.kubeapitest.KubeAPIServer;
-import io.fabric8.kubeapitest.KubeAPIServerConfigBuilder;
 import io.fabric8.kubernetes.api.model.apps.Deployment;
 import io.fabric8.kubernetes.api.model.apps.DeploymentCondition;
 import io.fabric8.kubernetes.api.model.apps.ReplicaSet;
 import io.fabric8.kubernetes.api.model.apps.ReplicaSetCondition;
-import io.fabric8.kubernetes.client.Config;
 import io.fabric8.kubernetes.client.KubernetesClient;
-import io.fabric8.kubernetes.client.KubernetesClientBuilder;
 import io.qkcm.controller.deployment.DeploymentTestSupport.KubeletLoop;
 import io.qkcm.testing.Conflicts;
-import io.qkcm.testing.RealApiServer;
 import io.qkcm.testing.RealApiServerResource;
+import io.qkcm.testing.ReferenceComparison;
 import io.quarkus.test.common.QuarkusTestResource;
 import io.quarkus.test.junit.QuarkusTest;
 import io.quarkus.test.junit.TestProfile;
@@ -58,66 +51,9 @@ class DeploymentReferenceComparisonTest {
 
     @Test
     void sameReplicaSetsAnnotationsAndStatusAsUpstream() throws Exception {
-        String ns = "refcmp-" + Long.toString(System.nanoTime() % 1_000_000_000L, 36);
-        KubeAPIServer refServer = new KubeAPIServer(KubeAPIServerConfigBuilder.anAPIServerConfig().withOfflineMode(true)
-                .withUpdateKubeConfig(false).withStartupTimeout(120_000).build());
-        refServer.start();
-        Process kcm = null;
-        Path kubeconfig = Files.createTempFile("refcmp-kubeconfig", ".yaml");
-        Path kcmLog = Files.createTempFile("refcmp-kcm", ".log");
-        try (KubernetesClient ref = new KubernetesClientBuilder()
-                .withConfig(Config.fromKubeconfig(refServer.getKubeConfigYaml())).build();
-                KubernetesClient ours = RealApiServer.get().newClient()) {
-            Files.writeString(kubeconfig, refServer.getKubeConfigYaml());
-            kcm = new ProcessBuilder(System.getProperty("user.home") + "/.kubeapitest/k8s/1.34.4-linux-amd64/kube-controller-manager",
-                    "--kubeconfig=" + kubeconfig, "--controllers=deployment-controller,replicaset-controller",
-                    "--leader-elect=false", "--secure-port=0")
-                    .redirectErrorStream(true).redirectOutput(kcmLog.toFile()).start();
-
-            List<Thread> sides = new ArrayList<>();
-            List<Throwable> failures = new ArrayList<>();
-            for (KubernetesClient c : List.of(ours, ref)) {
-                Thread t = new Thread(() -> {
-                    try {
-                        scenario(c, ns);
-                    } catch (Throwable e) {
-                        synchronized (failures) {
-                            failures.add(e);
-                        }
-                    }
-                });
-                t.start();
-                sides.add(t);
-            }
-            for (Thread t : sides) {
-                t.join();
-            }
-            if (!failures.isEmpty()) {
-                throw new AssertionError("scenario failed (kcm log " + kcmLog + ")", failures.get(0));
-            }
-            Map<String, Object> mine = snapshot(ours, ns);
-            Map<String, Object> theirs = snapshot(ref, ns);
-            List<String> diffs = new ArrayList<>();
-            TreeSet<String> keys = new TreeSet<>(mine.keySet());
-            keys.addAll(theirs.keySet());
-            for (String k : keys) {
-                if (!java.util.Objects.equals(mine.get(k), theirs.get(k))) {
-                    diffs.add(k + "\n   qkcm:     " + mine.get(k) + "\n   upstream: " + theirs.get(k));
-                }
-            }
-            Files.writeString(Path.of("target/deployment-reference-comparison.txt"), "qkcm: " + mine + "\nupstream: "
-                    + theirs + "\ndiffs:\n" + String.join("\n", diffs) + "\n");
-            assertThat(diffs).as("field-level differences from upstream").isEmpty();
-        } finally {
-            if (kcm != null) {
-                kcm.destroy();
-                if (!kcm.waitFor(10, TimeUnit.SECONDS)) {
-                    kcm.destroyForcibly();
-                }
-            }
-            refServer.stop();
-            new File(kubeconfig.toString()).delete();
-        }
+        ReferenceComparison.Result r = ReferenceComparison.run("refcmp", "deployment-controller,replicaset-controller", DeploymentReferenceComparisonTest::scenario,
+                Duration.ZERO, DeploymentReferenceComparisonTest::snapshot, Path.of("target/deployment-reference-comparison.txt"));
+        assertThat(r.diffs()).as("field-level differences from upstream").isEmpty();
     }
 
     /** The manifests, applied in order; each step waits until its rollout settled. */

@@ -12,7 +12,6 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 
 import io.fabric8.kubernetes.api.model.IntOrString;
-import io.fabric8.kubernetes.api.model.NamespaceBuilder;
 import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.api.model.apps.Deployment;
 import io.fabric8.kubernetes.api.model.apps.DeploymentBuilder;
@@ -29,13 +28,6 @@ final class DeploymentTestSupport {
     static final String UNREADY_MARKER = "never-ready";
 
     private DeploymentTestSupport() {
-    }
-
-    static String newNamespace(KubernetesClient client, String prefix) {
-        String ns = prefix + "-" + Long.toString(System.nanoTime() % 1_000_000_000L, 36);
-        client.namespaces().resource(new NamespaceBuilder().withNewMetadata().withName(ns).endMetadata().build())
-                .create();
-        return ns;
     }
 
     static Deployment rolling(String name, int replicas, String app, String image, Object maxSurge, Object maxUnavailable) {

@@ -1,5 +1,6 @@
 package io.qkcm.controller.endpoint;
 
+import static io.qkcm.testing.TestNamespaces.newNamespace;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
@@ -11,11 +12,9 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.Optional;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
-import java.util.concurrent.ScheduledExecutorService;
 import java.util.stream.Collectors;
 
 import jakarta.inject.Inject;
@@ -29,7 +28,6 @@ import io.fabric8.kubernetes.api.model.EndpointSubset;
 import io.fabric8.kubernetes.api.model.Endpoints;
 import io.fabric8.kubernetes.api.model.EndpointsBuilder;
 import io.fabric8.kubernetes.api.model.IntOrString;
-import io.fabric8.kubernetes.api.model.NamespaceBuilder;
 import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.api.model.PodBuilder;
 import io.fabric8.kubernetes.api.model.PodConditionBuilder;
@@ -40,15 +38,8 @@ import io.fabric8.kubernetes.api.model.ServiceBuilder;
 import io.fabric8.kubernetes.client.Config;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.KubernetesClientBuilder;
-import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
-import io.qkcm.controller.ControllerContext;
-import io.qkcm.controller.WorkQueueMetrics;
-import io.qkcm.controller.events.EventBroadcaster;
-import io.qkcm.runtime.options.ControllerManagerOptions;
-import io.qkcm.runtime.options.Flags;
-import io.qkcm.runtime.clients.KubeClients;
-import io.qkcm.runtime.informers.SharedInformers;
 import io.qkcm.testing.Conflicts;
+import io.qkcm.testing.ControllerHarness;
 import io.qkcm.testing.RealApiServer;
 import io.qkcm.testing.RealApiServerResource;
 import io.qkcm.testing.TestKubelet;
@@ -68,13 +59,6 @@ class EndpointsControllerTest {
     private static final String TRIGGER_TIME = "endpoints.kubernetes.io/last-change-trigger-time";
     private static final String OVER_CAPACITY = "endpoints.kubernetes.io/over-capacity";
     private static final Duration WAIT = Duration.ofSeconds(30);
-
-    private static String namespace(KubernetesClient client, String prefix) {
-        String ns = prefix + "-" + System.nanoTime();
-        client.namespaces().resource(new NamespaceBuilder().withNewMetadata().withName(ns).endMetadata().build())
-                .create();
-        return ns;
-    }
 
     private static Pod pod(KubernetesClient client, String ns, String name, Map<String, String> labels,
             ContainerPort... ports) {
@@ -113,7 +97,7 @@ class EndpointsControllerTest {
     @Test
     void addressesFollowPodReadiness() {
         try (KubernetesClient client = RealApiServer.get().newClient()) {
-            String ns = namespace(client, "ep-ready");
+            String ns = newNamespace(client, "ep-ready");
             TestKubelet kubelet = new TestKubelet(client);
             Map<String, String> app = Map.of("app", "web");
             Service svc = client.services().inNamespace(ns).resource(service("web", app).build()).create();
@@ -182,7 +166,7 @@ class EndpointsControllerTest {
     @Test
     void terminatingPodsLeaveUnlessPublishNotReadyAddresses() {
         try (KubernetesClient client = RealApiServer.get().newClient()) {
-            String ns = namespace(client, "ep-term");
+            String ns = newNamespace(client, "ep-term");
             TestKubelet kubelet = new TestKubelet(client);
             Map<String, String> app = Map.of("app", "term");
             client.services().inNamespace(ns).resource(service("plain", app).build()).create();
@@ -224,7 +208,7 @@ class EndpointsControllerTest {
     @Test
     void namedTargetPortIsResolvedPerPod() {
         try (KubernetesClient client = RealApiServer.get().newClient()) {
-            String ns = namespace(client, "ep-named");
+            String ns = newNamespace(client, "ep-named");
             TestKubelet kubelet = new TestKubelet(client);
             Map<String, String> app = Map.of("app", "named");
             client.services().inNamespace(ns).resource(service("named", app).editSpec().editFirstPort()
@@ -252,7 +236,7 @@ class EndpointsControllerTest {
     @Test
     void headlessServiceWithoutPortsGetsHostnamesAndAPortlessSubset() {
         try (KubernetesClient client = RealApiServer.get().newClient()) {
-            String ns = namespace(client, "ep-headless");
+            String ns = newNamespace(client, "ep-headless");
             TestKubelet kubelet = new TestKubelet(client);
             Map<String, String> app = Map.of("app", "hl");
             client.services().inNamespace(ns).resource(new ServiceBuilder().withNewMetadata().withName("sub")
@@ -286,7 +270,7 @@ class EndpointsControllerTest {
     @Test
     void labelsAreTheServicesPlusManagedBy() {
         try (KubernetesClient client = RealApiServer.get().newClient()) {
-            String ns = namespace(client, "ep-labels");
+            String ns = newNamespace(client, "ep-labels");
             // left over from someone else: wrong labels, including a headless label that no longer applies
             client.endpoints().inNamespace(ns).resource(new EndpointsBuilder().withNewMetadata().withName("lbl")
                     .withLabels(Map.of("old", "x", HEADLESS, "")).endMetadata().build()).create();
@@ -305,7 +289,7 @@ class EndpointsControllerTest {
     @Test
     void endpointsOfSelectorLessServicesAreNeverTouched() {
         try (KubernetesClient client = RealApiServer.get().newClient()) {
-            String ns = namespace(client, "ep-manual");
+            String ns = newNamespace(client, "ep-manual");
             TestKubelet kubelet = new TestKubelet(client);
             Map<String, String> app = Map.of("app", "manual");
             Pod pod = kubelet.runningAndReady(pod(client, ns, "p", app));
@@ -335,7 +319,7 @@ class EndpointsControllerTest {
     @Test
     void deletedEndpointsComeBackAndGoWithTheirService() {
         try (KubernetesClient client = RealApiServer.get().newClient()) {
-            String ns = namespace(client, "ep-delete");
+            String ns = newNamespace(client, "ep-delete");
             TestKubelet kubelet = new TestKubelet(client);
             Map<String, String> app = Map.of("app", "gone");
             Pod pod = kubelet.runningAndReady(pod(client, ns, "p", app));
@@ -364,7 +348,7 @@ class EndpointsControllerTest {
         config.setMaxConcurrentRequestsPerHost(16);
         config.setRequestTimeout(120_000);
         try (KubernetesClient client = new KubernetesClientBuilder().withConfig(config).build()) {
-            String ns = namespace(client, "ep-capacity");
+            String ns = newNamespace(client, "ep-capacity");
             Map<String, String> app = Map.of("app", "big");
             int total = 1001;
             int notReady = 6;
@@ -442,7 +426,7 @@ class EndpointsControllerTest {
     @Test
     void leftoverEndpointsAreDeletedAtStartupExceptLeaderElectionRecords() throws Exception {
         try (KubernetesClient client = RealApiServer.get().newClient()) {
-            String ns = namespace(client, "ep-leftover");
+            String ns = newNamespace(client, "ep-leftover");
             TestKubelet kubelet = new TestKubelet(client);
             Map<String, String> app = Map.of("app", "kept");
             Pod pod = kubelet.runningAndReady(pod(client, ns, "p", app));
@@ -463,23 +447,8 @@ class EndpointsControllerTest {
             assertThat(endpoints(client, ns, "orphan")).isNotNull();
 
             // a controller starting up (as after a restart) sweeps them, whoever wrote them, as upstream
-            Map<String, String> config = new HashMap<>();
-            config.put("qkcm.kubeconfig", RealApiServer.get().kubeconfig().toString());
-            ControllerManagerOptions options = new ControllerManagerOptions(Flags.upstream(),
-                    name -> Optional.ofNullable(config.get(name)));
-            KubeClients clients = new KubeClients(options, new SimpleMeterRegistry(), vertx);
-            SharedInformers informers = new SharedInformers(clients.forComponent("shared-informers"),
-                    options.minResyncPeriod());
-            EventBroadcaster events = new EventBroadcaster(clients.forComponent("event-broadcaster"));
-            ScheduledExecutorService delayer = Executors.newSingleThreadScheduledExecutor();
-            ControllerContext secondContext = new ControllerContext(EndpointsController.NAME,
-                    clients.forComponent(EndpointsController.CONTROLLER_NAME), informers,
-                    events.recorder(EndpointsController.NAME), options, delayer, WorkQueueMetrics.NONE,
-                    events::recorder, io.qkcm.testing.TestOperators.create());
-            io.qkcm.controller.Controller second = secondContext.operate(new EndpointsController(secondContext));
-            try {
-                informers.start();
-                second.start();
+            try (ControllerHarness<EndpointsController> second = ControllerHarness.create(vertx, EndpointsController.NAME,
+                    EndpointsController.CONTROLLER_NAME, Map.of(), EndpointsController::new).start()) {
                 await().atMost(WAIT).untilAsserted(() -> {
                     assertThat(endpoints(client, ns, "orphan")).isNull();
                     assertThat(endpoints(client, ns, "by-hand")).isNull();
@@ -487,12 +456,6 @@ class EndpointsControllerTest {
                 assertThat(endpoints(client, ns, "leader")).isNotNull();
                 assertThat(ips(endpoints(client, ns, "kept").getSubsets().get(0).getAddresses()))
                         .containsExactly(ip(pod));
-            } finally {
-                second.shutdown(Duration.ZERO);
-                informers.stop();
-                events.shutdown(Duration.ZERO);
-                delayer.shutdownNow();
-                clients.close();
             }
         }
     }

@@ -1,5 +1,6 @@
 package io.qkcm.controller.endpointslicemirroring;
 
+import static io.qkcm.testing.TestNamespaces.newNamespace;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
@@ -20,7 +21,6 @@ import io.fabric8.kubernetes.api.model.EndpointSubsetBuilder;
 import io.fabric8.kubernetes.api.model.Endpoints;
 import io.fabric8.kubernetes.api.model.EndpointsBuilder;
 import io.fabric8.kubernetes.api.model.Event;
-import io.fabric8.kubernetes.api.model.NamespaceBuilder;
 import io.fabric8.kubernetes.api.model.OwnerReference;
 import io.fabric8.kubernetes.api.model.Service;
 import io.fabric8.kubernetes.api.model.ServiceBuilder;
@@ -72,7 +72,7 @@ class EndpointSliceMirroringControllerTest {
 
     @Test
     void mirrorsCustomEndpointsOfASelectorlessServiceAndUpdatesInPlace() {
-        String ns = newNamespace("mirror-basic");
+        String ns = newNamespace(client, "mirror-basic");
         service(ns, "ext", null);
         Endpoints ep = client.endpoints().inNamespace(ns).resource(new EndpointsBuilder().withNewMetadata()
                 .withName("ext").withLabels(Map.of("team", "a"))
@@ -147,7 +147,7 @@ class EndpointSliceMirroringControllerTest {
 
     @Test
     void skipMirrorLabelLeaderElectionLocksAndServicelessEndpointsAreNotMirrored() {
-        String ns = newNamespace("mirror-skip");
+        String ns = newNamespace(client, "mirror-skip");
         service(ns, "skipped", null);
         service(ns, "lock", null);
         service(ns, "plain", null);
@@ -177,7 +177,7 @@ class EndpointSliceMirroringControllerTest {
 
     @Test
     void servicesWithASelectorAreNotMirroredAndGainingOneRemovesSlices() {
-        String ns = newNamespace("mirror-selector");
+        String ns = newNamespace(client, "mirror-selector");
         service(ns, "selected", Map.of("app", "web"));
         service(ns, "custom", null);
         endpoints(ns, "selected", Map.of(), Map.of(), subset(80, List.of("10.4.0.1"), List.of()));
@@ -198,7 +198,7 @@ class EndpointSliceMirroringControllerTest {
 
     @Test
     void addressesBeyondMaxEndpointsPerSubsetAreSkippedWithAnEvent() {
-        String ns = newNamespace("mirror-max");
+        String ns = newNamespace(client, "mirror-max");
         service(ns, "big", null);
         endpoints(ns, "big", Map.of(), Map.of(), subset(8080,
                 List.of("10.5.0.1", "10.5.0.2", "10.5.0.3", "10.5.0.4", "10.5.0.5", "10.5.0.6"),
@@ -221,7 +221,7 @@ class EndpointSliceMirroringControllerTest {
 
     @Test
     void deletingTheEndpointsOrTheServiceRemovesMirroredSlices() {
-        String ns = newNamespace("mirror-delete");
+        String ns = newNamespace(client, "mirror-delete");
         service(ns, "a", null);
         service(ns, "b", null);
         endpoints(ns, "a", Map.of(), Map.of(), subset(80, List.of("10.6.0.1"), List.of()));
@@ -241,7 +241,7 @@ class EndpointSliceMirroringControllerTest {
 
     @Test
     void aMirroredSliceDeletedByHandIsRecreatedAndForeignSlicesAreLeftAlone() {
-        String ns = newNamespace("mirror-foreign");
+        String ns = newNamespace(client, "mirror-foreign");
         service(ns, "ext", null);
         EndpointSlice foreign = client.discovery().v1().endpointSlices().inNamespace(ns).resource(
                 new EndpointSliceBuilder().withNewMetadata().withName("ext-by-hand")
@@ -265,13 +265,6 @@ class EndpointSliceMirroringControllerTest {
     }
 
     // --- helpers
-
-    private String newNamespace(String prefix) {
-        String ns = prefix + "-" + Long.toString(System.nanoTime() % 1_000_000_000L, 36);
-        client.namespaces().resource(new NamespaceBuilder().withNewMetadata().withName(ns).endMetadata().build())
-                .create();
-        return ns;
-    }
 
     private Service service(String ns, String name, Map<String, String> selector) {
         return client.services().inNamespace(ns).resource(new ServiceBuilder().withNewMetadata().withName(name)

@@ -14,7 +14,7 @@ import io.fabric8.kubernetes.client.utils.KubernetesSerialization;
 
 /**
  * md5 digests upstream sorts endpoint ports and subsets by, against vectors printed by the real Go
- * code ({@code hack/podtemplatehash md5}, see its README).
+ * code ({@code hack/golden/podtemplatehash md5}, see its README).
  */
 class DeepHashTest {
 

@@ -10,7 +10,7 @@ import java.util.List;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 
-/** Reads JSON-lines golden vectors printed by hack/podtemplatehash. */
+/** Reads JSON-lines golden vectors printed by hack/golden/podtemplatehash. */
 public final class DeepHashTestVectors {
 
     private DeepHashTestVectors() {

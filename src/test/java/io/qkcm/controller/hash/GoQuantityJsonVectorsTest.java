@@ -15,7 +15,7 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 
 /**
  * What Go writes for a resource.Quantity decoded from JSON, as is and after RoundUp(Milli) (SetDefaults_ResourceList),
- * against apimachinery v0.34.4 itself (hack/history quantity).
+ * against apimachinery v0.34.4 itself (hack/golden/history quantity).
  */
 class GoQuantityJsonVectorsTest {
 

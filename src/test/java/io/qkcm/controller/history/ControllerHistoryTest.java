@@ -22,7 +22,7 @@ import io.fabric8.kubernetes.client.utils.Serialization;
 
 /**
  * controller_history.go's functions: hashes and names against golden vectors printed by upstream's own code
- * (hack/history), Go's JSON bytes, and controller_history_test.go's sort and equality tables.
+ * (hack/golden/history), Go's JSON bytes, and controller_history_test.go's sort and equality tables.
  */
 class ControllerHistoryTest {
 

@@ -6,9 +6,9 @@ import static io.qkcm.controller.job.JobTestSupport.events;
 import static io.qkcm.controller.job.JobTestSupport.get;
 import static io.qkcm.controller.job.JobTestSupport.job;
 import static io.qkcm.controller.job.JobTestSupport.n;
-import static io.qkcm.controller.job.JobTestSupport.newNamespace;
 import static io.qkcm.controller.job.JobTestSupport.pods;
 import static io.qkcm.controller.job.JobTestSupport.terminate;
+import static io.qkcm.testing.TestNamespaces.newNamespace;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 

@@ -16,7 +16,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import io.qkcm.runtime.Json;
 
 /**
- * Golden vectors printed by upstream's own code (hack/jobindexes): interval strings of
+ * Golden vectors printed by upstream's own code (hack/golden/jobindexes): interval strings of
  * completedIndexes/failedIndexes and the generateName of Indexed Jobs' pods match byte for byte.
  */
 class JobIndexVectorsTest {

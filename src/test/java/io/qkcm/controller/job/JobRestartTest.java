@@ -5,15 +5,14 @@ import static io.qkcm.controller.job.JobTestSupport.condition;
 import static io.qkcm.controller.job.JobTestSupport.get;
 import static io.qkcm.controller.job.JobTestSupport.job;
 import static io.qkcm.controller.job.JobTestSupport.n;
-import static io.qkcm.controller.job.JobTestSupport.newNamespace;
 import static io.qkcm.controller.job.JobTestSupport.pods;
 import static io.qkcm.controller.job.JobTestSupport.terminate;
+import static io.qkcm.testing.TestNamespaces.newNamespace;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import java.time.Duration;
 import java.util.List;
-import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 
@@ -32,11 +31,12 @@ import io.fabric8.kubernetes.client.WatcherException;
 import io.fabric8.kubernetes.client.dsl.base.PatchContext;
 import io.fabric8.kubernetes.client.dsl.base.PatchType;
 import io.qkcm.testing.Conflicts;
+import io.qkcm.testing.ControllerHarness;
+import io.qkcm.testing.ManagerOffProfile;
 import io.qkcm.testing.RealApiServer;
 import io.qkcm.testing.RealApiServerResource;
 import io.quarkus.test.common.QuarkusTestResource;
 import io.quarkus.test.junit.QuarkusTest;
-import io.quarkus.test.junit.QuarkusTestProfile;
 import io.quarkus.test.junit.TestProfile;
 import io.vertx.core.Vertx;
 
@@ -46,15 +46,8 @@ import io.vertx.core.Vertx;
  */
 @QuarkusTest
 @QuarkusTestResource(value = RealApiServerResource.class, restrictToAnnotatedClass = false)
-@TestProfile(JobRestartTest.Profile.class)
+@TestProfile(ManagerOffProfile.class)
 class JobRestartTest {
-
-    public static class Profile implements QuarkusTestProfile {
-        @Override
-        public Map<String, String> getConfigOverrides() {
-            return Map.of("qkcm.manager.enabled", "false");
-        }
-    }
 
     private static final Duration TIMEOUT = Duration.ofSeconds(90);
     private static final String FINALIZER = "batch.kubernetes.io/job-tracking";
@@ -63,6 +56,11 @@ class JobRestartTest {
     Vertx vertx;
 
     static KubernetesClient client;
+
+    /** A Job controller as the manager builds it, outside the application, so that it can be killed. */
+    private ControllerHarness<JobController> newController() {
+        return ControllerHarness.create(vertx, JobController.NAME, JobController::new);
+    }
 
     @BeforeAll
     static void setUp() {
@@ -94,7 +92,7 @@ class JobRestartTest {
         Set<String> uids = ConcurrentHashMap.newKeySet();
         Watch watch = watchPods(ns, uids);
         try {
-            JobControllerInstance first = new JobControllerInstance(vertx).start();
+            ControllerHarness<JobController> first = newController().start();
             client.batch().v1().jobs().inNamespace(ns).resource(job("count", completions, completions).build()).create();
             await().atMost(TIMEOUT).untilAsserted(() -> assertThat(activePods(client, ns)).hasSize(completions));
             List<Pod> all = activePods(client, ns);
@@ -109,7 +107,7 @@ class JobRestartTest {
             first.kill();
             all.subList(completions / 2, completions).parallelStream().forEach(p -> terminate(client, p, 0));
 
-            try (JobControllerInstance second = new JobControllerInstance(vertx).start()) {
+            try (ControllerHarness<JobController> second = newController().start()) {
                 await().atMost(TIMEOUT).untilAsserted(() -> {
                     Job j = get(client, ns, "count");
                     assertThat(condition(j, "Complete")).isNotNull();
@@ -152,12 +150,12 @@ class JobRestartTest {
             }
         }, "test-kubelet");
         try {
-            JobControllerInstance first = new JobControllerInstance(vertx).start();
+            ControllerHarness<JobController> first = newController().start();
             client.batch().v1().jobs().inNamespace(ns).resource(job("hundred", completions, 10).build()).create();
             kubeletLoop.start();
             await().atMost(Duration.ofMinutes(3)).until(() -> n(get(client, ns, "hundred").getStatus().getSucceeded()) >= 40);
             first.kill();
-            try (JobControllerInstance second = new JobControllerInstance(vertx).start()) {
+            try (ControllerHarness<JobController> second = newController().start()) {
                 await().atMost(Duration.ofMinutes(4)).untilAsserted(() -> {
                     Job j = get(client, ns, "hundred");
                     assertThat(condition(j, "Complete")).isNotNull();
@@ -190,7 +188,7 @@ class JobRestartTest {
         Pod removed;
         Pod recorded;
         Pod fresh;
-        try (JobControllerInstance first = new JobControllerInstance(vertx).start()) {
+        try (ControllerHarness<JobController> first = newController().start()) {
             client.batch().v1().jobs().inNamespace(ns).resource(job("window", 3, 3).build()).create();
             await().atMost(TIMEOUT).untilAsserted(() -> {
                 assertThat(activePods(client, ns)).hasSize(3);
@@ -210,7 +208,7 @@ class JobRestartTest {
                 PatchContext.of(PatchType.STRATEGIC_MERGE),
                 "{\"metadata\":{\"$deleteFromPrimitiveList/finalizers\":[\"" + FINALIZER + "\"]}}"));
 
-        try (JobControllerInstance second = new JobControllerInstance(vertx).start()) {
+        try (ControllerHarness<JobController> second = newController().start()) {
             await().atMost(TIMEOUT).untilAsserted(() -> {
                 Job done = get(client, ns, "window");
                 assertThat(condition(done, "Complete")).isNotNull();
@@ -227,7 +225,7 @@ class JobRestartTest {
     void aJobCreatedWhileNoControllerRunsIsSyncedAtStart() throws Exception {
         String ns = newNamespace(client, "job-cold");
         client.batch().v1().jobs().inNamespace(ns).resource(job("waiting", 2, 2).build()).create();
-        try (JobControllerInstance instance = new JobControllerInstance(vertx).start()) {
+        try (ControllerHarness<JobController> instance = newController().start()) {
             await().atMost(TIMEOUT).untilAsserted(() -> {
                 assertThat(activePods(client, ns)).hasSize(2);
                 assertThat(get(client, ns, "waiting").getStatus().getActive()).isEqualTo(2);

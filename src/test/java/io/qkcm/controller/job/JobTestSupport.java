@@ -8,7 +8,6 @@ import java.util.List;
 import io.fabric8.kubernetes.api.model.ContainerStatus;
 import io.fabric8.kubernetes.api.model.ContainerStatusBuilder;
 import io.fabric8.kubernetes.api.model.Event;
-import io.fabric8.kubernetes.api.model.NamespaceBuilder;
 import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.api.model.PodCondition;
 import io.fabric8.kubernetes.api.model.PodConditionBuilder;
@@ -24,13 +23,6 @@ import io.qkcm.testing.Conflicts;
 final class JobTestSupport {
 
     private JobTestSupport() {
-    }
-
-    static String newNamespace(KubernetesClient client, String prefix) {
-        String ns = prefix + "-" + Long.toString(System.nanoTime() % 1_000_000_000L, 36);
-        client.namespaces().resource(new NamespaceBuilder().withNewMetadata().withName(ns).endMetadata().build())
-                .create();
-        return ns;
     }
 
     /** A Job with a one-container template, restartPolicy Never; completions/parallelism as given. */

@@ -1,5 +1,6 @@
 package io.qkcm.controller.podgc;
 
+import static io.qkcm.testing.TestNamespaces.newNamespace;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
@@ -16,7 +17,6 @@ import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
 import io.micrometer.core.instrument.MeterRegistry;
-import io.fabric8.kubernetes.api.model.NamespaceBuilder;
 import io.fabric8.kubernetes.api.model.Node;
 import io.fabric8.kubernetes.api.model.NodeBuilder;
 import io.fabric8.kubernetes.api.model.Pod;
@@ -84,12 +84,6 @@ class PodGCControllerTest {
         return Long.toString(System.nanoTime() % 1_000_000_000L, 36);
     }
 
-    private static String newNamespace(String prefix) {
-        String ns = prefix + "-" + suffix();
-        client.namespaces().resource(new NamespaceBuilder().withNewMetadata().withName(ns).endMetadata().build()).create();
-        return ns;
-    }
-
     /** A Node object with its Ready condition (and taints), as a kubelet and an admin would leave it. */
     private static String node(String prefix, String ready, boolean outOfService) {
         String name = prefix + "-" + suffix();
@@ -148,7 +142,7 @@ class PodGCControllerTest {
 
     @Test
     void terminatedPodsAboveTheThresholdAreDeletedOldestFirst() {
-        String ns = newNamespace("podgc-threshold");
+        String ns = newNamespace(client, "podgc-threshold");
         String node = node("podgc-ready", "True", false);
         TestKubelet kubelet = new TestKubelet(client, node);
         for (int i = 0; i < 5; i++) {
@@ -182,7 +176,7 @@ class PodGCControllerTest {
 
     @Test
     void aPodBoundToAMissingNodeIsFailedWithDisruptionTargetAndDeleted() {
-        String ns = newNamespace("podgc-orphan");
+        String ns = newNamespace(client, "podgc-orphan");
         String existing = node("podgc-present", "True", false);
         String ghost = "podgc-ghost-" + suffix();
         try (Seen seen = new Seen(ns)) {
@@ -220,7 +214,7 @@ class PodGCControllerTest {
 
     @Test
     void anUnscheduledTerminatingPodIsFailedAndForceDeleted() {
-        String ns = newNamespace("podgc-unscheduled");
+        String ns = newNamespace(client, "podgc-unscheduled");
         pod(ns, "pending", null, List.of("qkcm.test/block"));
         client.pods().inNamespace(ns).withName("pending").delete();
         // the finalizer holds the pod: what the controller did stays visible
@@ -238,7 +232,7 @@ class PodGCControllerTest {
 
     @Test
     void terminatingPodsOnANotReadyOutOfServiceNodeAreForceDeleted() {
-        String ns = newNamespace("podgc-oos");
+        String ns = newNamespace(client, "podgc-oos");
         String outOfService = node("podgc-oos", "False", true);
         String notReady = node("podgc-notready", "False", false);
         new TestKubelet(client, notReady).runningAndReady(pod(ns, "waits", notReady, List.of()));

@@ -1,8 +1,8 @@
 package io.qkcm.controller.replicaset;
 
 import static io.qkcm.controller.replicaset.RsTestSupport.activePods;
-import static io.qkcm.controller.replicaset.RsTestSupport.newNamespace;
 import static io.qkcm.controller.replicaset.RsTestSupport.replicaSet;
+import static io.qkcm.testing.TestNamespaces.newNamespace;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
@@ -25,11 +25,12 @@ import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.Watch;
 import io.fabric8.kubernetes.client.Watcher;
 import io.fabric8.kubernetes.client.WatcherException;
+import io.qkcm.testing.ControllerHarness;
+import io.qkcm.testing.ManagerOffProfile;
 import io.qkcm.testing.RealApiServer;
 import io.qkcm.testing.RealApiServerResource;
 import io.quarkus.test.common.QuarkusTestResource;
 import io.quarkus.test.junit.QuarkusTest;
-import io.quarkus.test.junit.QuarkusTestProfile;
 import io.quarkus.test.junit.TestProfile;
 import io.vertx.core.Vertx;
 
@@ -40,17 +41,10 @@ import io.vertx.core.Vertx;
  */
 @QuarkusTest
 @QuarkusTestResource(value = RealApiServerResource.class, restrictToAnnotatedClass = false)
-@TestProfile(ReplicaSetRestartTest.Profile.class)
+@TestProfile(ManagerOffProfile.class)
 class ReplicaSetRestartTest {
 
     private static final Logger LOG = Logger.getLogger(ReplicaSetRestartTest.class);
-
-    public static class Profile implements QuarkusTestProfile {
-        @Override
-        public Map<String, String> getConfigOverrides() {
-            return Map.of("qkcm.manager.enabled", "false");
-        }
-    }
 
     private static final Map<String, String> LABELS = Map.of("app", "burst");
 
@@ -58,6 +52,11 @@ class ReplicaSetRestartTest {
     Vertx vertx;
 
     static KubernetesClient client;
+
+    /** A ReplicaSet controller as the manager builds it, outside the application. */
+    private ControllerHarness<ReplicaSetController<ReplicaSet>> newController() {
+        return ControllerHarness.create(vertx, ReplicaSetController.NAME, ReplicaSetController::replicaSets);
+    }
 
     @BeforeAll
     static void setUp() {
@@ -86,10 +85,10 @@ class ReplicaSetRestartTest {
     @Test
     void staleCacheNeverCausesExtraCreations() throws Exception {
         String ns = newNamespace(client, "rs-stale");
-        try (ControllerInstance instance = new ControllerInstance(vertx)) {
+        try (ControllerHarness<ReplicaSetController<ReplicaSet>> instance = newController()) {
             instance.startInformers();
             // the pod cache stops here: pods created from now on are never observed
-            instance.stopPodInformer();
+            instance.informers.informerFor(Pod.class).stop();
             client.apps().replicaSets().inNamespace(ns).resource(replicaSet("stale", 3, LABELS)).create();
             String key = ns + "/stale";
             await().atMost(Duration.ofSeconds(30)).until(() -> instance.informers.informerFor(ReplicaSet.class)
@@ -116,7 +115,7 @@ class ReplicaSetRestartTest {
         Watch watch = watchCreations(ns, uids);
         double createdBefore = ApiServerMetrics.podCreateRequests(client, "201");
         try {
-            ControllerInstance first = new ControllerInstance(vertx).start();
+            ControllerHarness<ReplicaSetController<ReplicaSet>> first = newController().start();
             long t0 = System.nanoTime();
             client.apps().replicaSets().inNamespace(ns).resource(replicaSet("big", replicas, LABELS)).create();
             await().atMost(Duration.ofMinutes(2)).until(() -> uids.size() >= 80);
@@ -134,7 +133,7 @@ class ReplicaSetRestartTest {
             assertThat(atRestart).isLessThan(replicas);
 
             long t1 = System.nanoTime();
-            try (ControllerInstance second = new ControllerInstance(vertx).start()) {
+            try (ControllerHarness<ReplicaSetController<ReplicaSet>> second = newController().start()) {
                 await().atMost(Duration.ofMinutes(3)).untilAsserted(() -> {
                     assertThat(activePods(client, ns)).hasSize(replicas);
                     ReplicaSet rs = client.apps().replicaSets().inNamespace(ns).withName("big").get();

@@ -2,7 +2,7 @@ package io.qkcm.controller.replicaset;
 
 import static io.qkcm.controller.replicaset.RsTestSupport.activePods;
 import static io.qkcm.controller.replicaset.RsTestSupport.controllerRef;
-import static io.qkcm.controller.replicaset.RsTestSupport.newNamespace;
+import static io.qkcm.testing.TestNamespaces.newNamespace;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 

@@ -3,7 +3,6 @@ package io.qkcm.controller.replicaset;
 import java.util.List;
 import java.util.Map;
 
-import io.fabric8.kubernetes.api.model.NamespaceBuilder;
 import io.fabric8.kubernetes.api.model.OwnerReference;
 import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.api.model.PodTemplateSpec;
@@ -17,13 +16,6 @@ import io.qkcm.controller.ActivePods;
 final class RsTestSupport {
 
     private RsTestSupport() {
-    }
-
-    static String newNamespace(KubernetesClient client, String prefix) {
-        String ns = prefix + "-" + Long.toString(System.nanoTime() % 1_000_000_000L, 36);
-        client.namespaces().resource(new NamespaceBuilder().withNewMetadata().withName(ns).endMetadata().build())
-                .create();
-        return ns;
     }
 
     static PodTemplateSpec template(Map<String, String> labels) {

@@ -25,7 +25,7 @@ import io.qkcm.controller.history.ControllerHistory;
 /**
  * The revision setMatchesLatestExistingRevision reconstructs from a revision holding an undefaulted
  * template (ApplyRevision, legacyscheme.Scheme.Default, newRevision), against upstream's own code
- * (hack/history defaults: v1.34.4's apps/v1 defaulting under the default feature gates, then getPatch).
+ * (hack/golden/history defaults: v1.34.4's apps/v1 defaulting under the default feature gates, then getPatch).
  */
 class PodTemplateDefaultsVectorsTest {
 
@@ -70,7 +70,7 @@ class PodTemplateDefaultsVectorsTest {
 
     @Test
     void imageVolumePullPolicyIsDefaultedOnlyWithTheImageVolumeGate() throws Exception {
-        // hack/history defaults ImageVolume=true
+        // hack/golden/history defaults ImageVolume=true
         List<JsonNode> vectors = vectors("/history/statefulset-defaults-imagevolume-vectors.jsonl");
         assertThat(vectors).hasSizeGreaterThanOrEqualTo(2);
         replay(vectors, new PodTemplateDefaults(true));

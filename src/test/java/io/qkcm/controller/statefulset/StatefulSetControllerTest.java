@@ -2,10 +2,10 @@ package io.qkcm.controller.statefulset;
 
 import static io.qkcm.controller.statefulset.StsTestSupport.get;
 import static io.qkcm.controller.statefulset.StsTestSupport.n;
-import static io.qkcm.controller.statefulset.StsTestSupport.newNamespace;
 import static io.qkcm.controller.statefulset.StsTestSupport.podNames;
 import static io.qkcm.controller.statefulset.StsTestSupport.pods;
 import static io.qkcm.controller.statefulset.StsTestSupport.statefulSet;
+import static io.qkcm.testing.TestNamespaces.newNamespace;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 

@@ -1,7 +1,7 @@
 package io.qkcm.controller.statefulset;
 
-import static io.qkcm.controller.statefulset.StsTestSupport.newNamespace;
 import static io.qkcm.controller.statefulset.StsTestSupport.statefulSet;
+import static io.qkcm.testing.TestNamespaces.newNamespace;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
@@ -25,11 +25,12 @@ import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.Watch;
 import io.fabric8.kubernetes.client.Watcher;
 import io.fabric8.kubernetes.client.WatcherException;
+import io.qkcm.testing.ControllerHarness;
+import io.qkcm.testing.ManagerOffProfile;
 import io.qkcm.testing.RealApiServer;
 import io.qkcm.testing.RealApiServerResource;
 import io.quarkus.test.common.QuarkusTestResource;
 import io.quarkus.test.junit.QuarkusTest;
-import io.quarkus.test.junit.QuarkusTestProfile;
 import io.quarkus.test.junit.TestProfile;
 import io.vertx.core.Vertx;
 
@@ -39,20 +40,18 @@ import io.vertx.core.Vertx;
  */
 @QuarkusTest
 @QuarkusTestResource(value = RealApiServerResource.class, restrictToAnnotatedClass = false)
-@TestProfile(StatefulSetRestartTest.Profile.class)
+@TestProfile(ManagerOffProfile.class)
 class StatefulSetRestartTest {
-
-    public static class Profile implements QuarkusTestProfile {
-        @Override
-        public Map<String, String> getConfigOverrides() {
-            return Map.of("qkcm.manager.enabled", "false");
-        }
-    }
 
     @Inject
     Vertx vertx;
 
     static KubernetesClient client;
+
+    /** A StatefulSet controller as the manager builds it, outside the application, so that it can be killed. */
+    private ControllerHarness<StatefulSetController> newController() {
+        return ControllerHarness.create(vertx, StatefulSetController.NAME, StatefulSetController::new);
+    }
 
     @BeforeAll
     static void setUp() {
@@ -81,7 +80,7 @@ class StatefulSetRestartTest {
             }
         });
         try {
-            StsControllerInstance first = new StsControllerInstance(vertx).start();
+            ControllerHarness<StatefulSetController> first = newController().start();
             client.apps().statefulSets().inNamespace(ns).resource(statefulSet("big", replicas, Map.of("app", "big"))
                     .editSpec().withPodManagementPolicy("Parallel").endSpec().build()).create();
             await().atMost(Duration.ofMinutes(2)).until(() -> uidsByName.size() >= 10);
@@ -91,7 +90,7 @@ class StatefulSetRestartTest {
                     .until(() -> last.getAndSet(uidsByName.size()) == uidsByName.size());
             assertThat(uidsByName.size()).isLessThan(replicas);
 
-            try (StsControllerInstance second = new StsControllerInstance(vertx).start()) {
+            try (ControllerHarness<StatefulSetController> second = newController().start()) {
                 await().atMost(Duration.ofMinutes(3)).untilAsserted(() -> {
                     StatefulSet s = client.apps().statefulSets().inNamespace(ns).withName("big").get();
                     assertThat(s.getStatus()).isNotNull();

@@ -20,7 +20,7 @@ import io.qkcm.controller.history.ControllerHistory;
 
 /**
  * The revision data, hash and name of StatefulSets as read from a real API server, against upstream's own
- * getPatch and NewControllerRevision (hack/history stspatch).
+ * getPatch and NewControllerRevision (hack/golden/history stspatch).
  */
 class StatefulSetRevisionVectorsTest {
 

@@ -7,7 +7,6 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 
-import io.fabric8.kubernetes.api.model.NamespaceBuilder;
 import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.api.model.PodTemplateSpec;
 import io.fabric8.kubernetes.api.model.PodTemplateSpecBuilder;
@@ -20,13 +19,6 @@ import io.qkcm.testing.TestKubelet;
 final class StsTestSupport {
 
     private StsTestSupport() {
-    }
-
-    static String newNamespace(KubernetesClient client, String prefix) {
-        String ns = prefix + "-" + Long.toString(System.nanoTime() % 1_000_000_000L, 36);
-        client.namespaces().resource(new NamespaceBuilder().withNewMetadata().withName(ns).endMetadata().build())
-                .create();
-        return ns;
     }
 
     static PodTemplateSpec template(Map<String, String> labels, String image) {

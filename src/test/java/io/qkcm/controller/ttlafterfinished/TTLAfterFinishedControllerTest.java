@@ -1,5 +1,6 @@
 package io.qkcm.controller.ttlafterfinished;
 
+import static io.qkcm.testing.TestNamespaces.newNamespace;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
@@ -17,7 +18,6 @@ import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
 import io.micrometer.core.instrument.MeterRegistry;
-import io.fabric8.kubernetes.api.model.NamespaceBuilder;
 import io.fabric8.kubernetes.api.model.batch.v1.Job;
 import io.fabric8.kubernetes.api.model.batch.v1.JobBuilder;
 import io.fabric8.kubernetes.api.model.batch.v1.JobCondition;
@@ -66,12 +66,6 @@ class TTLAfterFinishedControllerTest {
     @AfterAll
     static void tearDown() {
         client.close();
-    }
-
-    private static String newNamespace(String prefix) {
-        String ns = prefix + "-" + Long.toString(System.nanoTime() % 1_000_000_000L, 36);
-        client.namespaces().resource(new NamespaceBuilder().withNewMetadata().withName(ns).endMetadata().build()).create();
-        return ns;
     }
 
     private static Job job(String ns, String name, Integer ttl) {
@@ -149,7 +143,7 @@ class TTLAfterFinishedControllerTest {
 
     @Test
     void finishedJobsAreDeletedAfterTheirTtlAndNotBefore() {
-        String ns = newNamespace("ttl");
+        String ns = newNamespace(client, "ttl");
         try (Seen seen = new Seen(ns)) {
             Job zero = job(ns, "ttl-zero", 0);
             Job three = job(ns, "ttl-three", 3);
@@ -169,7 +163,7 @@ class TTLAfterFinishedControllerTest {
 
     @Test
     void aFinishTimeInTheFutureDefersTheDeletion() {
-        String ns = newNamespace("ttl-skew");
+        String ns = newNamespace(client, "ttl-skew");
         try (Seen seen = new Seen(ns)) {
             Job skewed = job(ns, "skewed", 0);
             Instant finishedAt = Instant.now().truncatedTo(ChronoUnit.SECONDS).plusSeconds(4);
@@ -181,7 +175,7 @@ class TTLAfterFinishedControllerTest {
 
     @Test
     void jobsWithoutTtlOrUnfinishedAreKeptUntilTheyFinish() {
-        String ns = newNamespace("ttl-keep");
+        String ns = newNamespace(client, "ttl-keep");
         Job noTtl = job(ns, "no-ttl", null);
         finish(noTtl, true, Instant.now());
         Job unfinished = job(ns, "unfinished", 0);
@@ -205,7 +199,7 @@ class TTLAfterFinishedControllerTest {
 
     @Test
     void aTtlRaisedBeforeExpiryIsHonouredFromTheFreshJob() {
-        String ns = newNamespace("ttl-raise");
+        String ns = newNamespace(client, "ttl-raise");
         Job job = job(ns, "raised", 2);
         Instant finishedAt = Instant.now().truncatedTo(ChronoUnit.SECONDS);
         finish(job, true, finishedAt);

@@ -100,7 +100,7 @@ class EndpointSliceUtilTest {
 
     @Test
     void portsAreOrderedByUpstreamDigest() {
-        // digests from hack/podtemplatehash md5: http/8080 3a66…, ""/UDP/53 4b47…, https/8443/h2c fd81…
+        // digests from hack/golden/podtemplatehash md5: http/8080 3a66…, ""/UDP/53 4b47…, https/8443/h2c fd81…
         EndpointPort https = new EndpointPortBuilder().withName("https").withProtocol("TCP").withPort(8443)
                 .withAppProtocol("kubernetes.io/h2c").build();
         EndpointPort dns = new EndpointPortBuilder().withName("").withProtocol("UDP").withPort(53).build();

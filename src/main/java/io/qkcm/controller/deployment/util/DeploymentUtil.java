@@ -23,6 +23,7 @@ import io.fabric8.kubernetes.api.model.apps.DeploymentStatus;
 import io.fabric8.kubernetes.api.model.apps.ReplicaSet;
 import io.fabric8.kubernetes.api.model.apps.ReplicaSetCondition;
 import io.fabric8.kubernetes.client.utils.KubernetesSerialization;
+import io.qkcm.controller.hash.ControllerHash;
 
 /** Port of upstream pkg/controller/deployment/util/deployment_util.go (and the RS helpers of controller_utils.go). */
 public final class DeploymentUtil {
@@ -668,7 +669,7 @@ public final class DeploymentUtil {
         if (copy.getMetadata() != null && copy.getMetadata().getLabels() != null) {
             copy.getMetadata().getLabels().remove(DEFAULT_DEPLOYMENT_UNIQUE_LABEL_KEY);
         }
-        return PodTemplateHash.spewForEquality(copy);
+        return ControllerHash.spewForEquality(copy);
     }
 
     public static final Comparator<ReplicaSet> BY_CREATION_TIMESTAMP = (a, b) -> {

@@ -17,12 +17,18 @@ public final class JobUtil {
 
     /** The type of the true Complete or Failed condition, or null while the Job runs. */
     public static String finishedCondition(Job job) {
+        JobCondition c = finishedJobCondition(job);
+        return c == null ? null : c.getType();
+    }
+
+    /** The first true Complete or Failed condition itself (the one {@link #finishedCondition} names), or null. */
+    public static JobCondition finishedJobCondition(Job job) {
         if (job.getStatus() == null || job.getStatus().getConditions() == null) {
             return null;
         }
         for (JobCondition c : job.getStatus().getConditions()) {
             if ((COMPLETE.equals(c.getType()) || FAILED.equals(c.getType())) && "True".equals(c.getStatus())) {
-                return c.getType();
+                return c;
             }
         }
         return null;

@@ -14,6 +14,7 @@ import io.fabric8.kubernetes.api.model.apps.DeploymentBuilder;
 import io.fabric8.kubernetes.api.model.apps.DeploymentStatus;
 import io.fabric8.kubernetes.api.model.apps.ReplicaSet;
 import io.fabric8.kubernetes.api.model.apps.ReplicaSetBuilder;
+import io.qkcm.controller.hash.ControllerHash;
 
 /** Pure arithmetic and annotation rules of deployment_util.go, cases from upstream's unit tests. */
 class DeploymentUtilTest {
@@ -122,7 +123,7 @@ class DeploymentUtilTest {
 
     @Test
     void hashAndNames() {
-        assertThat(PodTemplateHash.safeEncode("0123456789")).isEqualTo("456789bcdf");
+        assertThat(ControllerHash.safeEncodeString("0123456789")).isEqualTo("456789bcdf");
         String longName = "x".repeat(260);
         assertThat(io.qkcm.controller.deployment.SyncAccess.generateReplicaSetName(longName, "abcde12345")).hasSize(253);
     }
