@@ -48,10 +48,10 @@ class ControllerSelectionIT {
     void notImplementedControllersAreReportedByName() {
         String out = runUntilStarted("selection-star", "*,-replicaset,-endpoint,bootstrapsigner");
         List<String> reported = notImplemented(out);
-        assertThat(reported).contains("disruption-controller", "daemonset-controller", "bootstrap-signer-controller")
+        assertThat(reported).contains("disruption-controller", "resourcequota-controller", "bootstrap-signer-controller")
                 // implemented ones run instead of being reported
                 .doesNotContain("garbage-collector-controller", "namespace-controller", "deployment-controller",
-                        "job-controller")
+                        "job-controller", "daemonset-controller", "statefulset-controller", "cronjob-controller")
                 // removed by name or alias
                 .doesNotContain("replicaset-controller", "endpoints-controller")
                 // off by default and not named

@@ -102,8 +102,18 @@ class StatefulSetControllerTest {
         return events(ns, name).stream().filter(e -> reason.equals(e.getReason())).map(Event::getMessage).toList();
     }
 
-    private static Pod pod(String ns, String name) {
+    /**
+     * The pod, or an assertion failure while it does not exist (a pod being replaced during a rollout
+     * is briefly absent; inside {@code untilAsserted} that is retried rather than fatal).
+     */
+    private static Pod podOrNull(String ns, String name) {
         return client.pods().inNamespace(ns).withName(name).get();
+    }
+
+    private static Pod pod(String ns, String name) {
+        Pod pod = podOrNull(ns, name);
+        assertThat(pod).as("pod %s/%s", ns, name).isNotNull();
+        return pod;
     }
 
     private static List<ControllerRevision> revisions(String ns) {
@@ -140,7 +150,7 @@ class StatefulSetControllerTest {
         try (StsTestSupport.KubeletLoop loop = new StsTestSupport.KubeletLoop(client, ns, false)) {
             for (int i = 0; i < 3; i++) {
                 String name = "web-" + i;
-                await().atMost(TIMEOUT).until(() -> pod(ns, name) != null);
+                await().atMost(TIMEOUT).until(() -> podOrNull(ns, name) != null);
                 int expected = i + 1;
                 // the next ordinal waits for this one to be Running and Ready
                 await().during(Duration.ofSeconds(2)).atMost(TIMEOUT).until(() -> pods(client, ns).size() == expected);
@@ -350,7 +360,7 @@ class StatefulSetControllerTest {
         String ns = newNamespace(client, "sts-minready");
         client.apps().statefulSets().inNamespace(ns).resource(statefulSet("web", 1, LABELS).editSpec()
                 .withMinReadySeconds(3600).endSpec().build()).create();
-        await().atMost(TIMEOUT).until(() -> pod(ns, "web-0") != null);
+        await().atMost(TIMEOUT).until(() -> podOrNull(ns, "web-0") != null);
         kubelet.runningAndReady(pod(ns, "web-0"));
         await().atMost(TIMEOUT).untilAsserted(() -> {
             StatefulSet s = get(client, ns, "web");
