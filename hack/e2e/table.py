@@ -1,0 +1,148 @@
+#!/usr/bin/env python3
+"""Results of hack/e2e.sh: reads <out>/{upstream,qkcm}/report-{parallel,serial}.json (ginkgo JSON
+reports), writes <out>/results.md and <out>/results.json (the specs that ran, condensed) and prints
+the table: spec | upstream | qkcm, the specs that pass under upstream but not under qkcm first.
+Exit status 1 when such a spec exists (or, without an upstream run, when a spec failed under qkcm)."""
+import json
+import os
+import re
+import sys
+
+SIDES = ("upstream", "qkcm")
+FAILED = {"failed", "panicked", "timedout", "interrupted", "aborted"}
+
+
+def spec_text(r):
+    return " ".join([t for t in r.get("ContainerHierarchyTexts") or [] if t] + [r.get("LeafNodeText", "")]).strip()
+
+
+def reason(r):
+    f = r.get("Failure") or {}
+    msg = (f.get("Message") or "").strip()
+    if not msg and f.get("ForwardedPanic"):
+        msg = "panic: " + f["ForwardedPanic"]
+    line = " ".join(msg.split())
+    return (line[:160] + "…") if len(line) > 160 else line
+
+
+def load(side_dir):
+    """spec text -> {state, secs, reason}; suite-level failures under the key '(suite)'."""
+    specs, suite = {}, []
+    for phase in ("parallel", "serial"):
+        p = os.path.join(side_dir, f"report-{phase}.json")
+        if not os.path.exists(p):
+            continue
+        try:
+            reports = json.load(open(p))
+        except ValueError as e:
+            suite.append(f"{phase}: unreadable report ({e})")
+            continue
+        for suite_report in reports:
+            for r in suite_report.get("SpecReports") or []:
+                state = r.get("State", "")
+                if r.get("LeafNodeType") != "It":
+                    if state in FAILED:
+                        suite.append(f"{phase} {r.get('LeafNodeType')}: {state}: {reason(r)}")
+                    continue
+                # specs the focus/skip/label filters left out are reported as skipped without a message
+                if state == "skipped" and not (r.get("Failure") or {}).get("Message"):
+                    continue
+                specs[spec_text(r)] = {
+                    "state": state,
+                    "secs": round((r.get("RunTime") or 0) / 1e9, 1),
+                    "reason": reason(r) if state != "passed" else "",
+                }
+    return specs, suite
+
+
+def not_implemented(side_dir):
+    out = []
+    p = os.path.join(side_dir, "not-implemented.txt")
+    if os.path.exists(p):
+        for line in open(p):
+            if "\t" in line:
+                c, rx = line.rstrip("\n").split("\t", 1)
+                out.append((c, re.compile(rx)))
+    return out
+
+
+def cell(res, side, spec, ni):
+    r = res[side].get(spec)
+    if r is None:
+        for c, rx in ni.get(side, []):
+            if rx.search(spec):
+                return f"not implemented ({c})"
+        return "not run"
+    s = r["state"]
+    return "pass" if s == "passed" else ("skipped" if s == "skipped" else s.upper())
+
+
+def esc(s):
+    return s.replace("|", "\\|")
+
+
+def main(out):
+    res, suite, ni = {}, {}, {}
+    sides = [s for s in SIDES if os.path.isdir(os.path.join(out, s))]
+    for s in sides:
+        res[s], suite[s] = load(os.path.join(out, s))
+        ni[s] = not_implemented(os.path.join(out, s))
+    specs = sorted(set().union(*[set(res[s]) for s in sides])) if sides else []
+    compare = "upstream" in sides and "qkcm" in sides
+
+    def group(spec):
+        u = cell(res, "upstream", spec, ni) if "upstream" in sides else ""
+        q = cell(res, "qkcm", spec, ni) if "qkcm" in sides else ""
+        if compare:
+            if u == "pass" and q != "pass":
+                return 0  # qkcm's bugs (or not implemented)
+            if u != "pass" and q == "pass":
+                return 1
+            if u != "pass" and u != "skipped" and q != "pass":
+                return 2  # fails under both: kwok's limits (no runtime, exec, logs, network, kubelet)
+            return 3
+        return 0 if q not in ("pass", "skipped") else 3
+
+    titles = {0: "Pass under upstream, not under qkcm (qkcm's bugs, or controllers not implemented yet)" if compare
+              else "Not passing under qkcm",
+              1: "Pass under qkcm, not under upstream",
+              2: "Fail under both (kwok: no container runtime, exec, logs, pod network or real kubelet — not qkcm's)",
+              3: "Pass under both" if compare else "Pass"}
+    lines = []
+    counts = {}
+    for s in sides:
+        st = {}
+        for r in res[s].values():
+            st[r["state"]] = st.get(r["state"], 0) + 1
+        counts[s] = st
+        lines.append(f"- {s}: " + ", ".join(f"{v} {k}" for k, v in sorted(st.items())) + (
+            f"; {sum(1 for sp in specs if cell(res, s, sp, ni).startswith('not implemented'))} not run (not implemented)"
+            if ni.get(s) else ""))
+        for f in suite[s]:
+            lines.append(f"  - suite-level failure under {s}: {f}")
+    groups = {}
+    for sp in specs:
+        groups.setdefault(group(sp), []).append(sp)
+    body = []
+    for g in sorted(groups):
+        body.append(f"\n### {titles[g]} ({len(groups[g])})\n")
+        hdr = "| spec | " + " | ".join(sides) + " | reason (qkcm's failure, else upstream's) |"
+        body.append(hdr)
+        body.append("|" + " --- |" * (len(sides) + 2))
+        for sp in groups[g]:
+            why = ""
+            if "qkcm" in sides and sp in res["qkcm"] and res["qkcm"][sp]["reason"]:
+                why = res["qkcm"][sp]["reason"]
+            elif "upstream" in sides and sp in res["upstream"]:
+                why = res["upstream"][sp]["reason"]
+            row = [esc(sp)] + [cell(res, s, sp, ni) for s in sides] + [esc(why)]
+            body.append("| " + " | ".join(row) + " |")
+    text = "## Summary\n\n" + "\n".join(lines) + "\n" + "\n".join(body) + "\n"
+    open(os.path.join(out, "results.md"), "w").write(text)
+    json.dump({s: res[s] for s in sides}, open(os.path.join(out, "results.json"), "w"), indent=1, sort_keys=True)
+    print(text)
+    return 1 if groups.get(0) else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1]))
