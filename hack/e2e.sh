@@ -32,7 +32,7 @@
 #
 # Settings (environment): E2E_PROCS (parallel ginkgo processes, default 4), E2E_TIMEOUT (ginkgo's
 # suite timeout per phase, default 40m; 10m with --short), E2E_BUILD_TIMEOUT (default 90m), QKCM_CLUSTER_NAME (default e2e; the clusters are <name>-qkcm and
-# <name>-upstream), KWOK_WORKDIR (default /tmp/qkcm-e2e/kwok), QKCM_SECURE_PORT (qkcm's port, default
+# <name>-upstream), KWOK_WORKDIR (default /tmp/qkcm-e2e/kwok; each side uses <dir>/<side>), QKCM_SECURE_PORT (qkcm's port, default
 # 10657; upstream gets the next one), E2E_PARALLEL_COMPARE=1 (run both clusters at once).
 # Exit status: 0 when every selected spec that ran under qkcm passed (with --compare: when none passes
 # under upstream but not under qkcm), 1 otherwise.
@@ -130,7 +130,9 @@ build() {
 #   run_side <qkcm|upstream> <outdir>
 run_side() {
   local side="$1" out="$2/$1" port name kubeconfig bin kcm_log skip unimpl c re phase rc=0
-  local base="${QKCM_CLUSTER_NAME:-e2e}" workdir="${KWOK_WORKDIR:-/tmp/qkcm-e2e/kwok}"
+  # one kwokctl work directory per side: two clusters created at once in one directory race for
+  # its shared CA (the second cluster's certificates then fail verification)
+  local base="${QKCM_CLUSTER_NAME:-e2e}" workdir="${KWOK_WORKDIR:-/tmp/qkcm-e2e/kwok}/$side"
   bin="$("$HERE/install-control-plane.sh" --print-dir)"
   name="$base-$side"
   port="${QKCM_SECURE_PORT:-10657}"
@@ -149,6 +151,7 @@ run_side() {
 
   skip="$SKIP"
   : > "$out/not-implemented.txt"
+  : > "$out/timing.txt"
   if [[ "$side" == qkcm && "${E2E_RUN_UNIMPLEMENTED:-}" != 1 ]]; then
     sleep 2
     unimpl="$(sed -n 's/.*controllers enabled but not implemented by qkcm, NOT running: //p' "$kcm_log" | head -1 | tr -d ',')"
@@ -180,6 +183,8 @@ run_side() {
         --json-report="report-$phase.json" --junit-report="junit-$phase.xml" --output-dir="$out" \
         "$E2E_DIR/e2e.test" -- "${e2eflags[@]}" >"$out/e2e-$phase.log" 2>&1) || rc=1
     log "$side: $phase specs done in $((SECONDS - start))s ($(grep -Eo 'Ran [0-9]+ of [0-9]+ Specs' "$out/e2e-$phase.log" | tail -1 || echo 'no summary'))"
+    printf '%s\t%s\t%ss\t%s\n' "$side" "$phase" "$((SECONDS - start))" \
+      "$(grep -Eo 'Ran [0-9]+ of [0-9]+ Specs.*|Interrupted by .*|Suite Timeout Elapsed' "$out/e2e-$phase.log" | tr '\n' ' ')" >> "$out/timing.txt"
   done
   cp -f "$kcm_log" "$out/kcm.log" 2>/dev/null || true
   env "${env[@]}" "$HERE/local-cluster.sh" down >/dev/null 2>&1 || true
@@ -192,8 +197,9 @@ STAGE="" CLUSTERS_UP=false
 cleanup() {
   [[ -n "$STAGE" ]] && rm -rf "$STAGE"
   if $CLUSTERS_UP; then
-    local side base="${QKCM_CLUSTER_NAME:-e2e}" workdir="${KWOK_WORKDIR:-/tmp/qkcm-e2e/kwok}"
+    local side base="${QKCM_CLUSTER_NAME:-e2e}" workdir
     for side in qkcm upstream; do
+      workdir="${KWOK_WORKDIR:-/tmp/qkcm-e2e/kwok}/$side"
       [[ -d "$workdir/clusters/$base-$side" ]] || continue
       QKCM_CLUSTER_NAME="$base-$side" KWOK_WORKDIR="$workdir" QKCM_KUBECONFIG="$workdir/$base-$side.kubeconfig" \
         "$HERE/local-cluster.sh" down >/dev/null 2>&1 || true

@@ -137,7 +137,21 @@ def main(out):
                 why = res["upstream"][sp]["reason"]
             row = [esc(sp)] + [cell(res, s, sp, ni) for s in sides] + [esc(why)]
             body.append("| " + " | ".join(row) + " |")
-    text = "## Summary\n\n" + "\n".join(lines) + "\n" + "\n".join(body) + "\n"
+    timing = []
+    for s in sides:
+        tp = os.path.join(out, s, "timing.txt")
+        if os.path.exists(tp):
+            for line in open(tp):
+                f = line.rstrip("\n").split("\t")
+                if len(f) >= 3:
+                    timing.append(f"- {f[0]}, {f[1]} phase: {f[2]}" + (f" ({f[3].strip()})" if len(f) > 3 and f[3].strip() else ""))
+    sel = os.path.join(out, "selection.txt")
+    head = ""
+    if os.path.exists(sel):
+        head = "## Selection\n\n```\n" + open(sel).read().strip() + "\n```\n\n"
+    if timing:
+        head += "## Timings\n\n" + "\n".join(timing) + "\n\n"
+    text = head + "## Summary\n\n" + "\n".join(lines) + "\n" + "\n".join(body) + "\n"
     open(os.path.join(out, "results.md"), "w").write(text)
     json.dump({s: res[s] for s in sides}, open(os.path.join(out, "results.json"), "w"), indent=1, sort_keys=True)
     print(text)
