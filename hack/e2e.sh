@@ -22,7 +22,9 @@
 #   hack/e2e.sh [--compare] [--short] [--focus RE] [--skip RE] [--out DIR]
 #   hack/e2e.sh build               only build (or find cached) e2e.test and ginkgo
 #   hack/e2e.sh list [--short]      the selected specs (ginkgo dry run, no cluster)
-#   hack/e2e.sh table DIR           the results table of a --compare run's output directory again
+#   hack/e2e.sh table DIR [DIR2..]  the results table of a --compare run's output directory again; the
+#                                   outcomes in DIR2.. (later runs, e.g. of specs a time bound cut off)
+#                                   replace DIR's missing or cut-short ones
 #
 #   --compare      run under upstream's kube-controller-manager as well, then print the table
 #   --short        the CI selection: a few specs that pass under upstream on kwok (~5 minutes)
@@ -33,7 +35,8 @@
 # Settings (environment): E2E_PROCS (parallel ginkgo processes, default 4), E2E_TIMEOUT (ginkgo's
 # suite timeout per phase, default 40m; 10m with --short), E2E_BUILD_TIMEOUT (default 90m), QKCM_CLUSTER_NAME (default e2e; the clusters are <name>-qkcm and
 # <name>-upstream), KWOK_WORKDIR (default /tmp/qkcm-e2e/kwok; each side uses <dir>/<side>), QKCM_SECURE_PORT (qkcm's port, default
-# 10657; upstream gets the next one), E2E_PARALLEL_COMPARE=1 (run both clusters at once).
+# 10657; upstream gets the next one), E2E_PARALLEL_COMPARE=1 (run both clusters at once; a busy
+# machine slows both), E2E_SIDE=upstream (without --compare: run only under upstream).
 # Exit status: 0 when every selected spec that ran under qkcm passed (with --compare: when none passes
 # under upstream but not under qkcm), 1 otherwise.
 set -euo pipefail
@@ -64,6 +67,11 @@ FOCUS_FULL+='|\[sig-node\] NoExecuteTaintManager '
 # Never: specs that disrupt the cluster (restart components, reboot nodes), need a cloud provider,
 # alpha/beta features that are off by default, or are known to be flaky upstream.
 SKIP_FULL='\[Disruptive\]|\[Flaky\]|\[Feature:|\[Alpha\]|should not disrupt a cloud load-balancer'
+# On kwok these fail under upstream's kube-controller-manager too, each only after waiting out a
+# 15-minute timeout (pods of Jobs complete at once, so "active pods == parallelism" or "ready" is
+# never observed): skipped to keep the run bounded (bench/results/2026-11-25-e2e/results.md).
+SKIP_KWOK_SLOW='\[sig-apps\] Job (should adopt matching orphans and release non-matching pods|should recreate pods only after they have failed if pod replacement policy is set to Failed|should update the status ready field|with successPolicy succeededIndexes rule should succeeded even when some indexes remain pending)'
+SKIP_FULL+="|$SKIP_KWOK_SLOW"
 # --short: specs that pass under upstream on kwok in seconds each (bench/results/*-e2e/results.md).
 FOCUS_SHORT='\[sig-apps\] ReplicaSet should serve a basic image on each replica with a public image'
 SKIP_SHORT="$SKIP_FULL"
@@ -210,7 +218,7 @@ trap cleanup EXIT
 trap 'exit 130' INT TERM
 
 # ---------------------------------------------------------------------------------------------
-cmd=run compare=false short=false OUT="" FOCUS="" SKIP=""
+cmd=run compare=false short=false OUT="" FOCUS="" SKIP="" TABLE_DIRS=()
 while (($#)); do
   case "$1" in
     build|list|table|run) cmd="$1" ;;
@@ -220,7 +228,7 @@ while (($#)); do
     --skip) SKIP="$2"; shift ;;
     --out) OUT="$2"; shift ;;
     -h|--help) sed -n '2,39p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
-    *) if [[ "$cmd" == table && -z "$OUT" ]]; then OUT="$1"; else die "unknown argument: $1 (see --help)"; fi ;;
+    *) if [[ "$cmd" == table ]]; then TABLE_DIRS+=("$1"); else die "unknown argument: $1 (see --help)"; fi ;;
   esac
   shift
 done
@@ -236,7 +244,7 @@ OUTER_TIMEOUT="$(( $(echo "$SUITE_TIMEOUT" | sed -E 's/m$/*60/; s/s$//; s/h$/*36
 
 case "$cmd" in
   build) build; exit 0 ;;
-  table) [[ -n "$OUT" ]] || die "table: give the output directory"; exec python3 "$MOD/table.py" "$OUT" ;;
+  table) ((${#TABLE_DIRS[@]})) || die "table: give the output directory"; exec python3 "$MOD/table.py" "${TABLE_DIRS[@]}" ;;
   list)
     build
     "$E2E_DIR/e2e.test" --ginkgo.dry-run --ginkgo.focus="$FOCUS" --ginkgo.skip="$SKIP" --ginkgo.v --ginkgo.no-color 2>/dev/null \
@@ -268,6 +276,9 @@ if $compare; then
     run_side qkcm "$OUT" || true
   fi
   python3 "$MOD/table.py" "$OUT" || status=1
+elif [[ "${E2E_SIDE:-qkcm}" == upstream ]]; then
+  # E2E_SIDE=upstream: only the upstream half of --compare (e.g. to re-run specs it did not reach)
+  run_side upstream "$OUT" || status=1
 else
   run_side qkcm "$OUT" || status=1
   python3 "$MOD/table.py" "$OUT" || true

@@ -25,8 +25,13 @@ def reason(r):
     return (line[:160] + "…") if len(line) > 160 else line
 
 
+def rank(r):
+    # a real outcome beats a spec cut short by the suite timeout (or an interrupt)
+    return 1 if r["state"] in ("timedout", "interrupted", "aborted") else 2
+
+
 def load(side_dir):
-    """spec text -> {state, secs, reason}; suite-level failures under the key '(suite)'."""
+    """spec text -> {state, secs, reason}, and the suite-level failures."""
     specs, suite = {}, []
     for phase in ("parallel", "serial"):
         p = os.path.join(side_dir, f"report-{phase}.json")
@@ -47,11 +52,14 @@ def load(side_dir):
                 # specs the focus/skip/label filters left out are reported as skipped without a message
                 if state == "skipped" and not (r.get("Failure") or {}).get("Message"):
                     continue
-                specs[spec_text(r)] = {
+                new = {
                     "state": state,
                     "secs": round((r.get("RunTime") or 0) / 1e9, 1),
                     "reason": reason(r) if state != "passed" else "",
                 }
+                text = spec_text(r)
+                if text not in specs or rank(new) >= rank(specs[text]):
+                    specs[text] = new
     return specs, suite
 
 
@@ -81,12 +89,22 @@ def esc(s):
     return s.replace("|", "\\|")
 
 
-def main(out):
+def main(out, *more):
+    """out: a results directory; more: directories of later runs (e.g. of specs the first run's
+    time bound cut off), whose outcomes replace the first's missing or cut-short ones."""
     res, suite, ni = {}, {}, {}
-    sides = [s for s in SIDES if os.path.isdir(os.path.join(out, s))]
+    sides = [s for s in SIDES if any(os.path.isdir(os.path.join(d, s)) for d in (out,) + more)]
     for s in sides:
-        res[s], suite[s] = load(os.path.join(out, s))
-        ni[s] = not_implemented(os.path.join(out, s))
+        res[s], suite[s], ni[s] = {}, [], []
+        for d in (out,) + more:
+            if not os.path.isdir(os.path.join(d, s)):
+                continue
+            specs, su = load(os.path.join(d, s))
+            for k, v in specs.items():
+                if k not in res[s] or rank(v) >= rank(res[s][k]):
+                    res[s][k] = v
+            suite[s] += su
+            ni[s] += not_implemented(os.path.join(d, s))
     specs = sorted(set().union(*[set(res[s]) for s in sides])) if sides else []
     compare = "upstream" in sides and "qkcm" in sides
 
@@ -139,8 +157,9 @@ def main(out):
             body.append("| " + " | ".join(row) + " |")
     timing = []
     for s in sides:
-        tp = os.path.join(out, s, "timing.txt")
-        if os.path.exists(tp):
+        for tp in [os.path.join(d, s, "timing.txt") for d in (out,) + more]:
+            if not os.path.exists(tp):
+                continue
             for line in open(tp):
                 f = line.rstrip("\n").split("\t")
                 if len(f) >= 3:
@@ -159,4 +178,4 @@ def main(out):
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1]))
+    sys.exit(main(*sys.argv[1:]))
