@@ -72,8 +72,18 @@ SKIP_FULL='\[Disruptive\]|\[Flaky\]|\[Feature:|\[Alpha\]|should not disrupt a cl
 # never observed): skipped to keep the run bounded (bench/results/2026-11-25-e2e/results.md).
 SKIP_KWOK_SLOW='\[sig-apps\] Job (should adopt matching orphans and release non-matching pods|should recreate pods only after they have failed if pod replacement policy is set to Failed|should update the status ready field|with successPolicy succeededIndexes rule should succeeded even when some indexes remain pending)'
 SKIP_FULL+="|$SKIP_KWOK_SLOW"
-# --short: specs that pass under upstream on kwok in seconds each (bench/results/*-e2e/results.md).
-FOCUS_SHORT='\[sig-apps\] ReplicaSet should serve a basic image on each replica with a public image'
+# --short (CI): specs that pass under upstream and under qkcm on kwok in seconds each, one or two per
+# controller family (bench/results/2026-11-25-e2e/results.md).
+FOCUS_SHORT=''
+FOCUS_SHORT+='\[sig-apps\] Deployment RollingUpdateDeployment should delete old pods and create new ones'
+FOCUS_SHORT+='|\[sig-apps\] Deployment deployment reaping should cascade to its replica sets and pods'
+FOCUS_SHORT+='|\[sig-apps\] ReplicaSet Replicaset should have a working scale subresource'
+FOCUS_SHORT+='|\[sig-apps\] ReplicationController should test the lifecycle of a ReplicationController'
+FOCUS_SHORT+='|\[sig-apps\] StatefulSet Basic StatefulSet functionality \[StatefulSetBasic\] should have a working scale subresource'
+FOCUS_SHORT+='|\[sig-api-machinery\] Garbage collector should delete RS created by deployment when not orphaning'
+FOCUS_SHORT+='|\[sig-network\] EndpointSlice should create Endpoints and EndpointSlices for Pods matching a Service'
+FOCUS_SHORT+='|\[sig-network\] EndpointSliceMirroring should mirror a custom Endpoints resource through create update and delete'
+FOCUS_SHORT+='|\[sig-auth\] ServiceAccounts no secret-based service account token should be auto-generated'
 SKIP_SHORT="$SKIP_FULL"
 
 # controller (qkcm's startup warning "controllers enabled but not implemented") -> the specs that need it
