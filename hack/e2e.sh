@@ -29,6 +29,8 @@
 #   --compare      run under upstream's kube-controller-manager as well, then print the table
 #   --short        the CI selection: a few specs that pass under upstream on kwok (~5 minutes)
 #   --focus/--skip replace the selection's ginkgo regexes
+#   --resume DIR   run only the selected specs that have no outcome in DIR (a run the time bound cut
+#                  short); `hack/e2e.sh table DIR NEWDIR` then merges both
 #   --out DIR      results directory (default /tmp/qkcm-e2e/<UTC time>): per controller manager
 #                  report.json (ginkgo JSON), junit.xml, e2e.log, kcm.log; results.md with --compare
 #
@@ -182,6 +184,16 @@ run_side() {
     [[ -n "$unimpl" ]] && log "qkcm: not implemented, their specs not run: $unimpl"
   fi
 
+  local focus="$FOCUS"
+  if [[ -n "$RESUME" ]]; then
+    focus="$(python3 "$MOD/table.py" --remaining "$RESUME/$side" "$2/list.txt")"
+    if [[ -z "$focus" ]]; then
+      log "$side: every selected spec has an outcome in $RESUME/$side; nothing to run"
+      env "${env[@]}" "$HERE/local-cluster.sh" down >/dev/null 2>&1 || true
+      return 0
+    fi
+    log "$side: resuming: $(echo "$focus" | tr '|' '\n' | wc -l) specs without an outcome in $RESUME/$side"
+  fi
   local -a e2eflags=(
     --kubeconfig="$kubeconfig" --provider=local --kubectl-path="$bin/kubectl"
     --node-schedulable-timeout=2m --system-pods-startup-timeout=2m --minStartupPods=0
@@ -196,7 +208,7 @@ run_side() {
     local start=$SECONDS
     (cd "$out" && timeout --signal=INT --kill-after=60s "$OUTER_TIMEOUT" \
       "$E2E_DIR/ginkgo" --procs="$procs" --label-filter="$label" \
-        --focus="$FOCUS" --skip="$skip" --timeout="$SUITE_TIMEOUT" \
+        --focus="$focus" --skip="$skip" --timeout="$SUITE_TIMEOUT" \
         --poll-progress-after=3m --silence-skips --no-color \
         --json-report="report-$phase.json" --junit-report="junit-$phase.xml" --output-dir="$out" \
         "$E2E_DIR/e2e.test" -- "${e2eflags[@]}" >"$out/e2e-$phase.log" 2>&1) || rc=1
@@ -228,7 +240,7 @@ trap cleanup EXIT
 trap 'exit 130' INT TERM
 
 # ---------------------------------------------------------------------------------------------
-cmd=run compare=false short=false OUT="" FOCUS="" SKIP="" TABLE_DIRS=()
+cmd=run compare=false short=false OUT="" FOCUS="" SKIP="" TABLE_DIRS=() RESUME=""
 while (($#)); do
   case "$1" in
     build|list|table|run) cmd="$1" ;;
@@ -237,6 +249,7 @@ while (($#)); do
     --focus) FOCUS="$2"; shift ;;
     --skip) SKIP="$2"; shift ;;
     --out) OUT="$2"; shift ;;
+    --resume) RESUME="$(cd "$2" && pwd)"; shift ;;
     -h|--help) sed -n '2,39p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) if [[ "$cmd" == table ]]; then TABLE_DIRS+=("$1"); else die "unknown argument: $1 (see --help)"; fi ;;
   esac
@@ -273,6 +286,10 @@ if [[ ! -f "$ROOT/target/quarkus-app/quarkus-run.jar" ]] && ! ls "$ROOT"/target/
 fi
 log "results in $OUT"
 printf 'focus=%s\nskip=%s\nsuite_timeout=%s\nprocs=%s\n' "$FOCUS" "$SKIP" "$SUITE_TIMEOUT" "${E2E_PROCS:-4}" > "$OUT/selection.txt"
+[[ -n "$RESUME" ]] && echo "resume=$RESUME" >> "$OUT/selection.txt"
+# the selected specs (a dry run), for --resume and the record
+"$E2E_DIR/e2e.test" --ginkgo.dry-run --ginkgo.focus="$FOCUS" --ginkgo.skip="$SKIP" --ginkgo.v --ginkgo.no-color 2>/dev/null \
+  | grep -E '^\[sig-' | sort > "$OUT/list.txt" || true
 
 status=0
 CLUSTERS_UP=true
@@ -285,13 +302,13 @@ if $compare; then
     run_side upstream "$OUT" || true
     run_side qkcm "$OUT" || true
   fi
-  python3 "$MOD/table.py" "$OUT" || status=1
+  python3 "$MOD/table.py" ${RESUME:+"$RESUME"} "$OUT" || status=1
 elif [[ "${E2E_SIDE:-qkcm}" == upstream ]]; then
   # E2E_SIDE=upstream: only the upstream half of --compare (e.g. to re-run specs it did not reach)
   run_side upstream "$OUT" || status=1
 else
   run_side qkcm "$OUT" || status=1
-  python3 "$MOD/table.py" "$OUT" || true
+  python3 "$MOD/table.py" ${RESUME:+"$RESUME"} "$OUT" || true
 fi
 log "done in $((SECONDS - start_all))s; results in $OUT"
 exit $status
