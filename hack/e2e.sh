@@ -204,6 +204,9 @@ run_side() {
   for phase in parallel serial; do
     local procs="${E2E_PROCS:-4}" label='!Serial'
     [[ "$phase" == serial ]] && { procs=1; label='Serial'; }
+    if [[ "$phase" == serial && -s "$2/list.txt" ]] && ! grep -q '\[Serial\]' "$2/list.txt"; then
+      continue  # no [Serial] spec selected
+    fi
     log "$side: running the $phase specs ($procs processes; log $out/e2e-$phase.log)"
     local start=$SECONDS
     (cd "$out" && timeout --signal=INT --kill-after=60s "$OUTER_TIMEOUT" \
