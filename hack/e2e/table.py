@@ -82,7 +82,14 @@ def cell(res, side, spec, ni):
                 return f"not implemented ({c})"
         return "not run"
     s = r["state"]
-    return "pass" if s == "passed" else ("skipped" if s == "skipped" else s.upper())
+    if s == "passed":
+        return "pass"
+    if s == "skipped":
+        return "skipped"
+    for c, rx in ni.get(side, []):
+        if rx.search(spec):
+            return f"{s.upper()} (needs {c}: not implemented)"
+    return s.upper()
 
 
 def esc(s):
