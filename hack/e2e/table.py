@@ -115,24 +115,45 @@ def main(out, *more):
     specs = sorted(set().union(*[set(res[s]) for s in sides])) if sides else []
     compare = "upstream" in sides and "qkcm" in sides
 
-    def group(spec):
-        u = cell(res, "upstream", spec, ni) if "upstream" in sides else ""
-        q = cell(res, "qkcm", spec, ni) if "qkcm" in sides else ""
-        if compare:
-            if u == "pass" and q != "pass":
-                return 0.5 if "not implemented" in q else 0  # qkcm's bugs, then what qkcm lacks
-            if u != "pass" and q == "pass":
-                return 1
-            if u != "pass" and u != "skipped" and q != "pass":
-                return 2  # fails under both: kwok's limits (no runtime, exec, logs, network, kubelet)
-            return 3
-        return 0 if q not in ("pass", "skipped") else 3
+    def outcome(side, spec):
+        c = cell(res, side, spec, ni)
+        r = res[side].get(spec)
+        if c == "pass":
+            return "pass"
+        if "not implemented" in c:
+            return "ni"
+        if c == "skipped":
+            return "skip"
+        if r is None or "suite timeout occurred" in r["reason"]:
+            return "none"  # not reached, or cut short, within the time bound
+        return "fail"
 
-    titles = {0: "Pass under upstream, fail under qkcm (qkcm's bugs)" if compare else "Not passing under qkcm",
-              0.5: "Pass under upstream, need a controller qkcm does not implement yet",
-              1: "Pass under qkcm, not under upstream",
+    def group(spec):
+        q = outcome("qkcm", spec) if "qkcm" in sides else ""
+        if not compare:
+            return {"pass": 3, "skip": 4, "none": 2.5, "ni": 0.5}.get(q, 0)
+        u = outcome("upstream", spec)
+        if u == "pass" and q == "fail":
+            return 0  # qkcm's bugs
+        if u == "pass" and q == "ni":
+            return 0.5
+        if u == "fail" and q == "pass":
+            return 1
+        if u == "fail" and q in ("fail", "ni"):
+            return 2  # kwok's limits (no runtime, exec, logs, network, kubelet)
+        if u == "pass" and q == "pass":
+            return 3
+        if u == "skip" and q == "skip":
+            return 4
+        return 2.5
+
+    titles = {0: "Pass under upstream, fail under qkcm (qkcm's bugs)" if compare else "Fail under qkcm",
+              0.5: "Need a controller qkcm does not implement yet",
+              1: "Pass under qkcm, fail under upstream",
               2: "Fail under both (kwok: no container runtime, exec, logs, pod network or real kubelet — not qkcm's)",
-              3: "Pass under both" if compare else "Pass"}
+              2.5: "Incomplete: not reached (or cut short) within the time bound on one side",
+              3: "Pass under both" if compare else "Pass",
+              4: "Skipped at run time by the spec itself (provider, storage class)"}
     lines = []
     counts = {}
     for s in sides:
