@@ -30,7 +30,7 @@
 #   --short        the CI selection: a few specs that pass under upstream on kwok (~5 minutes)
 #   --focus/--skip replace the selection's ginkgo regexes
 #   --resume DIR   run only the selected specs that have no outcome in DIR (a run the time bound cut
-#                  short); `hack/e2e.sh table DIR NEWDIR` then merges both
+#                  short; repeat --resume for several); `hack/e2e.sh table DIR NEWDIR` merges them
 #   --out DIR      results directory (default /tmp/qkcm-e2e/<UTC time>): per controller manager
 #                  report.json (ginkgo JSON), junit.xml, e2e.log, kcm.log; results.md with --compare
 #
@@ -95,6 +95,7 @@ unimplemented_specs() {
     daemonset-controller) echo '\[sig-apps\] (Daemon set|ControllerRevision) ' ;;
     disruption-controller) echo '\[sig-apps\] DisruptionController ' ;;
     # CronJob specs that wait for a Job to finish, and the Garbage collector's CronJob spec (its Jobs' pods)
+    resourcequota-controller) echo '(ReplicaSet|ReplicationController) should surface a failure condition on a common issue like exceeded quota' ;;
     job-controller) echo '\[sig-apps\] (Job|TTLAfterFinished) |\[sig-apps\] CronJob should delete (successful|failed) finished jobs|Garbage collector should delete jobs and pods created by cronjob' ;;
     cronjob-controller) echo '\[sig-apps\] CronJob ' ;;
     statefulset-controller) echo '\[sig-apps\] StatefulSet ' ;;
@@ -188,7 +189,11 @@ run_side() {
 
   local focus="$FOCUS"
   if [[ -n "$RESUME" ]]; then
-    focus="$(python3 "$MOD/table.py" --remaining "$RESUME/$side" "$2/list.txt")"
+    local -a prev=()
+    local d
+    IFS=: read -ra prev <<<"$RESUME"
+    for d in "${!prev[@]}"; do prev[d]="${prev[d]}/$side"; done
+    focus="$(python3 "$MOD/table.py" --remaining "${prev[@]}" "$2/list.txt")"
     if [[ -z "$focus" ]]; then
       log "$side: every selected spec has an outcome in $RESUME/$side; nothing to run"
       env "${env[@]}" "$HERE/local-cluster.sh" down >/dev/null 2>&1 || true
@@ -254,7 +259,7 @@ while (($#)); do
     --focus) FOCUS="$2"; shift ;;
     --skip) SKIP="$2"; shift ;;
     --out) OUT="$2"; shift ;;
-    --resume) RESUME="$(cd "$2" && pwd)"; shift ;;
+    --resume) RESUME="${RESUME:+$RESUME:}$(cd "$2" && pwd)"; shift ;;
     -h|--help) sed -n '2,39p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) if [[ "$cmd" == table ]]; then TABLE_DIRS+=("$1"); else die "unknown argument: $1 (see --help)"; fi ;;
   esac
@@ -307,13 +312,15 @@ if $compare; then
     run_side upstream "$OUT" || true
     run_side qkcm "$OUT" || true
   fi
-  python3 "$MOD/table.py" ${RESUME:+"$RESUME"} "$OUT" || status=1
+  IFS=: read -ra prev_runs <<<"$RESUME"
+  python3 "$MOD/table.py" ${prev_runs[@]+"${prev_runs[@]}"} "$OUT" || status=1
 elif [[ "${E2E_SIDE:-qkcm}" == upstream ]]; then
   # E2E_SIDE=upstream: only the upstream half of --compare (e.g. to re-run specs it did not reach)
   run_side upstream "$OUT" || status=1
 else
   run_side qkcm "$OUT" || status=1
-  python3 "$MOD/table.py" ${RESUME:+"$RESUME"} "$OUT" || true
+  IFS=: read -ra prev_runs <<<"$RESUME"
+  python3 "$MOD/table.py" ${prev_runs[@]+"${prev_runs[@]}"} "$OUT" || true
 fi
 log "done in $((SECONDS - start_all))s; results in $OUT"
 exit $status

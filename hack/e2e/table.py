@@ -205,11 +205,14 @@ def main(out, *more):
     return 1 if groups.get(0) else 0  # not implemented yet is known, not a regression
 
 
-def remaining(side_dir, listing):
+def remaining(side_dirs, listing):
     """A ginkgo focus regex of the specs in `listing` (e2e.test's dry-run output, one spec a line
-    with its labels) that side_dir's reports have no real outcome for (not run, or cut short by the
+    with its labels) that no side_dirs' reports have a real outcome for (not run, or cut short by the
     suite timeout); empty when none is left."""
-    done = {k for k, v in load(side_dir)[0].items() if rank(v) == 2} if os.path.isdir(side_dir) else set()
+    done = set()
+    for d in side_dirs:
+        if os.path.isdir(d):
+            done |= {k for k, v in load(d)[0].items() if rank(v) == 2}
     left = []
     for line in open(listing):
         spec = re.sub(r" \[[^]]*\]$", "", line.strip())  # the trailing "[sig-apps, Conformance]" labels
@@ -220,6 +223,6 @@ def remaining(side_dir, listing):
 
 if __name__ == "__main__":
     if sys.argv[1:2] == ["--remaining"]:
-        print(remaining(sys.argv[2], sys.argv[3]))
+        print(remaining(sys.argv[2:-1], sys.argv[-1]))
         sys.exit(0)
     sys.exit(main(*sys.argv[1:]))
