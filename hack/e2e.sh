@@ -195,11 +195,11 @@ run_side() {
     for d in "${!prev[@]}"; do prev[d]="${prev[d]}/$side"; done
     focus="$(python3 "$MOD/table.py" --remaining "${prev[@]}" "$2/list.txt")"
     if [[ -z "$focus" ]]; then
-      log "$side: every selected spec has an outcome in $RESUME/$side; nothing to run"
+      log "$side: every selected spec has an outcome in ${prev[*]}; nothing to run"
       env "${env[@]}" "$HERE/local-cluster.sh" down >/dev/null 2>&1 || true
       return 0
     fi
-    log "$side: resuming: $(echo "$focus" | tr '|' '\n' | wc -l) specs without an outcome in $RESUME/$side"
+    log "$side: resuming: $(echo "$focus" | tr '|' '\n' | wc -l) specs without an outcome in ${prev[*]}"
   fi
   local -a e2eflags=(
     --kubeconfig="$kubeconfig" --provider=local --kubectl-path="$bin/kubectl"
