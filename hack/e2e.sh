@@ -96,7 +96,7 @@ unimplemented_specs() {
     disruption-controller) echo '\[sig-apps\] DisruptionController ' ;;
     # CronJob specs that wait for a Job to finish, and the Garbage collector's CronJob spec (its Jobs' pods)
     resourcequota-controller) echo '(ReplicaSet|ReplicationController) should surface a failure condition on a common issue like exceeded quota' ;;
-    job-controller) echo '\[sig-apps\] (Job|TTLAfterFinished) |\[sig-apps\] CronJob should delete (successful|failed) finished jobs|Garbage collector should delete jobs and pods created by cronjob' ;;
+    job-controller) echo '\[sig-apps\] (Job|TTLAfterFinished) |\[sig-apps\] CronJob should (delete (successful|failed) finished jobs|not emit unexpected warnings)|Garbage collector should delete jobs and pods created by cronjob' ;;
     cronjob-controller) echo '\[sig-apps\] CronJob ' ;;
     statefulset-controller) echo '\[sig-apps\] StatefulSet ' ;;
     ttl-after-finished-controller) echo '\[sig-apps\] TTLAfterFinished ' ;;
