@@ -32,7 +32,8 @@
 #   --resume DIR   run only the selected specs that have no outcome in DIR (a run the time bound cut
 #                  short; repeat --resume for several); `hack/e2e.sh table DIR NEWDIR` merges them
 #   --out DIR      results directory (default /tmp/qkcm-e2e/<UTC time>): per controller manager
-#                  report.json (ginkgo JSON), junit.xml, e2e.log, kcm.log; results.md with --compare
+#                  report-{parallel,serial}.json (ginkgo JSON), junit-*.xml, e2e-*.log, kcm.log;
+#                  results.md (the table) and results.json (the specs that ran, condensed)
 #
 # Settings (environment): E2E_PROCS (parallel ginkgo processes, default 4), E2E_TIMEOUT (ginkgo's
 # suite timeout per phase, default 40m; 10m with --short), E2E_BUILD_TIMEOUT (default 90m), QKCM_CLUSTER_NAME (default e2e; the clusters are <name>-qkcm and
@@ -260,7 +261,7 @@ while (($#)); do
     --skip) SKIP="$2"; shift ;;
     --out) OUT="$2"; shift ;;
     --resume) RESUME="${RESUME:+$RESUME:}$(cd "$2" && pwd)"; shift ;;
-    -h|--help) sed -n '2,39p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,/^set -euo/p' "$0" | sed '$d' | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) if [[ "$cmd" == table ]]; then TABLE_DIRS+=("$1"); else die "unknown argument: $1 (see --help)"; fi ;;
   esac
   shift
