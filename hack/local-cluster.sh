@@ -127,7 +127,7 @@ fi
 
 # Running twice must not leave stray processes or ports: always start from a clean slate.
 down
-: > "$KWOKCTL_LOG" 2>/dev/null || true
+mkdir -p "$KWOK_WORKDIR" && : > "$KWOKCTL_LOG"
 
 mkdir -p "$(dirname "$KUBECONFIG_OUT")"
 if $noqkcm; then
