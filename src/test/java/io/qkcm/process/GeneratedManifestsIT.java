@@ -60,6 +60,11 @@ class GeneratedManifestsIT {
             Deployment qkcm = admin.apps().deployments().inNamespace("kube-system").withName("qkcm").get();
             assertThat(qkcm.getSpec().getReplicas()).isEqualTo(2);
             assertThat(qkcm.getSpec().getTemplate().getSpec().getServiceAccountName()).isEqualTo("qkcm");
+            // the pod runs as the images' non-root user (USER 1001 in Dockerfile.jvm and Dockerfile.native,
+            // pinned by ImageFilesConsistencyTest), so the files the images own are the files it reads
+            var podSecurity = qkcm.getSpec().getTemplate().getSpec().getSecurityContext();
+            assertThat(podSecurity.getRunAsUser()).isEqualTo(1001L);
+            assertThat(podSecurity.getRunAsNonRoot()).isTrue();
 
             Path kubeconfig = new Identities(server).kubeconfigForExisting("kube-system", "qkcm");
             admin.namespaces().resource(new NamespaceBuilder().withNewMetadata().withName(ns).endMetadata().build())
