@@ -7,11 +7,9 @@ import java.net.UnknownHostException;
 import java.time.Duration;
 import java.util.Optional;
 import java.util.UUID;
-import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.Executors;
-import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 
 import org.jboss.logging.Logger;
@@ -19,10 +17,6 @@ import org.jboss.logging.Logger;
 import io.fabric8.kubernetes.api.model.coordination.v1.Lease;
 import io.fabric8.kubernetes.api.model.coordination.v1.LeaseBuilder;
 import io.fabric8.kubernetes.client.KubernetesClient;
-import io.fabric8.kubernetes.client.extended.leaderelection.LeaderCallbacks;
-import io.fabric8.kubernetes.client.extended.leaderelection.LeaderElectionConfigBuilder;
-import io.fabric8.kubernetes.client.extended.leaderelection.LeaderElector;
-import io.fabric8.kubernetes.client.extended.leaderelection.resourcelock.LeaseLock;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.qkcm.controller.events.EventRecorder;
@@ -32,19 +26,10 @@ import io.qkcm.controller.events.EventRecorder;
  * {@code <hostname>_<uuid>}, 15s/10s/2s. Losing the lease after having held it is fatal, as upstream
  * ("leaderelection lost"): the manager exits non-zero and a restart re-joins as a standby.
  *
- * <p>Built on fabric8's {@link LeaderElector} (7.4.0), whose behaviour differs from client-go's in
- * ways handled here:
- * <ul>
- * <li>its callbacks run synchronously on the elector thread while it holds the elector's monitor
- * (client-go runs OnStartedLeading in its own goroutine): ours hand off to a callback thread;</li>
- * <li>onStopLeading fires when a renewal finds another holder, when the renew deadline passes, and
- * when the elector's future is cancelled while leading (after releasing the lease if
- * releaseOnCancel); it does not fire for a standby. Cancelling via {@link #stop} is not a loss;</li>
- * <li>an unexpected (non-KubernetesClientException) error while campaigning ends its loop for good,
- * where client-go keeps retrying: a standby whose elector died starts a new one;</li>
- * <li>expiry is judged by the record's renewTime (the clocks of both replicas), not by the time the
- * standby observed the record, as client-go does.</li>
- * </ul>
+ * <p>The election itself is {@link LeaseElector}, client-go's algorithm (fabric8's LeaderElector kept
+ * leading past its renew deadline while a renewal hung, and judged expiry by the leader's clock). Its
+ * callbacks are handed to a callback thread, in order, as client-go runs OnStartedLeading in a
+ * goroutine of its own. Cancelling via {@link #stop} is not a loss.
  */
 public final class LeaderElection {
 
@@ -63,7 +48,7 @@ public final class LeaderElection {
         t.setDaemon(true);
         return t;
     });
-    private volatile CompletableFuture<?> running;
+    private volatile LeaseElector elector;
     private volatile boolean stopping;
     private Runnable onStartedLeading;
     private Runnable onLost;
@@ -99,10 +84,10 @@ public final class LeaderElection {
                     + ") must be greater than --leader-elect-renew-deadline ("
                     + options.string("leader-elect-renew-deadline") + ")");
         }
-        // fabric8's LeaderElector needs renewDeadline > retryPeriod * (1 + 1.2); client-go only > retryPeriod * 1.2
-        if (renew.toMillis() <= retry.toMillis() + (long) Math.ceil(retry.toMillis() * 1.2)) {
+        // client-go's NewLeaderElector: renewDeadline > JitterFactor (1.2) x retryPeriod
+        if (renew.toNanos() <= (long) (LeaseElector.JITTER_FACTOR * retry.toNanos())) {
             return Optional.of("--leader-elect-renew-deadline (" + options.string("leader-elect-renew-deadline")
-                    + ") must be greater than 2.2 x --leader-elect-retry-period ("
+                    + ") must be greater than 1.2 x --leader-elect-retry-period ("
                     + options.string("leader-elect-retry-period") + ")");
         }
         if (options.string("leader-elect-resource-name").isEmpty()
@@ -158,27 +143,27 @@ public final class LeaderElection {
         if (stopping) {
             return;
         }
-        LeaderCallbacks cb = new LeaderCallbacks(
-                () -> dispatch(this::startedLeading),
-                () -> dispatch(this::stoppedLeading),
-                newLeader -> {
-                    if (newLeader != null && !newLeader.isEmpty() && !newLeader.equals(identity)) {
-                        LOG.infof("new leader elected: %s", newLeader);
+        elector = new LeaseElector(client, namespace, name, identity, options.duration("leader-elect-lease-duration"),
+                options.duration("leader-elect-renew-deadline"), options.duration("leader-elect-retry-period"),
+                new LeaseElector.Callbacks() {
+                    @Override
+                    public void startedLeading() {
+                        dispatch(LeaderElection.this::startedLeading);
+                    }
+
+                    @Override
+                    public void stoppedLeading() {
+                        dispatch(LeaderElection.this::stoppedLeading);
+                    }
+
+                    @Override
+                    public void newLeader(String holder) {
+                        if (!holder.isEmpty() && !holder.equals(identity)) {
+                            LOG.infof("new leader elected: %s", holder);
+                        }
                     }
                 });
-        LeaderElector elector = client.leaderElector().withConfig(new LeaderElectionConfigBuilder()
-                .withName(name)
-                .withLock(new LeaseUpdateLock(namespace, name, identity,
-                        options.duration("leader-elect-lease-duration")))
-                .withLeaseDuration(options.duration("leader-elect-lease-duration"))
-                .withRenewDeadline(options.duration("leader-elect-renew-deadline"))
-                .withRetryPeriod(options.duration("leader-elect-retry-period"))
-                .withReleaseOnCancel(options.bool("leader-elect-release-on-cancel"))
-                .withLeaderCallbacks(cb)
-                .build()).build();
-        CompletableFuture<?> future = elector.start();
-        running = future;
-        future.whenComplete((v, t) -> dispatch(() -> electorEnded(t)));
+        elector.start();
     }
 
     private void dispatch(Runnable r) {
@@ -204,35 +189,17 @@ public final class LeaderElection {
             return;
         }
         lost.set(true);
+        recordEvent("stopped leading");
         LOG.errorf("leaderelection lost: lease %s/%s is no longer held by %s", namespace, name, identity);
         onLost.run();
     }
 
-    /** The elector's future completed: cancelled by {@link #stop}, after a loss, or by an unexpected error. */
-    private void electorEnded(Throwable error) {
-        if (stopping || lost.get()) {
-            return;
-        }
-        if (leading.get()) {
-            // renewal ended without onStopLeading (it always fires when leading; be safe)
-            stoppedLeading();
-            return;
-        }
-        // fabric8 gives up campaigning on an unexpected error; client-go would keep retrying
-        LOG.warnf("leader election for %s/%s stopped unexpectedly (%s); campaigning again", namespace, name,
-                error == null ? "no error" : error.toString());
-        CompletableFuture.delayedExecutor(options.duration("leader-elect-retry-period").toMillis(),
-                TimeUnit.MILLISECONDS).execute(this::campaign);
-    }
-
     /** client-go's LeaseLock.RecordEvent: "<identity> <what>", reason LeaderElection, on the Lease. */
     private void recordEvent(String what) {
-        Lease subject;
-        try {
-            subject = client.leases().inNamespace(namespace).withName(name).get();
-        } catch (RuntimeException e) {
-            subject = null;
-        }
+        // on the Lease last read or written, without a request (one could hang: the network may be why
+        // leadership is being lost)
+        LeaseElector e = elector;
+        Lease subject = e == null ? null : e.lastLease();
         if (subject == null) {
             subject = new LeaseBuilder().withNewMetadata().withNamespace(namespace).withName(name).endMetadata()
                     .build();
@@ -243,16 +210,16 @@ public final class LeaderElection {
     }
 
     /**
-     * Stops campaigning (a clean shutdown, not a loss). fabric8 releases the lease synchronously in
+     * Stops campaigning (a clean shutdown, not a loss). The elector releases the lease synchronously in
      * this call when leading and qkcm.leader-elect-release-on-cancel is true: holderIdentity becomes
      * empty so a standby takes over at its next retry instead of after the lease duration.
      */
     public void stop() {
         stopping = true;
-        CompletableFuture<?> r = running;
+        LeaseElector e = elector;
         boolean wasLeading = leading.get();
-        if (r != null) {
-            r.cancel(true);
+        if (e != null) {
+            e.stop(options.bool("leader-elect-release-on-cancel"));
         }
         if (wasLeading) {
             recordEvent("stopped leading");

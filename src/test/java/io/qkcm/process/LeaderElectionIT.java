@@ -11,7 +11,10 @@ import java.time.ZonedDateTime;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
+import java.nio.file.Files;
 
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
@@ -22,12 +25,14 @@ import io.fabric8.kubernetes.api.model.Event;
 import io.fabric8.kubernetes.api.model.NamespaceBuilder;
 import io.fabric8.kubernetes.api.model.apps.ReplicaSetBuilder;
 import io.fabric8.kubernetes.api.model.coordination.v1.Lease;
+import io.fabric8.kubernetes.api.model.coordination.v1.LeaseBuilder;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.KubernetesClientException;
 import io.qkcm.testing.AuditLog;
 import io.qkcm.testing.Identities;
 import io.qkcm.testing.QkcmProcess;
 import io.qkcm.testing.RealApiServer;
+import io.qkcm.testing.StallingProxy;
 
 /**
  * Leader election between real qkcm processes against one real API server that audits every
@@ -296,6 +301,97 @@ class LeaderElectionIT {
         assertThat(Duration.ofNanos(System.nanoTime() - revoked)).isGreaterThanOrEqualTo(Duration.ofSeconds(2))
                 .isLessThan(Duration.ofSeconds(3).plus(RETRY).plus(JITTER).plus(MARGIN).plusSeconds(2));
         assertThat(a.stdout()).contains("leaderelection lost");
+    }
+
+    /**
+     * The one-leader guarantee when the leader's renewals hang (a network that drops packets without
+     * resetting): client-go gives up at the renew deadline whatever its requests are doing, so the
+     * leader has exited before a standby, waiting a lease duration from when it last saw the record
+     * change, takes over. Lease 6s, renew deadline 3s, retry 1s: a 2s margin, as upstream's defaults
+     * (15s/10s/2s) keep 3s. (fabric8's elector waited for the hung request and led on.)
+     */
+    @Test
+    void leaderWhoseRenewalsHangExitsBeforeAStandbyTakesOver(TestInfo test) throws Exception {
+        lease(test);
+        String[] timing = {"--leader-elect-lease-duration=6s", "--leader-elect-renew-deadline=3s",
+                "--leader-elect-retry-period=1s"};
+        try (StallingProxy proxy = new StallingProxy(java.net.URI.create(admin.getConfiguration().getMasterUrl()))) {
+            Path viaProxy = identities.kubeconfigFor("hang-a");
+            Files.writeString(viaProxy, Files.readString(viaProxy)
+                    .replace("server: " + admin.getConfiguration().getMasterUrl(), "server: " + proxy.url()));
+            List<String> args = new ArrayList<>(List.of("--kubeconfig=" + viaProxy, "--leader-elect-resource-name=" + lease,
+                    "--secure-port=0", "--bind-address=127.0.0.1"));
+            args.addAll(List.of(timing));
+            QkcmProcess a = QkcmProcess.java("hang-a", Map.of("HOSTNAME", "hang-a"), args);
+            processes.add(a);
+            CompletableFuture<Instant> aExited = a.exitTime();
+            awaitLeader(a);
+            QkcmProcess b = start("hang-b", timing);
+            awaitStandby(b);
+
+            proxy.stall();
+            Instant stalled = Instant.now();
+            await().atMost(Duration.ofSeconds(40)).pollInterval(Duration.ofMillis(100))
+                    .untilAsserted(() -> assertThat(holder()).startsWith("hang-b_"));
+            AuditLog.Entry takeover = audit.entries(e -> e.user().equals(Identities.user("hang-b"))
+                    && e.resource().equals("leases") && e.name().equals(lease) && e.isWrite() && e.code() < 300
+                    && e.time().isAfter(stalled)).get(0);
+            // the stall never ended: a left on its own, and before b's write that made it the leader
+            assertThat(aExited).as("a exited while its renewals hung; stdout:%n%s", QkcmProcess.tail(a.stdout()))
+                    .isDone();
+            assertThat(aExited.get()).as("a's exit vs b's takeover (%s)", takeover).isBefore(takeover.time());
+            assertThat(a.waitFor(Duration.ofSeconds(1))).isEqualTo(1);
+            assertThat(a.stdout()).contains("leaderelection lost");
+        }
+    }
+
+    /**
+     * Expiry is judged by the standby's own clock, from when it saw the record change, never by the
+     * renewTime the holder wrote (client-go's observedTime): a holder whose clock is an hour behind
+     * keeps its lease while it renews, and loses it a lease duration after it stops.
+     */
+    @Test
+    void standbyJudgesExpiryByWhenItSawTheRecordChangeNotByTheHoldersClock(TestInfo test) throws Exception {
+        lease(test);
+        ZonedDateTime skewed = ZonedDateTime.now(ZoneOffset.UTC).minusHours(1);
+        admin.leases().inNamespace(LEASE_NS).resource(new LeaseBuilder().withNewMetadata().withName(lease)
+                .withNamespace(LEASE_NS).endMetadata().withNewSpec().withHolderIdentity("skewed-holder")
+                .withLeaseDurationSeconds(4).withAcquireTime(skewed).withRenewTime(skewed).withLeaseTransitions(0)
+                .endSpec().build()).create();
+        AtomicBoolean renewing = new AtomicBoolean(true);
+        Thread holder = new Thread(() -> {
+            long n = 0;
+            while (renewing.get()) {
+                long seconds = ++n;
+                try {
+                    io.qkcm.testing.Conflicts.retry(() -> admin.leases().inNamespace(LEASE_NS).withName(lease)
+                            .edit(l -> {
+                                l.getSpec().setRenewTime(skewed.plusSeconds(seconds));
+                                return l;
+                            }));
+                    Thread.sleep(1000);
+                } catch (InterruptedException e) {
+                    return;
+                } catch (RuntimeException e) {
+                    // the next renewal
+                }
+            }
+        }, "skewed-holder");
+        holder.start();
+        try {
+            QkcmProcess b = start("skew-b");
+            awaitStandby(b);
+            // three lease durations of a renewed record: not taken
+            await().during(Duration.ofSeconds(12)).atMost(Duration.ofSeconds(15)).pollInterval(Duration.ofMillis(200))
+                    .untilAsserted(() -> assertThat(holder()).isEqualTo("skewed-holder"));
+            assertThat(b.stdout()).doesNotContain("successfully acquired lease");
+        } finally {
+            renewing.set(false);
+            holder.interrupt();
+            holder.join();
+        }
+        await().atMost(Duration.ofSeconds(30)).pollInterval(Duration.ofMillis(200))
+                .untilAsserted(() -> assertThat(holder()).startsWith("skew-b_"));
     }
 
     @Test

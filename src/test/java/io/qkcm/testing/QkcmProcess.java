@@ -5,6 +5,7 @@ import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -78,6 +79,11 @@ public final class QkcmProcess implements AutoCloseable {
 
     public boolean alive() {
         return process.isAlive();
+    }
+
+    /** Completes with the wall-clock time this process was seen to end (ask early: it is noticed, not polled). */
+    public java.util.concurrent.CompletableFuture<Instant> exitTime() {
+        return process.onExit().thenApply(p -> Instant.now());
     }
 
     /** SIGKILL. */
