@@ -4,15 +4,19 @@
 #      kwok dir and kubeconfig, so it never touches another cluster on this machine);
 #   2. dev mode with the flags the cluster script prints, on free ports (Quarkus HTTP, --secure-port),
 #      console and debugger off; waits for the controllers (Lease held, /q/health/ready: informers synced)
-#      and the dev console (/q/qkcm/state);
-#   3. a Deployment whose pods are created by qkcm and made Running by kwok;
+#      and the dev console (/q/qkcm/state); the Dev UI lists qkcm's card (the devui/ extension) and its
+#      JSON-RPC methods (over the Dev UI's WebSocket, hack/dev_ui_rpc.py) give the live state;
+#   3. a Deployment whose pods are created by qkcm and made Running by kwok; the card's data shows the
+#      ReplicaSet controller's queue at work;
 #   4. a live reload (a controller's source touched): the restarted app holds the Lease again, has the
 #      same threads as before (nothing leaked) and scales the Deployment;
 #   5. stops dev mode (SIGTERM: the Lease is released) and the cluster.
 # Exit code 0 when every step passed. Logs: $WORK/dev.log.
 #
 # Usage: hack/dev-mode-check.sh        (environment: MAVEN_ARGS, read by Maven itself, e.g. "-o";
-#                                       QKCM_DEVCHECK_KEEP=true leaves the cluster and dev mode running)
+#                                       QKCM_DEVCHECK_KEEP=true leaves the cluster and dev mode running;
+#                                       QKCM_DEVCHECK_SCREENSHOT=docs/dev-ui-card.png also takes a screenshot
+#                                       of the card's page with chromium, hack/dev_ui_screenshot.py)
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -94,6 +98,27 @@ PAGE="$(curl -sf -m 20 "$Q/q/qkcm")" || fail "dev console page not served"
 log "ok: dev console page $Q/q/qkcm"
 curl -sf -m 60 -o /dev/null "$Q/q/dev-ui/" || fail "the Dev UI is not served"
 log "ok: Dev UI $Q/q/dev-ui/"
+# qkcm's card: listed in the Dev UI's data (the extensions page), its component served
+curl -sf -m 60 "$Q/q/dev-ui/devui-data.js" | tr -d ' \n' | grep -q '"componentName":"qwc-qkcm-controllers"' \
+  || fail "the Dev UI does not list qkcm's card"
+curl -sf -m 60 "$Q/q/dev-ui/qkcm-devui/qwc-qkcm-controllers.js" | grep -q "customElements.define('qwc-qkcm-controllers'" \
+  || fail "the card's web component is not served"
+# its JSON-RPC methods (what the card's page calls): the live state, the same as /q/qkcm/state
+rpc() { python3 "$ROOT/hack/dev_ui_rpc.py" "$Q" "$1"; }
+card_live() {
+  rpc qkcm-devui_getState | python3 -c '
+import json, sys
+s = json.load(sys.stdin)
+le, c, inf = s.get("leaderElection", {}), s.get("controllers", []), s.get("informers", [])
+ok = (s.get("running") and le.get("leading") and le.get("holder") == le.get("identity")
+      and c and all(x["state"] == "running" for x in c)
+      and all("depth" in q and "retries" in q for x in c for q in x["queues"])
+      and any(x["name"] == "replicaset-controller" for x in c)
+      and inf and all(i["synced"] for i in inf) and "notImplemented" in s)
+sys.exit(0 if ok else 1)' && [[ "$(rpc qkcm-devui_getSummary)" =~ ^\"([0-9]+)/([0-9]+)\ running,\ leader\"$ ]] \
+     && [[ ${BASH_REMATCH[1]} == "${BASH_REMATCH[2]}" ]]
+}
+wait_for 60 "Dev UI card listed; its JSON-RPC state: Lease held, controllers running, queues, informers synced" card_live
 T_UP=$(( $(date +%s) - START ))
 
 "$KUBECTL" create namespace "$NS" >/dev/null
@@ -103,6 +128,20 @@ running_pods() {
 }
 wait_for 180 "3 pods of the Deployment created and Running" running_pods 3
 wait_for 120 "Deployment Available" "$KUBECTL" -n "$NS" wait deployment/web --for=condition=Available --timeout=5s
+# the card shows the work done: the ReplicaSet controller's queue took the new ReplicaSet (adds > 0)
+replicaset_adds() {
+  rpc qkcm-devui_getState | python3 -c '
+import json, sys
+s = json.load(sys.stdin)
+rs = [x for x in s["controllers"] if x["name"] == "replicaset-controller"][0]
+sys.exit(0 if sum(q["adds"] for q in rs["queues"]) > 0 else 1)'
+}
+wait_for 60 "the card's data shows the replicaset queue's adds" replicaset_adds
+if [[ -n "${QKCM_DEVCHECK_SCREENSHOT:-}" ]]; then
+  python3 "$ROOT/hack/dev_ui_screenshot.py" "$Q/q/dev-ui/qkcm-devui/controllers" "$QKCM_DEVCHECK_SCREENSHOT" 15 1500x1400 \
+    >/dev/null || fail "screenshot of the card's page"
+  log "ok: screenshot of the card's page: $QKCM_DEVCHECK_SCREENSHOT"
+fi
 
 sleep 5
 BEFORE=$(threads)
@@ -114,6 +153,7 @@ restarted() { [[ $(grep -c "Restarting quarkus due to changes" "$WORK/dev.log") 
 curl -s -m 300 -o /dev/null "$Q/q/health/live" || true
 wait_for 300 "dev mode restarted the application" restarted
 wait_for 300 "after the reload: Lease held again and every controller running" leading_and_running
+wait_for 60 "after the reload: the card's JSON-RPC state is live again" card_live
 "$KUBECTL" -n "$NS" scale deployment web --replicas=5 >/dev/null
 wait_for 180 "after the reload: scaled to 5 Running pods" running_pods 5
 sleep 5

@@ -120,7 +120,7 @@ done
 
 QKCM="$(readlink -f "${QKCM_BINARY:-$ROOT/bin/qkcm}")"
 if ! $noqkcm && [[ -z "${QKCM_BINARY:-}" ]] && ! ls "$ROOT"/target/*-runner >/dev/null 2>&1 \
-   && [[ ! -f "$ROOT/target/quarkus-app/quarkus-run.jar" || -n "$(find "$ROOT/src/main" "$ROOT/pom.xml" -newer "$ROOT/target/quarkus-app/quarkus-run.jar" -print -quit)" ]]; then
+   && [[ ! -f "$ROOT/target/quarkus-app/quarkus-run.jar" || -n "$(find "$ROOT/src/main" "$ROOT/devui" "$ROOT/pom.xml" "$ROOT/app-pom.xml" -path "$ROOT/devui/*/target" -prune -o -newer "$ROOT/target/quarkus-app/quarkus-run.jar" -print -quit)" ]]; then
   log "building qkcm (./mvnw package -DskipTests)"
   (cd "$ROOT" && ./mvnw -q -B package -DskipTests)
 fi

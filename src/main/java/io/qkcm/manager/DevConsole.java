@@ -21,6 +21,7 @@ import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.qkcm.controller.Controller;
+import io.qkcm.devui.runtime.QkcmDevUiState;
 import io.qkcm.runtime.josdk.OperatorController;
 import io.quarkus.runtime.LaunchMode;
 import io.vertx.core.json.JsonArray;
@@ -35,13 +36,13 @@ import io.vertx.ext.web.RoutingContext;
  * in flight), the leader Lease and whether this replica holds it, the shared informers and whether they
  * have synced.
  *
- * <p>Not a Dev UI card: Quarkus 3.30's Dev UI takes pages only from extensions' build steps
- * ({@code CardPageBuildItem} in a deployment module), which this single-module application has none of.
- * In production Quarkus' HTTP server is off ({@code %prod.quarkus.http.host-enabled=false}) and this
+ * <p>The same state feeds qkcm's Dev UI card (/q/dev-ui, "qkcm" on the extensions page): Quarkus 3.30's
+ * Dev UI takes pages only from extensions' build steps, so the card comes from the small extension in
+ * {@code devui/}, whose JSON-RPC service reads this bean through {@link QkcmDevUiState}. In production Quarkus' HTTP server is off ({@code %prod.quarkus.http.host-enabled=false}) and this
  * page is not even routed.
  */
 @ApplicationScoped
-public class DevConsole {
+public class DevConsole implements QkcmDevUiState {
 
     private static final Logger LOG = Logger.getLogger(DevConsole.class);
 
@@ -75,6 +76,12 @@ public class DevConsole {
         }
         rc.response().putHeader("content-type", "application/json").putHeader("cache-control", "no-store")
                 .end(body.encodePrettily());
+    }
+
+    /** The state shown by the Dev UI card (the qkcm-devui extension's contract). */
+    @Override
+    public JsonObject devUiState() {
+        return state();
     }
 
     /** The state shown by the page. */

@@ -333,7 +333,7 @@ class ImageFilesConsistencyTest {
 
     static String projectVersion() throws IOException {
         Matcher m = Pattern.compile("<artifactId>qkcm</artifactId>\\s*<version>([^<]+)</version>")
-                .matcher(Files.readString(Path.of("pom.xml")));
+                .matcher(Files.readString(Path.of("app-pom.xml"))); // the application's POM (pom.xml aggregates it)
         assertThat(m.find()).isTrue();
         return m.group(1);
     }
