@@ -194,10 +194,17 @@ class PodWatch(threading.Thread):
                 self.live[uid] = self.ready(pod)
 
     def relist(self):
-        lst = self.api.get(f"/api/v1/namespaces/{self.ns}/pods?limit=5000")
+        items, cont = [], ""
+        while True:  # pages of 5000 (--scale goes to 10000 pods and more)
+            lst = self.api.get(f"/api/v1/namespaces/{self.ns}/pods?limit=5000"
+                               + (f"&continue={urllib.parse.quote(cont)}" if cont else ""))
+            items += lst["items"]
+            cont = lst["metadata"].get("continue")
+            if not cont:
+                break
         with self.lock:
             self.live = {}
-        for p in lst["items"]:
+        for p in items:
             self.apply("ADDED", p)
         self.rv = lst["metadata"]["resourceVersion"]
 
