@@ -134,7 +134,8 @@ public class ControllerManager {
             throw new IllegalArgumentException(unknown.get());
         }
         selection = ControllerSelection.resolve(catalog, requested, options.featureGates());
-        LOG.infof("qkcm %s (drop-in for kube-controller-manager %s)", Version.QKCM, Version.KUBERNETES);
+        LOG.infof("qkcm %s (drop-in for kube-controller-manager %s) on Java %s (%s)", Version.QKCM, Version.KUBERNETES,
+                Runtime.version(), System.getProperty("java.home"));
         if (!selection.notImplemented().isEmpty()) {
             LOG.warnf("controllers enabled but not implemented by qkcm, NOT running: %s",
                     String.join(", ", selection.notImplemented()));
