@@ -23,6 +23,7 @@ import os
 import shutil
 import signal
 import ssl
+import shlex
 import statistics
 import subprocess
 import sys
@@ -193,10 +194,17 @@ class PodWatch(threading.Thread):
                 self.live[uid] = self.ready(pod)
 
     def relist(self):
-        lst = self.api.get(f"/api/v1/namespaces/{self.ns}/pods?limit=5000")
+        items, cont = [], ""
+        while True:  # pages of 5000 (--scale goes to 10000 pods and more)
+            lst = self.api.get(f"/api/v1/namespaces/{self.ns}/pods?limit=5000"
+                               + (f"&continue={urllib.parse.quote(cont)}" if cont else ""))
+            items += lst["items"]
+            cont = lst["metadata"].get("continue")
+            if not cont:
+                break
         with self.lock:
             self.live = {}
-        for p in lst["items"]:
+        for p in items:
             self.apply("ADDED", p)
         self.rv = lst["metadata"]["resourceVersion"]
 
@@ -325,17 +333,33 @@ def default_java_opts():
                           check=True).stdout.strip()
 
 
+def default_java():
+    """The java executable bin/qkcm picks (the newest supported JDK it finds), so the benchmark runs it too."""
+    env = dict(os.environ, QKCM_PRINT_JAVA="1")
+    r = subprocess.run([os.path.join(ROOT, "bin", "qkcm")], env=env, capture_output=True, text=True)
+    out = r.stdout.strip()
+    return out if r.returncode == 0 and out else "java"
+
+
 def managers(args):
     out = []
     jar = os.path.join(ROOT, "target", "quarkus-app", "quarkus-run.jar")
     if args.qkcm_jar:
         jar = args.qkcm_jar
     java_opts = args.qkcm_java_opts.split() if args.qkcm_java_opts else []
+    java = args.qkcm_java
     if "qkcm-jvm" in args.managers:
-        out.append(("qkcm-jvm", ["java", *java_opts, "-jar", jar]))
+        out.append(("qkcm-jvm", [java, *java_opts, "-jar", jar]))
+    # --variant NAME=COMMAND: another way of starting the same build (another JDK, other JVM options),
+    # measured in the same run; COMMAND is the java command line before "-jar <jar>" ({jar} expands
+    # to the jar's path, {dir} to its directory, e.g. for -XX:AOTCache={dir}/app.aot)
+    for v in args.variant:
+        vname, _, cmd = v.partition("=")
+        argv = shlex.split(cmd.replace("{jar}", jar).replace("{dir}", os.path.dirname(jar)))
+        out.append((vname.strip(), argv if "-jar" in argv else [*argv, "-jar", jar]))
     if "qkcm-base" in args.managers:
         if args.qkcm_base_jar:
-            out.append(("qkcm-base", ["java", *java_opts, "-jar", args.qkcm_base_jar]))
+            out.append(("qkcm-base", [java, *java_opts, "-jar", args.qkcm_base_jar]))
         else:
             log("no --qkcm-base-jar / QKCM_BASE_JAR: skipping qkcm-base")
     if "qkcm-native" in args.managers:
@@ -466,56 +490,58 @@ def run_one(args, cluster, name, argv, rep, rawdir):
                              "cpu_s": proc.snapshot_cpu()}
 
         D, Rp = args.deployments, args.replicas
+        if args.scale:
+            R["scale"] = scale_scenario(args, api, watch, proc, phase, tag)
+        else:
+            def scale_up():
+                parallel(lambda i: api.req("POST", f"/apis/apps/v1/namespaces/{NS}/deployments", deployment(i, Rp)),
+                         range(D))
+                t_exist = watch.wait(lambda live, ready: live >= D * Rp, args.timeout, "scale-up pods")
+                t_ready = watch.wait(lambda live, ready: ready >= D * Rp, args.timeout, "scale-up pods ready")
+                t_avail = poll(lambda: deployments_done(api, D, Rp), args.timeout, "deployments available")
+                return {"t_pods_exist": t_exist, "t_pods_ready": t_ready, "t_available": t_avail}
+            phase("scale-up", scale_up)
 
-        def scale_up():
-            parallel(lambda i: api.req("POST", f"/apis/apps/v1/namespaces/{NS}/deployments", deployment(i, Rp)),
-                     range(D))
-            t_exist = watch.wait(lambda live, ready: live >= D * Rp, args.timeout, "scale-up pods")
-            t_ready = watch.wait(lambda live, ready: ready >= D * Rp, args.timeout, "scale-up pods ready")
-            t_avail = poll(lambda: deployments_done(api, D, Rp), args.timeout, "deployments available")
-            return {"t_pods_exist": t_exist, "t_pods_ready": t_ready, "t_available": t_avail}
-        phase("scale-up", scale_up)
+            def rollout():
+                patch = {"spec": {"template": {"metadata": {"annotations": {"bench/revision": "2"}}}}}
+                parallel(lambda i: api.req("PATCH", f"/apis/apps/v1/namespaces/{NS}/deployments/d{i}", patch,
+                                           ctype="application/strategic-merge-patch+json"), range(D))
+                time.sleep(1)
+                poll(lambda: deployments_done(api, D, Rp), args.timeout, "rollouts complete")
+            phase("rollout", rollout)
 
-        def rollout():
-            patch = {"spec": {"template": {"metadata": {"annotations": {"bench/revision": "2"}}}}}
-            parallel(lambda i: api.req("PATCH", f"/apis/apps/v1/namespaces/{NS}/deployments/d{i}", patch,
-                                       ctype="application/strategic-merge-patch+json"), range(D))
-            time.sleep(1)
-            poll(lambda: deployments_done(api, D, Rp), args.timeout, "rollouts complete")
-        phase("rollout", rollout)
+            def cascade_delete():
+                parallel(lambda i: api.req("DELETE", f"/apis/apps/v1/namespaces/{NS}/deployments/d{i}",
+                                           {"kind": "DeleteOptions", "apiVersion": "v1",
+                                            "propagationPolicy": "Background"}), range(D))
+                watch.wait(lambda live, ready: live == 0, args.timeout, "no pod left")
+                poll(lambda: not api.get(f"/apis/apps/v1/namespaces/{NS}/replicasets")["items"], args.timeout,
+                     "no ReplicaSet left", 0.5)
+            phase("cascade-delete", cascade_delete)
 
-        def cascade_delete():
-            parallel(lambda i: api.req("DELETE", f"/apis/apps/v1/namespaces/{NS}/deployments/d{i}",
-                                       {"kind": "DeleteOptions", "apiVersion": "v1",
-                                        "propagationPolicy": "Background"}), range(D))
-            watch.wait(lambda live, ready: live == 0, args.timeout, "no pod left")
-            poll(lambda: not api.get(f"/apis/apps/v1/namespaces/{NS}/replicasets")["items"], args.timeout,
-                 "no ReplicaSet left", 0.5)
-        phase("cascade-delete", cascade_delete)
+            N = args.rs_replicas
 
-        N = args.rs_replicas
+            def big_rs():
+                labels = {"app": "big"}
+                api.req("POST", f"/apis/apps/v1/namespaces/{NS}/replicasets",
+                        {"apiVersion": "apps/v1", "kind": "ReplicaSet", "metadata": {"name": "big"},
+                         "spec": {"replicas": 0, "selector": {"matchLabels": labels},
+                                  "template": {"metadata": {"labels": labels}, "spec": POD_SPEC}}})
+                api.req("PATCH", f"/apis/apps/v1/namespaces/{NS}/replicasets/big", {"spec": {"replicas": N}},
+                        ctype="application/merge-patch+json")
+                t_exist = watch.wait(lambda live, ready: live >= N, args.timeout, "big RS pods")
+                t_ready = watch.wait(lambda live, ready: ready >= N, args.timeout, "big RS pods ready")
 
-        def big_rs():
-            labels = {"app": "big"}
-            api.req("POST", f"/apis/apps/v1/namespaces/{NS}/replicasets",
-                    {"apiVersion": "apps/v1", "kind": "ReplicaSet", "metadata": {"name": "big"},
-                     "spec": {"replicas": 0, "selector": {"matchLabels": labels},
-                              "template": {"metadata": {"labels": labels}, "spec": POD_SPEC}}})
-            api.req("PATCH", f"/apis/apps/v1/namespaces/{NS}/replicasets/big", {"spec": {"replicas": N}},
-                    ctype="application/merge-patch+json")
-            t_exist = watch.wait(lambda live, ready: live >= N, args.timeout, "big RS pods")
-            t_ready = watch.wait(lambda live, ready: ready >= N, args.timeout, "big RS pods ready")
+                def rs_done():
+                    st = api.get(f"/apis/apps/v1/namespaces/{NS}/replicasets/big").get("status", {})
+                    return st.get("availableReplicas") == N and st.get("readyReplicas") == N
+                t_status = poll(rs_done, args.timeout, "big RS status", 0.5)
+                return {"t_pods_exist": t_exist, "t_pods_ready": t_ready, "t_status": t_status}
+            phase("big-rs", big_rs)
 
-            def rs_done():
-                st = api.get(f"/apis/apps/v1/namespaces/{NS}/replicasets/big").get("status", {})
-                return st.get("availableReplicas") == N and st.get("readyReplicas") == N
-            t_status = poll(rs_done, args.timeout, "big RS status", 0.5)
-            return {"t_pods_exist": t_exist, "t_pods_ready": t_ready, "t_status": t_status}
-        phase("big-rs", big_rs)
-
-        def idle():
-            time.sleep(args.idle)
-        phase("idle", idle)
+            def idle():
+                time.sleep(args.idle)
+            phase("idle", idle)
         R["created_uids_seen"] = len(watch.created)
     finally:
         proc.stop()
@@ -532,7 +558,7 @@ def run_one(args, cluster, name, argv, rep, rawdir):
     R["pod_samples"] = [(t - proc.t_exec, live, ready) for (t, live, ready) in watch.samples]
     R["loadavg_end"] = os.getloadavg()
     R.update(audit_summary(cluster.audit_log, proc.t_exec, phases))
-    expected = 2 * D * Rp + N
+    expected = max(args.scale) if args.scale else 2 * D * Rp + N
     R["pods_expected"] = expected
     R["pods_extra"] = R["pod_creates_ok"] - expected
     shutil.copy(cluster.audit_log, os.path.join(rawdir, f"{tag}.audit.log"))
@@ -542,6 +568,105 @@ def run_one(args, cluster, name, argv, rep, rawdir):
         f"{R.get('first_write_s', float('nan')):.1f}s, {R['requests_total']} requests, "
         f"pods created {R['pod_creates_ok']} (expected {expected})")
     return R
+
+
+def scale_scenario(args, api, watch, proc, phase, tag):
+    """--scale N1,N2,...: one ReplicaSet scaled 0 -> N1 -> N2 ...; at 0 and at each step, once every pod is
+    Ready and the manager has settled, the manager's RSS (median of --scale-settle seconds of samples after
+    as many seconds of rest). Bytes per cached pod: (RSS at N - RSS at 0) / N."""
+    labels = {"app": "scale"}
+    api.req("POST", f"/apis/apps/v1/namespaces/{NS}/replicasets",
+            {"apiVersion": "apps/v1", "kind": "ReplicaSet", "metadata": {"name": "scale"},
+             "spec": {"replicas": 0, "selector": {"matchLabels": labels},
+                      "template": {"metadata": {"labels": labels}, "spec": POD_SPEC}}})
+    steps = []
+
+    def settle(n):
+        time.sleep(args.scale_settle)
+        t0 = time.time()
+        time.sleep(args.scale_settle)
+        rss = [r for (t, c, r) in proc.samples if t >= t0]
+        steps.append({"pods": n, "rss_mb": statistics.median(rss) / 1024 if rss else None,
+                      "cpu_s": proc.snapshot_cpu()})
+        log(f"{tag}: {n} pods cached: RSS {steps[-1]['rss_mb']:.0f} MiB")
+
+    phase("scale-0", lambda: settle(0))
+    for n in args.scale:
+        def step(n=n):
+            api.req("PATCH", f"/apis/apps/v1/namespaces/{NS}/replicasets/scale", {"spec": {"replicas": n}},
+                    ctype="application/merge-patch+json")
+            t_exist = watch.wait(lambda live, ready: live >= n, args.timeout, f"{n} pods")
+            t_ready = watch.wait(lambda live, ready: ready >= n, args.timeout, f"{n} pods ready")
+            settle(n)
+            return {"t_pods_exist": t_exist, "t_pods_ready": t_ready}
+        phase(f"scale-{n}", step)
+    if "java" in os.path.basename(proc.p.args[0]):
+        # where the heap goes at the largest size (after the RSS samples: a histogram runs a full GC)
+        jcmd = os.path.join(os.path.dirname(proc.p.args[0]), "jcmd")
+        for what in ("GC.heap_info", "GC.class_histogram"):
+            try:
+                out = subprocess.run([jcmd, str(proc.p.pid), what], capture_output=True, text=True, timeout=120).stdout
+                with open(os.path.join(os.path.dirname(proc.logf.name), f"{tag}.{what}.txt"), "w") as f:
+                    f.write(out)
+            except (OSError, subprocess.TimeoutExpired) as e:
+                log(f"{tag}: {jcmd} {what}: {e}")
+    return steps
+
+
+def scale_report(args, results, outdir):
+    names = []
+    for r in results:
+        if r["manager"] not in names and "scale" in r:
+            names.append(r["manager"])
+    sizes = [0] + list(args.scale)
+    rss = {n: {p: med([next((s["rss_mb"] for s in r["scale"] if s["pods"] == p), None)
+                       for r in results if r["manager"] == n and "scale" in r]) for p in sizes} for n in names}
+    per_pod = {n: {p: ((rss[n][p] - rss[n][0]) * 2**20 / p if p and rss[n][p] and rss[n][0] else None)
+                   for p in sizes} for n in names}
+    base = "upstream" if "upstream" in names else None
+    head = ["pods cached"] + [f"{n} RSS (MiB)" for n in names] + [f"{n} bytes/pod" for n in names] + \
+        [f"{n}/upstream RSS" for n in names if base and n != base]
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    for p in sizes:
+        row = [f"{p:,}"] + [f"{rss[n][p]:.0f}" if rss[n][p] else "–" for n in names] + \
+            [f"{per_pod[n][p]:,.0f}" if per_pod[n][p] else "–" for n in names]
+        for n in names:
+            if base and n != base:
+                row.append(f"{rss[n][p] / rss[base][p]:.2f}" if rss[n][p] and rss[base][p] else "–")
+        lines.append("| " + " | ".join(row) + " |")
+    reps = {n: sum(1 for r in results if r["manager"] == n and "scale" in r) for n in names}
+    md = [f"# Memory scaling: qkcm vs upstream kube-controller-manager — {dt.datetime.now().isoformat(timespec='minutes')}", "",
+          f"- one ReplicaSet scaled 0 → {' → '.join(str(x) for x in args.scale)} pods ({args.nodes} kwok nodes), "
+          f"--kube-api-qps={args.qps} --kube-api-burst={args.burst}, --controllers={args.controllers}",
+          f"- at each size, once every pod is Ready: {args.scale_settle} s of rest, then the median RSS "
+          f"(/proc VmRSS, 1 s samples) over the next {args.scale_settle} s; bytes/pod = (RSS at N − RSS at 0) / N",
+          f"- repetitions per manager: {reps}; 1-min load average at the start of each run: "
+          f"{[round(r['loadavg_start'][0], 1) for r in results]}",
+          f"- qkcm-jvm: `{getattr(args, 'qkcm_java', 'java')} {args.qkcm_java_opts or ''} -jar <jar>`",
+          ] + [f"- {v.partition('=')[0]}: `{v.partition('=')[2]}`" for v in getattr(args, "variant", [])] + \
+         ["", *lines, "", "![RSS against pods cached](rss-vs-pods.png)", ""]
+    with open(os.path.join(outdir, "results-scale.md"), "w") as f:
+        f.write("\n".join(md))
+    with open(os.path.join(outdir, "scale.json"), "w") as f:
+        json.dump({"rss_mb": rss, "bytes_per_pod": per_pod, "reps": reps}, f, indent=1)
+    print("\n".join(md), flush=True)
+    try:
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        return
+    fig, ax = plt.subplots(figsize=(7, 4.8))
+    for n in names:
+        pts = [(p, rss[n][p]) for p in sizes if rss[n][p]]
+        ax.plot([x for x, _ in pts], [y for _, y in pts], marker="o", label=n)
+    ax.set_xlabel("pods cached")
+    ax.set_ylabel("RSS (MiB)")
+    ax.set_title("controller manager RSS against pods cached")
+    ax.grid(alpha=0.3)
+    ax.legend()
+    fig.tight_layout()
+    fig.savefig(os.path.join(outdir, "rss-vs-pods.png"), dpi=110)
 
 
 def parse_ts(s):
@@ -691,8 +816,11 @@ def report(args, results, ceil, outdir):
 
     # a baseline build of qkcm (--qkcm-base-jar): the change under test is also given against it
     vs_base = "qkcm-base" in names and "qkcm-jvm" in names
+    # variants (--variant) are also given against qkcm-jvm, the A/B of the lever they stand for
+    variants = [n for n in names if n not in ("qkcm-jvm", "qkcm-base", "qkcm-native", "upstream")] \
+        if "qkcm-jvm" in names else []
     head = (["figure (median)"] + names + [f"{n}/upstream" for n in names if base and n != base]
-            + (["qkcm-jvm/qkcm-base"] if vs_base else []))
+            + (["qkcm-jvm/qkcm-base"] if vs_base else []) + [f"{n}/qkcm-jvm" for n in variants])
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for k in keys:
         row = [label.get(k, k)] + [fmt(meds[n][k]) for n in names]
@@ -702,6 +830,9 @@ def report(args, results, ceil, outdir):
                 row.append(f"{a / b:.2f}" if a is not None and b not in (None, 0) else "–")
         if vs_base:
             a, b = meds["qkcm-jvm"][k], meds["qkcm-base"][k]
+            row.append(f"{a / b:.2f}" if a is not None and b not in (None, 0) else "–")
+        for n in variants:
+            a, b = meds[n][k], meds["qkcm-jvm"][k]
             row.append(f"{a / b:.2f}" if a is not None and b not in (None, 0) else "–")
         lines.append("| " + " | ".join(row) + " |")
     reps = {n: len(figs[n]) for n in names}
@@ -717,8 +848,8 @@ def report(args, results, ceil, outdir):
           f"and noisy; prefer the ratios)",
           f"- versions: Kubernetes {args.k8s_version} (etcd, kube-apiserver, kube-scheduler, upstream kube-controller-manager), "
           f"kwok {args.kwok_version}, qkcm {args.qkcm_version}",
-          f"- qkcm-jvm JVM options: `{args.qkcm_java_opts or '(JVM defaults)'}`",
-          ]
+          f"- qkcm-jvm: `{getattr(args, 'qkcm_java', 'java')} {args.qkcm_java_opts or ''} -jar <jar>`",
+          ] + [f"- {v.partition('=')[0]}: `{v.partition('=')[2]}`" for v in getattr(args, "variant", [])]
     if ceil:
         md.append(f"- ceiling: the API server absorbed {ceil['rate']:.0f} pods/s from a plain client "
                   f"({ceil['pods']} pods, {ceil['concurrency']} concurrent workers, no QPS limit, {ceil['errors']} errors)")
@@ -743,6 +874,10 @@ def chart(args, results, outdir):
         log("matplotlib missing (pip install matplotlib): no chart")
         return
     colors = {"qkcm-jvm": "tab:red", "qkcm-base": "tab:green", "qkcm-native": "tab:orange", "upstream": "tab:blue"}
+    others = iter(["tab:purple", "tab:brown", "tab:pink", "tab:olive", "tab:cyan", "tab:gray"])
+    for r in results:
+        if r["manager"] not in colors:
+            colors[r["manager"]] = next(others, "black")
     fig, axes = plt.subplots(1, 2, figsize=(13, 4.8))
     for ax, pname, title in ((axes[0], "scale-up", f"scale-up: {args.deployments}×{args.replicas} Deployments"),
                              (axes[1], "big-rs", f"ReplicaSet 0 → {args.rs_replicas}")):
@@ -796,6 +931,14 @@ def main():
                    help="a baseline qkcm build (quarkus-run.jar) run as manager qkcm-base, e.g. main before a change")
     p.add_argument("--qkcm-java-opts", default=os.environ.get("QKCM_JAVA_OPTS", default_java_opts()),
                    help="JVM options of qkcm-jvm (default: bin/qkcm's, the ones users get)")
+    p.add_argument("--qkcm-java", default=os.environ.get("QKCM_JAVA") or default_java(),
+                   help="java executable of qkcm-jvm (default: the one bin/qkcm picks)")
+    p.add_argument("--variant", action="append", default=[], metavar="NAME=COMMAND",
+                   help="an extra qkcm manager: the same jar started by COMMAND (java and its options; "
+                        "{dir} is the jar's directory), e.g. 'qkcm-j17=/usr/lib/jvm/java-17-openjdk-amd64/bin/java "
+                        "-XX:+UseSerialGC'; repeatable")
+    p.add_argument("--scale", help="memory scaling instead of the default scenarios: pod counts, e.g. 1000,3000,10000")
+    p.add_argument("--scale-settle", type=int, default=20, help="seconds of rest, then of RSS samples, per --scale size")
     p.add_argument("--ceiling-pods", type=int)
     p.add_argument("--ceiling-concurrency", type=int, default=32)
     p.add_argument("--no-ceiling", action="store_true")
@@ -816,8 +959,9 @@ def main():
                            ("idle", 600, 60), ("reps", 3, 1), ("ceiling_pods", 1000, 300)):
         if getattr(args, k) is None:
             setattr(args, k, quick if q else full)
+    args.scale = [int(x) for x in args.scale.split(",")] if args.scale else []
     if args.nodes is None:
-        peak = max(args.deployments * args.replicas * 1.3, args.rs_replicas)
+        peak = max(args.deployments * args.replicas * 1.3, args.rs_replicas, *args.scale)
         args.nodes = int(peak / 100) + 2
     args.managers = [m.strip() for m in args.managers.split(",") if m.strip()]
     if args.report:
@@ -851,7 +995,10 @@ def main():
     failed = [r for r in results if "error" in r]
     for r in failed:
         log(f"FAILED: {r['manager']} rep {r['rep']}: {r['error']}")
-    report(args, [r for r in results if "error" not in r] + failed, ceil, outdir)
+    if args.scale:
+        scale_report(args, [r for r in results if "error" not in r], outdir)
+    else:
+        report(args, [r for r in results if "error" not in r] + failed, ceil, outdir)
     return 1 if failed else 0
 
 
@@ -859,8 +1006,9 @@ def rereport(args):
     raw = args.report
     saved = json.load(open(os.path.join(raw, "args.json")))
     for k in ("deployments", "replicas", "rs_replicas", "idle", "nodes", "qps", "burst", "controllers",
-              "k8s_version", "kwok_version", "qkcm_version"):
-        setattr(args, k, saved[k])
+              "k8s_version", "kwok_version", "qkcm_version", "qkcm_java", "qkcm_java_opts", "variant"):
+        if k in saved:
+            setattr(args, k, saved[k])
     results = json.load(open(os.path.join(raw, "results.json")))
     for r in results:
         audit = os.path.join(raw, f"{r['manager']}-rep{r['rep']}.audit.log")

@@ -134,7 +134,8 @@ public class ControllerManager {
             throw new IllegalArgumentException(unknown.get());
         }
         selection = ControllerSelection.resolve(catalog, requested, options.featureGates());
-        LOG.infof("qkcm %s (drop-in for kube-controller-manager %s)", Version.QKCM, Version.KUBERNETES);
+        LOG.infof("qkcm %s (drop-in for kube-controller-manager %s) on Java %s (%s)", Version.QKCM, Version.KUBERNETES,
+                Runtime.version(), System.getProperty("java.home"));
         if (!selection.notImplemented().isEmpty()) {
             LOG.warnf("controllers enabled but not implemented by qkcm, NOT running: %s",
                     String.join(", ", selection.notImplemented()));
@@ -148,6 +149,14 @@ public class ControllerManager {
         clients = new KubeClients(options, registry, vertx);
         informers = new SharedInformers(clients.forComponent("shared-informers"), options.minResyncPeriod());
         events = new EventBroadcaster(clients.forComponent("event-broadcaster"));
+        // As upstream, the campaign starts once /healthz is served, before the controllers are built and the
+        // informers started (upstream builds them after winning): the Lease, the first write, does not wait
+        // for them. A lease won meanwhile starts the controllers once this method has returned (both are
+        // synchronized). io.qkcm.late-leader-election=true restores the old order (for A/B measurements).
+        boolean campaignFirst = options.leaderElect() && !Boolean.getBoolean("io.qkcm.late-leader-election");
+        if (campaignFirst) {
+            campaign();
+        }
         delayer = Executors.newSingleThreadScheduledExecutor(r -> {
             Thread t = new Thread(r, "workqueue-delayer");
             t.setDaemon(true);
@@ -183,15 +192,19 @@ public class ControllerManager {
         health.addReadiness(HealthChecks.INFORMERS_SYNCED,
                 () -> informers.all().stream().allMatch(i -> i.hasSynced()));
         running = true;
-        if (options.leaderElect()) {
-            leaderElection = new LeaderElection(clients.forComponent("leader-election"), options,
-                    events.recorder(MANAGER), registry);
-            LeaderElection election = leaderElection;
-            health.addLiveness("leaderElection", election::healthy);
-            leaderElection.start(this::startControllers, this::lostLease);
-        } else {
+        if (!options.leaderElect()) {
             startControllers();
+        } else if (!campaignFirst) {
+            campaign();
         }
+    }
+
+    private void campaign() {
+        leaderElection = new LeaderElection(clients.forComponent("leader-election"), options,
+                events.recorder(MANAGER), registry);
+        LeaderElection election = leaderElection;
+        health.addLiveness("leaderElection", election::healthy);
+        leaderElection.start(this::startControllers, this::lostLease);
     }
 
     /** Undoes a start that failed part-way: the port, the clients, the informers, the controllers' threads. */

@@ -32,6 +32,7 @@ public class QkcmMain implements QuarkusApplication {
             System.exit(code);
         }
         handleTerminationSignals();
+        io.qkcm.runtime.clients.SharedTransports.cheapInMemoryKeyStores();
         Quarkus.run(QkcmMain.class, args);
     }
 

@@ -13,11 +13,8 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
 import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Future;
-import java.util.concurrent.LinkedBlockingQueue;
-import java.util.concurrent.ThreadPoolExecutor;
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicInteger;
 
 import io.fabric8.kubernetes.api.model.HasMetadata;
 import io.fabric8.kubernetes.api.model.OwnerReference;
@@ -29,6 +26,7 @@ import io.fabric8.kubernetes.client.informers.ResourceEventHandler;
 import io.fabric8.kubernetes.client.informers.SharedIndexInformer;
 import io.fabric8.kubernetes.client.informers.cache.Cache;
 import io.qkcm.controller.ActivePods;
+import io.qkcm.controller.ApiCallExecutor;
 import io.qkcm.controller.ApiErrors;
 import io.qkcm.controller.ControllerContext;
 import io.qkcm.controller.ControllerRefManager;
@@ -69,7 +67,7 @@ public class ReplicaSetController<P extends HasMetadata> extends KeyReconciler<P
     private final int burstReplicas;
     private final boolean terminatingReplicasGate;
     private final boolean podDeletionCostGate;
-    private final ThreadPoolExecutor apiCalls;
+    private final ExecutorService apiCalls;
 
     /** The ReplicaSet controller. */
     public static ReplicaSetController<ReplicaSet> replicaSets(ControllerContext context) {
@@ -89,13 +87,7 @@ public class ReplicaSetController<P extends HasMetadata> extends KeyReconciler<P
         this.podControl = new RealPodControl(context.client(), context.recorderFor(eventSource));
         // Upstream runs each creation of a batch and each deletion in its own goroutine; these
         // threads play that part (the client's QPS limit is what bounds throughput).
-        AtomicInteger n = new AtomicInteger();
-        this.apiCalls = new ThreadPoolExecutor(64, 64, 30, TimeUnit.SECONDS, new LinkedBlockingQueue<>(), r -> {
-            Thread t = new Thread(r, name + "-api-" + n.incrementAndGet());
-            t.setDaemon(true);
-            return t;
-        });
-        this.apiCalls.allowCoreThreadTimeOut(true);
+        this.apiCalls = ApiCallExecutor.create(name, 64);
         this.podInformer = context.informers().informerFor(Pod.class);
 
         source.addEventHandler(new ResourceEventHandler<ReplicaSet>() {

@@ -119,7 +119,11 @@ public final class KubeClients implements AutoCloseable {
         transports.prepare(config);
         RateScale scale = RateScale.of(component);
         TokenBucket bucket = new TokenBucket(options.kubeApiQps() * scale.qps(), options.kubeApiBurst() * scale.burst());
-        KubernetesClient client = new KubernetesClientBuilder()
+        KubernetesClientBuilder builder = new KubernetesClientBuilder();
+        if (ApiSerialization.forClient() != null) {
+            builder.withKubernetesSerialization(ApiSerialization.forClient());
+        }
+        KubernetesClient client = builder
                 .withConfig(config)
                 .withHttpClientFactory(transports)
                 .withHttpClientBuilderConsumer(b -> b.addOrReplaceInterceptor("qkcm-throttle", new Throttle(bucket, registry))

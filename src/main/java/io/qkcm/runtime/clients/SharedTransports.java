@@ -65,6 +65,29 @@ import io.vertx.core.spi.tls.SslContextFactory;
 public final class SharedTransports implements HttpClient.Factory {
 
     private static final Logger LOG = Logger.getLogger(SharedTransports.class);
+
+    static {
+        cheapInMemoryKeyStores();
+    }
+
+    /** The JDK's PKCS#12 key-protection iteration count (a system property outranks java.security's). */
+    static final String KEY_PBE_ITERATIONS = "keystore.pkcs12.keyPbeIterationCount";
+
+    /**
+     * fabric8 (for every API client it builds) and Vert.x (for the serving certificate) put the
+     * client's private key into an in-memory PKCS#12 key store, protected with a fixed password, only
+     * to hand it to a KeyManagerFactory at once: the JDK derives the protection key with 10,000
+     * (JDK 17) PBKDF2 iterations to encrypt the entry and again to decrypt it. Before the first write
+     * qkcm built ~10 such stores, which cost ~3.5 s of its ~4 s to the first write (JFR,
+     * bench/results/2026-11-25-perf/profile.md). These stores are never written anywhere and hold a key
+     * the process has in memory anyway, so the iteration count is 1 unless the user set one. Called
+     * before any client is built (QkcmMain and this class' initialisation).
+     */
+    public static void cheapInMemoryKeyStores() {
+        if (System.getProperty(KEY_PBE_ITERATIONS) == null) {
+            System.setProperty(KEY_PBE_ITERATIONS, "1");
+        }
+    }
     private static final int MAX_CONNECTIONS = 8192;
     /** golang.org/x/net/http2's transport defaults: 4 MiB per stream, 1 GiB per connection. */
     private static final int STREAM_WINDOW = 4 << 20;
