@@ -238,8 +238,10 @@ STAGE="" CLUSTERS_UP=false
 cleanup() {
   [[ -n "$STAGE" ]] && rm -rf "$STAGE"
   if $CLUSTERS_UP; then
-    local side base="${QKCM_CLUSTER_NAME:-e2e}" workdir
-    for side in qkcm upstream; do
+    local side base="${QKCM_CLUSTER_NAME:-e2e}" workdir sides=qkcm
+    # only the sides this invocation runs: another invocation may use the same names (E2E_SIDE)
+    if $compare; then sides="qkcm upstream"; elif [[ "${E2E_SIDE:-qkcm}" == upstream ]]; then sides=upstream; fi
+    for side in $sides; do
       workdir="${KWOK_WORKDIR:-/tmp/qkcm-e2e/kwok}/$side"
       [[ -d "$workdir/clusters/$base-$side" ]] || continue
       QKCM_CLUSTER_NAME="$base-$side" KWOK_WORKDIR="$workdir" QKCM_KUBECONFIG="$workdir/$base-$side.kubeconfig" \

@@ -130,24 +130,32 @@ down
 mkdir -p "$KWOK_WORKDIR" && : > "$KWOKCTL_LOG"
 
 mkdir -p "$(dirname "$KUBECONFIG_OUT")"
+# kwokctl picks "unused" ports by probing downwards from 32767 in every process, so two clusters
+# created at the same moment (hack/e2e.sh --compare, E2EShortIT beside a local cluster) get the same
+# etcd and kube-apiserver ports and one fails to start. Cluster creation is therefore serialised
+# machine-wide; `create cluster --wait` returns once the cluster serves, its ports bound. The lock's
+# descriptor is closed for kwokctl, so the cluster's processes never inherit (and hold) it.
+exec {create_lock}>/tmp/qkcm-kwokctl-create.lock
+flock "$create_lock"
 if $noqkcm; then
   log "creating cluster $NAME: etcd, kube-apiserver, kube-scheduler, kwok ($NODES nodes), no controller manager"
   kwokctl create cluster --name "$NAME" --runtime binary \
     --etcd-binary "$BIN/etcd" --kube-apiserver-binary "$BIN/kube-apiserver" \
     --kube-scheduler-binary "$BIN/kube-scheduler" --kwok-controller-binary "$BIN/kwok" \
-    --disable kube-controller-manager --kubeconfig "$KUBECONFIG_OUT" --wait 2m
-  kwokctl --name "$NAME" scale node --replicas "$NODES"
+    --disable kube-controller-manager --kubeconfig "$KUBECONFIG_OUT" --wait 2m {create_lock}>&-
+  kwokctl --name "$NAME" scale node --replicas "$NODES" {create_lock}>&-
 else
   log "creating cluster $NAME: etcd, kube-apiserver, kube-scheduler, kwok ($NODES nodes), qkcm as kube-controller-manager"
   kwokctl create cluster --name "$NAME" --runtime binary \
     --etcd-binary "$BIN/etcd" --kube-apiserver-binary "$BIN/kube-apiserver" \
     --kube-scheduler-binary "$BIN/kube-scheduler" --kwok-controller-binary "$BIN/kwok" \
     --kube-controller-manager-binary "$QKCM" --kube-controller-manager-port "$PORT" \
-    "${EXTRA[@]}" --kubeconfig "$KUBECONFIG_OUT" --wait 2m
-  kwokctl --name "$NAME" scale node --replicas "$NODES"
+    "${EXTRA[@]}" --kubeconfig "$KUBECONFIG_OUT" --wait 2m {create_lock}>&-
+  kwokctl --name "$NAME" scale node --replicas "$NODES" {create_lock}>&-
   # the log's path before kwokctl started qkcm (bench/ and the README name it)
   ln -sfn logs/kube-controller-manager.log "$CLUSTER_DIR/qkcm.log"
 fi
+exec {create_lock}>&-
 
 if $noqkcm; then
   # The flags kwokctl gives a kube-controller-manager it launches, plus the ones this script adds.
