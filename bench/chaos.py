@@ -55,6 +55,14 @@ TOXI_PORT = 8575
 NS_RS, NS_DEP = "chaos-rs", "chaos-dep"
 LEASE = ("kube-system", "kube-controller-manager")
 WRITES = ("create", "update", "patch", "delete", "deletecollection")
+# requests that change nothing in the cluster (delegated authn/authz) and the lease itself
+NOT_ACTING = ("leases", "tokenreviews", "subjectaccessreviews", "localsubjectaccessreviews",
+              "selfsubjectaccessreviews", "selfsubjectreviews")
+
+
+def acting(r):
+    """A write by which a replica acts on the cluster (what only the leader may do)."""
+    return r["verb"] in WRITES and r["res"] not in NOT_ACTING
 CONTROLLERS = "deployment-controller,replicaset-controller,garbage-collector-controller"
 
 
@@ -273,7 +281,7 @@ def overlap(recs, t0, t1):
         if Audit.is_lease_write(r):
             holder = r["u"]
             continue
-        if r["verb"] in WRITES and holder is not None and r["u"] != holder and t0 <= r["t"] < t1:
+        if acting(r) and holder is not None and r["u"] != holder and t0 <= r["t"] < t1:
             n += 1
             if len(ex) < 5:
                 ex.append(f"{r['u']} {r['verb']} {r['res']} {r['ns']}/{r['name']} code {r['code']}")
@@ -649,18 +657,20 @@ class Run:
                          and (r.get("new_leader_must_be") in (None, x["u"]))]
                 r["takeover_s"] = round(after[0]["t"] - r["t_fault_start"], 1) if after else None
                 if r.get("old_leader"):
-                    mine = [x for x in recs if x["u"] == r["old_leader"] and x["verb"] in WRITES
-                            and not Audit.is_lease_write(x) and x["res"] != "leases" and r["t_fault_start"] <= x["t"] < t1]
+                    old = r["old_leader"]
+                    # the old leader's process until it (restarted) takes the lease again, if it does
+                    nxt = min([x["t"] for x in recs if Audit.is_lease_write(x) and x["u"] == old
+                               and x["t"] > r["t_fault_start"]] + [t1])
+                    mine = [x for x in recs if x["u"] == old and acting(x)
+                            and r["t_fault_start"] <= x["t"] < nxt]
                     if after and mine:
                         r["old_leader_last_write_before_takeover_s"] = round(after[0]["t"] - max(x["t"] for x in mine), 1)
                     # writes by the old leader later than its renew deadline after its last renewal
-                    renew = [x["t"] for x in recs if Audit.is_lease_write(x) and x["u"] == r["old_leader"]
+                    renew = [x["t"] for x in recs if Audit.is_lease_write(x) and x["u"] == old
                              and x["t"] <= r["t_fault_start"]]
                     if renew:
                         dl = renew[-1] + self.args.renew_deadline
-                        nxt = min([x["t"] for x in recs if Audit.is_lease_write(x) and x["u"] == r["old_leader"]
-                                   and x["t"] > r["t_fault_start"]] + [t1])
-                        r["late_writes"] = sum(1 for x in mine if dl < x["t"] < nxt)
+                        r["late_writes"] = sum(1 for x in mine if x["t"] > dl)
 
     def run_variant(self, variant, keys, n, fault, inject, proxied=(), leader_first=None, before=None, after=None):
         def body(reps):
