@@ -926,6 +926,8 @@ def main():
     p.add_argument("--timeout", type=int, default=180, help="convergence timeout per episode (s)")
     p.add_argument("--seed", type=int, default=19)
     p.add_argument("--out", help="results folder (default bench/results/<date>-chaos)")
+    p.add_argument("--report", metavar="RAWDIR", help="only write the report again from a raw/<time> folder "
+                                                      "(rows.json, args.json), e.g. of an interrupted run")
     p.add_argument("--qkcm-jar", default=os.environ.get("QKCM_JAR"))
     p.add_argument("--qkcm-java-opts", default=os.environ.get("QKCM_JAVA_OPTS"))
     p.add_argument("--bin-dir", required=True)
@@ -948,6 +950,15 @@ def main():
     args.variants = [v.strip() for v in args.variants.split(",") if v.strip()]
     if args.qkcm_java_opts is None:
         args.qkcm_java_opts = bench.default_java_opts()
+    if args.report:
+        saved = json.load(open(os.path.join(args.report, "args.json")))
+        for k, v in saved.items():
+            if k not in ("report", "out"):
+                setattr(args, k, v)
+        rows = json.load(open(os.path.join(args.report, "rows.json")))
+        outdir = args.out or os.path.dirname(os.path.dirname(os.path.abspath(args.report)))
+        meta = [{"run": r, "loadavg": [float("nan")]} for r in dict.fromkeys(x["run"] for x in rows)]
+        return 1 if report(args, rows, meta, outdir) else 0
     jar = args.qkcm_jar or os.path.join(ROOT, "target", "quarkus-app", "quarkus-run.jar")
     ms = {"qkcm-jvm": ["java", *args.qkcm_java_opts.split(), "-jar", jar],
           "upstream": [os.path.join(args.bin_dir, "kube-controller-manager")]}
