@@ -1,5 +1,7 @@
 package io.qkcm.controller;
 
+import io.qkcm.runtime.informers.Indexes;
+
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.List;
@@ -79,7 +81,7 @@ public final class ControllerRefs {
     /** {@link #selecting(Supplier, Map, Function, boolean)} over the owners an informer caches in {@code namespace}. */
     public static <T> List<T> selecting(SharedIndexInformer<T> owners, String namespace, Map<String, String> labels,
             Function<T, LabelSelector> selectorOf, boolean skipEmptySelectors) {
-        return selecting(() -> owners.getIndexer().byIndex(Cache.NAMESPACE_INDEX, namespace), labels, selectorOf,
+        return selecting(() -> Indexes.byIndex(owners, Cache.NAMESPACE_INDEX, namespace), labels, selectorOf,
                 skipEmptySelectors);
     }
 }

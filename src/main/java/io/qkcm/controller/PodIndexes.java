@@ -1,5 +1,7 @@
 package io.qkcm.controller;
 
+import io.qkcm.runtime.informers.Indexes;
+
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -54,15 +56,15 @@ public final class PodIndexes {
             throw new IllegalArgumentException("owner namespace, name, uid and kind are required");
         }
         List<Pod> result = new ArrayList<>(
-                podInformer.getIndexer().byIndex(POD_CONTROLLER_INDEX, podControllerIndexKey(namespace, kind, name, uid)));
+                Indexes.byIndex(podInformer, POD_CONTROLLER_INDEX, podControllerIndexKey(namespace, kind, name, uid)));
         if (includeOrphans) {
-            result.addAll(podInformer.getIndexer().byIndex(POD_CONTROLLER_INDEX, namespace));
+            result.addAll(Indexes.byIndex(podInformer, POD_CONTROLLER_INDEX, namespace));
         }
         return result;
     }
 
     /** Every cached pod of a namespace. */
     public static List<Pod> podsInNamespace(SharedIndexInformer<Pod> podInformer, String namespace) {
-        return podInformer.getIndexer().byIndex(Cache.NAMESPACE_INDEX, namespace);
+        return Indexes.byIndex(podInformer, Cache.NAMESPACE_INDEX, namespace);
     }
 }

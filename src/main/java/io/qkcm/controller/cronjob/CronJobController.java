@@ -1,5 +1,7 @@
 package io.qkcm.controller.cronjob;
 
+import io.qkcm.runtime.informers.Indexes;
+
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
@@ -184,7 +186,7 @@ public class CronJobController extends KeyReconciler<CronJob> {
     /** Every Job in the CronJob's namespace whose controller reference names it (whatever the labels). */
     List<Job> getJobsToBeReconciled(CronJob cronJob) {
         List<Job> result = new ArrayList<>();
-        for (Job job : jobInformer.getIndexer().byIndex(Cache.NAMESPACE_INDEX, cronJob.getMetadata().getNamespace())) {
+        for (Job job : Indexes.byIndex(jobInformer, Cache.NAMESPACE_INDEX, cronJob.getMetadata().getNamespace())) {
             OwnerReference ref = ControllerRefManager.controllerOf(job);
             if (ref != null && Objects.equals(ref.getName(), cronJob.getMetadata().getName())) {
                 result.add(job);

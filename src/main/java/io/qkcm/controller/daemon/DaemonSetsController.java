@@ -1,5 +1,7 @@
 package io.qkcm.controller.daemon;
 
+import io.qkcm.runtime.informers.Indexes;
+
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -489,7 +491,7 @@ public class DaemonSetsController extends KeyReconciler<DaemonSet> {
             return;
         }
         Map<String, List<Pod>> podsByDS = new HashMap<>();
-        for (Pod pod : podInformer.getIndexer().byIndex(POD_NODE_NAME_INDEX, nodeName)) {
+        for (Pod pod : Indexes.byIndex(podInformer, POD_NODE_NAME_INDEX, nodeName)) {
             OwnerReference ref = ControllerRefManager.controllerOf(pod);
             if (ref == null || !KIND.equals(ref.getKind())) {
                 continue;

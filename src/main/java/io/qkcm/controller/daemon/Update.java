@@ -1,5 +1,7 @@
 package io.qkcm.controller.daemon;
 
+import io.qkcm.runtime.informers.Indexes;
+
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.HashSet;
@@ -410,8 +412,7 @@ final class Update {
      */
     List<ControllerRevision> controlledHistories(DaemonSet ds) throws Exception {
         LabelSelectors.Selector selector = LabelSelectors.fromLabelSelector(ds.getSpec().getSelector());
-        List<ControllerRevision> histories = dsc.historyInformer.getIndexer()
-                .byIndex(io.fabric8.kubernetes.client.informers.cache.Cache.NAMESPACE_INDEX, ds.getMetadata().getNamespace());
+        List<ControllerRevision> histories = Indexes.byIndex(dsc.historyInformer, io.fabric8.kubernetes.client.informers.cache.Cache.NAMESPACE_INDEX, ds.getMetadata().getNamespace());
         ControllerRefManager<ControllerRevision> cm = ControllerRefManager.forControllerRevisions(dsc.ctx().client(), ds,
                 selector, DaemonSetsController.API_VERSION, DaemonSetsController.KIND, dsc.dsNotDeleted(ds));
         return cm.claim(new ArrayList<>(histories));

@@ -1,5 +1,7 @@
 package io.qkcm.controller.deployment;
 
+import io.qkcm.runtime.informers.Indexes;
+
 import io.javaoperatorsdk.operator.api.reconciler.Ignore;
 import io.qkcm.runtime.josdk.KeyReconciler;
 import java.time.Duration;
@@ -251,7 +253,7 @@ public class DeploymentController extends KeyReconciler<Deployment> {
 
     List<ReplicaSet> getReplicaSetsForDeployment(Deployment d) throws Exception {
         List<ReplicaSet> rsList = new ArrayList<>(
-                rsInformer.getIndexer().byIndex(Cache.NAMESPACE_INDEX, d.getMetadata().getNamespace()));
+                Indexes.byIndex(rsInformer, Cache.NAMESPACE_INDEX, d.getMetadata().getNamespace()));
         LabelSelectors.Selector selector;
         try {
             selector = LabelSelectors.fromLabelSelector(d.getSpec().getSelector());
@@ -282,7 +284,7 @@ public class DeploymentController extends KeyReconciler<Deployment> {
         for (ReplicaSet rs : rsList) {
             podMap.put(rs.getMetadata().getUid(), new ArrayList<>());
         }
-        for (Pod pod : podInformer.getIndexer().byIndex(Cache.NAMESPACE_INDEX, d.getMetadata().getNamespace())) {
+        for (Pod pod : Indexes.byIndex(podInformer, Cache.NAMESPACE_INDEX, d.getMetadata().getNamespace())) {
             if (!selector.matches(pod.getMetadata().getLabels())) {
                 continue;
             }

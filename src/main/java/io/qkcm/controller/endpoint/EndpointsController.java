@@ -1,5 +1,7 @@
 package io.qkcm.controller.endpoint;
 
+import io.qkcm.runtime.informers.Indexes;
+
 import io.javaoperatorsdk.operator.api.reconciler.Context;
 import io.javaoperatorsdk.operator.api.reconciler.Ignore;
 import io.qkcm.runtime.josdk.KeyReconciler;
@@ -181,7 +183,7 @@ public final class EndpointsController extends KeyReconciler<Service> {
         }
 
         List<Pod> selected = new ArrayList<>();
-        for (Pod pod : pods.getIndexer().byIndex(Cache.NAMESPACE_INDEX, namespace)) {
+        for (Pod pod : Indexes.byIndex(pods, Cache.NAMESPACE_INDEX, namespace)) {
             if (matches(selector, pod.getMetadata().getLabels())) {
                 selected.add(pod);
             }

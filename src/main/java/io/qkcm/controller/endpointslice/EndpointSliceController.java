@@ -1,5 +1,7 @@
 package io.qkcm.controller.endpointslice;
 
+import io.qkcm.runtime.informers.Indexes;
+
 import io.javaoperatorsdk.operator.api.reconciler.Ignore;
 import io.qkcm.runtime.josdk.KeyReconciler;
 import java.time.Duration;
@@ -252,14 +254,14 @@ public final class EndpointSliceController extends KeyReconciler<Service> {
 
         LabelSelectors.Selector podSelector = LabelSelectors.fromSet(selector);
         List<Pod> selected = new ArrayList<>();
-        for (Pod pod : pods.getIndexer().byIndex(Cache.NAMESPACE_INDEX, namespace)) {
+        for (Pod pod : Indexes.byIndex(pods, Cache.NAMESPACE_INDEX, namespace)) {
             if (podSelector.matches(labels(pod.getMetadata().getLabels()))) {
                 selected.add(pod);
             }
         }
 
         List<EndpointSlice> slices = new ArrayList<>();
-        for (EndpointSlice slice : endpointSlices.getIndexer().byIndex(Cache.NAMESPACE_INDEX, namespace)) {
+        for (EndpointSlice slice : Indexes.byIndex(endpointSlices, Cache.NAMESPACE_INDEX, namespace)) {
             Map<String, String> l = labels(slice.getMetadata().getLabels());
             // slices being deleted are left out, so they cannot wedge the controller
             if (name.equals(l.get(ReconcilerUtils.LABEL_SERVICE_NAME))

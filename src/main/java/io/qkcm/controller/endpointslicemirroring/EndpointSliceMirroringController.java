@@ -1,5 +1,7 @@
 package io.qkcm.controller.endpointslicemirroring;
 
+import io.qkcm.runtime.informers.Indexes;
+
 import io.javaoperatorsdk.operator.api.reconciler.Ignore;
 import io.javaoperatorsdk.operator.processing.event.source.filter.OnAddFilter;
 import io.javaoperatorsdk.operator.processing.event.source.filter.OnUpdateFilter;
@@ -267,7 +269,7 @@ public final class EndpointSliceMirroringController extends KeyReconciler<Endpoi
     /** The cached slices this controller mirrored for Endpoints {@code namespace/name}. */
     private List<EndpointSlice> endpointSlicesMirroredForService(String namespace, String name) {
         List<EndpointSlice> out = new ArrayList<>();
-        for (EndpointSlice s : endpointSliceInformer.getIndexer().byIndex(Cache.NAMESPACE_INDEX, namespace)) {
+        for (EndpointSlice s : Indexes.byIndex(endpointSliceInformer, Cache.NAMESPACE_INDEX, namespace)) {
             Map<String, String> labels = s.getMetadata().getLabels();
             if (labels != null && name.equals(labels.get(MirroringUtil.LABEL_SERVICE_NAME))
                     && MirroringUtil.CONTROLLER_NAME.equals(labels.get(MirroringUtil.LABEL_MANAGED_BY))) {

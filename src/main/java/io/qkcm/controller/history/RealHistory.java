@@ -1,5 +1,7 @@
 package io.qkcm.controller.history;
 
+import io.qkcm.runtime.informers.Indexes;
+
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
@@ -43,7 +45,7 @@ public final class RealHistory implements History {
     public List<ControllerRevision> listControllerRevisions(HasMetadata parent, LabelSelector selector) {
         LabelSelectors.Selector sel = LabelSelectors.fromLabelSelector(selector);
         List<ControllerRevision> owned = new ArrayList<>();
-        for (ControllerRevision cr : revisions.getIndexer().byIndex(Cache.NAMESPACE_INDEX,
+        for (ControllerRevision cr : Indexes.byIndex(revisions, Cache.NAMESPACE_INDEX,
                 parent.getMetadata().getNamespace())) {
             if (!sel.matches(cr.getMetadata().getLabels())) {
                 continue;

@@ -1,5 +1,7 @@
 package io.qkcm.controller.replicaset;
 
+import io.qkcm.runtime.informers.Indexes;
+
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -103,12 +105,12 @@ interface ReplicaSetSource {
 
         @Override
         public List<ReplicaSet> listCached(String namespace) {
-            return new ArrayList<>(informer.getIndexer().byIndex(Cache.NAMESPACE_INDEX, namespace));
+            return new ArrayList<>(Indexes.byIndex(informer, Cache.NAMESPACE_INDEX, namespace));
         }
 
         @Override
         public List<ReplicaSet> listByControllerUid(String uid) {
-            return new ArrayList<>(informer.getIndexer().byIndex(CONTROLLER_UID_INDEX, uid));
+            return new ArrayList<>(Indexes.byIndex(informer, CONTROLLER_UID_INDEX, uid));
         }
 
         @Override

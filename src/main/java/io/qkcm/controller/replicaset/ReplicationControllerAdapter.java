@@ -1,5 +1,7 @@
 package io.qkcm.controller.replicaset;
 
+import io.qkcm.runtime.informers.Indexes;
+
 import java.util.ArrayList;
 import java.util.List;
 
@@ -79,7 +81,7 @@ final class ReplicationControllerAdapter implements ReplicaSetSource {
     @Override
     public List<ReplicaSet> listCached(String namespace) {
         List<ReplicaSet> out = new ArrayList<>();
-        for (ReplicationController rc : informer.getIndexer().byIndex(Cache.NAMESPACE_INDEX, namespace)) {
+        for (ReplicationController rc : Indexes.byIndex(informer, Cache.NAMESPACE_INDEX, namespace)) {
             out.add(toReplicaSet(rc));
         }
         return out;

@@ -1,5 +1,7 @@
 package io.qkcm.controller.statefulset;
 
+import io.qkcm.runtime.informers.Indexes;
+
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -204,7 +206,7 @@ public class StatefulSetController extends KeyReconciler<StatefulSet> {
             return List.of();
         }
         List<StatefulSet> result = new ArrayList<>();
-        for (StatefulSet set : setInformer.getIndexer().byIndex(Cache.NAMESPACE_INDEX, pod.getMetadata().getNamespace())) {
+        for (StatefulSet set : Indexes.byIndex(setInformer, Cache.NAMESPACE_INDEX, pod.getMetadata().getNamespace())) {
             LabelSelectors.Selector selector;
             try {
                 selector = LabelSelectors.fromLabelSelector(set.getSpec().getSelector());

@@ -1,5 +1,7 @@
 package io.qkcm.endpointslice.util;
 
+import io.qkcm.runtime.informers.Indexes;
+
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.HashMap;
@@ -45,7 +47,7 @@ public final class EndpointSliceUtil {
         String ns = pod.getMetadata().getNamespace();
         Map<String, String> podLabels = pod.getMetadata().getLabels() == null ? Map.of()
                 : pod.getMetadata().getLabels();
-        for (Service service : services.getIndexer().byIndex(Cache.NAMESPACE_INDEX, ns)) {
+        for (Service service : Indexes.byIndex(services, Cache.NAMESPACE_INDEX, ns)) {
             Map<String, String> selector = service.getSpec() == null ? null : service.getSpec().getSelector();
             // the API server drops an empty selector, so empty and absent are both Go's nil here
             if (selector == null || selector.isEmpty()) {
