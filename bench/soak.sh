@@ -1,20 +1,21 @@
 #!/usr/bin/env bash
 # Soak: does qkcm's memory stay bounded under churn? (issue 19)
 #
-#   nice -n 19 bench/soak.sh [--minutes 30] [--pods 500] [--period 30] [--heap 256m] [--out DIR]
+#   nice -n 19 bench/soak.sh [--minutes 30] [--pods 1000] [--period 30] [--heap 256m] [--out DIR]
 #
 # On a kwok cluster of its own (hack/local-cluster.sh --no-qkcm with its own name, work directory,
 # kubeconfig and port: qkcm-soak, ~/.kwok-soak, 10467), runs qkcm from this checkout's JVM build with a
 # heap limit (-Xmx) and churns pods through the ReplicaSet controller: every --period seconds one
-# ReplicaSet is scaled between 0 and --pods (default: 500 pods created and 500 deleted every 30 s, i.e.
-# 1000 creations and 1000 deletions a minute). Every --period seconds (at the end of each half cycle)
+# ReplicaSet is scaled between 0 and --pods (default: 1000 pods created, then 30 s later deleted: 1000
+# creations and 1000 deletions a minute; pods created and deleted are counted from the API server's
+# apiserver_request_total). Every --period seconds (at the end of each half cycle)
 # it samples from /proc: RSS, threads, open sockets and ESTABLISHED TCP connections of the qkcm
 # process, and the JVM heap in use from /metrics. At the end churn stops (0 replicas), the cluster
 # idles 60 s and a last sample is taken. Results: DIR/samples.csv and DIR/summary.md (default
 # bench/results/<date>-soak). This measures memory, not speed: run it niced, without the heavy lock.
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-MINUTES=30 PODS=500 PERIOD=30 HEAP=256m OUT="$ROOT/bench/results/$(date -u +%Y-%m-%d)-soak"
+MINUTES=30 PODS=1000 PERIOD=30 HEAP=256m OUT="$ROOT/bench/results/$(date -u +%Y-%m-%d)-soak"
 while [[ $# -gt 0 ]]; do
   case "$1" in
     --minutes) MINUTES="$2"; shift 2 ;;
@@ -28,7 +29,7 @@ done
 log() { printf '[soak %s] %s\n' "$(date -u +%H:%M:%S)" "$*" >&2; }
 
 export QKCM_CLUSTER_NAME=qkcm-soak KWOK_WORKDIR="$HOME/.kwok-soak" QKCM_SECURE_PORT=10467
-export QKCM_KUBECONFIG="$KWOK_WORKDIR/kubeconfig" QKCM_NODES="${QKCM_NODES:-10}"
+export QKCM_KUBECONFIG="$KWOK_WORKDIR/kubeconfig" QKCM_NODES="${QKCM_NODES:-12}"
 CLUSTER_DIR="$KWOK_WORKDIR/clusters/$QKCM_CLUSTER_NAME"
 BIN="$("$ROOT/hack/install-control-plane.sh" --print-dir)"
 KUBECTL=("$BIN/kubectl" --kubeconfig "$QKCM_KUBECONFIG")
@@ -75,9 +76,14 @@ sample() { # phase elapsed_s replicas
   estab=$(ss -tnpH state established 2>/dev/null | grep -c "pid=$QKCM_PID," || true)
   curl -sk --max-time 20 "https://127.0.0.1:$QKCM_SECURE_PORT/metrics" >"$OUT/.metrics" 2>/dev/null || true
   heap=$(awk '/^jvm_memory_used_bytes\{.*area="heap"/{s+=$NF} END{printf "%d", s/1048576}' "$OUT/.metrics")
-  echo "$1,$2,$3,$((rss / 1024)),$threads,$sockets,$estab,$heap" >>"$OUT/samples.csv"
+  observed=$("${KUBECTL[@]}" -n soak get rs churn -o jsonpath='{.status.replicas}' 2>/dev/null || echo 0)
+  echo "$1,$2,$3,${observed:-0},$((rss / 1024)),$threads,$sockets,$estab,$heap,$(pod_requests POST),$(pod_requests DELETE)" >>"$OUT/samples.csv"
 }
-echo "phase,elapsed_s,replicas,rss_mib,threads,sockets,tcp_established,heap_used_mib" >"$OUT/samples.csv"
+pod_requests() { # the API server's count of pod requests with this verb (all clients, all codes)
+  "${KUBECTL[@]}" get --raw /metrics 2>/dev/null \
+    | awk -v verb="$1" '/^apiserver_request_total\{/ && /resource="pods"/ && /subresource=""/ && $0 ~ "verb=\"" verb "\"" {s+=$NF} END{printf "%d", s}'
+}
+echo "phase,elapsed_s,replicas,observed_replicas,rss_mib,threads,sockets,tcp_established,heap_used_mib,pod_posts,pod_deletes" >"$OUT/samples.csv"
 
 "${KUBECTL[@]}" create namespace soak >/dev/null
 "${KUBECTL[@]}" -n soak apply -f - >/dev/null <<EOF
@@ -130,6 +136,8 @@ for k, name in [("rss_mib", "RSS (MiB)"), ("heap_used_mib", "heap in use (MiB)")
                 ("sockets", "open sockets"), ("tcp_established", "TCP connections ESTABLISHED")]:
     a, b = m(first, k), m(last, k)
     lines.append(f"| {name} | {a:.1f} | {b:.1f} | {100*(b-a)/a if a else float('nan'):+.1f}% |")
+posts = int(rows[-1]["pod_posts"]) - int(rows[0]["pod_posts"]); dels = int(rows[-1]["pod_deletes"]) - int(rows[0]["pod_deletes"])
+lines += ["", f"- pods created / deleted during the run (API server's apiserver_request_total, POST / DELETE on pods): {posts} / {dels}"]
 lines += ["", f"- before churn (idle, RS at 0): RSS {start[0]['rss_mib']} MiB, threads {start[0]['threads']}, sockets {start[0]['sockets']}" if start else "",
           f"- after churn + 60 s idle: RSS {idle[0]['rss_mib']} MiB, threads {idle[0]['threads']}, sockets {idle[0]['sockets']}, heap {idle[0]['heap_used_mib']} MiB" if idle else "",
           f"- RSS max during churn: {max(int(r['rss_mib']) for r in churn)} MiB; threads max {max(int(r['threads']) for r in churn)}" if churn else "",
