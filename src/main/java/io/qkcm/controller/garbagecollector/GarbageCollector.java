@@ -264,7 +264,8 @@ public final class GarbageCollector implements Controller {
         }
     }
 
-    private Action attemptToDeleteWorker(Node n) {
+    private Action attemptToDeleteWorker(Node queued) {
+        Node n = refreshed(queued);
         if (!n.isObserved()) {
             Node fromGraph = graph.uidToNode.get(n.identity.uid());
             if (fromGraph == null) {
@@ -300,6 +301,22 @@ public final class GarbageCollector implements Controller {
             return Action.REQUEUE;
         }
         return Action.FORGET;
+    }
+
+    /**
+     * The node to work on for a queued node. The graph builder replaces a node whose identity
+     * (apiVersion, kind, namespace, name) turned out to be outdated by a copy with the right one: a virtual
+     * owner once the object is observed, or a virtual owner whose dependents disagree on its
+     * coordinates. A copy of the old node still queued would make the worker GET and DELETE with stale
+     * coordinates, so it works on the graph's node for that uid instead.
+     */
+    Node refreshed(Node queued) {
+        Node current = graph.uidToNode.get(queued.identity.uid());
+        if (current != null && current != queued && !current.identity.equals(queued.identity)) {
+            LOG.tracef("item %s has an outdated identity, processing the graph's %s", queued.identity, current.identity);
+            return current;
+        }
+        return queued;
     }
 
     private record Owner(boolean dangling, ObjectMetadata owner) {
@@ -423,7 +440,7 @@ public final class GarbageCollector implements Controller {
             }
             LOG.debugf("at least one owner of item %s has FinalizerDeletingDependents, and the item itself has dependents, "
                     + "so it is going to be deleted in Foreground", item.identity);
-            ops.deleteObject(item.identity, latest.resourceVersion(), latest.ownerReferences(), "Foreground");
+            deleteObject(item, latest, "Foreground");
             return;
         }
         String policy;
@@ -435,7 +452,25 @@ public final class GarbageCollector implements Controller {
             policy = "Background";
         }
         LOG.debugf("Deleting item %s, propagationPolicy %s", item.identity, policy);
-        ops.deleteObject(item.identity, latest.resourceVersion(), latest.ownerReferences(), policy);
+        deleteObject(item, latest, policy);
+    }
+
+    /**
+     * The delete of attemptToDeleteItem. An object already gone (deleted by someone else since the GET)
+     * is what a NotFound on the GET means too: a virtual delete event for the graph builder, and the
+     * item is forgotten rather than logged as an error and retried (upstream kubernetes#136817).
+     */
+    private void deleteObject(Node item, ObjectMetadata latest, String policy) throws Exception {
+        try {
+            ops.deleteObject(item.identity, latest.resourceVersion(), latest.ownerReferences(), policy);
+        } catch (KubernetesClientException e) {
+            if (Operations.isNotFound(e)) {
+                LOG.tracef("item %s not found on delete, generating a virtual delete event", item.identity);
+                graph.enqueueVirtualDeleteEvent(item.identity);
+                throw EnqueuedVirtualDeleteEvent.INSTANCE;
+            }
+            throw e;
+        }
     }
 
     private void processDeletingDependentsItem(Node item) throws Exception {
@@ -556,6 +591,21 @@ public final class GarbageCollector implements Controller {
     }
 
     // ---- for tests and diagnostics ----
+
+    /** For tests in this package. */
+    Operations operations() {
+        return ops;
+    }
+
+    /** For tests in this package. */
+    WorkQueue<Node> attemptToDeleteQueue() {
+        return attemptToDelete;
+    }
+
+    /** For tests in this package: the graph's node for {@code uid}, or null. */
+    Node graphNode(String uid) {
+        return graph.uidToNode.get(uid);
+    }
 
     /** GraphHasUID: whether the dependency graph has a node for {@code uid}. */
     public boolean graphHasUid(String uid) {

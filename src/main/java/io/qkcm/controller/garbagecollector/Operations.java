@@ -30,6 +30,10 @@ final class Operations {
     private final ApiDiscovery discovery;
     private final GraphBuilder graph;
 
+    /** For tests: sees each GET ("get") and DELETE ("delete") of an item just before it is sent. */
+    volatile java.util.function.BiConsumer<String, ObjectRef> beforeRequest = (verb, item) -> {
+    };
+
     Operations(MetadataClient client, ApiDiscovery discovery, GraphBuilder graph) {
         this.client = client;
         this.discovery = discovery;
@@ -62,6 +66,7 @@ final class Operations {
         String ns = resourceDefaultNamespace(resource.namespaced(), item.namespace());
         String rv = resourceVersion == null || resourceVersion.isEmpty() ? null : resourceVersion;
         try {
+            beforeRequest.accept("delete", item);
             client.delete(resource.gvr(), ns, item.name(), item.uid(), rv, policy);
         } catch (KubernetesClientException e) {
             if (isConflict(e) && rv != null) {
@@ -91,6 +96,7 @@ final class Operations {
         if (resource.namespaced() && ns.isEmpty()) {
             throw NamespacedOwnerOfClusterScopedException.INSTANCE;
         }
+        beforeRequest.accept("get", item);
         return client.get(resource.gvr(), ns, item.name(), item.apiVersion(), item.kind());
     }
 

@@ -60,9 +60,21 @@ final class DelegatingAuthenticator {
      * @param clientCert    the user from a verified client certificate, or null
      */
     Result authenticate(String authorization, UserInfo clientCert) {
+        return authenticate(authorization, clientCert, null);
+    }
+
+    /**
+     * @param clientCertError why the client certificate did not verify, or null: upstream's union
+     *                        authenticator then still tries the token, and fails (401) if that does not
+     *                        authenticate either — never anonymous
+     */
+    Result authenticate(String authorization, UserInfo clientCert, String clientCertError) {
         List<String> errors = new ArrayList<>();
         if (clientCert != null) {
             return Result.ok(withAuthenticatedGroup(clientCert));
+        }
+        if (clientCertError != null) {
+            errors.add(clientCertError);
         }
         if (tokenReviews != null) {
             String token = bearerToken(authorization);

@@ -47,7 +47,7 @@ import io.vertx.core.http.HttpServerOptions;
 import io.vertx.core.http.HttpServerRequest;
 import io.vertx.core.http.HttpServerResponse;
 import io.vertx.core.net.PemKeyCertOptions;
-import io.vertx.core.net.PemTrustOptions;
+import io.vertx.core.net.TrustOptions;
 
 /**
  * kube-controller-manager's secure serving: HTTPS on {@code --bind-address:--secure-port} (0 disables it),
@@ -77,6 +77,7 @@ public class SecureServing {
     private DelegatingAuthorizer authorizer;
     private java.util.function.Function<String, Map<String, BooleanSupplier>> checks;
     private volatile int port;
+    private volatile ClientCertificates clientCertificates;
 
     /**
      * Starts serving unless {@code --secure-port=0}; returns once the port is bound. Fails (as upstream,
@@ -109,14 +110,19 @@ public class SecureServing {
         }
 
         HttpServerOptions serverOptions = new HttpServerOptions().setSsl(true).setCompressionSupported(true)
+                .setMaxInitialLineLength(MAX_HEADER_BYTES).setMaxHeaderSize(MAX_HEADER_BYTES)
                 .setKeyCertOptions(new PemKeyCertOptions().addCertValue(Buffer.buffer(cert.certificatePem()))
                         .addKeyValue(Buffer.buffer(cert.privateKeyPem())));
         String clientCa = clientCa(options);
+        clientCertificates = null;
         if (clientCa != null) {
+            // request a certificate, accept any, verify it in authentication (401 when it does not verify)
+            clientCertificates = ClientCertificates.fromPem(clientCa);
             serverOptions.setClientAuth(ClientAuth.REQUEST)
-                    .setTrustOptions(new PemTrustOptions().addCertValue(Buffer.buffer(clientCa)));
+                    .setTrustOptions(TrustOptions.wrap(clientCertificates.requestingTrustManager()));
         }
-        HttpServer s = vertx.createHttpServer(serverOptions).requestHandler(this::onRequest);
+        HttpServer s = vertx.createHttpServer(serverOptions).requestHandler(this::onRequest)
+                .invalidRequestHandler(SecureServing::onInvalidRequest);
         String host = bindAddress.startsWith("[") ? bindAddress.substring(1, bindAddress.length() - 1) : bindAddress;
         try {
             server = s.listen(securePort, host).toCompletionStage().toCompletableFuture().get(30, TimeUnit.SECONDS);
@@ -273,11 +279,36 @@ public class SecureServing {
 
     // ---- request handling ----
 
+    /**
+     * Go's net/http limit on the request line and headers of the secure server (k8s.io/apiserver's
+     * SecureServingInfo sets MaxHeaderBytes to 1 MiB; Go reads 4096 bytes beyond it before refusing).
+     * Go counts line and headers together; Vert.x limits each on its own, at the same size.
+     */
+    static final int MAX_HEADER_BYTES = (1 << 20) + 4096;
+
+    /**
+     * A request Vert.x could not decode. Too long a request line or too many header bytes is Go's
+     * answer, 431 with its text and the connection closed (Vert.x alone would answer 414 to a long
+     * line); anything else keeps Vert.x's default answer (400).
+     */
+    static void onInvalidRequest(HttpServerRequest request) {
+        Throwable cause = request.decoderResult() == null ? null : request.decoderResult().cause();
+        if (cause instanceof io.netty.handler.codec.http.TooLongHttpLineException
+                || cause instanceof io.netty.handler.codec.http.TooLongHttpHeaderException) {
+            HttpServerResponse out = request.response();
+            out.setStatusCode(431).putHeader("Content-Type", "text/plain; charset=utf-8").putHeader("Connection", "close");
+            out.end("431 Request Header Fields Too Large").onComplete(ar -> request.connection().close());
+            return;
+        }
+        HttpServerRequest.DEFAULT_INVALID_REQUEST_HANDLER.handle(request);
+    }
+
     private void onRequest(HttpServerRequest request) {
         Request r;
         try {
+            ClientCert cert = clientCert(request);
             r = new Request(request.method(), request.uri(), decodePath(request.path()), params(request.params()),
-                    request.getHeader("Authorization"), clientCertUser(request));
+                    request.getHeader("Authorization"), cert.user(), cert.error());
         } catch (IllegalArgumentException e) {
             write(request, Healthz.Response.text(400, "400 Bad Request"));
             return;
@@ -295,12 +326,12 @@ public class SecureServing {
 
     /** One request, as the handler chain sees it. */
     record Request(HttpMethod method, String uri, String path, Map<String, List<String>> params, String authorization,
-            UserInfo clientCert) {
+            UserInfo clientCert, String clientCertError) {
     }
 
     /** The handler chain: authentication, authorization, then the mux. Runs on a worker thread. */
     Healthz.Response handle(Request r) {
-        DelegatingAuthenticator.Result authn = authenticator.authenticate(r.authorization(), r.clientCert());
+        DelegatingAuthenticator.Result authn = authenticator.authenticate(r.authorization(), r.clientCert(), r.clientCertError());
         if (!authn.authenticated()) {
             return status(401, "Unauthorized", "Unauthorized", false);
         }
@@ -413,21 +444,43 @@ public class SecureServing {
         return out;
     }
 
-    /** x509.CommonNameUserConversion: CN is the user, each O a group; null without a verified client cert. */
-    private static UserInfo clientCertUser(HttpServerRequest request) {
-        if (!request.isSSL()) {
-            return null;
+    /** The client certificate's outcome: a user, an error (401), or neither (no certificate, no opinion). */
+    record ClientCert(UserInfo user, String error) {
+        static final ClientCert NONE = new ClientCert(null, null);
+    }
+
+    /**
+     * upstream's x509 authenticator: the chain the client sent, verified against the client CA
+     * ({@link ClientCertificates}); then x509.CommonNameUserConversion: CN is the user, each O a group.
+     */
+    private ClientCert clientCert(HttpServerRequest request) {
+        ClientCertificates verifier = clientCertificates;
+        if (!request.isSSL() || verifier == null) {
+            return ClientCert.NONE;
         }
         List<Certificate> chain;
         try {
             chain = request.connection().peerCertificates();
         } catch (SSLPeerUnverifiedException | RuntimeException e) {
-            return null;
+            return ClientCert.NONE;
         }
-        if (chain == null || chain.isEmpty() || !(chain.get(0) instanceof X509Certificate leaf)) {
-            return null;
+        if (chain == null || chain.isEmpty()) {
+            return ClientCert.NONE;
         }
-        return userFromCertificate(leaf);
+        List<X509Certificate> x509 = new ArrayList<>();
+        for (Certificate c : chain) {
+            if (!(c instanceof X509Certificate x)) {
+                return new ClientCert(null, "not an X.509 client certificate");
+            }
+            x509.add(x);
+        }
+        String error = verifier.verify(x509);
+        if (error != null) {
+            LOG.debugf("client certificate refused: %s", error);
+            return new ClientCert(null, error);
+        }
+        UserInfo user = userFromCertificate(x509.get(0));
+        return user == null ? ClientCert.NONE : new ClientCert(user, null);
     }
 
     /**
