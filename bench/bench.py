@@ -99,27 +99,34 @@ class Cluster:
 
     def _manager_identity(self):
         """A client certificate of its own for the manager under test (the audit policy logs only it)."""
-        key, csr, crt = (os.path.join(self.pki, f"bench-manager.{e}") for e in ("key", "csr", "crt"))
+        return client_cert_kubeconfig(self.pki, "bench-manager", MANAGER_USER, self.server,
+                                      os.path.join(self.dir, "bench-manager.kubeconfig"))
+
+
+def client_cert_kubeconfig(pki, name, user, server, path, reuse=False):
+    """A kubeconfig at path authenticating as user (group system:masters) with a client certificate
+    <pki>/<name>.crt signed by the cluster's CA (made unless reuse and it exists)."""
+    key, csr, crt = (os.path.join(pki, f"{name}.{e}") for e in ("key", "csr", "crt"))
+    if not (reuse and os.path.exists(crt)):
         sh("openssl", "genrsa", "-out", key, "2048")
-        sh("openssl", "req", "-new", "-key", key, "-out", csr, "-subj", f"/O=system:masters/CN={MANAGER_USER}")
-        sh("openssl", "x509", "-req", "-in", csr, "-CA", os.path.join(self.pki, "ca.crt"),
-           "-CAkey", os.path.join(self.pki, "ca.key"), "-CAcreateserial", "-out", crt, "-days", "2")
-        path = os.path.join(self.dir, "bench-manager.kubeconfig")
-        with open(path, "w") as f:
-            f.write(f"""apiVersion: v1
+        sh("openssl", "req", "-new", "-key", key, "-out", csr, "-subj", f"/O=system:masters/CN={user}")
+        sh("openssl", "x509", "-req", "-in", csr, "-CA", os.path.join(pki, "ca.crt"),
+           "-CAkey", os.path.join(pki, "ca.key"), "-CAcreateserial", "-out", crt, "-days", "2")
+    with open(path, "w") as f:
+        f.write(f"""apiVersion: v1
 kind: Config
 clusters:
-- name: bench
-  cluster: {{server: "{self.server}", certificate-authority: "{self.pki}/ca.crt"}}
+- name: c
+  cluster: {{server: "{server}", certificate-authority: "{pki}/ca.crt"}}
 users:
-- name: bench
+- name: u
   user: {{client-certificate: "{crt}", client-key: "{key}"}}
 contexts:
-- name: bench
-  context: {{cluster: bench, user: bench}}
-current-context: bench
+- name: c
+  context: {{cluster: c, user: u}}
+current-context: c
 """)
-        return path
+    return path
 
 
 class Api:

@@ -158,28 +158,9 @@ class Cluster:
     def identity(self, key, server):
         """A client certificate of its own per replica (the audit log tells the replicas apart)."""
         user = USERS[key]
-        k, csr, crt = (os.path.join(self.pki, f"chaos-{key}.{e}") for e in ("key", "csr", "crt"))
-        if not os.path.exists(crt):
-            bench.sh("openssl", "genrsa", "-out", k, "2048")
-            bench.sh("openssl", "req", "-new", "-key", k, "-out", csr, "-subj", f"/O=system:masters/CN={user}")
-            bench.sh("openssl", "x509", "-req", "-in", csr, "-CA", os.path.join(self.pki, "ca.crt"),
-                     "-CAkey", os.path.join(self.pki, "ca.key"), "-CAcreateserial", "-out", crt, "-days", "2")
-        path = os.path.join(self.dir, f"chaos-{key}-{server.rsplit(':', 1)[1]}.kubeconfig")
-        with open(path, "w") as f:
-            f.write(f"""apiVersion: v1
-kind: Config
-clusters:
-- name: c
-  cluster: {{server: "{server}", certificate-authority: "{self.pki}/ca.crt"}}
-users:
-- name: u
-  user: {{client-certificate: "{crt}", client-key: "{k}"}}
-contexts:
-- name: c
-  context: {{cluster: c, user: u}}
-current-context: c
-""")
-        return path
+        return bench.client_cert_kubeconfig(
+            self.pki, f"chaos-{key}", user, server,
+            os.path.join(self.dir, f"chaos-{key}-{server.rsplit(':', 1)[1]}.kubeconfig"), reuse=True)
 
     # --- faults on the control plane
 
