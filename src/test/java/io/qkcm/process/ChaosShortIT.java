@@ -3,16 +3,14 @@ package io.qkcm.process;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.junit.jupiter.api.Assertions.fail;
 
-import java.io.IOException;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.List;
 import java.util.concurrent.TimeUnit;
 
 import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;
 
+import io.qkcm.testing.LogTail;
 import io.qkcm.testing.QkcmProcess;
 
 /**
@@ -50,23 +48,14 @@ class ChaosShortIT {
             p.toHandle().descendants().forEach(ProcessHandle::destroy);
             p.destroy();
             p.waitFor(2, TimeUnit.MINUTES);
-            fail("bench/chaos.sh --short did not end within " + TIMEOUT_MINUTES + " minutes\n" + tail(log, 60));
+            fail("bench/chaos.sh --short did not end within " + TIMEOUT_MINUTES + " minutes\n" + LogTail.of(log, 60));
         }
         Path report = results.resolve("results.md");
         String table = Files.exists(report) ? Files.readString(report) : "(no results.md)";
         assertThat(p.exitValue()).as("bench/chaos.sh --short exit status; its report:\n%s\nits output:\n%s", table,
-                tail(log, 60)).isZero();
+                LogTail.of(log, 60)).isZero();
         // a run in which no episode ran cannot pass
         assertThat(table).contains("kill", "failover", "split");
         assertThat(OUT.resolve("kwok/clusters/qkcm-it-chaos")).as("the script deleted its cluster").doesNotExist();
-    }
-
-    private static String tail(Path file, int lines) {
-        try {
-            List<String> all = Files.readAllLines(file, StandardCharsets.UTF_8);
-            return String.join("\n", all.subList(Math.max(0, all.size() - lines), all.size()));
-        } catch (IOException e) {
-            return "(" + file + " unreadable: " + e + ")";
-        }
     }
 }

@@ -3,15 +3,14 @@ package io.qkcm.process;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.junit.jupiter.api.Assertions.fail;
 
-import java.io.IOException;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.List;
 import java.util.concurrent.TimeUnit;
 
 import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;
+
+import io.qkcm.testing.LogTail;
 
 /**
  * {@code ./mvnw quarkus:dev} against a local cluster, in {@code ./mvnw verify} (issue 20):
@@ -42,21 +41,12 @@ class DevModeIT {
             p.toHandle().descendants().forEach(ProcessHandle::destroy);
             p.destroy();
             p.waitFor(2, TimeUnit.MINUTES);
-            fail("hack/dev-mode-check.sh did not end within " + TIMEOUT_MINUTES + " minutes\n" + tail(log, 60));
+            fail("hack/dev-mode-check.sh did not end within " + TIMEOUT_MINUTES + " minutes\n" + LogTail.of(log, 60));
         }
         String output = Files.readString(log);
-        assertThat(p.exitValue()).as("hack/dev-mode-check.sh exit status; its output:\n%s", tail(log, 80)).isZero();
+        assertThat(p.exitValue()).as("hack/dev-mode-check.sh exit status; its output:\n%s", LogTail.of(log, 80)).isZero();
         // the steps that must have run, not only a zero exit
         assertThat(output).contains("ok: dev mode stopped, Lease released", "live reload", "PASSED in");
         assertThat(WORK.resolve("kwok/clusters/devcheck")).as("the script deleted its cluster").doesNotExist();
-    }
-
-    private static String tail(Path file, int lines) {
-        try {
-            List<String> all = Files.readAllLines(file, StandardCharsets.UTF_8);
-            return String.join("\n", all.subList(Math.max(0, all.size() - lines), all.size()));
-        } catch (IOException e) {
-            return "(" + file + " unreadable: " + e + ")";
-        }
     }
 }

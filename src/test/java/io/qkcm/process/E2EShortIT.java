@@ -6,7 +6,6 @@ import static org.junit.jupiter.api.Assertions.fail;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.net.ServerSocket;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -24,6 +23,7 @@ import org.junit.jupiter.api.Test;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 
+import io.qkcm.testing.LogTail;
 import io.qkcm.testing.QkcmProcess;
 
 /**
@@ -74,13 +74,13 @@ class E2EShortIT {
             p.toHandle().descendants().forEach(ProcessHandle::destroy);
             p.destroy();
             p.waitFor(2, TimeUnit.MINUTES);
-            fail("hack/e2e.sh --short did not end within " + TIMEOUT_MINUTES + " minutes\n" + tail(log, 60));
+            fail("hack/e2e.sh --short did not end within " + TIMEOUT_MINUTES + " minutes\n" + LogTail.of(log, 60));
         }
         int code = p.exitValue();
 
         Path results = OUT.resolve("run/results.md");
         String table = Files.exists(results) ? Files.readString(results) : "(no results.md)";
-        assertThat(code).as("hack/e2e.sh --short exit status; its table:\n%s\nits output:\n%s", table, tail(log, 60))
+        assertThat(code).as("hack/e2e.sh --short exit status; its table:\n%s\nits output:\n%s", table, LogTail.of(log, 60))
                 .isZero();
 
         // every selected spec ran under qkcm and passed: a run in which nothing ran cannot pass
@@ -132,15 +132,6 @@ class E2EShortIT {
     private static int freePort() throws IOException {
         try (ServerSocket s = new ServerSocket(0)) {
             return s.getLocalPort();
-        }
-    }
-
-    private static String tail(Path file, int lines) {
-        try {
-            List<String> all = Files.readAllLines(file, StandardCharsets.UTF_8);
-            return String.join("\n", all.subList(Math.max(0, all.size() - lines), all.size()));
-        } catch (IOException e) {
-            return "(" + file + " unreadable: " + e + ")";
         }
     }
 
