@@ -167,21 +167,7 @@ class SecureServingBadInputTest {
 
     static SSLContext trustAllContext(KeyManagerFactory keys) throws Exception {
         SSLContext ctx = SSLContext.getInstance("TLS");
-        ctx.init(keys == null ? null : keys.getKeyManagers(),
-                new javax.net.ssl.TrustManager[] { new javax.net.ssl.X509TrustManager() {
-                    @Override
-                    public void checkClientTrusted(X509Certificate[] chain, String authType) {
-                    }
-
-                    @Override
-                    public void checkServerTrusted(X509Certificate[] chain, String authType) {
-                    }
-
-                    @Override
-                    public X509Certificate[] getAcceptedIssuers() {
-                        return new X509Certificate[0];
-                    }
-                } }, new SecureRandom());
+        ctx.init(keys == null ? null : keys.getKeyManagers(), trustAllContextManagers(), new SecureRandom());
         return ctx;
     }
 
