@@ -84,7 +84,9 @@ public class ControllerManager {
     private volatile LeaderElection leaderElection;
     private ScheduledExecutorService delayer;
     private ControllerSelection selection;
-    private final List<Controller> controllers = new ArrayList<>();
+    // copy-on-write: a lease lost while start() is still building controllers (the campaign starts
+    // first) iterates it from the callback thread without the monitor, which exit must not wait for
+    private final List<Controller> controllers = new java.util.concurrent.CopyOnWriteArrayList<>();
     private final Map<String, Boolean> started = new ConcurrentHashMap<>();
     private final Map<String, ControllerContext> contexts = new ConcurrentHashMap<>();
     private volatile boolean running;
