@@ -44,6 +44,33 @@ public final class ApiErrors {
         return code(t) == 403 || "Forbidden".equals(reason(t));
     }
 
+    /**
+     * Whether a write failed without telling whether it happened: no answer came back (the
+     * connection closed or reset after the request went out, or the client timed out), or the API
+     * server answered 504 Timeout ("may still be processing the request"). A request that never left
+     * (connection refused, unknown host, TLS handshake failure) is a plain failure, as is any other
+     * answer. Controllers that count their own writes must not count such a write as failed: the
+     * object may exist, and the watch that would show it may be the connection that just broke.
+     */
+    public static boolean isOutcomeUnknown(Throwable t) {
+        if (t instanceof KubernetesClientException k && k.getCode() > 0) {
+            return k.getCode() == 504 || "Timeout".equals(reason(t));
+        }
+        boolean answerless = false;
+        for (Throwable c = t; c != null; c = c.getCause() == c ? null : c.getCause()) {
+            if (c instanceof java.net.ConnectException || c instanceof java.net.UnknownHostException
+                    || c instanceof java.net.NoRouteToHostException || c instanceof javax.net.ssl.SSLHandshakeException
+                    || c instanceof InterruptedException) {
+                return false;
+            }
+            if (c instanceof java.io.IOException || c instanceof java.util.concurrent.TimeoutException
+                    || c instanceof io.vertx.core.VertxException) {
+                answerless = true;
+            }
+        }
+        return answerless;
+    }
+
     /** Whether the error's status details carry a cause of {@code causeType}. */
     public static boolean hasStatusCause(Throwable t, String causeType) {
         if (!(t instanceof KubernetesClientException k)) {

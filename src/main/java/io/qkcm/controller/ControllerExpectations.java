@@ -2,6 +2,7 @@ package io.qkcm.controller;
 
 import java.time.Duration;
 import java.util.Optional;
+import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentMap;
 import java.util.concurrent.atomic.AtomicLong;
@@ -23,6 +24,8 @@ public class ControllerExpectations {
     private static final Logger LOG = Logger.getLogger(ControllerExpectations.class);
 
     private final ConcurrentMap<String, Expectations> store = new ConcurrentHashMap<>();
+    /** Keys with a write whose outcome is unknown (see {@link #markUncertain}). */
+    private final Set<String> uncertain = ConcurrentHashMap.newKeySet();
     private final LongSupplier nanoClock;
 
     public ControllerExpectations() {
@@ -81,6 +84,27 @@ public class ControllerExpectations {
 
     public void deleteExpectations(String controllerKey) {
         store.remove(controllerKey);
+        uncertain.remove(controllerKey);
+    }
+
+    /**
+     * Not in upstream: records that a creation or deletion of {@code controllerKey} failed with its
+     * outcome unknown ({@link ApiErrors#isOutcomeUnknown}). Upstream lowers the expectation on any
+     * error; when the write did happen and the watch is still catching up, the next sync sees a cache
+     * without it and writes again (pods beyond spec). Instead the expectation stays raised, so the key
+     * waits, and the controller asks the API server whether its cache has caught up
+     * ({@link #isUncertain}, then {@link #deleteExpectations} once it has). New expectations, set
+     * when the old ones are satisfied or expired, clear the mark.
+     */
+    public void markUncertain(String controllerKey) {
+        if (store.containsKey(controllerKey)) {
+            uncertain.add(controllerKey);
+        }
+    }
+
+    /** Whether {@code controllerKey} waits on a write whose outcome is unknown. */
+    public boolean isUncertain(String controllerKey) {
+        return uncertain.contains(controllerKey);
     }
 
     /**
@@ -114,6 +138,7 @@ public class ControllerExpectations {
         Expectations exp = new Expectations(controllerKey, add, del, nanoClock.getAsLong());
         LOG.tracef("setting expectations %s", exp);
         store.put(controllerKey, exp);
+        uncertain.remove(controllerKey);
     }
 
     public void expectCreations(String controllerKey, int adds) {

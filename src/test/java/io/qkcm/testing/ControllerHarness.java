@@ -32,6 +32,7 @@ public final class ControllerHarness<C extends KeyReconciler<?>> implements Auto
 
     public final ControllerManagerOptions options;
     public final KubeClients clients;
+    private final KubeClients informerClients;
     public final SharedInformers informers;
     public final EventBroadcaster events;
     public final ScheduledExecutorService delayer;
@@ -61,16 +62,36 @@ public final class ControllerHarness<C extends KeyReconciler<?>> implements Auto
      */
     public static <C extends KeyReconciler<?>> ControllerHarness<C> create(Vertx vertx, String name, String clientName,
             Map<String, String> config, Function<ControllerContext, C> build) {
-        return new ControllerHarness<>(vertx, name, clientName, config, build);
+        return new ControllerHarness<>(vertx, name, clientName, config, null, build);
+    }
+
+    /**
+     * The controller named {@code name}, its shared informers connecting to the API server with
+     * {@code informerKubeconfig} (through a {@link StallingProxy}, say) and its writes directly: a test
+     * can hold the cache back while the controller acts.
+     */
+    public static <C extends KeyReconciler<?>> ControllerHarness<C> withInformersVia(Vertx vertx, String name,
+            java.nio.file.Path informerKubeconfig, Function<ControllerContext, C> build) {
+        return new ControllerHarness<>(vertx, name, name, Map.of(), informerKubeconfig, build);
     }
 
     private ControllerHarness(Vertx vertx, String name, String clientName, Map<String, String> config,
-            Function<ControllerContext, C> build) {
+            java.nio.file.Path informerKubeconfig, Function<ControllerContext, C> build) {
         Map<String, String> all = new HashMap<>(config);
         all.put("qkcm.kubeconfig", RealApiServer.get().kubeconfig().toString());
         options = new ControllerManagerOptions(Flags.upstream(), flag -> Optional.ofNullable(all.get(flag)));
         clients = new KubeClients(options, new SimpleMeterRegistry(), vertx);
-        informers = new SharedInformers(clients.forComponent("shared-informers"), options.minResyncPeriod());
+        if (informerKubeconfig == null) {
+            informerClients = null;
+            informers = new SharedInformers(clients.forComponent("shared-informers"), options.minResyncPeriod());
+        } else {
+            Map<String, String> via = new HashMap<>(all);
+            via.put("qkcm.kubeconfig", informerKubeconfig.toString());
+            ControllerManagerOptions viaOptions = new ControllerManagerOptions(Flags.upstream(),
+                    flag -> Optional.ofNullable(via.get(flag)));
+            informerClients = new KubeClients(viaOptions, new SimpleMeterRegistry(), vertx);
+            informers = new SharedInformers(informerClients.forComponent("shared-informers"), options.minResyncPeriod());
+        }
         events = new EventBroadcaster(clients.forComponent("event-broadcaster"));
         delayer = Executors.newSingleThreadScheduledExecutor(r -> {
             Thread t = new Thread(r, "test-workqueue-delayer");
@@ -105,6 +126,9 @@ public final class ControllerHarness<C extends KeyReconciler<?>> implements Auto
         closed = true;
         // connections first, so requests still waiting for a QPS token die with the process
         clients.close();
+        if (informerClients != null) {
+            informerClients.close();
+        }
         informers.stop();
         try {
             running.shutdown(Duration.ZERO);

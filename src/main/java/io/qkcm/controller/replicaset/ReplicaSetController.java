@@ -52,6 +52,9 @@ import io.qkcm.runtime.options.FeatureGates;
 @Ignore // run in its own Operator by the manager, not by quarkus-operator-sdk\'s default one
 public class ReplicaSetController<P extends HasMetadata> extends KeyReconciler<P> {
 
+    /** How often a ReplicaSet with writes of unknown outcome checks whether its pod cache caught up. */
+    static final Duration UNCERTAIN_RECHECK = Duration.ofSeconds(1);
+
     /** Upstream's BurstReplicas: at most this many creations or deletions per sync. */
     public static final int BURST_REPLICAS = 500;
 
@@ -63,6 +66,7 @@ public class ReplicaSetController<P extends HasMetadata> extends KeyReconciler<P
     private final ReplicaSetSource source;
     private final SharedIndexInformer<Pod> podInformer;
     private final PodControl podControl;
+    private final io.fabric8.kubernetes.client.KubernetesClient client;
     private final UIDTrackingControllerExpectations expectations = new UIDTrackingControllerExpectations();
     private final int burstReplicas;
     private final boolean terminatingReplicasGate;
@@ -77,6 +81,12 @@ public class ReplicaSetController<P extends HasMetadata> extends KeyReconciler<P
 
     ReplicaSetController(ControllerContext context, Class<P> primaryType, String queueName, int workers,
             ReplicaSetSource source, String eventSource) {
+        this(context, primaryType, queueName, workers, source, eventSource, java.util.function.UnaryOperator.identity());
+    }
+
+    /** With {@code podControl} wrapping the real pod control (tests inject faults there). */
+    ReplicaSetController(ControllerContext context, Class<P> primaryType, String queueName, int workers,
+            ReplicaSetSource source, String eventSource, java.util.function.UnaryOperator<PodControl> podControl) {
         super(context, primaryType, queueName, workers);
         String name = context.controllerName();
         this.source = source;
@@ -84,7 +94,8 @@ public class ReplicaSetController<P extends HasMetadata> extends KeyReconciler<P
         FeatureGates gates = context.options().featureGates();
         this.terminatingReplicasGate = gates.enabled("DeploymentReplicaSetTerminatingReplicas");
         this.podDeletionCostGate = gates.enabled("PodDeletionCost");
-        this.podControl = new RealPodControl(context.client(), context.recorderFor(eventSource));
+        this.client = context.client();
+        this.podControl = podControl.apply(new RealPodControl(context.client(), context.recorderFor(eventSource)));
         // Upstream runs each creation of a batch and each deletion in its own goroutine; these
         // threads play that part (the client's QPS limit is what bounds throughput).
         this.apiCalls = ApiCallExecutor.create(name, 64);
@@ -298,6 +309,9 @@ public class ReplicaSetController<P extends HasMetadata> extends KeyReconciler<P
             return;
         }
         boolean rsNeedsSync = expectations.satisfiedExpectations(key);
+        if (!rsNeedsSync && expectations.isUncertain(key)) {
+            rsNeedsSync = resolveUncertainWrites(rs, key);
+        }
         LabelSelectors.Selector selector;
         try {
             selector = LabelSelectors.fromLabelSelector(rs.getSpec().getSelector());
@@ -347,6 +361,38 @@ public class ReplicaSetController<P extends HasMetadata> extends KeyReconciler<P
         }
     }
 
+    /**
+     * After a pod write whose outcome is unknown (see {@link io.qkcm.controller.ControllerExpectations#markUncertain}):
+     * lists the ReplicaSet's pods from the API server and, when the cache holds what the list holds,
+     * drops the expectations so that this sync acts on a cache that includes the write; otherwise
+     * checks again in a second. The expectations' timeout still bounds the wait.
+     */
+    private boolean resolveUncertainWrites(ReplicaSet rs, String key) {
+        String namespace = rs.getMetadata().getNamespace();
+        io.fabric8.kubernetes.api.model.PodList live;
+        try {
+            live = client.pods().inNamespace(namespace).withLabelSelector(rs.getSpec().getSelector()).list();
+        } catch (KubernetesClientException e) {
+            log.debugf("%s %s: listing its pods to settle writes of unknown outcome failed: %s", source.kind(), key,
+                    e.getMessage());
+            queue.addAfter(key, UNCERTAIN_RECHECK);
+            return false;
+        }
+        List<Pod> cachedPods = PodIndexes.podsInNamespace(podInformer, namespace);
+        boolean caughtUp = io.qkcm.controller.CacheCatchUp.caughtUp(rs.getMetadata().getUid(), live.getItems(),
+                live.getMetadata().getResourceVersion(), podKey -> podInformer.getStore().getByKey(podKey), cachedPods);
+        if (!caughtUp) {
+            log.debugf("%s %s: the pod cache has not caught up with the API server after writes of unknown outcome",
+                    source.kind(), key);
+            queue.addAfter(key, UNCERTAIN_RECHECK);
+            return false;
+        }
+        log.infof("%s %s: the pod cache has caught up with the API server; writes of unknown outcome settled",
+                source.kind(), key);
+        expectations.deleteExpectations(key);
+        return true;
+    }
+
     private static int n(Integer i) {
         return i == null ? 0 : i;
     }
@@ -386,6 +432,7 @@ public class ReplicaSetController<P extends HasMetadata> extends KeyReconciler<P
                     ReplicaSetStatusUtil.replicas(rs), diff);
             OwnerReference controllerRef = ControllerRefManager.newControllerRef(rs, source.apiVersion(), source.kind());
             var eventObject = source.eventObject(rs);
+            java.util.concurrent.atomic.AtomicInteger unknown = new java.util.concurrent.atomic.AtomicInteger();
             SlowStart.Result result = SlowStart.run(diff, SlowStart.INITIAL_BATCH_SIZE, apiCalls, () -> {
                 try {
                     podControl.createPods(rs.getMetadata().getNamespace(), rs.getSpec().getTemplate(), eventObject,
@@ -396,11 +443,20 @@ public class ReplicaSetController<P extends HasMetadata> extends KeyReconciler<P
                         // be observed, so the expectation only expires
                         return null;
                     }
+                    if (ApiErrors.isOutcomeUnknown(e)) {
+                        // the pod may exist: keep expecting it (settled by resolveUncertainWrites)
+                        unknown.incrementAndGet();
+                    }
                     throw e;
                 }
                 return null;
             });
-            int skipped = diff - result.successes();
+            if (unknown.get() > 0) {
+                log.infof("%d pod creations for %s %s ended without an answer (%s); waiting for the pod cache to catch up",
+                        unknown.get(), source.kind(), rsKey, result.error() == null ? "" : result.error().getMessage());
+                expectations.markUncertain(rsKey);
+            }
+            int skipped = diff - result.successes() - unknown.get();
             if (skipped > 0) {
                 log.debugf("Slow-start failure. Skipping creation of %d pods, decrementing expectations for %s %s",
                         skipped, source.kind(), rsKey);
@@ -428,6 +484,13 @@ public class ReplicaSetController<P extends HasMetadata> extends KeyReconciler<P
                         podControl.deletePod(rs.getMetadata().getNamespace(), target.getMetadata().getName(),
                                 eventObject);
                     } catch (RuntimeException e) {
+                        if (ApiErrors.isOutcomeUnknown(e)) {
+                            // the pod may be going: keep expecting its deletion (settled by resolveUncertainWrites)
+                            log.infof("Deletion of %s for %s %s ended without an answer (%s); waiting for the pod cache to catch up",
+                                    podKey(target), source.kind(), rsKey, e.getMessage());
+                            expectations.markUncertain(rsKey);
+                            throw e;
+                        }
                         // the deletion will not be observed: stop waiting for it
                         expectations.deletionObserved(rsKey, podKey(target));
                         if (!ApiErrors.isNotFound(e)) {
