@@ -646,11 +646,13 @@ class Run:
                             and r["t_fault_start"] <= x["t"] < nxt]
                     if after and mine:
                         r["old_leader_last_write_before_takeover_s"] = round(after[0]["t"] - max(x["t"] for x in mine), 1)
-                    # writes by the old leader later than its renew deadline after its last renewal
+                    # writes by the old leader after the latest moment client-go's elector may still act:
+                    # its renew cycle starts a retry period after the last successful renewal, and gives
+                    # up a renew deadline later (leaderelection.go renew(): wait.Until + context timeout)
                     renew = [x["t"] for x in recs if Audit.is_lease_write(x) and x["u"] == old
                              and x["t"] <= r["t_fault_start"]]
                     if renew:
-                        dl = renew[-1] + self.args.renew_deadline
+                        dl = renew[-1] + self.args.retry_period + self.args.renew_deadline
                         r["late_writes"] = sum(1 for x in mine if x["t"] > dl)
 
     def run_variant(self, variant, keys, n, fault, inject, proxied=(), leader_first=None, before=None, after=None):
@@ -848,7 +850,8 @@ def report(args, rows, runs_meta, outdir):
            "fault → pods and ReplicaSet/Deployment status as the spec says. Takeover = fault → first successful "
            "lease write after it. Overlapping writes = writes by a replica while the other replica held the lease (the user of the last "
            "successful lease write); writes after the renew deadline = writes by the old leader later than "
-           "--leader-elect-renew-deadline after its last successful renewal. 410s = the replicas' requests answered 410 Gone (lists at a compacted "
+           "its last successful renewal + --leader-elect-retry-period + --leader-elect-renew-deadline (the last moment client-go's "
+           "elector may act: its renew cycle starts a retry period after a success and gives up a renew deadline later). 410s = the replicas' requests answered 410 Gone (lists at a compacted "
            "resourceVersion). Self exits = replicas that exited on their own (a lost lease) and were restarted.", "",
            "## Episodes", "",
            "| run | variant | # | workload | fault | at | creates audit/watch (need) | deletes audit/watch (need) | "
