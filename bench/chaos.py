@@ -918,6 +918,9 @@ def main():
     p.add_argument("--toxiproxy", required=True)
     p.add_argument("--kwok-workdir", default=os.path.expanduser("~/.kwok-chaos"))
     p.add_argument("--cluster-name", default="qkcm-chaos")
+    p.add_argument("--ports", default="10857,10858,8575",
+                   help="replica a's and b's secure ports and Toxiproxy's API port (another set, with --cluster-name and "
+                        "--kwok-workdir, lets a second run share the machine)")
     p.add_argument("--versions", default="?")
     argv = sys.argv[1:]
     args = p.parse_args()
@@ -932,6 +935,8 @@ def main():
     if args.failovers is None:
         args.failovers = 1 if s else args.kills
     args.variants = [v.strip() for v in args.variants.split(",") if v.strip()]
+    global TOXI_PORT
+    PORTS["a"], PORTS["b"], TOXI_PORT = (int(x) for x in args.ports.split(","))
     if args.qkcm_java_opts is None:
         args.qkcm_java_opts = bench.default_java_opts()
     if args.report:
