@@ -38,6 +38,7 @@ public final class LeaderElection {
     private final KubernetesClient client;
     private final ControllerManagerOptions options;
     private final EventRecorder events;
+    private final MeterRegistry registry;
     private final String identity;
     private final String namespace;
     private final String name;
@@ -58,11 +59,22 @@ public final class LeaderElection {
         this.client = client;
         this.options = options;
         this.events = events;
+        this.registry = registry;
         this.identity = hostname() + "_" + UUID.randomUUID();
         this.namespace = options.string("leader-elect-resource-namespace");
         this.name = options.string("leader-elect-resource-name");
         Gauge.builder("leader.election.master.status", leading, l -> l.get() ? 1 : 0)
                 .description("Gauge of if the reporting system is master of the relevant lease, 0 indicates backup, 1 indicates master. 'name' is the string used to identify the lease.")
+                .tag("name", name).register(registry);
+    }
+
+    /**
+     * client-go's {@code leader_election_slowpath_total{name}}: registered at its first use, as a Go
+     * counter vector shows no series before its first increment.
+     */
+    private io.micrometer.core.instrument.Counter slowPath() {
+        return io.micrometer.core.instrument.Counter.builder("leader.election.slowpath")
+                .description("Total number of slow path exercised in renewing leader leases. 'name' is the string used to identify the lease. Please make sure to group by name.")
                 .tag("name", name).register(registry);
     }
 
@@ -154,6 +166,11 @@ public final class LeaderElection {
                     @Override
                     public void stoppedLeading() {
                         dispatch(LeaderElection.this::stoppedLeading);
+                    }
+
+                    @Override
+                    public void slowPathExercised() {
+                        slowPath().increment();
                     }
 
                     @Override

@@ -55,6 +55,10 @@ final class LeaseElector {
 
         /** The observed holder changed (empty when released). */
         void newLeader(String identity);
+
+        /** The leader renewed through the slow path (client-go's slowpathExercised): read, then update. */
+        default void slowPathExercised() {
+        }
     }
 
     private final KubernetesClient client;
@@ -282,6 +286,9 @@ final class LeaseElector {
 
         // 4. take or renew it
         int transitions = record.getLeaseTransitions() == null ? 0 : record.getLeaseTransitions();
+        if (leader) {
+            callbacks.slowPathExercised();
+        }
         LeaseSpec taken = leader
                 ? desired(now).withAcquireTime(record.getAcquireTime()).withLeaseTransitions(transitions).build()
                 : desired(now).withLeaseTransitions(transitions + 1).build();

@@ -1,0 +1,64 @@
+package io.qkcm.manager;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import java.time.Duration;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+
+import org.junit.jupiter.api.Test;
+
+import io.fabric8.kubernetes.client.KubernetesClient;
+import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import io.qkcm.runtime.options.ControllerManagerOptions;
+import io.qkcm.runtime.options.Flags;
+import io.qkcm.testing.RealApiServer;
+
+/**
+ * client-go's {@code leader_election_slowpath_total{name}}: absent until the leader first renews
+ * through the slow path, then counted — here because another writer touched the Lease, so the
+ * leader's optimistic update (on its last written copy) conflicts and it reads before writing.
+ */
+class LeaderElectionSlowPathTest {
+
+    @Test
+    void aRenewalAfterAnotherWriteToTheLeaseGoesThroughTheSlowPathAndIsCounted() throws Exception {
+        String lease = "slowpath-" + Long.toString(System.nanoTime() % 1_000_000, 36);
+        Map<String, String> config = Map.of("qkcm.leader-elect-resource-name", lease,
+                "qkcm.leader-elect-lease-duration", "4s", "qkcm.leader-elect-renew-deadline", "3s",
+                "qkcm.leader-elect-retry-period", "1s");
+        ControllerManagerOptions options = new ControllerManagerOptions(Flags.upstream(),
+                flag -> Optional.ofNullable(config.get(flag)));
+        SimpleMeterRegistry registry = new SimpleMeterRegistry();
+        try (KubernetesClient admin = RealApiServer.get().newClient()) {
+            LeaderElection election = new LeaderElection(admin, options, (object, type, reason, message) -> {
+            }, registry);
+            CountDownLatch leading = new CountDownLatch(1);
+            election.start(leading::countDown, () -> {
+            });
+            try {
+                assertThat(leading.await(30, TimeUnit.SECONDS)).isTrue();
+                // renewals on the fast path for a few periods: no series yet
+                Thread.sleep(2500);
+                assertThat(registry.find("leader.election.slowpath").counter()).isNull();
+
+                admin.leases().inNamespace("kube-system").withName(lease).edit(l -> {
+                    l.getMetadata().setLabels(Map.of("touched", "by-another-writer"));
+                    return l;
+                });
+                await().atMost(Duration.ofSeconds(10)).untilAsserted(() -> {
+                    Counter c = registry.find("leader.election.slowpath").tag("name", lease).counter();
+                    assertThat(c).isNotNull();
+                    assertThat(c.count()).isGreaterThanOrEqualTo(1);
+                });
+                assertThat(election.leading()).isTrue();
+            } finally {
+                election.stop();
+            }
+        }
+    }
+}
