@@ -309,15 +309,15 @@ public class ReplicaSetController<P extends HasMetadata> extends KeyReconciler<P
             return;
         }
         boolean rsNeedsSync = expectations.satisfiedExpectations(key);
-        if (!rsNeedsSync && expectations.isUncertain(key)) {
-            rsNeedsSync = resolveUncertainWrites(rs, key);
-        }
         LabelSelectors.Selector selector;
         try {
             selector = LabelSelectors.fromLabelSelector(rs.getSpec().getSelector());
         } catch (IllegalArgumentException e) {
             log.errorf("error converting pod selector to selector for %s %s: %s", source.kind(), key, e.getMessage());
             return;
+        }
+        if (!rsNeedsSync && expectations.isUncertain(key)) {
+            rsNeedsSync = resolveUncertainWrites(rs, key, selector);
         }
         // every pod of the namespace this owner controls or might adopt; claimPods sorts them out
         List<Pod> allRSPods = PodIndexes.filterPodsByOwner(podInformer, namespace, source.kind(), name,
@@ -367,7 +367,7 @@ public class ReplicaSetController<P extends HasMetadata> extends KeyReconciler<P
      * drops the expectations so that this sync acts on a cache that includes the write; otherwise
      * checks again in a second. The expectations' timeout still bounds the wait.
      */
-    private boolean resolveUncertainWrites(ReplicaSet rs, String key) {
+    private boolean resolveUncertainWrites(ReplicaSet rs, String key, LabelSelectors.Selector selector) {
         String namespace = rs.getMetadata().getNamespace();
         io.fabric8.kubernetes.api.model.PodList live;
         try {
@@ -378,7 +378,9 @@ public class ReplicaSetController<P extends HasMetadata> extends KeyReconciler<P
             queue.addAfter(key, UNCERTAIN_RECHECK);
             return false;
         }
-        List<Pod> cachedPods = PodIndexes.podsInNamespace(podInformer, namespace);
+        // the list is by selector: compare the cached pods it could have returned
+        List<Pod> cachedPods = PodIndexes.podsInNamespace(podInformer, namespace).stream()
+                .filter(p -> selector.matches(p.getMetadata().getLabels())).toList();
         boolean caughtUp = io.qkcm.controller.CacheCatchUp.caughtUp(rs.getMetadata().getUid(), live.getItems(),
                 live.getMetadata().getResourceVersion(), podKey -> podInformer.getStore().getByKey(podKey), cachedPods);
         if (!caughtUp) {
