@@ -195,6 +195,41 @@ class Cluster:
 # ---------------------------------------------------------------------------------------------
 # audit log: the replicas' requests, read as the API server appends them
 
+def late_writes(recs, old, mine, args):
+    """Writes by the old leader after the latest moment client-go's elector may still act: its renew
+    cycle starts a retry period after a successful renewal and gives up a renew deadline later
+    (leaderelection.go renew(): wait.Until + a context timeout). Each write is measured from the old
+    leader's last successful renewal before it (one during the fault counts: the lease was renewed)."""
+    renewals = sorted(x["t"] for x in recs if Audit.is_lease_write(x) and x["u"] == old)
+    late = 0
+    for x in mine:
+        before = [t for t in renewals if t <= x["t"]]
+        if before and x["t"] > before[-1] + args.retry_period + args.renew_deadline:
+            late += 1
+    return late
+
+
+def recount(args, raw, rows):
+    """--recount: the audit-log measures that need no watch (late writes) again, from raw's audit logs."""
+    for run in dict.fromkeys(r["run"] for r in rows):
+        path = os.path.join(raw, run + ".audit.log")
+        if not os.path.exists(path):
+            continue
+        recs = Audit(path).read()
+        for r in rows:
+            if r["run"] != run or not r.get("old_leader") or "t_fault_start" not in r:
+                continue
+            old = r["old_leader"]
+            eps = [e for e in rows if e["run"] == run and e["variant"] == r["variant"] and "t0" in e]
+            i = eps.index(r)
+            t1 = eps[i + 1]["t0"] if i + 1 < len(eps) else float("inf")
+            nxt = min([x["t"] for x in recs if Audit.is_lease_write(x) and x["u"] == old
+                       and x["t"] > r["t_fault_start"]] + [t1])
+            mine = [x for x in recs if x["u"] == old and acting(x) and r["t_fault_start"] <= x["t"] < nxt]
+            r["late_writes"] = late_writes(recs, old, mine, args)
+    return rows
+
+
 class Audit:
     def __init__(self, path):
         self.path, self.off, self.recs = path, 0, []
@@ -646,14 +681,7 @@ class Run:
                             and r["t_fault_start"] <= x["t"] < nxt]
                     if after and mine:
                         r["old_leader_last_write_before_takeover_s"] = round(after[0]["t"] - max(x["t"] for x in mine), 1)
-                    # writes by the old leader after the latest moment client-go's elector may still act:
-                    # its renew cycle starts a retry period after the last successful renewal, and gives
-                    # up a renew deadline later (leaderelection.go renew(): wait.Until + context timeout)
-                    renew = [x["t"] for x in recs if Audit.is_lease_write(x) and x["u"] == old
-                             and x["t"] <= r["t_fault_start"]]
-                    if renew:
-                        dl = renew[-1] + self.args.retry_period + self.args.renew_deadline
-                        r["late_writes"] = sum(1 for x in mine if x["t"] > dl)
+                    r["late_writes"] = late_writes(recs, old, mine, self.args)
 
     def run_variant(self, variant, keys, n, fault, inject, proxied=(), leader_first=None, before=None, after=None):
         def body(reps):
@@ -850,7 +878,7 @@ def report(args, rows, runs_meta, outdir):
            "fault → pods and ReplicaSet/Deployment status as the spec says. Takeover = fault → first successful "
            "lease write after it. Overlapping writes = writes by a replica while the other replica held the lease (the user of the last "
            "successful lease write); writes after the renew deadline = writes by the old leader later than "
-           "its last successful renewal + --leader-elect-retry-period + --leader-elect-renew-deadline (the last moment client-go's "
+           "its last successful renewal before the write + --leader-elect-retry-period + --leader-elect-renew-deadline (the last moment client-go's "
            "elector may act: its renew cycle starts a retry period after a success and gives up a renew deadline later). 410s = the replicas' requests answered 410 Gone (lists at a compacted "
            "resourceVersion). Self exits = replicas that exited on their own (a lost lease) and were restarted.", "",
            "## Episodes", "",
@@ -912,6 +940,8 @@ def main():
     p.add_argument("--out", help="results folder (default bench/results/<date>-chaos)")
     p.add_argument("--report", metavar="RAWDIR", help="only write the report again from a raw/<time> folder "
                                                       "(rows.json, args.json), e.g. of an interrupted run")
+    p.add_argument("--recount", action="store_true", help="with --report: count the audit log's late writes again "
+                                                          "(the raw folder's *.audit.log), as this version measures them")
     p.add_argument("--qkcm-jar", default=os.environ.get("QKCM_JAR"))
     p.add_argument("--qkcm-java-opts", default=os.environ.get("QKCM_JAVA_OPTS"))
     p.add_argument("--bin-dir", required=True)
@@ -945,6 +975,8 @@ def main():
             if k not in ("report", "out"):
                 setattr(args, k, v)
         rows = json.load(open(os.path.join(args.report, "rows.json")))
+        if args.recount:
+            rows = recount(args, args.report, rows)
         outdir = args.out or os.path.dirname(os.path.dirname(os.path.abspath(args.report)))
         meta = [{"run": r, "loadavg": [float("nan")]} for r in dict.fromkeys(x["run"] for x in rows)]
         return 1 if report(args, rows, meta, outdir) else 0
