@@ -28,6 +28,7 @@ import io.fabric8.kubernetes.client.informers.cache.Cache;
 import io.qkcm.controller.ActivePods;
 import io.qkcm.controller.ApiCallExecutor;
 import io.qkcm.controller.ApiErrors;
+import io.qkcm.controller.CacheCatchUp;
 import io.qkcm.controller.ControllerContext;
 import io.qkcm.controller.ControllerRefManager;
 import io.qkcm.controller.ControllerRefs;
@@ -381,7 +382,7 @@ public class ReplicaSetController<P extends HasMetadata> extends KeyReconciler<P
         // the list is by selector: compare the cached pods it could have returned
         List<Pod> cachedPods = PodIndexes.podsInNamespace(podInformer, namespace).stream()
                 .filter(p -> selector.matches(p.getMetadata().getLabels())).toList();
-        boolean caughtUp = io.qkcm.controller.CacheCatchUp.caughtUp(rs.getMetadata().getUid(), live.getItems(),
+        boolean caughtUp = CacheCatchUp.caughtUp(rs.getMetadata().getUid(), live.getItems(),
                 live.getMetadata().getResourceVersion(), podKey -> podInformer.getStore().getByKey(podKey), cachedPods);
         if (!caughtUp) {
             log.debugf("%s %s: the pod cache has not caught up with the API server after writes of unknown outcome",
