@@ -25,6 +25,10 @@ import io.qkcm.testing.RealApiServer;
  */
 class LeaderElectionSlowPathTest {
 
+    private static java.time.ZonedDateTime renewTime(KubernetesClient admin, String lease) {
+        return admin.leases().inNamespace("kube-system").withName(lease).get().getSpec().getRenewTime();
+    }
+
     @Test
     void aRenewalAfterAnotherWriteToTheLeaseGoesThroughTheSlowPathAndIsCounted() throws Exception {
         String lease = "slowpath-" + Long.toString(System.nanoTime() % 1_000_000, 36);
@@ -42,8 +46,11 @@ class LeaderElectionSlowPathTest {
             });
             try {
                 assertThat(leading.await(30, TimeUnit.SECONDS)).isTrue();
-                // renewals on the fast path for a few periods: no series yet
-                Thread.sleep(2500);
+                // two renewals on the fast path (the holder's renewTime moves twice): no series yet
+                java.time.ZonedDateTime first = renewTime(admin, lease);
+                await().atMost(Duration.ofSeconds(10)).until(() -> renewTime(admin, lease).isAfter(first));
+                java.time.ZonedDateTime second = renewTime(admin, lease);
+                await().atMost(Duration.ofSeconds(10)).until(() -> renewTime(admin, lease).isAfter(second));
                 assertThat(registry.find("leader.election.slowpath").counter()).isNull();
 
                 admin.leases().inNamespace("kube-system").withName(lease).edit(l -> {
