@@ -1,8 +1,12 @@
 package io.qkcm.runtime.clients;
 
+import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.module.SimpleModule;
 import com.fasterxml.jackson.module.blackbird.BlackbirdModule;
 
+import io.fabric8.kubernetes.api.model.WatchEvent;
+import io.fabric8.kubernetes.client.KubernetesClientException;
 import io.fabric8.kubernetes.client.utils.KubernetesSerialization;
 
 /**
@@ -15,11 +19,16 @@ import io.fabric8.kubernetes.client.utils.KubernetesSerialization;
  * reflection: with JDK 25's method-handle reflection and C1 only, reflective calls were ~11% of qkcm's
  * CPU under load (JFR, bench/results/2026-11-25-perf/profile.md). Blackbird defines classes at run
  * time, which a native image cannot: there the mapper stays as it is.
- * {@code -Dio.qkcm.jackson-tuning=false} gives each client fabric8's default (for A/B measurements).
+ * <p>
+ * Watch events are decoded in one pass ({@link WatchEventDeserializer}), straight from the String fabric8
+ * hands over, instead of fabric8's String → bytes → JsonNode tree → object.
+ * {@code -Dio.qkcm.watch-decode=tree} keeps fabric8's way, {@code -Dio.qkcm.jackson-tuning=false} gives
+ * each client fabric8's default serialization altogether (both for A/B measurements).
  */
 public final class ApiSerialization {
 
     private static final boolean TUNED = !"false".equals(System.getProperty("io.qkcm.jackson-tuning"));
+    private static final boolean DIRECT_WATCH_EVENTS = !"tree".equals(System.getProperty("io.qkcm.watch-decode"));
     private static volatile KubernetesSerialization shared;
 
     private ApiSerialization() {
@@ -39,10 +48,44 @@ public final class ApiSerialization {
                     if (System.getProperty("org.graalvm.nativeimage.imagecode") == null) {
                         mapper.registerModule(new BlackbirdModule());
                     }
-                    s = shared = new KubernetesSerialization(mapper, true);
+                    s = shared = create(mapper, DIRECT_WATCH_EVENTS);
                 }
             }
         }
         return s;
+    }
+
+    /** A serialization on {@code mapper}; with {@code directWatchEvents}, watch events decode in one pass. */
+    static KubernetesSerialization create(ObjectMapper mapper, boolean directWatchEvents) {
+        if (!directWatchEvents) {
+            return new KubernetesSerialization(mapper, true);
+        }
+        KubernetesSerialization s = new OnePassWatchEvents(mapper);
+        // registered after fabric8's own modules, so it is the one Jackson asks first
+        mapper.registerModule(new SimpleModule("qkcm-watch-events")
+                .addDeserializer(WatchEvent.class, new WatchEventDeserializer(s::getRegisteredKubernetesResource)));
+        return s;
+    }
+
+    /** fabric8 unmarshals watch events from a String by copying it into bytes first; this parses the String. */
+    private static final class OnePassWatchEvents extends KubernetesSerialization {
+        private final ObjectMapper mapper;
+
+        OnePassWatchEvents(ObjectMapper mapper) {
+            super(mapper, true);
+            this.mapper = mapper;
+        }
+
+        @Override
+        public <T> T unmarshal(String str, Class<T> type) {
+            if (type != WatchEvent.class) {
+                return super.unmarshal(str, type);
+            }
+            try {
+                return mapper.readValue(str, type);
+            } catch (JsonProcessingException e) {
+                throw KubernetesClientException.launderThrowable(e);
+            }
+        }
     }
 }

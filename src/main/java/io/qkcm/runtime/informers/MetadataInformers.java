@@ -28,8 +28,10 @@ import io.fabric8.kubernetes.client.http.HttpResponse;
 /**
  * Metadata-only informers (client-go's metadatainformer): one list+watch reflector per resource,
  * asking the API server for PartialObjectMetadata(List), caching {@link ObjectMetadata} only. fabric8
- * has no such informer, so this is a small reflector of its own: paginated list, watch from the list's
- * resourceVersion with bookmarks, relist on 410 Gone, backoff (800ms doubling to 30s) on failures.
+ * has no such informer, so this is a small reflector of its own: a streaming list (one watch with
+ * sendInitialEvents, as client-go's reflector in v1.34; paginated LIST then watch where the server
+ * refuses it or {@code -Dio.qkcm.watch-list=false}), watch from the last resourceVersion with bookmarks,
+ * relist on 410 Gone, backoff (800ms doubling to 30s) on failures.
  * Watches are asynchronous (no thread per watch); lists run on a small pool.
  *
  * <p>Typed informers with full objects are {@link SharedInformers}' job; this factory is for
@@ -39,6 +41,8 @@ public final class MetadataInformers {
 
     private static final Logger LOG = Logger.getLogger(MetadataInformers.class);
     private static final int PAGE_SIZE = 500;
+    /** Streaming lists completed, for tests. */
+    static final java.util.concurrent.atomic.LongAdder STREAMS = new java.util.concurrent.atomic.LongAdder();
 
     /** Receives cache changes; called on the informer's thread, in order, and must not block. */
     public interface Handler {
@@ -74,7 +78,8 @@ public final class MetadataInformers {
     }
 
     public synchronized void shutdown() {
-        informers.values().forEach(MetadataInformer::stop);
+        // stop() removes the informer from the map: iterate over a copy
+        List.copyOf(informers.values()).forEach(MetadataInformer::stop);
         informers.clear();
         executor.shutdownNow();
     }
@@ -92,6 +97,10 @@ public final class MetadataInformers {
         private volatile String lastResourceVersion;
         private volatile AsyncBody currentWatch;
         private long backoffMillis;
+        /** The objects of a streaming list until its initial-events-end bookmark; null otherwise. */
+        private Map<String, ObjectMetadata> initialEvents;
+        /** The server refused a streaming list: LIST from now on. */
+        private volatile boolean listInstead;
 
         MetadataInformer(GroupVersionResource gvr, String apiVersion, String kind) {
             this.gvr = gvr;
@@ -164,6 +173,10 @@ public final class MetadataInformers {
             if (stopped) {
                 return;
             }
+            if (SharedInformers.WATCH_LIST && !listInstead) {
+                watch(true);
+                return;
+            }
             try {
                 Map<String, ObjectMetadata> listed = new HashMap<>();
                 String cont = null;
@@ -191,7 +204,7 @@ public final class MetadataInformers {
                 lastResourceVersion = rv;
                 synced = true;
                 backoffMillis = 0;
-                watch();
+                watch(false);
             } catch (RuntimeException e) {
                 if (e instanceof KubernetesClientException kce && (kce.getCode() == 404 || kce.getCode() == 405)) {
                     LOG.debugf("metadata informer %s: list failed (%d), the resource may be gone", gvr, kce.getCode());
@@ -239,14 +252,22 @@ public final class MetadataInformers {
             }
         }
 
-        private void watch() {
+        /**
+         * A watch from the last resourceVersion, or with {@code initial} a streaming list: the server sends
+         * every object as ADDED, then a bookmark marking the end of them, from a consistent read.
+         */
+        private void watch(boolean initial) {
             if (stopped) {
                 return;
             }
             // client-go: a random timeout between 5 and 10 minutes spreads watch restarts
             long timeoutSeconds = 300 + ThreadLocalRandom.current().nextLong(300);
             String query = "watch=true&allowWatchBookmarks=true&timeoutSeconds=" + timeoutSeconds
-                    + (lastResourceVersion == null ? "" : "&resourceVersion=" + MetadataClient.encode(lastResourceVersion));
+                    + (initial ? "&sendInitialEvents=true&resourceVersionMatch=NotOlderThan"
+                            : lastResourceVersion == null ? "" : "&resourceVersion=" + MetadataClient.encode(lastResourceVersion));
+            synchronized (this) {
+                initialEvents = initial ? new HashMap<>() : null;
+            }
             HttpRequest request = client.http().newHttpRequestBuilder().uri(client.url(gvr.path(null), query))
                     .header("Accept", MetadataClient.ACCEPT_OBJECT).forStreaming().build();
             WatchStream stream = new WatchStream();
@@ -254,12 +275,16 @@ public final class MetadataInformers {
             future.whenComplete((response, failure) -> {
                 if (failure != null) {
                     LOG.debugf("metadata informer %s: watch failed to start: %s", gvr, failure.toString());
-                    retryLater(this::watch);
+                    retryLater(initial ? this::relist : () -> watch(false));
                     return;
                 }
                 if (!response.isSuccessful()) {
                     response.body().cancel();
-                    if (response.code() == 410) {
+                    if (initial && rejectsWatchList(response.code())) {
+                        LOG.debugf("metadata informer %s: the server refuses watch-list (%d), listing instead", gvr, response.code());
+                        listInstead = true;
+                        executor.execute(this::relist);
+                    } else if (response.code() == 410) {
                         executor.execute(this::relist);
                     } else {
                         LOG.debugf("metadata informer %s: watch returned %d", gvr, response.code());
@@ -277,14 +302,19 @@ public final class MetadataInformers {
                     if (stopped) {
                         return;
                     }
+                    boolean listCompleted;
+                    synchronized (this) {
+                        listCompleted = initialEvents == null;
+                        initialEvents = null;
+                    }
                     if (stream.gone) {
                         executor.execute(this::relist);
-                    } else if (stream.failed || t != null) {
+                    } else if (stream.failed || t != null || !listCompleted) {
                         LOG.debugf("metadata informer %s: watch ended: %s", gvr, t == null ? "error event" : t.toString());
                         retryLater(this::relist);
                     } else {
                         backoffMillis = 0;
-                        executor.execute(this::watch);
+                        executor.execute(() -> watch(false));
                     }
                 });
                 response.body().consume();
@@ -294,6 +324,30 @@ public final class MetadataInformers {
         private synchronized void handle(JsonNode event) {
             String type = event.path("type").asText();
             JsonNode object = event.path("object");
+            if (initialEvents != null) {
+                switch (type) {
+                    case "ADDED", "MODIFIED" -> {
+                        ObjectMetadata m = ObjectMetadata.fromJson(object, apiVersion, kind);
+                        initialEvents.put(m.key(), m);
+                    }
+                    case "DELETED" -> initialEvents.remove(ObjectMetadata.fromJson(object, apiVersion, kind).key());
+                    case "BOOKMARK" -> {
+                        if ("true".equals(object.path("metadata").path("annotations")
+                                .path(WatchListListerWatcher.INITIAL_EVENTS_END).asText(null))) {
+                            Map<String, ObjectMetadata> listed = initialEvents;
+                            initialEvents = null;
+                            replace(listed);
+                            lastResourceVersion = object.path("metadata").path("resourceVersion").asText(lastResourceVersion);
+                            synced = true;
+                            backoffMillis = 0;
+                            STREAMS.increment();
+                        }
+                    }
+                    default -> {
+                    }
+                }
+                return;
+            }
             switch (type) {
                 case "ADDED", "MODIFIED" -> {
                     ObjectMetadata m = ObjectMetadata.fromJson(object, apiVersion, kind);
@@ -368,5 +422,10 @@ public final class MetadataInformers {
                 }
             }
         }
+    }
+
+    /** The answers of a server that cannot do a streaming list for this request. */
+    static boolean rejectsWatchList(int code) {
+        return code == 400 || code == 403 || code == 404 || code == 405 || code == 422;
     }
 }

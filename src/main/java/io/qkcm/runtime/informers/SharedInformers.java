@@ -14,11 +14,15 @@ import java.util.concurrent.ThreadLocalRandom;
 import org.jboss.logging.Logger;
 
 import io.fabric8.kubernetes.api.model.HasMetadata;
+import io.fabric8.kubernetes.api.model.KubernetesResourceList;
 import io.fabric8.kubernetes.client.KubernetesClient;
+import io.fabric8.kubernetes.client.impl.BaseClient;
 import io.fabric8.kubernetes.client.informers.SharedIndexInformer;
 import io.fabric8.kubernetes.client.informers.cache.BasicItemStore;
 import io.fabric8.kubernetes.client.informers.cache.Cache;
 import io.fabric8.kubernetes.client.informers.cache.ItemStore;
+import io.fabric8.kubernetes.client.informers.impl.DefaultSharedIndexInformer;
+import io.fabric8.kubernetes.client.informers.impl.ListerWatcher;
 
 /**
  * The process-wide informer factory (upstream's SharedInformerFactory): exactly one informer, and so
@@ -28,6 +32,13 @@ import io.fabric8.kubernetes.client.informers.cache.ItemStore;
 public final class SharedInformers {
 
     private static final Logger LOG = Logger.getLogger(SharedInformers.class);
+
+    /**
+     * Informers start with a streaming list (one WATCH with sendInitialEvents, {@link WatchListListerWatcher})
+     * as upstream's do in v1.34; {@code -Dio.qkcm.watch-list=false} gives LIST then WATCH (A/B, and a way
+     * out against an API server that misbehaves with it).
+     */
+    static final boolean WATCH_LIST = !"false".equals(System.getProperty("io.qkcm.watch-list"));
 
     private final KubernetesClient client;
     private final Duration minResyncPeriod;
@@ -45,7 +56,7 @@ public final class SharedInformers {
     public synchronized <T extends HasMetadata> SharedIndexInformer<T> informerFor(Class<T> type) {
         SharedIndexInformer<T> informer = (SharedIndexInformer<T>) informers.get(type);
         if (informer == null) {
-            informer = client.resources(type).inAnyNamespace().runnableInformer(resyncPeriod().toMillis());
+            informer = newInformer(type);
             // Controllers never read managedFields; dropping them keeps the caches small, as upstream's
             // informer transform does.
             informer.itemStore(new TrimmingItemStore<>());
@@ -60,6 +71,18 @@ public final class SharedInformers {
             }
         }
         return informer;
+    }
+
+    @SuppressWarnings({"unchecked", "rawtypes"})
+    private <T extends HasMetadata> SharedIndexInformer<T> newInformer(Class<T> type) {
+        long resync = resyncPeriod().toMillis();
+        if (!WATCH_LIST) {
+            return client.resources(type).inAnyNamespace().runnableInformer(resync);
+        }
+        // fabric8's operation for the type is its informers' ListerWatcher (pinned by WatchListListerWatcherTest)
+        ListerWatcher<T, KubernetesResourceList<T>> operation = (ListerWatcher) client.resources(type).inAnyNamespace();
+        return new DefaultSharedIndexInformer<>(type, new WatchListListerWatcher<>(operation), resync,
+                client.adapt(BaseClient.class).getExecutor());
     }
 
     /** Upstream's ResyncPeriod: a random period between min-resync-period and twice that. */

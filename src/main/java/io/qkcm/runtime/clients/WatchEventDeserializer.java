@@ -1,0 +1,110 @@
+package io.qkcm.runtime.clients;
+
+import java.io.IOException;
+import java.util.Optional;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.LongAdder;
+import java.util.function.BiFunction;
+
+import com.fasterxml.jackson.core.JsonParser;
+import com.fasterxml.jackson.core.JsonToken;
+import com.fasterxml.jackson.core.util.JsonParserSequence;
+import com.fasterxml.jackson.databind.DeserializationContext;
+import com.fasterxml.jackson.databind.deser.std.StdDeserializer;
+import com.fasterxml.jackson.databind.util.TokenBuffer;
+
+import io.fabric8.kubernetes.api.model.HasMetadata;
+import io.fabric8.kubernetes.api.model.KubernetesResource;
+import io.fabric8.kubernetes.api.model.WatchEvent;
+
+/**
+ * Decodes a watch event's object straight into its model class.
+ * <p>
+ * fabric8 7.4 decodes {@code WatchEvent.object} with its KubernetesDeserializer, which first reads the
+ * whole object into a JsonNode tree to find its kind, then binds the tree to the class: every object
+ * of every watch is parsed twice. The API server writes an object's {@code kind} and
+ * {@code apiVersion} first (Go encodes the inlined TypeMeta before the other fields), so reading those
+ * two fields from the stream is enough to pick the class; they are replayed from a small buffer and
+ * the rest of the object is bound directly from the stream. Anything else (no kind first, an
+ * unregistered kind, a non-object) goes the KubernetesDeserializer's way, unchanged.
+ */
+final class WatchEventDeserializer extends StdDeserializer<WatchEvent> {
+
+    private static final Optional<Class<? extends KubernetesResource>> UNKNOWN = Optional.empty();
+    /** Objects bound in one pass, for tests. */
+    static final LongAdder DIRECT = new LongAdder();
+
+    /** (apiVersion, kind) → the registered model class, or null. */
+    private final BiFunction<String, String, Class<? extends KubernetesResource>> registry;
+    private final ConcurrentHashMap<String, Optional<Class<? extends KubernetesResource>>> classes = new ConcurrentHashMap<>();
+
+    WatchEventDeserializer(BiFunction<String, String, Class<? extends KubernetesResource>> registry) {
+        super(WatchEvent.class);
+        this.registry = registry;
+    }
+
+    @Override
+    public WatchEvent deserialize(JsonParser p, DeserializationContext ctxt) throws IOException {
+        JsonToken t = p.currentToken();
+        if (t == JsonToken.START_OBJECT) {
+            t = p.nextToken();
+        }
+        WatchEvent event = new WatchEvent();
+        for (; t == JsonToken.FIELD_NAME; t = p.nextToken()) {
+            String name = p.currentName();
+            p.nextToken();
+            switch (name) {
+                case "type" -> event.setType(p.getValueAsString());
+                case "object" -> event.setObject(readObject(p, ctxt));
+                default -> event.setAdditionalProperty(name, ctxt.readValue(p, Object.class));
+            }
+        }
+        return event;
+    }
+
+    private Object readObject(JsonParser p, DeserializationContext ctxt) throws IOException {
+        if (p.currentToken() != JsonToken.START_OBJECT) {
+            return p.currentToken() == JsonToken.VALUE_NULL ? null : ctxt.readValue(p, KubernetesResource.class);
+        }
+        TokenBuffer head = ctxt.bufferForInputBuffering(p);
+        head.writeStartObject();
+        String apiVersion = null;
+        String kind = null;
+        JsonToken t = p.nextToken();
+        while (t == JsonToken.FIELD_NAME && (apiVersion == null || kind == null)) {
+            String name = p.currentName();
+            boolean isKind = "kind".equals(name);
+            if (!isKind && !"apiVersion".equals(name)) {
+                break;
+            }
+            head.writeFieldName(name);
+            t = p.nextToken();
+            head.copyCurrentStructure(p);
+            if (t == JsonToken.VALUE_STRING) {
+                if (isKind) {
+                    kind = p.getText();
+                } else {
+                    apiVersion = p.getText();
+                }
+            }
+            t = p.nextToken();
+        }
+        // p now stands on the first token not copied: replay the buffer, then go on from there
+        JsonParser object = JsonParserSequence.createFlattened(true, head.asParser(p), p);
+        object.nextToken();
+        Class<? extends KubernetesResource> type = apiVersion == null || kind == null ? null : classFor(apiVersion, kind);
+        Class<?> target = type != null ? type : KubernetesResource.class;
+        if (type != null) {
+            DIRECT.increment();
+        }
+        return ctxt.readValue(object, target);
+    }
+
+    private Class<? extends KubernetesResource> classFor(String apiVersion, String kind) {
+        return classes.computeIfAbsent(apiVersion + "/" + kind, k -> {
+            Class<? extends KubernetesResource> c = registry.apply(apiVersion, kind);
+            // only plain model classes bind directly; anything generic keeps fabric8's way
+            return c != null && HasMetadata.class.isAssignableFrom(c) && !c.isInterface() ? Optional.of(c) : UNKNOWN;
+        }).orElse(null);
+    }
+}
