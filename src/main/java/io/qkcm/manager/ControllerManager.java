@@ -149,7 +149,8 @@ public class ControllerManager {
         // upstream serves /healthz and /metrics before building controllers and starting informers
         serving.start(options, health::forPath);
         clients = new KubeClients(options, registry, vertx);
-        informers = new SharedInformers(clients.forComponent("shared-informers"), options.minResyncPeriod());
+        informers = new SharedInformers(clients.forComponent("shared-informers"), options.minResyncPeriod(),
+                options.featureGates().enabled("WatchListClient"));
         events = new EventBroadcaster(clients.forComponent("event-broadcaster"));
         // As upstream, the campaign starts once /healthz is served, before the controllers are built and the
         // informers started (upstream builds them after winning): the Lease, the first write, does not wait

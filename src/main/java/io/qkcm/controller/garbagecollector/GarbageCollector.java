@@ -74,7 +74,8 @@ public final class GarbageCollector implements Controller {
         this.workers = context.options().concurrentSyncs("gc");
         this.client = new MetadataClient(context.client());
         this.discovery = new ApiDiscovery(client);
-        this.informers = new MetadataInformers(client);
+        // upstream's metadata informers stream their lists too unless --feature-gates=WatchListClient=false
+        this.informers = new MetadataInformers(client, context.options().featureGates().enabled("WatchListClient"));
         this.attemptToDelete = context.newQueue("garbage_collector_attempt_to_delete");
         this.attemptToOrphan = context.newQueue("garbage_collector_attempt_to_orphan");
         this.graphChanges = context.newQueue("garbage_collector_graph_changes");

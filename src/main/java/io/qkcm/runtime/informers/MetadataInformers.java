@@ -57,7 +57,15 @@ public final class MetadataInformers {
     private final ScheduledExecutorService executor;
     private final Map<GroupVersionResource, MetadataInformer> informers = new HashMap<>();
 
+    private final boolean watchList;
+
     public MetadataInformers(MetadataClient client) {
+        this(client, SharedInformers.WATCH_LIST);
+    }
+
+    /** With {@code watchList} false, informers LIST then WATCH instead of a streaming list. */
+    public MetadataInformers(MetadataClient client, boolean watchList) {
+        this.watchList = watchList && SharedInformers.WATCH_LIST;
         this.client = client;
         this.executor = Executors.newScheduledThreadPool(2, r -> {
             Thread t = new Thread(r, "metadata-informers");
@@ -99,8 +107,6 @@ public final class MetadataInformers {
         private long backoffMillis;
         /** The objects of a streaming list until its initial-events-end bookmark; null otherwise. */
         private Map<String, ObjectMetadata> initialEvents;
-        /** The server refused a streaming list: LIST from now on. */
-        private volatile boolean listInstead;
 
         MetadataInformer(GroupVersionResource gvr, String apiVersion, String kind) {
             this.gvr = gvr;
@@ -173,8 +179,16 @@ public final class MetadataInformers {
             if (stopped) {
                 return;
             }
-            if (SharedInformers.WATCH_LIST && !listInstead) {
+            if (watchList) {
                 watch(true);
+            } else {
+                listAndWatch();
+            }
+        }
+
+        /** LIST, then watch from the list's resourceVersion (also what a failed streaming list falls back to). */
+        private void listAndWatch() {
+            if (stopped) {
                 return;
             }
             try {
@@ -275,15 +289,19 @@ public final class MetadataInformers {
             future.whenComplete((response, failure) -> {
                 if (failure != null) {
                     LOG.debugf("metadata informer %s: watch failed to start: %s", gvr, failure.toString());
-                    retryLater(initial ? this::relist : () -> watch(false));
+                    // client-go: a streaming list that fails makes this cycle a LIST
+                    if (initial) {
+                        executor.execute(this::listAndWatch);
+                    } else {
+                        retryLater(() -> watch(false));
+                    }
                     return;
                 }
                 if (!response.isSuccessful()) {
                     response.body().cancel();
-                    if (initial && rejectsWatchList(response.code())) {
-                        LOG.debugf("metadata informer %s: the server refuses watch-list (%d), listing instead", gvr, response.code());
-                        listInstead = true;
-                        executor.execute(this::relist);
+                    if (initial) {
+                        LOG.debugf("metadata informer %s: the streaming list was refused (%d), listing instead", gvr, response.code());
+                        executor.execute(this::listAndWatch);
                     } else if (response.code() == 410) {
                         executor.execute(this::relist);
                     } else {
@@ -307,9 +325,12 @@ public final class MetadataInformers {
                         listCompleted = initialEvents == null;
                         initialEvents = null;
                     }
-                    if (stream.gone) {
+                    if (initial && !listCompleted) {
+                        LOG.debugf("metadata informer %s: the streaming list ended before its last object, listing instead", gvr);
+                        retryLater(this::listAndWatch);
+                    } else if (stream.gone) {
                         executor.execute(this::relist);
-                    } else if (stream.failed || t != null || !listCompleted) {
+                    } else if (stream.failed || t != null) {
                         LOG.debugf("metadata informer %s: watch ended: %s", gvr, t == null ? "error event" : t.toString());
                         retryLater(this::relist);
                     } else {
@@ -424,8 +445,4 @@ public final class MetadataInformers {
         }
     }
 
-    /** The answers of a server that cannot do a streaming list for this request. */
-    static boolean rejectsWatchList(int code) {
-        return code == 400 || code == 403 || code == 404 || code == 405 || code == 422;
-    }
 }

@@ -16,6 +16,8 @@ import org.jboss.logging.Logger;
 import io.fabric8.kubernetes.api.model.HasMetadata;
 import io.fabric8.kubernetes.api.model.KubernetesResourceList;
 import io.fabric8.kubernetes.client.KubernetesClient;
+import io.fabric8.kubernetes.client.RequestConfig;
+import io.fabric8.kubernetes.client.RequestConfigBuilder;
 import io.fabric8.kubernetes.client.impl.BaseClient;
 import io.fabric8.kubernetes.client.informers.SharedIndexInformer;
 import io.fabric8.kubernetes.client.informers.cache.BasicItemStore;
@@ -35,20 +37,30 @@ public final class SharedInformers {
 
     /**
      * Informers start with a streaming list (one WATCH with sendInitialEvents, {@link WatchListListerWatcher})
-     * as upstream's do in v1.34; {@code -Dio.qkcm.watch-list=false} gives LIST then WATCH (A/B, and a way
-     * out against an API server that misbehaves with it).
+     * as upstream's do in v1.34 (its WatchListClient feature gate, on for kube-controller-manager);
+     * {@code --feature-gates=WatchListClient=false} or {@code -Dio.qkcm.watch-list=false} (the benchmark's A/B
+     * switch) give LIST then WATCH.
      */
-    static final boolean WATCH_LIST = !"false".equals(System.getProperty("io.qkcm.watch-list"));
+    public static final boolean WATCH_LIST = !"false".equals(System.getProperty("io.qkcm.watch-list"));
 
     private final KubernetesClient client;
     private final Duration minResyncPeriod;
     private final Map<Class<?>, SharedIndexInformer<?>> informers = new LinkedHashMap<>();
     private final Map<Class<?>, CompletableFuture<Void>> synced = new LinkedHashMap<>();
+    private final boolean watchList;
+    private final List<WatchListListerWatcher<?, ?>> listerWatchers = new ArrayList<>();
+    private KubernetesClient noWatchReconnects;
     private boolean started;
 
     public SharedInformers(KubernetesClient client, Duration minResyncPeriod) {
+        this(client, minResyncPeriod, WATCH_LIST);
+    }
+
+    /** With {@code watchList} false, informers LIST then WATCH instead of a streaming list. */
+    public SharedInformers(KubernetesClient client, Duration minResyncPeriod, boolean watchList) {
         this.client = client;
         this.minResyncPeriod = minResyncPeriod;
+        this.watchList = watchList && WATCH_LIST;
     }
 
     /** The shared informer for {@code type}, across all namespaces; created on first request. */
@@ -76,13 +88,25 @@ public final class SharedInformers {
     @SuppressWarnings({"unchecked", "rawtypes"})
     private <T extends HasMetadata> SharedIndexInformer<T> newInformer(Class<T> type) {
         long resync = resyncPeriod().toMillis();
-        if (!WATCH_LIST) {
+        if (!watchList) {
             return client.resources(type).inAnyNamespace().runnableInformer(resync);
         }
-        // fabric8's operation for the type is its informers' ListerWatcher (pinned by WatchListListerWatcherTest)
+        // fabric8's operation for the type is its informers' ListerWatcher (pinned by WatchListTest); the
+        // streaming list goes through a client whose watches do not reconnect by themselves
         ListerWatcher<T, KubernetesResourceList<T>> operation = (ListerWatcher) client.resources(type).inAnyNamespace();
-        return new DefaultSharedIndexInformer<>(type, new WatchListListerWatcher<>(operation), resync,
-                client.adapt(BaseClient.class).getExecutor());
+        ListerWatcher<T, KubernetesResourceList<T>> streaming = (ListerWatcher) noWatchReconnects().resources(type).inAnyNamespace();
+        WatchListListerWatcher<T, KubernetesResourceList<T>> listerWatcher = new WatchListListerWatcher<>(operation, streaming);
+        listerWatchers.add(listerWatcher);
+        return new DefaultSharedIndexInformer<>(type, listerWatcher, resync, client.adapt(BaseClient.class).getExecutor());
+    }
+
+    private KubernetesClient noWatchReconnects() {
+        if (noWatchReconnects == null) {
+            RequestConfig config = new RequestConfigBuilder(client.getConfiguration().getRequestConfig())
+                    .withWatchReconnectLimit(0).build();
+            noWatchReconnects = client.newClient(config).adapt(KubernetesClient.class);
+        }
+        return noWatchReconnects;
     }
 
     /** Upstream's ResyncPeriod: a random period between min-resync-period and twice that. */
@@ -141,6 +165,8 @@ public final class SharedInformers {
 
     public synchronized void stop() {
         informers.values().forEach(SharedIndexInformer::stop);
+        // a streaming list the reflector has not taken over yet is unknown to it
+        listerWatchers.forEach(WatchListListerWatcher::close);
     }
 
     /** The default fabric8 store, dropping managedFields on the way in. */

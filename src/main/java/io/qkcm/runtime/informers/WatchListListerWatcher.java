@@ -5,6 +5,7 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.atomic.LongAdder;
 
@@ -35,37 +36,53 @@ import io.fabric8.kubernetes.client.informers.impl.ListerWatcher;
  * arrived in between replayed first. After the bookmark the watch's ListOptions lose
  * sendInitialEvents and resourceVersionMatch, so fabric8's own reconnects (which reuse that ListOptions
  * object, pinned by a test) resume from the last resourceVersion without a second initial stream.
- * A server that rejects the request (400/403/404/422 before the first event, as a server without the
- * WatchList feature does) gets LIST + WATCH from then on, as client-go falls back.
+ * <p>
+ * Before the bookmark the watch must not reconnect by itself (a second stream would be added to the
+ * first, keeping objects deleted in between): it is opened through {@code streaming}, an operation of
+ * a client with no watch reconnects, and says it is not reconnecting until the bookmark, so fabric8
+ * closes it on the first drop. As client-go, any failure of the stream makes that cycle a plain LIST
+ * (and WATCH); the next relist streams again.
  */
 final class WatchListListerWatcher<T extends HasMetadata, L extends KubernetesResourceList<T>> implements ListerWatcher<T, L> {
 
     private static final Logger LOG = Logger.getLogger(WatchListListerWatcher.class);
     static final String INITIAL_EVENTS_END = "k8s.io/initial-events-end";
-    /** Streams completed, for tests and the startup log. */
+    /** Streams completed, for tests. */
     static final LongAdder STREAMS = new LongAdder();
 
     private final ListerWatcher<T, L> delegate;
-    private volatile boolean fallBackToList;
+    private final ListerWatcher<T, L> streaming;
     /** The watch opened by the last submitList, waiting for the Reflector's submitWatch. */
     private Pending pending;
+    private boolean closed;
 
-    WatchListListerWatcher(ListerWatcher<T, L> delegate) {
+    /**
+     * @param delegate  fabric8's operation for the type (LIST, and the watch after a LIST)
+     * @param streaming the same operation on a client whose watches never reconnect by themselves
+     *                  ({@code watchReconnectLimit=0})
+     */
+    WatchListListerWatcher(ListerWatcher<T, L> delegate, ListerWatcher<T, L> streaming) {
         this.delegate = delegate;
+        this.streaming = streaming;
     }
 
     @Override
     public CompletableFuture<L> submitList(ListOptions options) {
-        // a paginated continuation, or a server without watch-list: plain LIST
-        if (fallBackToList || options.getContinue() != null) {
+        // a paginated continuation: plain LIST
+        if (options.getContinue() != null) {
             return delegate.submitList(options);
         }
-        Pending p;
+        Pending p = new Pending();
+        Pending previous;
         synchronized (this) {
-            if (pending != null) {
-                pending.abandon();
+            if (closed) {
+                return CompletableFuture.failedFuture(new KubernetesClientException("informer stopped"));
             }
-            p = pending = new Pending();
+            previous = pending;
+            pending = p;
+        }
+        if (previous != null) {
+            previous.abandon();
         }
         ListOptions watch = new ListOptions();
         watch.setSendInitialEvents(true);
@@ -76,14 +93,31 @@ final class WatchListListerWatcher<T extends HasMetadata, L extends KubernetesRe
         watch.setResourceVersion(options.getResourceVersion());
         watch.setTimeoutSeconds(300L + ThreadLocalRandom.current().nextLong(300));
         p.options = watch;
-        delegate.submitWatch(watch, p).whenComplete((manager, failure) -> {
+        try {
+            p.manager = streaming.submitWatch(watch, p);
+        } catch (RuntimeException e) {
+            p.manager = CompletableFuture.failedFuture(e);
+        }
+        p.manager.whenComplete((manager, failure) -> {
             if (failure != null) {
                 p.fail(failure);
-            } else {
-                p.opened(manager);
+            } else if (p.isAbandoned()) {
+                manager.close();
             }
         });
-        return p.initial.thenCompose(list -> list != null ? CompletableFuture.completedFuture(list) : delegate.submitList(options));
+        return p.initial.handle((list, failure) -> {
+            if (failure == null) {
+                return CompletableFuture.completedFuture(list);
+            }
+            synchronized (this) {
+                if (closed) {
+                    return CompletableFuture.<L> failedFuture(failure);
+                }
+            }
+            // as client-go: a failed stream makes this cycle a LIST (progress over waiting)
+            LOG.debugf("%s: the streaming list failed (%s), listing instead", getApiEndpointPath(), failure.toString());
+            return delegate.submitList(options);
+        }).thenCompose(f -> f);
     }
 
     @Override
@@ -94,12 +128,25 @@ final class WatchListListerWatcher<T extends HasMetadata, L extends KubernetesRe
             pending = null;
         }
         if (p != null && p.handOver(options.getResourceVersion(), watcher)) {
-            return CompletableFuture.completedFuture(p.manager);
+            return p.manager;
         }
         if (p != null) {
             p.abandon();
         }
         return delegate.submitWatch(options, watcher);
+    }
+
+    /** The informer stops: a stream not yet handed over is closed (the Reflector does not know of it). */
+    void close() {
+        Pending p;
+        synchronized (this) {
+            closed = true;
+            p = pending;
+            pending = null;
+        }
+        if (p != null) {
+            p.abandon();
+        }
     }
 
     @Override
@@ -117,10 +164,6 @@ final class WatchListListerWatcher<T extends HasMetadata, L extends KubernetesRe
         return delegate.getApiEndpointPath();
     }
 
-    boolean fellBackToList() {
-        return fallBackToList;
-    }
-
     private static boolean isInitialEventsEnd(HasMetadata bookmark) {
         Map<String, String> annotations = bookmark.getMetadata() == null ? null : bookmark.getMetadata().getAnnotations();
         return annotations != null && "true".equals(annotations.get(INITIAL_EVENTS_END));
@@ -131,30 +174,33 @@ final class WatchListListerWatcher<T extends HasMetadata, L extends KubernetesRe
         final CompletableFuture<L> initial = new CompletableFuture<>();
         final Map<String, T> items = new LinkedHashMap<>();
         final ArrayDeque<Object[]> buffered = new ArrayDeque<>();
-        ListOptions options;
-        AbstractWatchManager<T> manager;
+        volatile ListOptions options;
+        volatile CompletableFuture<AbstractWatchManager<T>> manager;
         Watcher<T> target;
         String listResourceVersion;
         boolean abandoned;
-        boolean anyEvent;
 
-        synchronized void opened(AbstractWatchManager<T> m) {
-            manager = m;
-            if (abandoned) {
-                m.close();
-            }
+        synchronized boolean isAbandoned() {
+            return abandoned;
         }
 
-        synchronized void abandon() {
-            abandoned = true;
-            initial.completeExceptionally(new KubernetesClientException("watch-list abandoned"));
-            if (manager != null) {
-                manager.close();
+        void abandon() {
+            synchronized (this) {
+                if (abandoned) {
+                    return;
+                }
+                abandoned = true;
+                buffered.clear();
+            }
+            initial.completeExceptionally(new KubernetesClientException("streaming list abandoned"));
+            CompletableFuture<AbstractWatchManager<T>> m = manager;
+            if (m != null) {
+                m.thenAccept(AbstractWatchManager::close);
             }
         }
 
         synchronized boolean handOver(String resourceVersion, Watcher<T> watcher) {
-            if (abandoned || manager == null || listResourceVersion == null || !listResourceVersion.equals(resourceVersion)) {
+            if (abandoned || listResourceVersion == null || !listResourceVersion.equals(resourceVersion)) {
                 return false;
             }
             target = watcher;
@@ -171,71 +217,77 @@ final class WatchListListerWatcher<T extends HasMetadata, L extends KubernetesRe
             return true;
         }
 
-        synchronized void fail(Throwable failure) {
-            Throwable cause = failure instanceof java.util.concurrent.CompletionException && failure.getCause() != null
-                    ? failure.getCause() : failure;
-            if (!anyEvent && cause instanceof KubernetesClientException kce && rejectsWatchList(kce.getCode())) {
-                LOG.debugf("%s: the server refuses watch-list (%d), listing instead", getApiEndpointPath(), kce.getCode());
-                fallBackToList = true;
-                initial.complete(null);
-                return;
+        void fail(Throwable failure) {
+            Throwable cause = failure instanceof CompletionException && failure.getCause() != null ? failure.getCause() : failure;
+            synchronized (this) {
+                abandoned = true;
+                items.clear();
             }
             initial.completeExceptionally(cause);
         }
 
         @Override
-        public synchronized void eventReceived(Action action, T resource) {
-            if (abandoned) {
-                return;
-            }
-            if (target != null) {
-                target.eventReceived(action, resource);
-                return;
-            }
-            if (initial.isDone()) {
-                buffered.add(new Object[] {action, resource});
-                return;
-            }
-            anyEvent = true;
-            switch (action) {
-                case ADDED, MODIFIED -> items.put(Cache.metaNamespaceKeyFunc(resource), resource);
-                case DELETED -> items.remove(Cache.metaNamespaceKeyFunc(resource));
-                case BOOKMARK -> {
-                    if (isInitialEventsEnd(resource)) {
-                        listResourceVersion = resource.getMetadata().getResourceVersion();
-                        // fabric8 reconnects with this same ListOptions: from now on a plain watch
-                        options.setSendInitialEvents(null);
-                        options.setResourceVersionMatch(null);
-                        DefaultKubernetesResourceList<T> list = new DefaultKubernetesResourceList<>();
-                        list.setItems(new ArrayList<>(items.values()));
-                        ListMeta meta = new ListMeta();
-                        meta.setResourceVersion(listResourceVersion);
-                        list.setMetadata(meta);
-                        items.clear();
-                        STREAMS.increment();
-                        @SuppressWarnings("unchecked")
-                        L asList = (L) list;
-                        initial.complete(asList);
+        public void eventReceived(Action action, T resource) {
+            L completed = null;
+            synchronized (this) {
+                if (abandoned) {
+                    return;
+                }
+                if (target != null) {
+                    target.eventReceived(action, resource);
+                    return;
+                }
+                if (listResourceVersion != null) {
+                    buffered.add(new Object[] {action, resource});
+                    return;
+                }
+                switch (action) {
+                    case ADDED, MODIFIED -> items.put(Cache.metaNamespaceKeyFunc(resource), resource);
+                    case DELETED -> items.remove(Cache.metaNamespaceKeyFunc(resource));
+                    case BOOKMARK -> {
+                        if (isInitialEventsEnd(resource)) {
+                            listResourceVersion = resource.getMetadata().getResourceVersion();
+                            // fabric8 reconnects with this same ListOptions: from now on a plain watch
+                            options.setSendInitialEvents(null);
+                            options.setResourceVersionMatch(null);
+                            DefaultKubernetesResourceList<T> list = new DefaultKubernetesResourceList<>();
+                            list.setItems(new ArrayList<>(items.values()));
+                            ListMeta meta = new ListMeta();
+                            meta.setResourceVersion(listResourceVersion);
+                            list.setMetadata(meta);
+                            items.clear();
+                            @SuppressWarnings("unchecked")
+                            L asList = (L) list;
+                            completed = asList;
+                        }
+                    }
+                    default -> {
                     }
                 }
-                default -> {
-                }
+            }
+            if (completed != null) {
+                STREAMS.increment();
+                // outside the lock: the Reflector fills its store and asks for the watch from here
+                initial.complete(completed);
             }
         }
 
         @Override
-        public synchronized void onClose(WatcherException cause) {
-            if (abandoned) {
-                return;
+        public void onClose(WatcherException cause) {
+            synchronized (this) {
+                if (abandoned) {
+                    return;
+                }
+                if (target != null) {
+                    target.onClose(cause);
+                    return;
+                }
+                if (listResourceVersion != null) {
+                    buffered.add(new Object[] {"close", cause});
+                    return;
+                }
             }
-            if (target != null) {
-                target.onClose(cause);
-            } else if (initial.isDone()) {
-                buffered.add(new Object[] {"close", cause});
-            } else {
-                abandoned = true;
-                initial.completeExceptionally(cause);
-            }
+            fail(cause);
         }
 
         @Override
@@ -245,14 +297,10 @@ final class WatchListListerWatcher<T extends HasMetadata, L extends KubernetesRe
             }
         }
 
+        /** Not before the bookmark: fabric8 then closes the watch on its first drop instead of streaming again. */
         @Override
-        public boolean reconnecting() {
-            return true;
+        public synchronized boolean reconnecting() {
+            return listResourceVersion != null;
         }
-    }
-
-    /** The answers of a server that cannot do watch-list for this request. */
-    private static boolean rejectsWatchList(int code) {
-        return code == 400 || code == 403 || code == 404 || code == 405 || code == 422;
     }
 }

@@ -44,6 +44,11 @@ class WatchListTest {
                 .build();
     }
 
+    private static KubernetesClient noWatchReconnects(KubernetesClient client) {
+        return client.newClient(new io.fabric8.kubernetes.client.RequestConfigBuilder(client.getConfiguration()
+                .getRequestConfig()).withWatchReconnectLimit(0).build()).adapt(KubernetesClient.class);
+    }
+
     private static String namespace(KubernetesClient client, String prefix) {
         String ns = prefix + "-" + Long.toString(System.nanoTime(), 36);
         client.namespaces().resource(new NamespaceBuilder().withNewMetadata().withName(ns).endMetadata().build()).create();
@@ -57,8 +62,10 @@ class WatchListTest {
     }
 
     private static List<AuditLog.Entry> configMapRequests(RealApiServer server, String userAgent, Instant since) {
+        // watches as they start (a watch still open has no ResponseComplete yet), everything else as it completes
         AuditLog audit = new AuditLog(server.auditLog().orElseThrow());
-        return audit.started().stream()
+        return java.util.stream.Stream.concat(audit.started().stream().filter(e -> e.verb().equals("watch")),
+                        audit.entries().stream().filter(e -> !e.verb().equals("watch")))
                 .filter(e -> userAgent.equals(e.userAgent()) && "configmaps".equals(e.resource()) && !e.time().isBefore(since))
                 .toList();
     }
@@ -112,9 +119,11 @@ class WatchListTest {
             // the informers' ListerWatcher is fabric8's operation object itself (SharedInformers casts it)
             Object operation = client.configMaps().inNamespace(ns);
             assertThat(operation).isInstanceOf(ListerWatcher.class);
+            Object streaming = noWatchReconnects(client).configMaps().inNamespace(ns);
             @SuppressWarnings("unchecked")
             WatchListListerWatcher<ConfigMap, KubernetesResourceList<ConfigMap>> lw = new WatchListListerWatcher<>(
-                    (ListerWatcher<ConfigMap, KubernetesResourceList<ConfigMap>>) operation);
+                    (ListerWatcher<ConfigMap, KubernetesResourceList<ConfigMap>>) operation,
+                    (ListerWatcher<ConfigMap, KubernetesResourceList<ConfigMap>>) streaming);
 
             ListOptions first = new ListOptions();
             first.setResourceVersion("0");
@@ -180,6 +189,51 @@ class WatchListTest {
     }
 
     @Test
+    void aStreamThatDropsBeforeItsBookmarkIsClosedNotStreamedAgain() throws Exception {
+        // pin: with watchReconnectLimit=0 and a watcher not "reconnecting", fabric8 ends the watch with an
+        // exception when its request ends instead of re-sending it (a re-sent stream would add to the first)
+        RealApiServer server = RealApiServer.audited();
+        String ua = "watch-list-test/drop-" + System.nanoTime();
+        Instant t0 = Instant.now().minusSeconds(1);
+        try (KubernetesClient client = client(server, ua)) {
+            String ns = namespace(client, "watch-list-drop");
+            java.util.concurrent.CompletableFuture<WatcherException> closed = new java.util.concurrent.CompletableFuture<>();
+            Watcher<ConfigMap> notReconnecting = new Watcher<>() {
+                @Override
+                public void eventReceived(Action action, ConfigMap resource) {
+                }
+
+                @Override
+                public void onClose(WatcherException cause) {
+                    closed.complete(cause);
+                }
+
+                @Override
+                public boolean reconnecting() {
+                    return false;
+                }
+            };
+            @SuppressWarnings("unchecked")
+            ListerWatcher<ConfigMap, KubernetesResourceList<ConfigMap>> streaming =
+                    (ListerWatcher<ConfigMap, KubernetesResourceList<ConfigMap>>) (Object) noWatchReconnects(client)
+                            .configMaps().inNamespace(ns);
+            ListOptions options = new ListOptions();
+            options.setSendInitialEvents(true);
+            options.setResourceVersionMatch("NotOlderThan");
+            options.setAllowWatchBookmarks(true);
+            AbstractWatchManager<ConfigMap> manager = streaming.submitWatch(options, notReconnecting).get(30, TimeUnit.SECONDS);
+            try {
+                manager.closeRequest();
+                assertThat(closed.get(30, TimeUnit.SECONDS)).isNotNull();
+                Thread.sleep(2000);
+            } finally {
+                manager.close();
+            }
+            assertThat(configMapRequests(server, ua, t0)).filteredOn(e -> e.verb().equals("watch")).hasSize(1);
+        }
+    }
+
+    @Test
     void metadataInformerSyncsFromOneStream() throws Exception {
         RealApiServer server = RealApiServer.audited();
         String ua = "watch-list-test/metadata-" + System.nanoTime();
@@ -205,6 +259,39 @@ class WatchListTest {
             assertThat(requests).filteredOn(e -> e.verb().equals("list")).isEmpty();
             assertThat(requests).filteredOn(e -> e.verb().equals("watch")).first()
                     .satisfies(e -> assertThat(e.uri()).contains("sendInitialEvents=true"));
+        }
+    }
+
+    @Test
+    void withTheWatchListClientGateOffInformersListThenWatch() throws Exception {
+        // what --feature-gates=WatchListClient=false gives the manager's informers and the garbage collector's
+        RealApiServer server = RealApiServer.audited();
+        String ua = "watch-list-test/gate-off-" + System.nanoTime();
+        Instant t0 = Instant.now().minusSeconds(1);
+        try (KubernetesClient client = client(server, ua)) {
+            String ns = namespace(client, "watch-list-off");
+            configMap(client, ns, "a");
+            SharedInformers informers = new SharedInformers(client, Duration.ofHours(12), false);
+            SharedIndexInformer<ConfigMap> informer = informers.informerFor(ConfigMap.class);
+            MetadataInformers metadata = new MetadataInformers(new MetadataClient(client), false);
+            try {
+                informers.start();
+                MetadataInformers.MetadataInformer mi = metadata.create(new GroupVersionResource("", "v1", "configmaps"),
+                        "ConfigMap");
+                mi.start();
+                informers.whenSynced(ConfigMap.class).toCompletableFuture().get(30, TimeUnit.SECONDS);
+                await().atMost(Duration.ofSeconds(30)).until(mi::hasSynced);
+                assertThat(informer.getStore().getByKey(ns + "/a")).isNotNull();
+                assertThat(mi.get(ns + "/a")).isNotNull();
+                await().atMost(Duration.ofSeconds(10)).until(() -> configMapRequests(server, ua, t0).stream()
+                        .filter(e -> e.verb().equals("watch")).count() == 2);
+            } finally {
+                informers.stop();
+                metadata.shutdown();
+            }
+            List<AuditLog.Entry> requests = configMapRequests(server, ua, t0);
+            assertThat(requests).filteredOn(e -> e.verb().equals("list")).hasSize(2);
+            assertThat(requests).allSatisfy(e -> assertThat(e.uri()).doesNotContain("sendInitialEvents"));
         }
     }
 

@@ -1,0 +1,142 @@
+import java.lang.management.ManagementFactory;
+import java.lang.management.ThreadMXBean;
+import java.lang.reflect.Method;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.google.protobuf.ByteString;
+
+import io.fabric8.kubernetes.api.model.PodList;
+import io.fabric8.kubernetes.api.model.WatchEvent;
+import io.fabric8.kubernetes.client.utils.KubernetesSerialization;
+import io.kubernetes.client.proto.Runtime;
+import io.kubernetes.client.proto.V1;
+
+/**
+ * CPU per pod of the decodings qkcm could use for the same API server answer (issue 18, "decode
+ * less"): the pods of one cluster, fetched once as JSON and once as protobuf
+ * (application/vnd.kubernetes.protobuf), decoded over and over on one thread; CPU time of that thread
+ * (not wall time, so a busy machine shifts it less), per pod, median of the rounds.
+ *
+ *   java -cp "target/quarkus-app/lib/main/*:target/quarkus-app/app/*:bench/decode/lib/*" \
+ *        bench/decode/DecodeBench.java pods.json pods.pb [rounds]
+ *
+ * Decodings: a LIST into fabric8's model (what qkcm does at a relist); each pod as a watch event, the
+ * way fabric8 7.4 decodes it (tree, then bind) and qkcm's one-pass way; the protobuf list and each pod
+ * as protobuf with the Kubernetes Java client's generated classes (client-java-proto), which qkcm's
+ * controllers cannot use as they are: they read fabric8's model.
+ */
+public class DecodeBench {
+
+    public static void main(String[] args) throws Exception {
+        byte[] json = Files.readAllBytes(Path.of(args[0]));
+        byte[] pb = Files.readAllBytes(Path.of(args[1]));
+        int rounds = args.length > 2 ? Integer.parseInt(args[2]) : 15;
+
+        Class<?> apiSerialization = Class.forName("io.qkcm.runtime.clients.ApiSerialization");
+        Method create = apiSerialization.getDeclaredMethod("create", ObjectMapper.class, boolean.class);
+        create.setAccessible(true);
+        ObjectMapper blackbird = new ObjectMapper().registerModule(new com.fasterxml.jackson.module.blackbird.BlackbirdModule());
+        KubernetesSerialization onePass = (KubernetesSerialization) create.invoke(null, blackbird, true);
+        ObjectMapper blackbird2 = new ObjectMapper().registerModule(new com.fasterxml.jackson.module.blackbird.BlackbirdModule());
+        KubernetesSerialization tree = (KubernetesSerialization) create.invoke(null, blackbird2, false);
+
+        // the pods as the watch events the API server would send (one JSON line each)
+        ObjectMapper plain = new ObjectMapper();
+        List<String> events = new ArrayList<>();
+        for (JsonNode item : plain.readTree(json).path("items")) {
+            // a LIST's items carry no kind/apiVersion; a watch event's object does, first
+            com.fasterxml.jackson.databind.node.ObjectNode object = plain.createObjectNode();
+            object.put("kind", "Pod");
+            object.put("apiVersion", "v1");
+            object.setAll((com.fasterxml.jackson.databind.node.ObjectNode) item);
+            events.add("{\"type\":\"MODIFIED\",\"object\":" + plain.writeValueAsString(object) + "}");
+        }
+        int pods = events.size();
+
+        // protobuf: "k8s\0" + runtime.Unknown{raw: PodList}
+        if (pb.length < 4 || pb[0] != 'k' || pb[1] != '8' || pb[2] != 's' || pb[3] != 0) {
+            throw new IllegalArgumentException(args[1] + " is not a Kubernetes protobuf answer");
+        }
+        byte[] unknown = java.util.Arrays.copyOfRange(pb, 4, pb.length);
+        List<ByteString> podBytes = new ArrayList<>();
+        for (V1.Pod p : V1.PodList.parseFrom(Runtime.Unknown.parseFrom(unknown).getRaw()).getItemsList()) {
+            podBytes.add(p.toByteString());
+        }
+        if (podBytes.size() != pods) {
+            throw new IllegalStateException("JSON has " + pods + " pods, protobuf " + podBytes.size());
+        }
+        System.out.printf(Locale.ROOT, "# %d pods; JSON %d bytes (%d per pod), protobuf %d bytes (%d per pod); %s %s%n",
+                pods, json.length, json.length / pods, pb.length, pb.length / pods, System.getProperty("java.vm.version"),
+                ManagementFactory.getRuntimeMXBean().getInputArguments());
+
+        List<Case> cases = List.of(
+                new Case("JSON list -> fabric8 PodList", () -> {
+                    PodList l = onePass.unmarshal(new java.io.ByteArrayInputStream(json), PodList.class);
+                    return l.getItems().size();
+                }),
+                new Case("JSON watch events, fabric8 7.4 (tree, then bind)", () -> {
+                    int n = 0;
+                    for (String e : events) {
+                        n += tree.unmarshal(e, WatchEvent.class).getObject() != null ? 1 : 0;
+                    }
+                    return n;
+                }),
+                new Case("JSON watch events, one pass (qkcm)", () -> {
+                    int n = 0;
+                    for (String e : events) {
+                        n += onePass.unmarshal(e, WatchEvent.class).getObject() != null ? 1 : 0;
+                    }
+                    return n;
+                }),
+                new Case("protobuf list -> client-java-proto V1.PodList", () ->
+                        V1.PodList.parseFrom(Runtime.Unknown.parseFrom(unknown).getRaw()).getItemsCount()),
+                new Case("protobuf, each pod -> V1.Pod", () -> {
+                    int n = 0;
+                    for (ByteString b : podBytes) {
+                        n += V1.Pod.parseFrom(b).hasMetadata() ? 1 : 0;
+                    }
+                    return n;
+                }));
+
+        ThreadMXBean threads = ManagementFactory.getThreadMXBean();
+        System.out.println("| decoding | CPU µs per pod (median of " + rounds + " rounds) | relative to fabric8 7.4's watch decoding |");
+        System.out.println("|---|---|---|");
+        double[] medians = new double[cases.size()];
+        for (int warm = 0; warm < 3; warm++) {
+            for (Case c : cases) {
+                c.run.call();
+            }
+        }
+        for (int i = 0; i < cases.size(); i++) {
+            Case c = cases.get(i);
+            double[] perPod = new double[rounds];
+            for (int r = 0; r < rounds; r++) {
+                long t0 = threads.getCurrentThreadCpuTime();
+                int n = c.run.call();
+                long t1 = threads.getCurrentThreadCpuTime();
+                if (n != pods) {
+                    throw new IllegalStateException(c.name + ": " + n + " of " + pods);
+                }
+                perPod[r] = (t1 - t0) / 1000.0 / pods;
+            }
+            java.util.Arrays.sort(perPod);
+            medians[i] = perPod[rounds / 2];
+        }
+        for (int i = 0; i < cases.size(); i++) {
+            System.out.printf(Locale.ROOT, "| %s | %.1f | %.2f |%n", cases.get(i).name, medians[i], medians[i] / medians[1]);
+        }
+    }
+
+    interface Decode {
+        int call() throws Exception;
+    }
+
+    record Case(String name, Decode run) {
+    }
+}
