@@ -58,6 +58,7 @@ public class DecodeBench {
             events.add("{\"type\":\"MODIFIED\",\"object\":" + plain.writeValueAsString(object) + "}");
         }
         int pods = events.size();
+        List<byte[]> eventBytes = events.stream().map(e -> e.getBytes(java.nio.charset.StandardCharsets.UTF_8)).toList();
 
         // protobuf: "k8s\0" + runtime.Unknown{raw: PodList}
         if (pb.length < 4 || pb[0] != 'k' || pb[1] != '8' || pb[2] != 's' || pb[3] != 0) {
@@ -91,6 +92,13 @@ public class DecodeBench {
                     int n = 0;
                     for (String e : events) {
                         n += onePass.unmarshal(e, WatchEvent.class).getObject() != null ? 1 : 0;
+                    }
+                    return n;
+                }),
+                new Case("JSON watch events, one pass, from bytes", () -> {
+                    int n = 0;
+                    for (byte[] e : eventBytes) {
+                        n += blackbird.readValue(e, WatchEvent.class).getObject() != null ? 1 : 0;
                     }
                     return n;
                 }),

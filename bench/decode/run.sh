@@ -29,8 +29,8 @@ JAVA="$(QKCM_PRINT_JAVA=1 "$ROOT/bin/qkcm")"
 OPTS="$(QKCM_PRINT_JAVA_OPTS=1 "$ROOT/bin/qkcm" | sed 's/-XX:AOTCache=[^ ]*//')"
 CP="$ROOT/target/quarkus-app/lib/main/*:$ROOT/target/quarkus-app/app/*:$ROOT/bench/decode/lib/*"
 # shellcheck disable=SC2086
-"$JAVA" $OPTS -cp "$CP" "$ROOT/bench/decode/DecodeBench.java" "$OUT/pods.json" "$OUT/pods.pb" | tee "$OUT/decode-c1.md"
+"$JAVA" $OPTS -Dcom.google.protobuf.use_unsafe_pre22_gencode -cp "$CP" "$ROOT/bench/decode/DecodeBench.java" "$OUT/pods.json" "$OUT/pods.pb" | tee "$OUT/decode-c1.md"
 # the same with C2 (the JVM's default tiers)
 # shellcheck disable=SC2086
-"$JAVA" $(echo "$OPTS" | sed 's/-XX:TieredStopAtLevel=1//') -cp "$CP" "$ROOT/bench/decode/DecodeBench.java" \
+"$JAVA" $(echo "$OPTS" | sed 's/-XX:TieredStopAtLevel=1//') -Dcom.google.protobuf.use_unsafe_pre22_gencode -cp "$CP" "$ROOT/bench/decode/DecodeBench.java" \
   "$OUT/pods.json" "$OUT/pods.pb" | tee "$OUT/decode-c2.md"

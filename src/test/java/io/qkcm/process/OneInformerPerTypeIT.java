@@ -19,7 +19,7 @@ import io.qkcm.testing.RealApiServer;
 
 /**
  * With every implemented controller running as a JOSDK Operator of its own, the process still opens
- * exactly one list and one watch per resource type, all from the shared informers (upstream's
+ * exactly one watch per resource type (a streaming list: sendInitialEvents, no LIST), all from the shared informers (upstream's
  * SharedInformerFactory): JOSDK's event sources run on views of them. The garbage collector's
  * metadata-only informers are counted apart, as upstream's metadata informers are.
  */
@@ -29,7 +29,7 @@ class OneInformerPerTypeIT {
     private static final String GC = "/generic-garbage-collector";
 
     @Test
-    void oneListAndOneWatchPerResourceTypeForTheWholeProcess() {
+    void oneStreamingWatchPerResourceTypeForTheWholeProcess() {
         RealApiServer server = RealApiServer.audited();
         AuditLog audit = new AuditLog(server.auditLog().orElseThrow());
         String name = "one-informer-" + Long.toString(System.nanoTime() % 100000, 36);
@@ -64,8 +64,10 @@ class OneInformerPerTypeIT {
             Map<String, Long> listsPerType = perResource(lists, SHARED);
             assertThat(watchesPerType).as("one watch per type").isNotEmpty().allSatisfy((type, n) -> assertThat(n)
                     .as(type).isEqualTo(1L));
-            assertThat(listsPerType).as("one initial list per type").allSatisfy((type, n) -> assertThat(n)
-                    .as(type).isEqualTo(1L));
+            // as upstream's informers in v1.34: a streaming list (one watch with sendInitialEvents), no LIST
+            assertThat(listsPerType).as("LISTs by the shared informers").isEmpty();
+            assertThat(watches.stream().filter(e -> e.userAgent().endsWith(SHARED)))
+                    .allSatisfy(e -> assertThat(e.uri()).contains("sendInitialEvents=true"));
             // what the controllers read, at least: the primaries and secondaries of the JOSDK controllers
             assertThat(watchesPerType.keySet()).contains("pods", "replicasets", "replicationcontrollers",
                     "deployments", "namespaces", "services", "endpoints", "endpointslices", "nodes");
@@ -73,6 +75,7 @@ class OneInformerPerTypeIT {
             // the garbage collector's metadata informers: one watch per type too, counted apart
             Map<String, Long> gcWatches = perResource(watches, GC);
             assertThat(gcWatches).isNotEmpty().allSatisfy((type, n) -> assertThat(n).as("gc " + type).isEqualTo(1L));
+            assertThat(lists.stream().filter(e -> e.userAgent().endsWith(GC))).as("LISTs by the garbage collector").isEmpty();
         }
     }
 

@@ -1,6 +1,8 @@
 package io.qkcm.runtime.clients;
 
-import com.fasterxml.jackson.core.JsonProcessingException;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.module.SimpleModule;
 import com.fasterxml.jackson.module.blackbird.BlackbirdModule;
@@ -67,7 +69,11 @@ public final class ApiSerialization {
         return s;
     }
 
-    /** fabric8 unmarshals watch events from a String by copying it into bytes first; this parses the String. */
+    /**
+     * fabric8 unmarshals watch events from a String through a BufferedInputStream over a copy of its
+     * bytes; this parses the bytes directly (Jackson's byte parser: ~20% less CPU per pod than its
+     * String parser with C1, bench/decode).
+     */
     private static final class OnePassWatchEvents extends KubernetesSerialization {
         private final ObjectMapper mapper;
 
@@ -82,8 +88,8 @@ public final class ApiSerialization {
                 return super.unmarshal(str, type);
             }
             try {
-                return mapper.readValue(str, type);
-            } catch (JsonProcessingException e) {
+                return mapper.readValue(str.getBytes(StandardCharsets.UTF_8), type);
+            } catch (IOException e) {
                 throw KubernetesClientException.launderThrowable(e);
             }
         }

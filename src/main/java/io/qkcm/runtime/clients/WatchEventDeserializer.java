@@ -10,6 +10,7 @@ import com.fasterxml.jackson.core.JsonParser;
 import com.fasterxml.jackson.core.JsonToken;
 import com.fasterxml.jackson.core.util.JsonParserSequence;
 import com.fasterxml.jackson.databind.DeserializationContext;
+import com.fasterxml.jackson.databind.JsonDeserializer;
 import com.fasterxml.jackson.databind.deser.std.StdDeserializer;
 import com.fasterxml.jackson.databind.util.TokenBuffer;
 
@@ -24,9 +25,10 @@ import io.fabric8.kubernetes.api.model.WatchEvent;
  * whole object into a JsonNode tree to find its kind, then binds the tree to the class: every object
  * of every watch is parsed twice. The API server writes an object's {@code kind} and
  * {@code apiVersion} first (Go encodes the inlined TypeMeta before the other fields), so reading those
- * two fields from the stream is enough to pick the class; they are replayed from a small buffer and
- * the rest of the object is bound directly from the stream. Anything else (no kind first, an
- * unregistered kind, a non-object) goes the KubernetesDeserializer's way, unchanged.
+ * two fields from the stream is enough to pick the class, whose bean deserializer then binds the rest
+ * of the object straight from the stream (a new model object already carries its kind and apiVersion).
+ * Anything else (no kind first, an unregistered kind, a non-object) goes the KubernetesDeserializer's
+ * way, with the fields read so far replayed from a small buffer.
  */
 final class WatchEventDeserializer extends StdDeserializer<WatchEvent> {
 
@@ -89,22 +91,34 @@ final class WatchEventDeserializer extends StdDeserializer<WatchEvent> {
             }
             t = p.nextToken();
         }
-        // p now stands on the first token not copied: replay the buffer, then go on from there
+        Class<? extends KubernetesResource> type = apiVersion == null || kind == null ? null : classFor(apiVersion, kind);
+        if (type != null) {
+            // p stands on the object's next field (or its end): the bean deserializer goes on from there,
+            // and the model class's own defaults are the kind and apiVersion just read (see classFor)
+            DIRECT.increment();
+            JsonDeserializer<Object> bean = ctxt.findRootValueDeserializer(ctxt.constructType(type));
+            return bean.deserialize(p, ctxt);
+        }
+        // fabric8's way, with the fields read so far replayed first
         JsonParser object = JsonParserSequence.createFlattened(true, head.asParser(p), p);
         object.nextToken();
-        Class<? extends KubernetesResource> type = apiVersion == null || kind == null ? null : classFor(apiVersion, kind);
-        Class<?> target = type != null ? type : KubernetesResource.class;
-        if (type != null) {
-            DIRECT.increment();
-        }
-        return ctxt.readValue(object, target);
+        return ctxt.readValue(object, KubernetesResource.class);
     }
 
     private Class<? extends KubernetesResource> classFor(String apiVersion, String kind) {
         return classes.computeIfAbsent(apiVersion + "/" + kind, k -> {
             Class<? extends KubernetesResource> c = registry.apply(apiVersion, kind);
-            // only plain model classes bind directly; anything generic keeps fabric8's way
-            return c != null && HasMetadata.class.isAssignableFrom(c) && !c.isInterface() ? Optional.of(c) : UNKNOWN;
+            // only plain model classes whose new instance already says this kind and apiVersion bind
+            // directly (the fields were consumed); anything else keeps fabric8's way
+            if (c == null || !HasMetadata.class.isAssignableFrom(c) || c.isInterface()) {
+                return UNKNOWN;
+            }
+            try {
+                HasMetadata blank = (HasMetadata) c.getDeclaredConstructor().newInstance();
+                return kind.equals(blank.getKind()) && apiVersion.equals(blank.getApiVersion()) ? Optional.of(c) : UNKNOWN;
+            } catch (ReflectiveOperationException | RuntimeException e) {
+                return UNKNOWN;
+            }
         }).orElse(null);
     }
 }
