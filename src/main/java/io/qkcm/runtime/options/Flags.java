@@ -52,7 +52,7 @@ public final class Flags {
         IMPLEMENTED.put("authorization-webhook-cache-authorized-ttl", "How long allowing SubjectAccessReview answers are cached.");
         IMPLEMENTED.put("authorization-webhook-cache-unauthorized-ttl", "How long denying SubjectAccessReview answers are cached.");
         IMPLEMENTED.put("min-resync-period", "Informers resync at a random period between this and twice this.");
-        IMPLEMENTED.put("feature-gates", "Feature gates, as upstream's (A=true,B=false); they decide which gated controllers run.");
+        IMPLEMENTED.put("feature-gates", "Feature gates, as upstream's (A=true,B=false); they decide which gated controllers run, and WatchListClient whether informers start with a streaming list.");
         IMPLEMENTED.put("v", "Log verbosity: 0-1 info, 2-3 adds controller decisions, 4+ debug.");
         IMPLEMENTED.put("concurrent-replicaset-syncs", "Workers of replicaset-controller.");
         IMPLEMENTED.put("concurrent-rc-syncs", "Workers of replicationcontroller-controller.");
