@@ -46,6 +46,9 @@ class OneInformerPerTypeIT {
             await().atMost(Duration.ofSeconds(60)).untilAsserted(() -> assertThat(qkcm.stdout())
                     .contains("Starting replicaset-controller with").contains("Starting deployment-controller with"));
 
+            // the garbage collector starts its metadata informers after its discovery: wait for their watches
+            await().atMost(Duration.ofSeconds(60)).until(() -> audit.started().stream().anyMatch(e -> e.user().equals(user)
+                    && e.verb().equals("watch") && e.userAgent().endsWith(GC) && !e.time().isBefore(began)));
             List<AuditLog.Entry> lists = audit.entries(e -> e.user().equals(user) && e.verb().equals("list")
                     && !e.time().isBefore(began));
             List<AuditLog.Entry> watches = audit.started().stream()
