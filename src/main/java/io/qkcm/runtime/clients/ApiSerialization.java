@@ -66,6 +66,9 @@ public final class ApiSerialization {
         // registered after fabric8's own modules, so it is the one Jackson asks first
         mapper.registerModule(new SimpleModule("qkcm-watch-events")
                 .addDeserializer(WatchEvent.class, new WatchEventDeserializer(s::getRegisteredKubernetesResource)));
+        if (CachedObjects.ENABLED) {
+            mapper.registerModule(CachedObjects.module());
+        }
         return s;
     }
 

@@ -65,6 +65,10 @@ final class WatchEventDeserializer extends StdDeserializer<WatchEvent> {
     }
 
     private Object readObject(JsonParser p, DeserializationContext ctxt) throws IOException {
+        if (CachedObjects.ENABLED) {
+            // a watch event's object goes into an informer's cache
+            ctxt.setAttribute(CachedObjects.FOR_CACHE, Boolean.TRUE);
+        }
         if (p.currentToken() != JsonToken.START_OBJECT) {
             return p.currentToken() == JsonToken.VALUE_NULL ? null : ctxt.readValue(p, KubernetesResource.class);
         }

@@ -1,0 +1,176 @@
+package io.qkcm.runtime.clients;
+
+import java.io.IOException;
+import java.lang.invoke.LambdaMetafactory;
+import java.lang.invoke.MethodHandle;
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.MethodType;
+import java.lang.reflect.Method;
+import java.lang.reflect.Modifier;
+import java.util.Collections;
+import java.util.Map;
+import java.util.function.BiConsumer;
+import java.util.function.Function;
+
+import com.fasterxml.jackson.core.JsonParser;
+import com.fasterxml.jackson.databind.BeanDescription;
+import com.fasterxml.jackson.databind.DeserializationConfig;
+import com.fasterxml.jackson.databind.DeserializationContext;
+import com.fasterxml.jackson.databind.JsonDeserializer;
+import com.fasterxml.jackson.databind.deser.BeanDeserializerModifier;
+import com.fasterxml.jackson.databind.deser.std.DelegatingDeserializer;
+import com.fasterxml.jackson.databind.annotation.JsonDeserialize;
+import com.fasterxml.jackson.databind.module.SimpleModule;
+
+import io.fabric8.kubernetes.api.model.Quantity;
+
+/**
+ * Objects decoded for the informers' caches share one empty map for their {@code additionalProperties}.
+ * <p>
+ * Every fabric8 model object carries a {@code LinkedHashMap} for fields the model does not know, made by
+ * its constructor and almost always left empty: about 40 per cached pod, 22.6 MB of the heap with 10,000
+ * pods (bench/results/2026-11-25-perf/scale). Go's structs have no such map. Objects bound while the
+ * {@link #FOR_CACHE} attribute is set on the decoding context (watch events, which only the informers read)
+ * get one shared, immutable empty map instead when theirs stayed empty. Cached objects are read-only by
+ * contract (as upstream's listers' objects): a controller copies before it changes one, and fabric8's
+ * builders copy the map ({@code withAdditionalProperties} makes a new {@code LinkedHashMap}).
+ * {@code -Dio.qkcm.shared-empty-maps=false} turns it off (the benchmark's A/B switch).
+ */
+final class CachedObjects {
+
+    static final boolean ENABLED = !"false".equals(System.getProperty("io.qkcm.shared-empty-maps"));
+    /** The decoding-context attribute that marks objects bound for a cache. */
+    static final Object FOR_CACHE = CachedObjects.class;
+
+    private static final String MODEL_PACKAGE = "io.fabric8.kubernetes.api.model";
+    private static final boolean NATIVE = System.getProperty("org.graalvm.nativeimage.imagecode") != null;
+
+    private CachedObjects() {
+    }
+
+    static SimpleModule module() {
+        SimpleModule module = new SimpleModule("qkcm-cached-objects");
+        module.setDeserializerModifier(new BeanDeserializerModifier() {
+            @Override
+            public JsonDeserializer<?> modifyDeserializer(DeserializationConfig config, BeanDescription desc,
+                    JsonDeserializer<?> deserializer) {
+                Accessors accessors = accessorsFor(desc.getBeanClass());
+                return accessors == null ? deserializer : new SharingEmptyMaps(deserializer, accessors);
+            }
+        });
+        // Quantity has a deserializer of its own, named by an annotation, which no modifier sees: a mix-in
+        // names this one in its place
+        module.setMixInAnnotation(Quantity.class, QuantityMixIn.class);
+        return module;
+    }
+
+    @JsonDeserialize(using = SharingQuantityDeserializer.class)
+    abstract static class QuantityMixIn {
+    }
+
+    /** fabric8's Quantity deserializer, sharing the empty map for cached objects. */
+    static final class SharingQuantityDeserializer extends Quantity.Deserializer {
+        private static final Accessors ACCESSORS = accessorsFor(Quantity.class);
+
+        @Override
+        public Quantity deserialize(JsonParser p, DeserializationContext ctxt) throws IOException {
+            Quantity q = super.deserialize(p, ctxt);
+            if (q != null && ACCESSORS != null && ctxt.getAttribute(FOR_CACHE) != null) {
+                shareEmptyMap(q, ACCESSORS);
+            }
+            return q;
+        }
+    }
+
+    /** The getter and setter of a model class's additionalProperties, or null for any other class. */
+    static Accessors accessorsFor(Class<?> type) {
+        if (!type.getName().startsWith(MODEL_PACKAGE) || !Modifier.isPublic(type.getModifiers())) {
+            return null;
+        }
+        try {
+            Method get = type.getMethod("getAdditionalProperties");
+            Method set = type.getMethod("setAdditionalProperties", Map.class);
+            if (get.getReturnType() != Map.class) {
+                return null;
+            }
+            return NATIVE ? Accessors.reflective(get, set) : Accessors.generated(type, get, set);
+        } catch (ReflectiveOperationException | RuntimeException | LinkageError e) {
+            return null;
+        }
+    }
+
+    /** Replaces {@code bean}'s additionalProperties by the shared empty map when it is empty. */
+    static void shareEmptyMap(Object bean, Accessors accessors) {
+        Map<String, Object> map = accessors.get.apply(bean);
+        if (map != null && map.isEmpty() && map != Collections.<String, Object>emptyMap()) {
+            accessors.set.accept(bean, Collections.emptyMap());
+        }
+    }
+
+    record Accessors(Function<Object, Map<String, Object>> get, BiConsumer<Object, Map<String, Object>> set) {
+
+        @SuppressWarnings("unchecked")
+        static Accessors reflective(Method get, Method set) {
+            return new Accessors(o -> {
+                try {
+                    return (Map<String, Object>) get.invoke(o);
+                } catch (ReflectiveOperationException e) {
+                    return null;
+                }
+            }, (o, m) -> {
+                try {
+                    set.invoke(o, m);
+                } catch (ReflectiveOperationException e) {
+                    // left as it is
+                }
+            });
+        }
+
+        /** Lambdas over the two methods (as Jackson's Blackbird does): no reflection per call under C1. */
+        @SuppressWarnings("unchecked")
+        static Accessors generated(Class<?> type, Method get, Method set) throws ReflectiveOperationException {
+            try {
+                MethodHandles.Lookup lookup = MethodHandles.lookup();
+                MethodHandle getter = lookup.unreflect(get);
+                MethodHandle setter = lookup.unreflect(set);
+                Function<Object, Map<String, Object>> g = (Function<Object, Map<String, Object>>) LambdaMetafactory.metafactory(
+                        lookup, "apply", MethodType.methodType(Function.class),
+                        MethodType.methodType(Object.class, Object.class), getter,
+                        MethodType.methodType(Map.class, type)).getTarget().invoke();
+                BiConsumer<Object, Map<String, Object>> s = (BiConsumer<Object, Map<String, Object>>) LambdaMetafactory.metafactory(
+                        lookup, "accept", MethodType.methodType(BiConsumer.class),
+                        MethodType.methodType(void.class, Object.class, Object.class), setter,
+                        MethodType.methodType(void.class, type, Map.class)).getTarget().invoke();
+                return new Accessors(g, s);
+            } catch (ReflectiveOperationException | RuntimeException | LinkageError e) {
+                throw e;
+            } catch (Throwable t) {
+                throw new ReflectiveOperationException(t);
+            }
+        }
+    }
+
+    /** A model class's deserializer that shares the empty map when the object is bound for a cache. */
+    static final class SharingEmptyMaps extends DelegatingDeserializer {
+        private final Accessors accessors;
+
+        SharingEmptyMaps(JsonDeserializer<?> delegate, Accessors accessors) {
+            super(delegate);
+            this.accessors = accessors;
+        }
+
+        @Override
+        protected JsonDeserializer<?> newDelegatingInstance(JsonDeserializer<?> newDelegatee) {
+            return new SharingEmptyMaps(newDelegatee, accessors);
+        }
+
+        @Override
+        public Object deserialize(JsonParser p, DeserializationContext ctxt) throws IOException {
+            Object bean = _delegatee.deserialize(p, ctxt);
+            if (bean != null && ctxt.getAttribute(FOR_CACHE) != null) {
+                shareEmptyMap(bean, accessors);
+            }
+            return bean;
+        }
+    }
+}
