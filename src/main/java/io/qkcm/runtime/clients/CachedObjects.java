@@ -1,16 +1,10 @@
 package io.qkcm.runtime.clients;
 
 import java.io.IOException;
-import java.lang.invoke.LambdaMetafactory;
-import java.lang.invoke.MethodHandle;
-import java.lang.invoke.MethodHandles;
-import java.lang.invoke.MethodType;
 import java.lang.reflect.Method;
 import java.lang.reflect.Modifier;
 import java.util.Collections;
 import java.util.Map;
-import java.util.function.BiConsumer;
-import java.util.function.Function;
 
 import com.fasterxml.jackson.core.JsonParser;
 import com.fasterxml.jackson.databind.BeanDescription;
@@ -43,7 +37,6 @@ final class CachedObjects {
     static final Object FOR_CACHE = CachedObjects.class;
 
     private static final String MODEL_PACKAGE = "io.fabric8.kubernetes.api.model";
-    private static final boolean NATIVE = System.getProperty("org.graalvm.nativeimage.imagecode") != null;
 
     private CachedObjects() {
     }
@@ -93,7 +86,7 @@ final class CachedObjects {
             if (get.getReturnType() != Map.class) {
                 return null;
             }
-            return NATIVE ? Accessors.reflective(get, set) : Accessors.generated(type, get, set);
+            return new Accessors(get, set);
         } catch (ReflectiveOperationException | RuntimeException | LinkageError e) {
             return null;
         }
@@ -101,53 +94,19 @@ final class CachedObjects {
 
     /** Replaces {@code bean}'s additionalProperties by the shared empty map when it is empty. */
     static void shareEmptyMap(Object bean, Accessors accessors) {
-        Map<String, Object> map = accessors.get.apply(bean);
-        if (map != null && map.isEmpty() && map != Collections.<String, Object>emptyMap()) {
-            accessors.set.accept(bean, Collections.emptyMap());
+        try {
+            Object map = accessors.get.invoke(bean);
+            if (map instanceof Map<?, ?> m && m.isEmpty() && m != Collections.emptyMap()) {
+                accessors.set.invoke(bean, Collections.emptyMap());
+            }
+        } catch (ReflectiveOperationException e) {
+            // left as it is: the object is only larger
         }
     }
 
-    record Accessors(Function<Object, Map<String, Object>> get, BiConsumer<Object, Map<String, Object>> set) {
-
-        @SuppressWarnings("unchecked")
-        static Accessors reflective(Method get, Method set) {
-            return new Accessors(o -> {
-                try {
-                    return (Map<String, Object>) get.invoke(o);
-                } catch (ReflectiveOperationException e) {
-                    return null;
-                }
-            }, (o, m) -> {
-                try {
-                    set.invoke(o, m);
-                } catch (ReflectiveOperationException e) {
-                    // left as it is
-                }
-            });
-        }
-
-        /** Lambdas over the two methods (as Jackson's Blackbird does): no reflection per call under C1. */
-        @SuppressWarnings("unchecked")
-        static Accessors generated(Class<?> type, Method get, Method set) throws ReflectiveOperationException {
-            try {
-                MethodHandles.Lookup lookup = MethodHandles.lookup();
-                MethodHandle getter = lookup.unreflect(get);
-                MethodHandle setter = lookup.unreflect(set);
-                Function<Object, Map<String, Object>> g = (Function<Object, Map<String, Object>>) LambdaMetafactory.metafactory(
-                        lookup, "apply", MethodType.methodType(Function.class),
-                        MethodType.methodType(Object.class, Object.class), getter,
-                        MethodType.methodType(Map.class, type)).getTarget().invoke();
-                BiConsumer<Object, Map<String, Object>> s = (BiConsumer<Object, Map<String, Object>>) LambdaMetafactory.metafactory(
-                        lookup, "accept", MethodType.methodType(BiConsumer.class),
-                        MethodType.methodType(void.class, Object.class, Object.class), setter,
-                        MethodType.methodType(void.class, type, Map.class)).getTarget().invoke();
-                return new Accessors(g, s);
-            } catch (ReflectiveOperationException | RuntimeException | LinkageError e) {
-                throw e;
-            } catch (Throwable t) {
-                throw new ReflectiveOperationException(t);
-            }
-        }
+    /** The two methods of a model class, called by reflection (one generated class per model class, ~320,
+     * would cost more metaspace than the calls cost time). */
+    record Accessors(Method get, Method set) {
     }
 
     /** A model class's deserializer that shares the empty map when the object is bound for a cache. */
