@@ -72,6 +72,8 @@ class SharedTransportsTest {
             assertThat(clients.transports().transports()).isEqualTo(1);
             Map<String, Long> opened = clients.transports().connectionsOpened();
             assertThat(opened).containsOnlyKeys("http/1.1");
+            // the real API server (Go's TLS) takes ChaCha20-Poly1305, listed first: C1 has no AES-GCM intrinsics
+            assertThat(clients.transports().cipherSuitesNegotiated()).containsOnlyKeys("TLS_CHACHA20_POLY1305_SHA256");
             // a new controller's client reuses the pool's idle connections: no new connection, no handshake
             KubernetesClient late = clients.forController("endpoint-controller");
             for (int i = 0; i < 5; i++) {
@@ -80,6 +82,25 @@ class SharedTransportsTest {
             assertThat(clients.transports().connectionsOpened()).isEqualTo(opened);
             assertThat(clients.transports().transports()).isEqualTo(1);
         }
+    }
+
+    /** ChaCha20-Poly1305 suites come first, then every other default suite in the JDK's order. */
+    @Test
+    void chacha20ComesFirstAndNothingIsDropped() throws Exception {
+        javax.net.ssl.SSLContext context = javax.net.ssl.SSLContext.getInstance("TLS");
+        context.init(null, null, null);
+        List<String> defaults = List.of(context.getDefaultSSLParameters().getCipherSuites());
+        List<String> ordered = SharedTransports.cipherSuites(context);
+        assertThat(ordered).containsExactlyInAnyOrderElementsOf(defaults);
+        assertThat(ordered.get(0)).isEqualTo("TLS_CHACHA20_POLY1305_SHA256");
+        int lastChacha = 0;
+        for (int i = 0; i < ordered.size(); i++) {
+            if (ordered.get(i).contains("CHACHA20")) {
+                lastChacha = i;
+            }
+        }
+        assertThat(ordered.subList(lastChacha + 1, ordered.size()))
+                .isEqualTo(defaults.stream().filter(s -> !s.contains("CHACHA20")).toList());
     }
 
     /** With QKCM_KUBE_API_HTTP2=true, requests and watches of several clients are streams of one HTTP/2 connection. */
