@@ -17,6 +17,7 @@ import com.fasterxml.jackson.databind.annotation.JsonDeserialize;
 import com.fasterxml.jackson.databind.module.SimpleModule;
 
 import io.fabric8.kubernetes.api.model.Quantity;
+import io.quarkus.runtime.annotations.RegisterForReflection;
 
 /**
  * Objects decoded for the informers' caches share one empty map for their {@code additionalProperties}.
@@ -57,11 +58,14 @@ final class CachedObjects {
         return module;
     }
 
+    // both read by Jackson through reflection: registered for the native image
+    @RegisterForReflection
     @JsonDeserialize(using = SharingQuantityDeserializer.class)
     abstract static class QuantityMixIn {
     }
 
     /** fabric8's Quantity deserializer, sharing the empty map for cached objects. */
+    @RegisterForReflection
     static final class SharingQuantityDeserializer extends Quantity.Deserializer {
         private static final Accessors ACCESSORS = accessorsFor(Quantity.class);
 

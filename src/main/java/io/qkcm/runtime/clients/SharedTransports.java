@@ -95,6 +95,7 @@ public final class SharedTransports implements HttpClient.Factory {
 
     private final Vertx vertx;
     private final boolean http2;
+    private final boolean preferChaCha20;
     private final Map<List<Object>, HttpClient> transports = new ConcurrentHashMap<>();
     private final Map<String, Long> connections = new ConcurrentHashMap<>();
     private final Map<String, Long> negotiatedSuites = new ConcurrentHashMap<>();
@@ -104,8 +105,13 @@ public final class SharedTransports implements HttpClient.Factory {
     }
 
     SharedTransports(Vertx vertx, boolean http2) {
+        this(vertx, http2, PREFER_CHACHA20);
+    }
+
+    SharedTransports(Vertx vertx, boolean http2, boolean preferChaCha20) {
         this.vertx = Objects.requireNonNull(vertx);
         this.http2 = http2;
+        this.preferChaCha20 = preferChaCha20;
     }
 
     /** The environment variable that turns HTTP/2 on. */
@@ -160,15 +166,16 @@ public final class SharedTransports implements HttpClient.Factory {
 
     /**
      * The client's cipher suites, ChaCha20-Poly1305 first, then the SSLContext's defaults in their order;
-     * null (Netty's defaults, AES-GCM first) with {@code -Dio.qkcm.tls-chacha20=false}.
+     * null (Netty's defaults, AES-GCM first) when AES-GCM is preferred.
      * <p>
-     * With C1 only ({@code -XX:TieredStopAtLevel=1}) the JDK's AES-GCM runs without its AES-NI and CLMUL
-     * intrinsics: 31 MB/s per core against 136 MB/s for ChaCha20-Poly1305 on this machine (JDK 25), and TLS
-     * record encryption was ~11% of qkcm's CPU under load. Go's TLS server (the API server) takes
-     * ChaCha20-Poly1305 when the client lists it before AES-GCM.
+     * With C1 only ({@code -XX:TieredStopAtLevel=1}, {@code bin/qkcm}'s default) the JDK's AES-GCM runs
+     * without its AES-NI and CLMUL intrinsics: 3.0–4.6× the CPU per record of ChaCha20-Poly1305 on this
+     * machine (JDK 25, bench/cipher), and TLS record encryption was ~11% of qkcm's CPU under load. With C2 it
+     * is the other way round. Go's TLS server (the API server) takes ChaCha20-Poly1305 when the client lists
+     * it before AES-GCM.
      */
-    static List<String> cipherSuites(SSLContext context) {
-        if (!PREFER_CHACHA20) {
+    static List<String> cipherSuites(SSLContext context, boolean preferChaCha20) {
+        if (!preferChaCha20) {
             return null;
         }
         String[] defaults = context.getDefaultSSLParameters().getCipherSuites();
@@ -186,7 +193,28 @@ public final class SharedTransports implements HttpClient.Factory {
         return ordered;
     }
 
-    static final boolean PREFER_CHACHA20 = !"false".equals(System.getProperty("io.qkcm.tls-chacha20"));
+    /** {@code -Dio.qkcm.tls-chacha20=true|false} decides; without it, ChaCha20-Poly1305 first unless C2 compiles. */
+    static final boolean PREFER_CHACHA20 = preferChaCha20(System.getProperty("io.qkcm.tls-chacha20"), jitHasC2());
+
+    static boolean preferChaCha20(String property, boolean jitHasC2) {
+        if (property != null && !property.isBlank()) {
+            return Boolean.parseBoolean(property.trim());
+        }
+        return !jitHasC2;
+    }
+
+    /** Whether this JVM's JIT includes C2 (tiered up to level 4, or C2 alone); false where it cannot tell. */
+    static boolean jitHasC2() {
+        try {
+            com.sun.management.HotSpotDiagnosticMXBean hotspot = java.lang.management.ManagementFactory
+                    .getPlatformMXBean(com.sun.management.HotSpotDiagnosticMXBean.class);
+            boolean tiered = Boolean.parseBoolean(hotspot.getVMOption("TieredCompilation").getValue());
+            int stopAt = Integer.parseInt(hotspot.getVMOption("TieredStopAtLevel").getValue());
+            return !tiered || stopAt >= 4;
+        } catch (RuntimeException | LinkageError e) {
+            return false; // a native image or another VM: no JIT to ask
+        }
+    }
 
     private void connected(HttpConnection connection) {
         String protocol;
@@ -279,7 +307,8 @@ public final class SharedTransports implements HttpClient.Factory {
                         .setHttp2ConnectionWindowSize(CONNECTION_WINDOW);
             }
             if (sslContext != null) {
-                options.setSsl(true).setSslEngineOptions(new FixedContextEngine(sslContext, protocols));
+                options.setSsl(true).setSslEngineOptions(new FixedContextEngine(sslContext, protocols,
+                        getClientFactory().preferChaCha20));
             }
             LOG.debugf("API transport: %s", h2 ? "HTTP/2 (ALPN)" : "HTTP/1.1");
             SharedTransports factory = getClientFactory();
@@ -315,10 +344,12 @@ public final class SharedTransports implements HttpClient.Factory {
     static final class FixedContextEngine extends JdkSSLEngineOptions {
         private final SSLContext context;
         private final String[] protocols;
+        private final boolean preferChaCha20;
 
-        FixedContextEngine(SSLContext context, String[] protocols) {
+        FixedContextEngine(SSLContext context, String[] protocols, boolean preferChaCha20) {
             this.context = context;
             this.protocols = protocols;
+            this.preferChaCha20 = preferChaCha20;
         }
 
         @Override
@@ -352,7 +383,7 @@ public final class SharedTransports implements HttpClient.Factory {
                                     ApplicationProtocolConfig.SelectedListenerFailureBehavior.ACCEPT,
                                     applicationProtocols)
                             : ApplicationProtocolConfig.DISABLED;
-                    return new JdkSslContext(context, true, cipherSuites(context), IdentityCipherSuiteFilter.INSTANCE, apn,
+                    return new JdkSslContext(context, true, cipherSuites(context, preferChaCha20), IdentityCipherSuiteFilter.INSTANCE, apn,
                             io.netty.handler.ssl.ClientAuth.NONE, protocols, false);
                 }
             };

@@ -72,8 +72,9 @@ class SharedTransportsTest {
             assertThat(clients.transports().transports()).isEqualTo(1);
             Map<String, Long> opened = clients.transports().connectionsOpened();
             assertThat(opened).containsOnlyKeys("http/1.1");
-            // the real API server (Go's TLS) takes ChaCha20-Poly1305, listed first: C1 has no AES-GCM intrinsics
-            assertThat(clients.transports().cipherSuitesNegotiated()).containsOnlyKeys("TLS_CHACHA20_POLY1305_SHA256");
+            // ChaCha20-Poly1305 where the JIT has no C2 (bin/qkcm), AES-GCM where it has (this test's JVM, usually)
+            assertThat(clients.transports().cipherSuitesNegotiated().keySet()).singleElement().satisfies(suite ->
+                    assertThat(suite).startsWith(SharedTransports.PREFER_CHACHA20 ? "TLS_CHACHA20_POLY1305" : "TLS_AES_"));
             // a new controller's client reuses the pool's idle connections: no new connection, no handshake
             KubernetesClient late = clients.forController("endpoint-controller");
             for (int i = 0; i < 5; i++) {
@@ -90,7 +91,8 @@ class SharedTransportsTest {
         javax.net.ssl.SSLContext context = javax.net.ssl.SSLContext.getInstance("TLS");
         context.init(null, null, null);
         List<String> defaults = List.of(context.getDefaultSSLParameters().getCipherSuites());
-        List<String> ordered = SharedTransports.cipherSuites(context);
+        assertThat(SharedTransports.cipherSuites(context, false)).as("Netty's defaults").isNull();
+        List<String> ordered = SharedTransports.cipherSuites(context, true);
         assertThat(ordered).containsExactlyInAnyOrderElementsOf(defaults);
         assertThat(ordered.get(0)).isEqualTo("TLS_CHACHA20_POLY1305_SHA256");
         int lastChacha = 0;
@@ -101,6 +103,29 @@ class SharedTransportsTest {
         }
         assertThat(ordered.subList(lastChacha + 1, ordered.size()))
                 .isEqualTo(defaults.stream().filter(s -> !s.contains("CHACHA20")).toList());
+    }
+
+    /** ChaCha20-Poly1305 first without C2 (its AES-GCM has no intrinsics), AES-GCM first with it; the property decides. */
+    @Test
+    void chacha20PreferenceFollowsTheJit() {
+        assertThat(SharedTransports.preferChaCha20(null, false)).isTrue();
+        assertThat(SharedTransports.preferChaCha20(null, true)).isFalse();
+        assertThat(SharedTransports.preferChaCha20("true", true)).isTrue();
+        assertThat(SharedTransports.preferChaCha20("false", false)).isFalse();
+    }
+
+    /** The real API server (Go's TLS) takes the suite the client lists first: ChaCha20-Poly1305 or AES-GCM. */
+    @Test
+    void apiServerTakesChaCha20WhenOfferedFirst() throws Exception {
+        for (boolean chacha : List.of(true, false)) {
+            SharedTransports transports = new SharedTransports(vertx, false, chacha);
+            Config config = transports.prepare(new ConfigBuilder(server.newClient().getConfiguration()).build());
+            try (KubernetesClient client = new KubernetesClientBuilder().withConfig(config).withHttpClientFactory(transports).build()) {
+                assertThat(client.namespaces().withName("default").get()).isNotNull();
+            }
+            assertThat(transports.cipherSuitesNegotiated().keySet()).singleElement().satisfies(suite ->
+                    assertThat(suite).startsWith(chacha ? "TLS_CHACHA20_POLY1305" : "TLS_AES_"));
+        }
     }
 
     /** With QKCM_KUBE_API_HTTP2=true, requests and watches of several clients are streams of one HTTP/2 connection. */
