@@ -27,9 +27,13 @@ import io.kubernetes.client.proto.V1;
  *        bench/decode/DecodeBench.java pods.json pods.pb [rounds]
  *
  * Decodings: a LIST into fabric8's model (what qkcm does at a relist); each pod as a watch event, the
- * way fabric8 7.4 decodes it (tree, then bind) and qkcm's one-pass way; the protobuf list and each pod
- * as protobuf with the Kubernetes Java client's generated classes (client-java-proto), which qkcm's
- * controllers cannot use as they are: they read fabric8's model.
+ * way fabric8 7.4 decodes it (tree, then bind), qkcm's one-pass way as it is now and with one of its
+ * levers undone at a time (managedFields decoded, each object its own empty map, Blackbird registered
+ * before fabric8's modules), and as it was in the second session of issue 18; the protobuf list and each
+ * pod as protobuf with the Kubernetes Java client's generated classes (client-java-proto), which qkcm's
+ * controllers cannot use as they are: they read fabric8's model. The cases' rounds interleave, so a
+ * drift of the machine's speed spreads over all of them. -Dbench.only=<part of a name> keeps one case
+ * (and fabric8's, the reference), e.g. to profile it with JFR.
  */
 public class DecodeBench {
 
@@ -41,8 +45,21 @@ public class DecodeBench {
         Class<?> apiSerialization = Class.forName("io.qkcm.runtime.clients.ApiSerialization");
         Method create = apiSerialization.getDeclaredMethod("create", ObjectMapper.class, boolean.class);
         create.setAccessible(true);
-        ObjectMapper blackbird = new ObjectMapper().registerModule(new com.fasterxml.jackson.module.blackbird.BlackbirdModule());
-        KubernetesSerialization onePass = (KubernetesSerialization) create.invoke(null, blackbird, true);
+        // (mapper, one pass, Blackbird registered last, shared empty maps, managedFields skipped)
+        Method variant = apiSerialization.getDeclaredMethod("create", ObjectMapper.class, boolean.class, boolean.class,
+                boolean.class, boolean.class);
+        variant.setAccessible(true);
+        // qkcm's serialization as it is now
+        KubernetesSerialization onePass = (KubernetesSerialization) variant.invoke(null, new ObjectMapper(), true, true, true, true);
+        // the second session's (2026-11-25-perf): Blackbird registered before fabric8's modules (its setters
+        // hidden by fabric8's delegating properties), managedFields decoded, no shared maps
+        KubernetesSerialization secondSession = (KubernetesSerialization) variant.invoke(null,
+                new ObjectMapper().registerModule(new com.fasterxml.jackson.module.blackbird.BlackbirdModule()), true, false, false, false);
+        KubernetesSerialization withManagedFields = (KubernetesSerialization) variant.invoke(null, new ObjectMapper(), true, true, true, false);
+        KubernetesSerialization ownMaps = (KubernetesSerialization) variant.invoke(null, new ObjectMapper(), true, true, false, true);
+        KubernetesSerialization blackbirdFirst = (KubernetesSerialization) variant.invoke(null,
+                new ObjectMapper().registerModule(new com.fasterxml.jackson.module.blackbird.BlackbirdModule()), true, false, true, true);
+        // fabric8 7.4's own way (with Blackbird registered first, as fabric8 users would add it)
         ObjectMapper blackbird2 = new ObjectMapper().registerModule(new com.fasterxml.jackson.module.blackbird.BlackbirdModule());
         KubernetesSerialization tree = (KubernetesSerialization) create.invoke(null, blackbird2, false);
 
@@ -58,7 +75,6 @@ public class DecodeBench {
             events.add("{\"type\":\"MODIFIED\",\"object\":" + plain.writeValueAsString(object) + "}");
         }
         int pods = events.size();
-        List<byte[]> eventBytes = events.stream().map(e -> e.getBytes(java.nio.charset.StandardCharsets.UTF_8)).toList();
 
         // protobuf: "k8s\0" + runtime.Unknown{raw: PodList}
         if (pb.length < 4 || pb[0] != 'k' || pb[1] != '8' || pb[2] != 's' || pb[3] != 0) {
@@ -81,27 +97,12 @@ public class DecodeBench {
                     PodList l = onePass.unmarshal(new java.io.ByteArrayInputStream(json), PodList.class);
                     return l.getItems().size();
                 }),
-                new Case("JSON watch events, fabric8 7.4 (tree, then bind)", () -> {
-                    int n = 0;
-                    for (String e : events) {
-                        n += tree.unmarshal(e, WatchEvent.class).getObject() != null ? 1 : 0;
-                    }
-                    return n;
-                }),
-                new Case("JSON watch events, one pass (qkcm)", () -> {
-                    int n = 0;
-                    for (String e : events) {
-                        n += onePass.unmarshal(e, WatchEvent.class).getObject() != null ? 1 : 0;
-                    }
-                    return n;
-                }),
-                new Case("JSON watch events, one pass, from bytes", () -> {
-                    int n = 0;
-                    for (byte[] e : eventBytes) {
-                        n += blackbird.readValue(e, WatchEvent.class).getObject() != null ? 1 : 0;
-                    }
-                    return n;
-                }),
+                watchEvents("JSON watch events, fabric8 7.4 (tree, then bind)", tree, events),
+                watchEvents("JSON watch events, one pass (qkcm now: Blackbird last, managedFields skipped, shared empty maps)", onePass, events),
+                watchEvents("  the same, managedFields decoded", withManagedFields, events),
+                watchEvents("  the same, each object its own empty map", ownMaps, events),
+                watchEvents("  the same, Blackbird registered first", blackbirdFirst, events),
+                watchEvents("JSON watch events, one pass with the 2nd session's levers only (Blackbird first, managedFields decoded, own maps; deserializer lookup cached as in every row)", secondSession, events),
                 new Case("protobuf list -> client-java-proto V1.PodList", () ->
                         V1.PodList.parseFrom(Runtime.Unknown.parseFrom(unknown).getRaw()).getItemsCount()),
                 new Case("protobuf, each pod -> V1.Pod", () -> {
@@ -112,6 +113,11 @@ public class DecodeBench {
                     return n;
                 }));
 
+        // -Dbench.only=<substring>: only the cases whose name contains it (to profile one)
+        String only = System.getProperty("bench.only");
+        if (only != null) {
+            cases = cases.stream().filter(c -> c.name.contains(only) || c.name.contains("fabric8 7.4")).toList();
+        }
         ThreadMXBean threads = ManagementFactory.getThreadMXBean();
         System.out.println("| decoding | CPU µs per pod (median of " + rounds + " rounds) | relative to fabric8 7.4's watch decoding |");
         System.out.println("|---|---|---|");
@@ -121,24 +127,42 @@ public class DecodeBench {
                 c.run.call();
             }
         }
-        for (int i = 0; i < cases.size(); i++) {
-            Case c = cases.get(i);
-            double[] perPod = new double[rounds];
-            for (int r = 0; r < rounds; r++) {
+        // rounds interleave the cases: this machine's CPU speed drifts by tens of percent over minutes, so
+        // each case is measured across the whole run, not in one stretch of it
+        double[][] perPod = new double[cases.size()][rounds];
+        for (int r = 0; r < rounds; r++) {
+            for (int i = 0; i < cases.size(); i++) {
+                Case c = cases.get(i);
                 long t0 = threads.getCurrentThreadCpuTime();
                 int n = c.run.call();
                 long t1 = threads.getCurrentThreadCpuTime();
                 if (n != pods) {
                     throw new IllegalStateException(c.name + ": " + n + " of " + pods);
                 }
-                perPod[r] = (t1 - t0) / 1000.0 / pods;
+                perPod[i][r] = (t1 - t0) / 1000.0 / pods;
             }
-            java.util.Arrays.sort(perPod);
-            medians[i] = perPod[rounds / 2];
         }
         for (int i = 0; i < cases.size(); i++) {
-            System.out.printf(Locale.ROOT, "| %s | %.1f | %.2f |%n", cases.get(i).name, medians[i], medians[i] / medians[1]);
+            java.util.Arrays.sort(perPod[i]);
+            medians[i] = perPod[i][rounds / 2];
         }
+        int reference = 0;
+        for (int i = 0; i < cases.size(); i++) {
+            reference = cases.get(i).name.contains("fabric8 7.4") ? i : reference;
+        }
+        for (int i = 0; i < cases.size(); i++) {
+            System.out.printf(Locale.ROOT, "| %s | %.1f | %.2f |%n", cases.get(i).name, medians[i], medians[i] / medians[reference]);
+        }
+    }
+
+    static Case watchEvents(String name, KubernetesSerialization serialization, List<String> events) {
+        return new Case(name, () -> {
+            int n = 0;
+            for (String e : events) {
+                n += serialization.unmarshal(e, WatchEvent.class).getObject() != null ? 1 : 0;
+            }
+            return n;
+        });
     }
 
     interface Decode {

@@ -4,6 +4,7 @@
 # one thread with bin/qkcm's JDK and JVM options (and once more with C2, -XX:-TieredStopAtLevel...).
 #
 #   bench/decode/run.sh SERVER PKI_DIR [OUT_DIR]   e.g. https://127.0.0.1:32766 ~/.kwok/clusters/bench/pki
+#   bench/decode/run.sh - - OUT_DIR                 again, on the pods.json and pods.pb fetched into OUT_DIR before
 #
 # PKI_DIR holds ca.crt, admin.crt and admin.key (a kwokctl cluster's pki/). Needs a build
 # (./mvnw package -DskipTests); downloads client-java-proto and protobuf-java into bench/decode/lib/.
@@ -21,8 +22,10 @@ fetch io.kubernetes client-java-proto 26.0.0
 fetch com.google.protobuf protobuf-java 4.34.1
 
 get() { curl -fsS --cacert "$PKI/ca.crt" --cert "$PKI/admin.crt" --key "$PKI/admin.key" -H "Accept: $1" "$SERVER/api/v1/pods" -o "$2"; }
-get "application/json" "$OUT/pods.json"
-get "application/vnd.kubernetes.protobuf" "$OUT/pods.pb"
+if [[ "$SERVER" != "-" ]]; then
+  get "application/json" "$OUT/pods.json"
+  get "application/vnd.kubernetes.protobuf" "$OUT/pods.pb"
+fi
 
 JAVA="$(QKCM_PRINT_JAVA=1 "$ROOT/bin/qkcm")"
 # bin/qkcm's options, without the AOT cache (made for the app's main class, not this program)

@@ -2,6 +2,9 @@ package io.qkcm.runtime;
 
 import java.lang.management.GarbageCollectorMXBean;
 import java.lang.management.ManagementFactory;
+import java.lang.management.MemoryPoolMXBean;
+import java.lang.management.MemoryType;
+import java.lang.management.MemoryUsage;
 import java.time.Duration;
 import java.util.List;
 import java.util.Set;
@@ -23,6 +26,12 @@ import org.jboss.logging.Logger;
  * {@code -Dio.qkcm.periodic-gc=<seconds>} sets the period (default 120, as Go; 0 turns it off). Only
  * collectors of the old generation count as a collection here; a young collection does not reclaim
  * what the old one holds.
+ * <p>
+ * Unlike Go's, the forced collection is skipped when the old generation grew by less than a fifth of what
+ * the last old-generation collection left in it (and by less than 4 MiB): a full collection then could
+ * not give memory back (bin/qkcm keeps {@code -XX:MaxHeapFreeRatio=20} free), and it costs ~0.2 s of CPU
+ * with a few thousand pods cached, which in an idle cluster was a third of qkcm's idle CPU
+ * (bench/results/2026-11-25-memory/ab).
  */
 public final class PeriodicCollection {
 
@@ -35,16 +44,68 @@ public final class PeriodicCollection {
     private static final Set<String> OLD_GENERATION = Set.of(
             "MarkSweepCompact", "PS MarkSweep", "G1 Old Generation", "G1 Concurrent GC");
 
+    /** Growth of the old generation below which a forced collection is skipped: the smaller of the two bars. */
+    static final long MIN_GROWTH_BYTES = 4L << 20;
+    static final int MIN_GROWTH_FIFTHS = 1;
+
+    /** The old generation's use now and right after its last collection (bytes; -1 when unknown). */
+    interface OldGeneration {
+        long used();
+
+        long usedAfterLastCollection();
+    }
+
     private final Duration period;
     private final List<GarbageCollectorMXBean> oldCollectors;
+    private final OldGeneration oldGeneration;
     private volatile Thread thread;
     private long lastCount;
     private long forced;
+    private long skipped;
 
-    PeriodicCollection(Duration period, List<GarbageCollectorMXBean> collectors) {
+    PeriodicCollection(Duration period, List<GarbageCollectorMXBean> collectors, OldGeneration oldGeneration) {
         this.period = period;
         this.oldCollectors = collectors.stream().filter(c -> OLD_GENERATION.contains(c.getName())).toList();
+        this.oldGeneration = oldGeneration;
         this.lastCount = oldCollections();
+    }
+
+    /** The heap pool of the old generation (serial "Tenured Gen", parallel "PS Old Gen", G1 "G1 Old Gen"). */
+    static OldGeneration oldGenerationPool(List<MemoryPoolMXBean> pools) {
+        for (MemoryPoolMXBean pool : pools) {
+            String name = pool.getName();
+            if (pool.getType() == MemoryType.HEAP && (name.contains("Tenured") || name.contains("Old Gen"))) {
+                return new OldGeneration() {
+                    @Override
+                    public long used() {
+                        MemoryUsage u = pool.getUsage();
+                        return u == null ? -1 : u.getUsed();
+                    }
+
+                    @Override
+                    public long usedAfterLastCollection() {
+                        MemoryUsage u = pool.getCollectionUsage();
+                        return u == null ? -1 : u.getUsed();
+                    }
+                };
+            }
+        }
+        return null;
+    }
+
+    /** Whether a full collection could give anything back: the old generation grew enough since its last one. */
+    static boolean grewEnough(OldGeneration old) {
+        if (old == null) {
+            return true;
+        }
+        long now = old.used();
+        long after = old.usedAfterLastCollection();
+        if (now < 0 || after <= 0) {
+            // unknown, or no collection of it yet: as Go
+            return true;
+        }
+        long growth = now - after;
+        return growth >= MIN_GROWTH_BYTES || growth >= after * MIN_GROWTH_FIFTHS / 5;
     }
 
     /** Starts the periodic collection as configured; returns null when it is off or nothing to watch. */
@@ -53,7 +114,8 @@ public final class PeriodicCollection {
         if (period.isZero()) {
             return null;
         }
-        PeriodicCollection pc = new PeriodicCollection(period, ManagementFactory.getGarbageCollectorMXBeans());
+        PeriodicCollection pc = new PeriodicCollection(period, ManagementFactory.getGarbageCollectorMXBeans(),
+                oldGenerationPool(ManagementFactory.getMemoryPoolMXBeans()));
         if (pc.oldCollectors.isEmpty()) {
             // an unknown collector (ZGC, Shenandoah, Epsilon): they have their own ways or none
             return null;
@@ -97,12 +159,16 @@ public final class PeriodicCollection {
     }
 
     /**
-     * One check: when no old-generation collection ran since the last check, one is forced. Returns true
-     * when it forced one.
+     * One check: when no old-generation collection ran since the last check and the old generation grew
+     * enough since its last collection, one is forced. Returns true when it forced one.
      */
     boolean tick() {
         long count = oldCollections();
         boolean force = count == lastCount;
+        if (force && !grewEnough(oldGeneration)) {
+            skipped++;
+            force = false;
+        }
         if (force) {
             long start = System.nanoTime();
             System.gc();
@@ -125,5 +191,9 @@ public final class PeriodicCollection {
 
     long forced() {
         return forced;
+    }
+
+    long skipped() {
+        return skipped;
     }
 }

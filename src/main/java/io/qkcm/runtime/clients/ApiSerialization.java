@@ -31,6 +31,8 @@ public final class ApiSerialization {
 
     private static final boolean TUNED = !"false".equals(System.getProperty("io.qkcm.jackson-tuning"));
     private static final boolean DIRECT_WATCH_EVENTS = !"tree".equals(System.getProperty("io.qkcm.watch-decode"));
+    /** Blackbird generates the model's setters too (see create); false: constructors only, as before 2026-11-25. */
+    private static final boolean BLACKBIRD_SETTERS = !"false".equals(System.getProperty("io.qkcm.blackbird-setters"));
     private static volatile KubernetesSerialization shared;
 
     private ApiSerialization() {
@@ -46,19 +48,52 @@ public final class ApiSerialization {
             synchronized (ApiSerialization.class) {
                 s = shared;
                 if (s == null) {
+                    boolean blackbird = System.getProperty("org.graalvm.nativeimage.imagecode") == null;
                     ObjectMapper mapper = new ObjectMapper();
-                    if (System.getProperty("org.graalvm.nativeimage.imagecode") == null) {
+                    if (blackbird && !BLACKBIRD_SETTERS) {
+                        // registered first: fabric8's wrappers hide the setters from it (constructors only)
                         mapper.registerModule(new BlackbirdModule());
                     }
-                    s = shared = create(mapper, DIRECT_WATCH_EVENTS);
+                    s = shared = create(mapper, DIRECT_WATCH_EVENTS, blackbird && BLACKBIRD_SETTERS);
                 }
             }
         }
         return s;
     }
 
+    /**
+     * A serialization on {@code mapper}; with {@code directWatchEvents}, watch events decode in one pass;
+     * with {@code blackbird}, the model's setters are called through generated lambdas.
+     * <p>
+     * Blackbird is registered last: Jackson asks the last registered module's modifier first, so Blackbird
+     * replaces the reflective setters before fabric8's UnmatchedFieldTypeModule wraps every property in a
+     * delegating one (which Blackbird does not look into). Registered first, as until 2026-11-25, it
+     * optimized only the constructors: the setters stayed {@code Method.invoke}, the largest frame of the
+     * decoding's profile (bench/decode). The price: a generated class per setter of every model class
+     * decoded, made at the first decoding of each (~1 s more CPU at startup, bench/results/2026-11-25-decode);
+     * {@code -Dio.qkcm.blackbird-setters=false} registers it first again.
+     */
+    static KubernetesSerialization create(ObjectMapper mapper, boolean directWatchEvents, boolean blackbird) {
+        return create(mapper, directWatchEvents, blackbird, CachedObjects.SHARE_EMPTY_MAPS, CachedObjects.SKIP_MANAGED_FIELDS);
+    }
+
+    /** The same, with {@link CachedObjects}' two levers chosen (bench/decode's A/B in one JVM). */
+    static KubernetesSerialization create(ObjectMapper mapper, boolean directWatchEvents, boolean blackbird,
+            boolean shareEmptyMaps, boolean skipManagedFields) {
+        KubernetesSerialization s = create(mapper, directWatchEvents, shareEmptyMaps, skipManagedFields);
+        if (blackbird) {
+            mapper.registerModule(new BlackbirdModule());
+        }
+        return s;
+    }
+
     /** A serialization on {@code mapper}; with {@code directWatchEvents}, watch events decode in one pass. */
     static KubernetesSerialization create(ObjectMapper mapper, boolean directWatchEvents) {
+        return create(mapper, directWatchEvents, CachedObjects.SHARE_EMPTY_MAPS, CachedObjects.SKIP_MANAGED_FIELDS);
+    }
+
+    private static KubernetesSerialization create(ObjectMapper mapper, boolean directWatchEvents, boolean shareEmptyMaps,
+            boolean skipManagedFields) {
         if (!directWatchEvents) {
             return new KubernetesSerialization(mapper, true);
         }
@@ -66,8 +101,8 @@ public final class ApiSerialization {
         // registered after fabric8's own modules, so it is the one Jackson asks first
         mapper.registerModule(new SimpleModule("qkcm-watch-events")
                 .addDeserializer(WatchEvent.class, new WatchEventDeserializer(s::getRegisteredKubernetesResource)));
-        if (CachedObjects.ENABLED) {
-            mapper.registerModule(CachedObjects.module());
+        if (shareEmptyMaps || skipManagedFields) {
+            mapper.registerModule(CachedObjects.module(shareEmptyMaps, skipManagedFields));
         }
         return s;
     }

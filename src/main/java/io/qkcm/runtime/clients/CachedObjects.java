@@ -1,27 +1,46 @@
 package io.qkcm.runtime.clients;
 
 import java.io.IOException;
+import java.lang.invoke.LambdaMetafactory;
+import java.lang.invoke.MethodHandle;
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.MethodType;
 import java.lang.reflect.Method;
 import java.lang.reflect.Modifier;
 import java.util.Collections;
 import java.util.Map;
+import java.util.function.BiConsumer;
+import java.util.function.Function;
 
 import com.fasterxml.jackson.core.JsonParser;
 import com.fasterxml.jackson.databind.BeanDescription;
 import com.fasterxml.jackson.databind.DeserializationConfig;
 import com.fasterxml.jackson.databind.DeserializationContext;
 import com.fasterxml.jackson.databind.JsonDeserializer;
+import com.fasterxml.jackson.databind.PropertyName;
+import com.fasterxml.jackson.databind.deser.BeanDeserializerBuilder;
 import com.fasterxml.jackson.databind.deser.BeanDeserializerModifier;
+import com.fasterxml.jackson.databind.deser.SettableBeanProperty;
 import com.fasterxml.jackson.databind.deser.std.DelegatingDeserializer;
+import com.fasterxml.jackson.databind.annotation.JacksonStdImpl;
 import com.fasterxml.jackson.databind.annotation.JsonDeserialize;
 import com.fasterxml.jackson.databind.module.SimpleModule;
 
+import io.fabric8.kubernetes.api.model.ObjectMeta;
 import io.fabric8.kubernetes.api.model.Quantity;
 import io.quarkus.runtime.annotations.RegisterForReflection;
 
 /**
- * Objects decoded for the informers' caches share one empty map for their {@code additionalProperties}.
+ * Objects decoded for the informers' caches: decoded without their managedFields, and sharing one empty
+ * map for their {@code additionalProperties}.
  * <p>
+ * <b>managedFields</b> are never read by a controller; the informers' store dropped them after decoding
+ * (as upstream's informer transform does). In JSON they are a third of a pod's bytes, and fabric8 decodes
+ * each {@code fieldsV1} into a tree of LinkedHashMaps, where Go's protobuf decoding keeps it as raw bytes.
+ * Objects bound while {@link #FOR_CACHE} is set skip the field in the stream instead
+ * ({@code -Dio.qkcm.skip-managed-fields=false} decodes it, for A/B).
+ * <p>
+ * <b>additionalProperties</b>:
  * Every fabric8 model object carries a {@code LinkedHashMap} for fields the model does not know, made by
  * its constructor and almost always left empty: about 40 per cached pod, 22.6 MB of the heap with 10,000
  * pods (bench/results/2026-11-25-perf/scale). Go's structs have no such map. Objects bound while the
@@ -33,7 +52,8 @@ import io.quarkus.runtime.annotations.RegisterForReflection;
  */
 final class CachedObjects {
 
-    static final boolean ENABLED = !"false".equals(System.getProperty("io.qkcm.shared-empty-maps"));
+    static final boolean SHARE_EMPTY_MAPS = !"false".equals(System.getProperty("io.qkcm.shared-empty-maps"));
+    static final boolean SKIP_MANAGED_FIELDS = !"false".equals(System.getProperty("io.qkcm.skip-managed-fields"));
     /** The decoding-context attribute that marks objects bound for a cache. */
     static final Object FOR_CACHE = CachedObjects.class;
 
@@ -42,20 +62,67 @@ final class CachedObjects {
     private CachedObjects() {
     }
 
-    static SimpleModule module() {
+    static SimpleModule module(boolean shareEmptyMaps, boolean skipManagedFields) {
         SimpleModule module = new SimpleModule("qkcm-cached-objects");
         module.setDeserializerModifier(new BeanDeserializerModifier() {
             @Override
+            public BeanDeserializerBuilder updateBuilder(DeserializationConfig config, BeanDescription desc,
+                    BeanDeserializerBuilder builder) {
+                if (skipManagedFields && desc.getBeanClass() == ObjectMeta.class) {
+                    SettableBeanProperty managedFields = builder.findProperty(PropertyName.construct(MANAGED_FIELDS));
+                    if (managedFields != null) {
+                        builder.addOrReplaceProperty(new SkippedForCache(managedFields), true);
+                    }
+                }
+                return builder;
+            }
+
+            @Override
             public JsonDeserializer<?> modifyDeserializer(DeserializationConfig config, BeanDescription desc,
                     JsonDeserializer<?> deserializer) {
-                Accessors accessors = accessorsFor(desc.getBeanClass());
+                Accessors accessors = shareEmptyMaps ? accessorsFor(desc.getBeanClass()) : null;
                 return accessors == null ? deserializer : new SharingEmptyMaps(deserializer, accessors);
             }
         });
-        // Quantity has a deserializer of its own, named by an annotation, which no modifier sees: a mix-in
-        // names this one in its place
-        module.setMixInAnnotation(Quantity.class, QuantityMixIn.class);
+        if (shareEmptyMaps) {
+            // Quantity has a deserializer of its own, named by an annotation, which no modifier sees: a mix-in
+            // names this one in its place
+            module.setMixInAnnotation(Quantity.class, QuantityMixIn.class);
+        }
         return module;
+    }
+
+    private static final String MANAGED_FIELDS = "managedFields";
+
+    /** A property whose value is skipped in the stream, not decoded, when the object is bound for a cache. */
+    static final class SkippedForCache extends SettableBeanProperty.Delegating {
+        SkippedForCache(SettableBeanProperty delegate) {
+            super(delegate);
+        }
+
+        @Override
+        protected SettableBeanProperty withDelegate(SettableBeanProperty d) {
+            return new SkippedForCache(d);
+        }
+
+        @Override
+        public void deserializeAndSet(JsonParser p, DeserializationContext ctxt, Object instance) throws IOException {
+            if (ctxt.getAttribute(FOR_CACHE) != null) {
+                p.skipChildren();
+                set(instance, null);
+                return;
+            }
+            delegate.deserializeAndSet(p, ctxt, instance);
+        }
+
+        @Override
+        public Object deserializeSetAndReturn(JsonParser p, DeserializationContext ctxt, Object instance) throws IOException {
+            if (ctxt.getAttribute(FOR_CACHE) != null) {
+                p.skipChildren();
+                return setAndReturn(instance, null);
+            }
+            return delegate.deserializeSetAndReturn(p, ctxt, instance);
+        }
     }
 
     // both read by Jackson through reflection: registered for the native image
@@ -90,30 +157,71 @@ final class CachedObjects {
             if (get.getReturnType() != Map.class) {
                 return null;
             }
-            return new Accessors(get, set);
-        } catch (ReflectiveOperationException | RuntimeException | LinkageError e) {
+            return NATIVE ? reflective(get, set) : generated(type, get, set);
+        } catch (Throwable e) {
+            // (LambdaMetafactory's invocation declares Throwable) no sharing for this class
             return null;
         }
     }
 
+    private static final boolean NATIVE = System.getProperty("org.graalvm.nativeimage.imagecode") != null;
+
+    /**
+     * The two methods as a Function and a BiConsumer made by LambdaMetafactory, as Blackbird does for the
+     * setters: an interface call. Through {@code Method.invoke} (method handles since JDK 18, not inlined by
+     * C1) the two calls per decoded object were ~40% of the decoding's CPU (bench/decode, JFR).
+     */
+    @SuppressWarnings("unchecked")
+    private static Accessors generated(Class<?> type, Method get, Method set) throws Throwable {
+        MethodHandles.Lookup lookup = MethodHandles.lookup();
+        MethodHandle getter = lookup.unreflect(get);
+        MethodHandle setter = lookup.unreflect(set);
+        Function<Object, Object> g = (Function<Object, Object>) LambdaMetafactory.metafactory(lookup, "apply",
+                MethodType.methodType(Function.class), MethodType.methodType(Object.class, Object.class), getter,
+                MethodType.methodType(Map.class, type)).getTarget().invoke();
+        BiConsumer<Object, Object> st = (BiConsumer<Object, Object>) LambdaMetafactory.metafactory(lookup, "accept",
+                MethodType.methodType(BiConsumer.class), MethodType.methodType(void.class, Object.class, Object.class),
+                setter, MethodType.methodType(void.class, type, Map.class)).getTarget().invoke();
+        return new Accessors(g, st);
+    }
+
+    /** The native image defines no classes at run time: reflection there. */
+    private static Accessors reflective(Method get, Method set) {
+        return new Accessors(bean -> {
+            try {
+                return get.invoke(bean);
+            } catch (ReflectiveOperationException e) {
+                return null;
+            }
+        }, (bean, map) -> {
+            try {
+                set.invoke(bean, map);
+            } catch (ReflectiveOperationException e) {
+                // left as it is: the object is only larger
+            }
+        });
+    }
+
     /** Replaces {@code bean}'s additionalProperties by the shared empty map when it is empty. */
     static void shareEmptyMap(Object bean, Accessors accessors) {
-        try {
-            Object map = accessors.get.invoke(bean);
-            if (map instanceof Map<?, ?> m && m.isEmpty() && m != Collections.emptyMap()) {
-                accessors.set.invoke(bean, Collections.emptyMap());
-            }
-        } catch (ReflectiveOperationException e) {
-            // left as it is: the object is only larger
+        Object map = accessors.get.apply(bean);
+        if (map instanceof Map<?, ?> m && m.isEmpty() && m != Collections.emptyMap()) {
+            accessors.set.accept(bean, Collections.emptyMap());
         }
     }
 
-    /** The two methods of a model class, called by reflection (one generated class per model class, ~320,
-     * would cost more metaspace than the calls cost time). */
-    record Accessors(Method get, Method set) {
+    /** A model class's getAdditionalProperties and setAdditionalProperties. */
+    record Accessors(Function<Object, Object> get, BiConsumer<Object, Object> set) {
     }
 
-    /** A model class's deserializer that shares the empty map when the object is bound for a cache. */
+    /**
+     * A model class's deserializer that shares the empty map when the object is bound for a cache.
+     * <p>
+     * Marked as one of Jackson's own: Blackbird keeps its generated setter only for properties whose value
+     * deserializer is Jackson's (or its own), and fell back to {@code Method.invoke} for every property of a
+     * model type (Pod.spec, Container.resources, each Volume source, ...) once this one wrapped theirs.
+     */
+    @JacksonStdImpl
     static final class SharingEmptyMaps extends DelegatingDeserializer {
         private final Accessors accessors;
 

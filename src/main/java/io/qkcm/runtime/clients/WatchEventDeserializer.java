@@ -39,6 +39,12 @@ final class WatchEventDeserializer extends StdDeserializer<WatchEvent> {
     /** (apiVersion, kind) → the registered model class, or null. */
     private final BiFunction<String, String, Class<? extends KubernetesResource>> registry;
     private final ConcurrentHashMap<String, Optional<Class<? extends KubernetesResource>>> classes = new ConcurrentHashMap<>();
+    /**
+     * The model classes' bean deserializers. Jackson's lookup of a root value's deserializer introspects the
+     * class's annotations again on every call (for a type deserializer): 9% of a pod's decoding (bench/decode,
+     * JFR). This instance belongs to one mapper, whose deserializers are the same for every context.
+     */
+    private final ConcurrentHashMap<Class<?>, JsonDeserializer<Object>> deserializers = new ConcurrentHashMap<>();
 
     WatchEventDeserializer(BiFunction<String, String, Class<? extends KubernetesResource>> registry) {
         super(WatchEvent.class);
@@ -65,10 +71,8 @@ final class WatchEventDeserializer extends StdDeserializer<WatchEvent> {
     }
 
     private Object readObject(JsonParser p, DeserializationContext ctxt) throws IOException {
-        if (CachedObjects.ENABLED) {
-            // a watch event's object goes into an informer's cache
-            ctxt.setAttribute(CachedObjects.FOR_CACHE, Boolean.TRUE);
-        }
+        // a watch event's object goes into an informer's cache (CachedObjects' module, when registered, acts on it)
+        ctxt.setAttribute(CachedObjects.FOR_CACHE, Boolean.TRUE);
         if (p.currentToken() != JsonToken.START_OBJECT) {
             return p.currentToken() == JsonToken.VALUE_NULL ? null : ctxt.readValue(p, KubernetesResource.class);
         }
@@ -100,7 +104,11 @@ final class WatchEventDeserializer extends StdDeserializer<WatchEvent> {
             // p stands on the object's next field (or its end): the bean deserializer goes on from there,
             // and the model class's own defaults are the kind and apiVersion just read (see classFor)
             DIRECT.increment();
-            JsonDeserializer<Object> bean = ctxt.findRootValueDeserializer(ctxt.constructType(type));
+            JsonDeserializer<Object> bean = deserializers.get(type);
+            if (bean == null) {
+                bean = ctxt.findRootValueDeserializer(ctxt.constructType(type));
+                deserializers.put(type, bean);
+            }
             return bean.deserialize(p, ctxt);
         }
         // fabric8's way, with the fields read so far replayed first

@@ -54,6 +54,43 @@ class CachedObjectsTest {
         assertThat(serialization.asJson(pod)).isEqualTo(serialization.asJson(response));
     }
 
+    /** A pod as the API server writes it: managedFields (here amid metadata's other fields) with nested fieldsV1. */
+    private static final String POD_WITH_MANAGED_FIELDS = POD.replace("\"uid\":\"u1\",", """
+            "uid":"u1","managedFields":[{"manager":"kube-controller-manager","operation":"Update","apiVersion":"v1",\
+            "time":"2026-11-25T22:54:35Z","fieldsType":"FieldsV1","fieldsV1":{"f:metadata":{"f:labels":{".":{},\
+            "f:app":{}},"f:ownerReferences":{".":{},"k:{\\"uid\\":\\"u2\\"}":{}}},"f:spec":{"f:containers":\
+            {"k:{\\"name\\":\\"web\\"}":{".":{},"f:image":{}}}}}},{"manager":"kwok","operation":"Update",\
+            "subresource":"status","fieldsV1":{"f:status":{"f:phase":{}}}}],""");
+
+    @Test
+    void watchEventObjectsAreDecodedWithoutManagedFields() {
+        assertThat(POD_WITH_MANAGED_FIELDS).contains("\"managedFields\"").contains("\"labels\"");
+        Pod cached = (Pod) serialization.unmarshal("{\"type\":\"ADDED\",\"object\":" + POD_WITH_MANAGED_FIELDS + "}",
+                WatchEvent.class).getObject();
+        assertThat(cached.getMetadata().getManagedFields()).isNull();
+        // the fields after managedFields are decoded as before: the same object as without it
+        Pod response = serialization.unmarshal(POD, Pod.class);
+        response.getMetadata().setManagedFields(null);
+        assertThat(cached).isEqualTo(response);
+        // an API response (what a controller may send back) keeps them
+        Pod withFields = serialization.unmarshal(POD_WITH_MANAGED_FIELDS, Pod.class);
+        assertThat(withFields.getMetadata().getManagedFields()).extracting("manager")
+                .containsExactly("kube-controller-manager", "kwok");
+        assertThat(withFields.getMetadata().getManagedFields().get(0).getFieldsV1().getAdditionalProperties())
+                .containsKeys("f:metadata", "f:spec");
+    }
+
+    @Test
+    void managedFieldsAreDecodedWhenTheSkipIsOff() {
+        KubernetesSerialization s = ApiSerialization.create(new ObjectMapper(), true, true, true, true);
+        // what -Dio.qkcm.skip-managed-fields=false gives
+        KubernetesSerialization withoutSkip = ApiSerialization.create(new ObjectMapper(), true, true, true, false);
+        String event = "{\"type\":\"MODIFIED\",\"object\":" + POD_WITH_MANAGED_FIELDS + "}";
+        assertThat(((Pod) s.unmarshal(event, WatchEvent.class).getObject()).getMetadata().getManagedFields()).isNull();
+        assertThat(((Pod) withoutSkip.unmarshal(event, WatchEvent.class).getObject()).getMetadata().getManagedFields())
+                .hasSize(2);
+    }
+
     @Test
     void otherObjectsKeepTheirOwnMaps() {
         Pod response = serialization.unmarshal(POD, Pod.class);
