@@ -44,9 +44,8 @@ public final class PeriodicCollection {
     private static final Set<String> OLD_GENERATION = Set.of(
             "MarkSweepCompact", "PS MarkSweep", "G1 Old Generation", "G1 Concurrent GC");
 
-    /** Growth of the old generation below which a forced collection is skipped: the smaller of the two bars. */
+    /** A forced collection needs the old generation to have grown by this much, or by a fifth of what its last collection left. */
     static final long MIN_GROWTH_BYTES = 4L << 20;
-    static final int MIN_GROWTH_FIFTHS = 1;
 
     /** The old generation's use now and right after its last collection (bytes; -1 when unknown). */
     interface OldGeneration {
@@ -105,7 +104,7 @@ public final class PeriodicCollection {
             return true;
         }
         long growth = now - after;
-        return growth >= MIN_GROWTH_BYTES || growth >= after * MIN_GROWTH_FIFTHS / 5;
+        return growth >= MIN_GROWTH_BYTES || growth >= after / 5;
     }
 
     /** Starts the periodic collection as configured; returns null when it is off or nothing to watch. */

@@ -158,8 +158,12 @@ final class CachedObjects {
                 return null;
             }
             return NATIVE ? reflective(get, set) : generated(type, get, set);
+        } catch (ReflectiveOperationException | RuntimeException | LinkageError e) {
+            return null;
+        } catch (VirtualMachineError e) {
+            throw e;
         } catch (Throwable e) {
-            // (LambdaMetafactory's invocation declares Throwable) no sharing for this class
+            // LambdaMetafactory's factory call declares Throwable; anything it throws: no sharing for this class
             return null;
         }
     }
