@@ -96,9 +96,11 @@ public final class SharedTransports implements HttpClient.Factory {
     private final Vertx vertx;
     private final boolean http2;
     private final boolean preferChaCha20;
+    private final boolean boringSsl;
     private final Map<List<Object>, HttpClient> transports = new ConcurrentHashMap<>();
     private final Map<String, Long> connections = new ConcurrentHashMap<>();
     private final Map<String, Long> negotiatedSuites = new ConcurrentHashMap<>();
+    private final Map<String, Long> tlsEngines = new ConcurrentHashMap<>();
 
     public SharedTransports(Vertx vertx) {
         this(vertx, http2Requested(System.getenv(HTTP2_ENV)));
@@ -109,9 +111,19 @@ public final class SharedTransports implements HttpClient.Factory {
     }
 
     SharedTransports(Vertx vertx, boolean http2, boolean preferChaCha20) {
+        this(vertx, http2, preferChaCha20, BoringSslEngine.enabled());
+    }
+
+    SharedTransports(Vertx vertx, boolean http2, boolean preferChaCha20, boolean boringSsl) {
         this.vertx = Objects.requireNonNull(vertx);
         this.http2 = http2;
         this.preferChaCha20 = preferChaCha20;
+        this.boringSsl = boringSsl;
+    }
+
+    /** Whether the API connections' TLS runs in BoringSSL ({@link BoringSslEngine}) or in the JDK. */
+    public boolean boringSsl() {
+        return boringSsl;
     }
 
     /** The environment variable that turns HTTP/2 on. */
@@ -157,6 +169,16 @@ public final class SharedTransports implements HttpClient.Factory {
     /** Connections opened so far, by protocol ("h2" or "http/1.1"). */
     public Map<String, Long> connectionsOpened() {
         return Map.copyOf(connections);
+    }
+
+    /** TLS connections opened so far, by the TLS implementation that ran them ("BoringSSL" or "JDK"). */
+    public Map<String, Long> tlsEnginesUsed() {
+        return Map.copyOf(tlsEngines);
+    }
+
+    /** Netty's OpenSSL engine has sessions of its own; every other session is the JDK's. */
+    static String tlsEngine(javax.net.ssl.SSLSession session) {
+        return session instanceof io.netty.handler.ssl.OpenSslSession ? "BoringSSL" : "JDK";
     }
 
     /** TLS connections opened so far, by the cipher suite the server chose. */
@@ -229,6 +251,7 @@ public final class SharedTransports implements HttpClient.Factory {
         connections.merge(protocol, 1L, Long::sum);
         if (connection.isSsl() && connection.sslSession() != null) {
             negotiatedSuites.merge(connection.sslSession().getCipherSuite(), 1L, Long::sum);
+            tlsEngines.merge(tlsEngine(connection.sslSession()), 1L, Long::sum);
         }
         LOG.debugf("API connection opened to %s (%s)", connection.remoteAddress(), protocol);
     }
@@ -307,8 +330,9 @@ public final class SharedTransports implements HttpClient.Factory {
                         .setHttp2ConnectionWindowSize(CONNECTION_WINDOW);
             }
             if (sslContext != null) {
-                options.setSsl(true).setSslEngineOptions(new FixedContextEngine(sslContext, protocols,
-                        getClientFactory().preferChaCha20));
+                options.setSsl(true).setSslEngineOptions(getClientFactory().boringSsl
+                        ? new BoringSslEngine(keyManagers, trustManagers, protocols)
+                        : new FixedContextEngine(sslContext, protocols, getClientFactory().preferChaCha20));
             }
             LOG.debugf("API transport: %s", h2 ? "HTTP/2 (ALPN)" : "HTTP/1.1");
             SharedTransports factory = getClientFactory();

@@ -4,6 +4,7 @@ import io.qkcm.runtime.options.ControllerManagerOptions;
 import io.qkcm.runtime.options.Flags;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import java.util.ArrayList;
@@ -72,9 +73,12 @@ class SharedTransportsTest {
             assertThat(clients.transports().transports()).isEqualTo(1);
             Map<String, Long> opened = clients.transports().connectionsOpened();
             assertThat(opened).containsOnlyKeys("http/1.1");
-            // ChaCha20-Poly1305 where the JIT has no C2 (bin/qkcm), AES-GCM where it has (this test's JVM, usually)
+            // BoringSSL where netty-tcnative loads (AES-GCM first); with the JDK's TLS, ChaCha20-Poly1305 where
+            // the JIT has no C2 (bin/qkcm), AES-GCM where it has (this test's JVM, usually)
+            boolean boringSsl = clients.transports().boringSsl();
+            assertThat(clients.transports().tlsEnginesUsed()).containsOnlyKeys(boringSsl ? "BoringSSL" : "JDK");
             assertThat(clients.transports().cipherSuitesNegotiated().keySet()).singleElement().satisfies(suite ->
-                    assertThat(suite).startsWith(SharedTransports.PREFER_CHACHA20 ? "TLS_CHACHA20_POLY1305" : "TLS_AES_"));
+                    assertThat(suite).startsWith(!boringSsl && SharedTransports.PREFER_CHACHA20 ? "TLS_CHACHA20_POLY1305" : "TLS_AES_"));
             // a new controller's client reuses the pool's idle connections: no new connection, no handshake
             KubernetesClient late = clients.forController("endpoint-controller");
             for (int i = 0; i < 5; i++) {
@@ -114,18 +118,133 @@ class SharedTransportsTest {
         assertThat(SharedTransports.preferChaCha20("false", false)).isFalse();
     }
 
-    /** The real API server (Go's TLS) takes the suite the client lists first: ChaCha20-Poly1305 or AES-GCM. */
+    /** With the JDK's TLS, the real API server (Go's TLS) takes the suite the client lists first: ChaCha20-Poly1305 or AES-GCM. */
     @Test
     void apiServerTakesChaCha20WhenOfferedFirst() throws Exception {
         for (boolean chacha : List.of(true, false)) {
-            SharedTransports transports = new SharedTransports(vertx, false, chacha);
+            SharedTransports transports = new SharedTransports(vertx, false, chacha, false);
             Config config = transports.prepare(new ConfigBuilder(server.newClient().getConfiguration()).build());
             try (KubernetesClient client = new KubernetesClientBuilder().withConfig(config).withHttpClientFactory(transports).build()) {
                 assertThat(client.namespaces().withName("default").get()).isNotNull();
             }
             assertThat(transports.cipherSuitesNegotiated().keySet()).singleElement().satisfies(suite ->
                     assertThat(suite).startsWith(chacha ? "TLS_CHACHA20_POLY1305" : "TLS_AES_"));
+            assertThat(transports.tlsEnginesUsed()).containsOnlyKeys("JDK");
         }
+    }
+
+    /** netty-tcnative ships BoringSSL for this platform: where it is shipped, it must load (else a silent fallback). */
+    @Test
+    void boringSslLoadsWhereItIsShipped() {
+        boolean shipped = System.getProperty("os.name").toLowerCase(java.util.Locale.ROOT).startsWith("linux")
+                && List.of("amd64", "x86_64", "aarch64").contains(System.getProperty("os.arch"));
+        assumeTrue(shipped, "netty-tcnative is shipped for linux-x86_64 and linux-aarch_64 only");
+        assertThat(io.netty.handler.ssl.OpenSsl.unavailabilityCause()).isNull();
+        assertThat(BoringSslEngine.enabled()).isTrue();
+        assertThat(BoringSslEngine.requested(null)).isTrue();
+        assertThat(BoringSslEngine.requested("")).isTrue();
+        assertThat(BoringSslEngine.requested("true")).isTrue();
+        assertThat(BoringSslEngine.requested("false")).isFalse();
+    }
+
+    /**
+     * In BoringSSL, over HTTP/1.1 and over HTTP/2 (ALPN), the API server authenticates the client by the
+     * kubeconfig's certificate (a SelfSubjectReview names the certificate's subject), as with the JDK's TLS.
+     */
+    @Test
+    void boringSslAuthenticatesWithTheClientCertificate() throws Exception {
+        assumeTrue(BoringSslEngine.enabled(), "netty-tcnative does not load here");
+        for (boolean h2 : List.of(false, true)) {
+            for (boolean boringSsl : List.of(true, false)) {
+                SharedTransports transports = new SharedTransports(vertx, h2, false, boringSsl);
+                Config config = transports.prepare(new ConfigBuilder(server.newClient().getConfiguration()).build());
+                String expected = certificateCommonName(config);
+                try (KubernetesClient client = new KubernetesClientBuilder().withConfig(config).withHttpClientFactory(transports).build()) {
+                    assertThat(selfSubjectReviewUser(client)).as("h2=%s boringSsl=%s", h2, boringSsl).isEqualTo(expected);
+                }
+                assertThat(transports.tlsEnginesUsed()).containsOnlyKeys(boringSsl ? "BoringSSL" : "JDK");
+                assertThat(transports.connectionsOpened()).containsOnlyKeys(h2 ? "h2" : "http/1.1");
+            }
+        }
+    }
+
+    /** A server whose certificate is not signed by the kubeconfig's CA is refused, by either TLS engine. */
+    @Test
+    void serverNotSignedByTheKubeconfigsCaIsRefused() {
+        for (boolean boringSsl : engines()) {
+            SharedTransports transports = new SharedTransports(vertx, false, false, boringSsl);
+            Config config = transports.prepare(new ConfigBuilder(server.newClient().getConfiguration())
+                    .withCaCertFile(null).withCaCertData(UNTRUSTED_CA).withRequestRetryBackoffLimit(0).build());
+            try (KubernetesClient client = new KubernetesClientBuilder().withConfig(config).withHttpClientFactory(transports).build()) {
+                assertThatThrownBy(() -> client.namespaces().withName("default").get()).as("boringSsl=%s", boringSsl)
+                        .satisfies(e -> assertThat(causes(e)).anyMatch(c -> c instanceof javax.net.ssl.SSLHandshakeException)
+                                .anyMatch(c -> String.valueOf(c.getMessage()).contains("PKIX path building failed")));
+            }
+            assertThat(transports.connectionsOpened()).as("no connection was handed to a request").isEmpty();
+        }
+    }
+
+    /** A server reached by an address its certificate does not name is refused, by either TLS engine (HTTPS endpoint identification). */
+    @Test
+    void serverAddressNotInItsCertificateIsRefused() throws Exception {
+        java.net.URI master = java.net.URI.create(server.newClient().getConfiguration().getMasterUrl());
+        // the whole of 127/8 is loopback: another address of it reaches the same server unless it binds 127.0.0.1 only
+        String other = "127.0.0.2";
+        boolean reachable;
+        try (java.net.Socket socket = new java.net.Socket()) {
+            socket.connect(new java.net.InetSocketAddress(other, master.getPort()), 2000);
+            reachable = true;
+        } catch (java.io.IOException e) {
+            reachable = false;
+        }
+        assumeTrue(reachable, "the API server listens on 127.0.0.1 only");
+        for (boolean boringSsl : engines()) {
+            SharedTransports transports = new SharedTransports(vertx, false, false, boringSsl);
+            Config config = transports.prepare(new ConfigBuilder(server.newClient().getConfiguration())
+                    .withMasterUrl("https://" + other + ":" + master.getPort()).withRequestRetryBackoffLimit(0).build());
+            try (KubernetesClient client = new KubernetesClientBuilder().withConfig(config).withHttpClientFactory(transports).build()) {
+                assertThatThrownBy(() -> client.namespaces().withName("default").get()).as("boringSsl=%s", boringSsl)
+                        .satisfies(e -> assertThat(causes(e)).anyMatch(c -> c instanceof javax.net.ssl.SSLHandshakeException)
+                                .anyMatch(c -> String.valueOf(c.getMessage()).contains("No subject alternative names matching IP address " + other)));
+            }
+        }
+    }
+
+    private static List<Boolean> engines() {
+        return BoringSslEngine.enabled() ? List.of(true, false) : List.of(false);
+    }
+
+    private static List<Throwable> causes(Throwable e) {
+        List<Throwable> all = new ArrayList<>();
+        for (Throwable c = e; c != null && !all.contains(c); c = c.getCause()) {
+            all.add(c);
+        }
+        return all;
+    }
+
+    /** A throwaway self-signed CA (P-256, CN qkcm-test-untrusted-ca) that signed nothing the API server has. */
+    private static final String UNTRUSTED_CA = "LS0tLS1CRUdJTiBDRVJUSUZJQ0FURS0tLS0tCk1JSUJtakNDQVQrZ0F3SUJBZ0lVSWRkNiswejY5ZGtiTzQzazdmVkpUcUpEb3Bvd0NnWUlLb1pJemowRUF3SXcKSVRFZk1CMEdBMVVFQXd3V2NXdGpiUzEwWlhOMExYVnVkSEoxYzNSbFpDMWpZVEFnRncweU5qRXhNall3TVRVeApNVGhhR0E4eU1USTJNVEV3TWpBeE5URXhPRm93SVRFZk1CMEdBMVVFQXd3V2NXdGpiUzEwWlhOMExYVnVkSEoxCmMzUmxaQzFqWVRCWk1CTUdCeXFHU000OUFnRUdDQ3FHU000OUF3RUhBMElBQkc5dEhNQjRtM1NnQ3hseFJBNDkKbisvQ1VMdkFvME82OEZRY1NUZmM5bHpGOXYxSmNTLzlSTFd0cjkzR2U1ZWRBQ0dpdWFMRnZ2aHJVckV0bzl2cgorbm1qVXpCUk1CMEdBMVVkRGdRV0JCU2FjbXRnNzQ4MUtoS3BYa1UwcDAxVGxtZVd6akFmQmdOVkhTTUVHREFXCmdCU2FjbXRnNzQ4MUtoS3BYa1UwcDAxVGxtZVd6akFQQmdOVkhSTUJBZjhFQlRBREFRSC9NQW9HQ0NxR1NNNDkKQkFNQ0Ewa0FNRVlDSVFEQTRtWXhkMXdXbUF0OUlYZjAxemZIQ2JRZXRVQVZiYVFpL3ZyemtyWjR3d0loQU9mcgpNdnBQUGk3YldZQzE5YXRRUnZ0eEtFdkZodWRwYkRzVDJzbmg4L05jCi0tLS0tRU5EIENFUlRJRklDQVRFLS0tLS0K";
+
+    /** The common name of the kubeconfig's client certificate: the user name the API server derives from it. */
+    private static String certificateCommonName(Config config) throws Exception {
+        byte[] pem = config.getClientCertData() != null ? java.util.Base64.getDecoder().decode(config.getClientCertData())
+                : java.nio.file.Files.readAllBytes(java.nio.file.Path.of(config.getClientCertFile()));
+        java.security.cert.X509Certificate cert = (java.security.cert.X509Certificate) java.security.cert.CertificateFactory
+                .getInstance("X.509").generateCertificate(new java.io.ByteArrayInputStream(pem));
+        javax.naming.ldap.LdapName name = new javax.naming.ldap.LdapName(cert.getSubjectX500Principal().getName());
+        return name.getRdns().stream().filter(r -> r.getType().equalsIgnoreCase("CN")).map(r -> r.getValue().toString())
+                .findFirst().orElseThrow();
+    }
+
+    /** Who the API server says the client is (authentication.k8s.io/v1 SelfSubjectReview). */
+    private static String selfSubjectReviewUser(KubernetesClient client) throws Exception {
+        HttpRequest request = client.getHttpClient().newHttpRequestBuilder()
+                .uri(client.getMasterUrl() + "apis/authentication.k8s.io/v1/selfsubjectreviews")
+                .post("application/json", "{\"apiVersion\":\"authentication.k8s.io/v1\",\"kind\":\"SelfSubjectReview\"}")
+                .build();
+        HttpResponse<String> response = client.getHttpClient().sendAsync(request, String.class).get(30, TimeUnit.SECONDS);
+        assertThat(response.code()).as(response.body()).isEqualTo(201);
+        return new com.fasterxml.jackson.databind.ObjectMapper().readTree(response.body()).at("/status/userInfo/username").asText();
     }
 
     /** With QKCM_KUBE_API_HTTP2=true, requests and watches of several clients are streams of one HTTP/2 connection. */

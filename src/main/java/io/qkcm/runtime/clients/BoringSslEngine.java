@@ -1,0 +1,153 @@
+package io.qkcm.runtime.clients;
+
+import java.util.List;
+
+import javax.net.ssl.KeyManager;
+import javax.net.ssl.SSLException;
+import javax.net.ssl.TrustManager;
+import javax.net.ssl.X509KeyManager;
+import javax.net.ssl.X509TrustManager;
+
+import org.jboss.logging.Logger;
+
+import io.netty.handler.ssl.ApplicationProtocolConfig;
+import io.netty.handler.ssl.OpenSsl;
+import io.netty.handler.ssl.OpenSslCachingX509KeyManagerFactory;
+import io.netty.handler.ssl.SslContext;
+import io.netty.handler.ssl.SslContextBuilder;
+import io.netty.handler.ssl.SslProvider;
+import io.netty.handler.ssl.util.KeyManagerFactoryWrapper;
+import io.vertx.core.net.OpenSSLEngineOptions;
+import io.vertx.core.spi.tls.SslContextFactory;
+
+/**
+ * Vert.x engine options that run the API clients' TLS in BoringSSL (netty-tcnative) with fabric8's
+ * key and trust managers: the client certificate and key of the kubeconfig, the CA it trusts.
+ * <p>
+ * Why: at startup qkcm opens ~60 connections at once and each one is a full TLS 1.3 handshake (they
+ * cannot resume from each other's tickets); in the JDK each handshake signs with the client's RSA key in
+ * {@code BigInteger} arithmetic, which under C1 ({@code bin/qkcm}'s JIT) was 55% of the CPU samples of
+ * the first 12 s (bench/results/2026-11-25-decode/startup). Under load the JDK's record ciphers were
+ * ~11% of the CPU. In BoringSSL both are native code, whatever the JIT.
+ * <p>
+ * The server's certificate is still checked by fabric8's (the JDK's) trust manager, and Vert.x still
+ * sets HTTPS endpoint identification on every engine, as with the JDK engine. Cipher suites and their
+ * order are BoringSSL's (AES-GCM first where the CPU has AES instructions). Quarkus makes OpenSSL
+ * unavailable in a native image, where the JDK engine is used.
+ */
+final class BoringSslEngine extends OpenSSLEngineOptions {
+
+    private static final Logger LOG = Logger.getLogger(BoringSslEngine.class);
+
+    /** The system property that turns BoringSSL off for the API clients ({@code false}: the JDK's TLS). */
+    static final String PROPERTY = "io.qkcm.boringssl";
+
+    private final KeyManager[] keyManagers;
+    private final TrustManager[] trustManagers;
+    private final String[] protocols;
+
+    BoringSslEngine(KeyManager[] keyManagers, TrustManager[] trustManagers, String[] protocols) {
+        this.keyManagers = keyManagers;
+        this.trustManagers = trustManagers;
+        this.protocols = protocols;
+        setSessionCacheEnabled(true);
+    }
+
+    /**
+     * Whether the API clients use BoringSSL: unless {@code -Dio.qkcm.boringssl=false}, when netty-tcnative
+     * loads on this platform (it is not in a native image).
+     */
+    static boolean enabled() {
+        return Holder.ENABLED;
+    }
+
+    private static final class Holder {
+        static final boolean ENABLED = decide(System.getProperty(PROPERTY));
+
+        private static boolean decide(String property) {
+            if (!requested(property)) {
+                LOG.debug("API TLS: the JDK's (BoringSSL turned off)");
+                return false;
+            }
+            if (!OpenSsl.isAvailable()) {
+                LOG.infof("API TLS: the JDK's, BoringSSL (netty-tcnative) is not available here: %s",
+                        OpenSsl.unavailabilityCause());
+                return false;
+            }
+            LOG.debugf("API TLS: %s (netty-tcnative)", OpenSsl.versionString());
+            return true;
+        }
+    }
+
+    /** Requested unless the property says false. */
+    static boolean requested(String property) {
+        return property == null || property.isBlank() || Boolean.parseBoolean(property.trim());
+    }
+
+    @Override
+    public OpenSSLEngineOptions copy() {
+        return this;
+    }
+
+    @Override
+    public SslContextFactory sslContextFactory() {
+        return new SslContextFactory() {
+            private boolean alpn;
+            private List<String> applicationProtocols = List.of();
+
+            @Override
+            public SslContextFactory useAlpn(boolean useAlpn) {
+                this.alpn = useAlpn;
+                return this;
+            }
+
+            @Override
+            public SslContextFactory applicationProtocols(List<String> protocols) {
+                this.applicationProtocols = protocols == null ? List.of() : List.copyOf(protocols);
+                return this;
+            }
+
+            @Override
+            public SslContext create() throws SSLException {
+                return context(alpn ? applicationProtocols : List.of());
+            }
+        };
+    }
+
+    /** The client context: fabric8's managers, the requested TLS versions, ALPN when Vert.x asks for it. */
+    SslContext context(List<String> alpnProtocols) throws SSLException {
+        SslContextBuilder builder = SslContextBuilder.forClient().sslProvider(SslProvider.OPENSSL);
+        X509KeyManager keyManager = x509(keyManagers);
+        if (keyManager != null) {
+            // the caching factory converts the key and chain to BoringSSL's form once, not per handshake
+            builder.keyManager(new OpenSslCachingX509KeyManagerFactory(new KeyManagerFactoryWrapper(keyManager)));
+        }
+        if (trustManagers != null) {
+            for (TrustManager m : trustManagers) {
+                if (m instanceof X509TrustManager) {
+                    builder.trustManager(m);
+                    break;
+                }
+            }
+        }
+        if (protocols != null) {
+            builder.protocols(protocols);
+        }
+        builder.applicationProtocolConfig(alpnProtocols.isEmpty() ? ApplicationProtocolConfig.DISABLED
+                : new ApplicationProtocolConfig(ApplicationProtocolConfig.Protocol.ALPN,
+                        ApplicationProtocolConfig.SelectorFailureBehavior.NO_ADVERTISE,
+                        ApplicationProtocolConfig.SelectedListenerFailureBehavior.ACCEPT, alpnProtocols));
+        return builder.build();
+    }
+
+    private static X509KeyManager x509(KeyManager[] managers) {
+        if (managers != null) {
+            for (KeyManager m : managers) {
+                if (m instanceof X509KeyManager x) {
+                    return x;
+                }
+            }
+        }
+        return null;
+    }
+}
