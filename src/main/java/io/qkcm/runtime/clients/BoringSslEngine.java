@@ -1,7 +1,5 @@
 package io.qkcm.runtime.clients;
 
-import java.util.List;
-
 import javax.net.ssl.KeyManager;
 import javax.net.ssl.SSLException;
 import javax.net.ssl.TrustManager;
@@ -35,7 +33,7 @@ import io.vertx.core.spi.tls.SslContextFactory;
  * order are BoringSSL's (AES-GCM first where the CPU has AES instructions). Quarkus makes OpenSSL
  * unavailable in a native image, where the JDK engine is used.
  */
-final class BoringSslEngine extends OpenSSLEngineOptions {
+public final class BoringSslEngine extends OpenSSLEngineOptions {
 
     private static final Logger LOG = Logger.getLogger(BoringSslEngine.class);
 
@@ -79,6 +77,19 @@ final class BoringSslEngine extends OpenSSLEngineOptions {
         }
     }
 
+    /**
+     * Loads netty-tcnative on a thread of its own, so that the process' start does not wait for it:
+     * unpacking and loading the library and Netty's probing of it took 0.6–0.8 s of a fresh JVM here
+     * (0.3–0.5 s on the way to the first write, bench/results/2026-11-26-tls), while Quarkus' own start,
+     * which needs no TLS client, takes about a second. The first API transport waits for the load (class
+     * initialisation is the lock) if it has not finished. Called by {@code QkcmMain} before Quarkus starts.
+     */
+    public static void preload() {
+        Thread loader = new Thread(BoringSslEngine::enabled, "boringssl-load");
+        loader.setDaemon(true);
+        loader.start();
+    }
+
     /** Requested unless the property says false. */
     static boolean requested(String property) {
         return property == null || property.isBlank() || Boolean.parseBoolean(property.trim());
@@ -91,31 +102,16 @@ final class BoringSslEngine extends OpenSSLEngineOptions {
 
     @Override
     public SslContextFactory sslContextFactory() {
-        return new SslContextFactory() {
-            private boolean alpn;
-            private List<String> applicationProtocols = List.of();
-
+        return new SharedTransports.AlpnContextFactory() {
             @Override
-            public SslContextFactory useAlpn(boolean useAlpn) {
-                this.alpn = useAlpn;
-                return this;
-            }
-
-            @Override
-            public SslContextFactory applicationProtocols(List<String> protocols) {
-                this.applicationProtocols = protocols == null ? List.of() : List.copyOf(protocols);
-                return this;
-            }
-
-            @Override
-            public SslContext create() throws SSLException {
-                return context(alpn ? applicationProtocols : List.of());
+            SslContext create(ApplicationProtocolConfig alpn) throws SSLException {
+                return context(alpn);
             }
         };
     }
 
     /** The client context: fabric8's managers, the requested TLS versions, ALPN when Vert.x asks for it. */
-    SslContext context(List<String> alpnProtocols) throws SSLException {
+    SslContext context(ApplicationProtocolConfig alpn) throws SSLException {
         SslContextBuilder builder = SslContextBuilder.forClient().sslProvider(SslProvider.OPENSSL);
         X509KeyManager keyManager = x509(keyManagers);
         if (keyManager != null) {
@@ -133,11 +129,7 @@ final class BoringSslEngine extends OpenSSLEngineOptions {
         if (protocols != null) {
             builder.protocols(protocols);
         }
-        builder.applicationProtocolConfig(alpnProtocols.isEmpty() ? ApplicationProtocolConfig.DISABLED
-                : new ApplicationProtocolConfig(ApplicationProtocolConfig.Protocol.ALPN,
-                        ApplicationProtocolConfig.SelectorFailureBehavior.NO_ADVERTISE,
-                        ApplicationProtocolConfig.SelectedListenerFailureBehavior.ACCEPT, alpnProtocols));
-        return builder.build();
+        return builder.applicationProtocolConfig(alpn).build();
     }
 
     private static X509KeyManager x509(KeyManager[] managers) {

@@ -383,35 +383,47 @@ public final class SharedTransports implements HttpClient.Factory {
 
         @Override
         public SslContextFactory sslContextFactory() {
-            return new SslContextFactory() {
-                private boolean alpn;
-                private List<String> applicationProtocols = List.of();
-
+            return new AlpnContextFactory() {
                 @Override
-                public SslContextFactory useAlpn(boolean useAlpn) {
-                    this.alpn = useAlpn;
-                    return this;
-                }
-
-                @Override
-                public SslContextFactory applicationProtocols(List<String> protocols) {
-                    this.applicationProtocols = protocols == null ? List.of() : List.copyOf(protocols);
-                    return this;
-                }
-
-                @Override
-                public SslContext create() {
-                    ApplicationProtocolConfig apn = alpn && !applicationProtocols.isEmpty()
-                            ? new ApplicationProtocolConfig(ApplicationProtocolConfig.Protocol.ALPN,
-                                    ApplicationProtocolConfig.SelectorFailureBehavior.NO_ADVERTISE,
-                                    ApplicationProtocolConfig.SelectedListenerFailureBehavior.ACCEPT,
-                                    applicationProtocols)
-                            : ApplicationProtocolConfig.DISABLED;
-                    return new JdkSslContext(context, true, cipherSuites(context, preferChaCha20), IdentityCipherSuiteFilter.INSTANCE, apn,
+                SslContext create(ApplicationProtocolConfig alpn) {
+                    return new JdkSslContext(context, true, cipherSuites(context, preferChaCha20), IdentityCipherSuiteFilter.INSTANCE, alpn,
                             io.netty.handler.ssl.ClientAuth.NONE, protocols, false);
                 }
             };
         }
+    }
+
+    /**
+     * A client context factory that honours the ALPN protocols Vert.x asks for (HTTP/2 over TLS), which
+     * fabric8's own engine options disable; the rest of Vert.x's settings are the engine's.
+     */
+    abstract static class AlpnContextFactory implements SslContextFactory {
+        private boolean alpn;
+        private List<String> applicationProtocols = List.of();
+
+        @Override
+        public SslContextFactory useAlpn(boolean useAlpn) {
+            this.alpn = useAlpn;
+            return this;
+        }
+
+        @Override
+        public SslContextFactory applicationProtocols(List<String> protocols) {
+            this.applicationProtocols = protocols == null ? List.of() : List.copyOf(protocols);
+            return this;
+        }
+
+        @Override
+        public SslContext create() throws javax.net.ssl.SSLException {
+            return create(alpn && !applicationProtocols.isEmpty()
+                    ? new ApplicationProtocolConfig(ApplicationProtocolConfig.Protocol.ALPN,
+                            ApplicationProtocolConfig.SelectorFailureBehavior.NO_ADVERTISE,
+                            ApplicationProtocolConfig.SelectedListenerFailureBehavior.ACCEPT,
+                            applicationProtocols)
+                    : ApplicationProtocolConfig.DISABLED);
+        }
+
+        abstract SslContext create(ApplicationProtocolConfig alpn) throws javax.net.ssl.SSLException;
     }
 
     /** ALPN's name for HTTP/2, as {@link #connectionsOpened()} reports it. */
