@@ -33,6 +33,8 @@ public final class ApiSerialization {
     private static final boolean DIRECT_WATCH_EVENTS = !"tree".equals(System.getProperty("io.qkcm.watch-decode"));
     /** Blackbird generates the model's setters too (see create); false: constructors only, as before 2026-11-25. */
     private static final boolean BLACKBIRD_SETTERS = !"false".equals(System.getProperty("io.qkcm.blackbird-setters"));
+    /** Whether this is a native image (GraalVM sets the property at build and at run time). */
+    static final boolean NATIVE_IMAGE = System.getProperty("org.graalvm.nativeimage.imagecode") != null;
     private static volatile KubernetesSerialization shared;
 
     private ApiSerialization() {
@@ -48,7 +50,8 @@ public final class ApiSerialization {
             synchronized (ApiSerialization.class) {
                 s = shared;
                 if (s == null) {
-                    boolean blackbird = System.getProperty("org.graalvm.nativeimage.imagecode") == null;
+                    // the native image defines no classes at run time: no Blackbird there
+                    boolean blackbird = !NATIVE_IMAGE;
                     ObjectMapper mapper = new ObjectMapper();
                     if (blackbird && !BLACKBIRD_SETTERS) {
                         // registered first: fabric8's wrappers hide the setters from it (constructors only)

@@ -48,7 +48,6 @@ public final class BoringSslEngine extends OpenSSLEngineOptions {
         this.keyManagers = keyManagers;
         this.trustManagers = trustManagers;
         this.protocols = protocols;
-        setSessionCacheEnabled(true);
     }
 
     /**

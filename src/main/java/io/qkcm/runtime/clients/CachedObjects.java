@@ -157,7 +157,7 @@ final class CachedObjects {
             if (get.getReturnType() != Map.class) {
                 return null;
             }
-            return NATIVE ? reflective(get, set) : generated(type, get, set);
+            return ApiSerialization.NATIVE_IMAGE ? reflective(get, set) : generated(type, get, set);
         } catch (ReflectiveOperationException | RuntimeException | LinkageError e) {
             return null;
         } catch (VirtualMachineError e) {
@@ -167,8 +167,6 @@ final class CachedObjects {
             return null;
         }
     }
-
-    private static final boolean NATIVE = System.getProperty("org.graalvm.nativeimage.imagecode") != null;
 
     /**
      * The two methods as a Function and a BiConsumer made by LambdaMetafactory, as Blackbird does for the
