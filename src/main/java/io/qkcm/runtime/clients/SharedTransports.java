@@ -97,13 +97,15 @@ public final class SharedTransports implements HttpClient.Factory {
     private final boolean http2;
     private final boolean preferChaCha20;
     private final boolean boringSsl;
+    private final boolean watchesApart;
     private final Map<List<Object>, HttpClient> transports = new ConcurrentHashMap<>();
     private final Map<String, Long> connections = new ConcurrentHashMap<>();
     private final Map<String, Long> negotiatedSuites = new ConcurrentHashMap<>();
     private final Map<String, Long> tlsEngines = new ConcurrentHashMap<>();
 
     public SharedTransports(Vertx vertx) {
-        this(vertx, http2Requested(System.getenv(HTTP2_ENV)));
+        this(vertx, http2Requested(System.getenv(HTTP2_ENV)), PREFER_CHACHA20, BoringSslEngine.enabled(),
+                watchesApartRequested(System.getenv(HTTP2_ENV)));
     }
 
     SharedTransports(Vertx vertx, boolean http2) {
@@ -115,10 +117,21 @@ public final class SharedTransports implements HttpClient.Factory {
     }
 
     SharedTransports(Vertx vertx, boolean http2, boolean preferChaCha20, boolean boringSsl) {
+        this(vertx, http2, preferChaCha20, boringSsl, false);
+    }
+
+    /** With {@code watchesApart}, HTTP/2 carries the requests and watches keep HTTP/1.1 connections of their own. */
+    SharedTransports(Vertx vertx, boolean http2, boolean preferChaCha20, boolean boringSsl, boolean watchesApart) {
         this.vertx = Objects.requireNonNull(vertx);
-        this.http2 = http2;
+        this.http2 = http2 || watchesApart;
         this.preferChaCha20 = preferChaCha20;
         this.boringSsl = boringSsl;
+        this.watchesApart = watchesApart;
+    }
+
+    /** Whether requests go over HTTP/2 and watches over HTTP/1.1 ({@link WatchesApart}). */
+    public boolean watchesApart() {
+        return watchesApart;
     }
 
     /** Whether the API connections' TLS runs in BoringSSL ({@link BoringSslEngine}) or in the JDK. */
@@ -130,12 +143,17 @@ public final class SharedTransports implements HttpClient.Factory {
     public static final String HTTP2_ENV = "QKCM_KUBE_API_HTTP2";
 
     static boolean http2Requested(String value) {
-        return value != null && value.trim().equalsIgnoreCase("true");
+        return value != null && (value.trim().equalsIgnoreCase("true") || watchesApartRequested(value));
+    }
+
+    /** {@code QKCM_KUBE_API_HTTP2=requests}: HTTP/2 for requests, HTTP/1.1 for watches. */
+    static boolean watchesApartRequested(String value) {
+        return value != null && value.trim().equalsIgnoreCase("requests");
     }
 
     /** Adjusts a client configuration to the transport: over HTTP/2, watches are streams, not WebSockets. */
     public Config prepare(Config config) {
-        if (http2) {
+        if (http2 && !watchesApart) {
             config.setOnlyHttpWatches(true);
         }
         return config;
@@ -144,7 +162,7 @@ public final class SharedTransports implements HttpClient.Factory {
     /** A builder of a transport of its own (not shared). */
     @Override
     public HttpClient.Builder newBuilder() {
-        return new TransportBuilder(this, vertx, http2);
+        return new TransportBuilder(this, vertx, http2, watchesApart);
     }
 
     /** A builder of a client on the shared transport for {@code config}'s TLS configuration. */
@@ -288,11 +306,13 @@ public final class SharedTransports implements HttpClient.Factory {
     static final class TransportBuilder extends VertxHttpClientBuilder<SharedTransports> {
         private final Vertx vertx;
         private final boolean http2;
+        private final boolean watchesApart;
 
-        TransportBuilder(SharedTransports factory, Vertx vertx, boolean http2) {
+        TransportBuilder(SharedTransports factory, Vertx vertx, boolean http2, boolean watchesApart) {
             super(factory, vertx);
             this.vertx = vertx;
             this.http2 = http2;
+            this.watchesApart = watchesApart;
         }
 
         @Override
@@ -318,6 +338,9 @@ public final class SharedTransports implements HttpClient.Factory {
                 options.setEnabledSecureTransportProtocols(new HashSet<>(Arrays.asList(protocols)));
             }
             boolean h2 = http2 && !preferHttp11 && sslContext != null;
+            // the watches' own HTTP/1.1 client, when they are kept apart: these options without HTTP/2's
+            HttpClientOptions watchOptions = h2 && watchesApart
+                    ? new HttpClientOptions(options).setProtocolVersion(HttpVersion.HTTP_1_1) : null;
             options.setProtocolVersion(h2 ? HttpVersion.HTTP_2 : HttpVersion.HTTP_1_1);
             if (h2) {
                 options.setUseAlpn(true)
@@ -330,17 +353,30 @@ public final class SharedTransports implements HttpClient.Factory {
                         .setHttp2ConnectionWindowSize(CONNECTION_WINDOW);
             }
             if (sslContext != null) {
-                options.setSsl(true).setSslEngineOptions(getClientFactory().boringSsl
-                        ? new BoringSslEngine(keyManagers, trustManagers, protocols)
-                        : new FixedContextEngine(sslContext, protocols, getClientFactory().preferChaCha20));
+                options.setSsl(true).setSslEngineOptions(sslEngine());
+                if (watchOptions != null) {
+                    watchOptions.setSsl(true).setSslEngineOptions(sslEngine());
+                }
             }
-            LOG.debugf("API transport: %s", h2 ? "HTTP/2 (ALPN)" : "HTTP/1.1");
+            LOG.debugf("API transport: %s", h2 ? (watchOptions != null ? "HTTP/2 (ALPN), watches over HTTP/1.1"
+                    : "HTTP/2 (ALPN)") : "HTTP/1.1");
             SharedTransports factory = getClientFactory();
             // the pool sizes must be given here: the builder ignores HttpClientOptions' deprecated ones (5 per host)
             PoolOptions pool = new PoolOptions().setHttp1MaxSize(MAX_CONNECTIONS).setHttp2MaxSize(1);
             io.vertx.core.http.HttpClient transport = vertx.httpClientBuilder().with(options).with(pool)
                     .withConnectHandler(factory::connected).build();
+            if (watchOptions != null) {
+                transport = new WatchesApart(transport, vertx.httpClientBuilder().with(watchOptions).with(pool)
+                        .withConnectHandler(factory::connected).build());
+            }
             return newClient(this, transport);
+        }
+
+        private io.vertx.core.net.SSLEngineOptions sslEngine() {
+            String[] protocols = tlsVersions == null || tlsVersions.length == 0 ? null
+                    : Stream.of(tlsVersions).map(TlsVersion::javaName).toArray(String[]::new);
+            return getClientFactory().boringSsl ? new BoringSslEngine(keyManagers, trustManagers, protocols)
+                    : new FixedContextEngine(sslContext, protocols, getClientFactory().preferChaCha20);
         }
 
         private ProxyOptions proxy() {

@@ -267,6 +267,34 @@ class SharedTransportsTest {
     }
 
     /**
+     * With QKCM_KUBE_API_HTTP2=requests, every request is a stream of one HTTP/2 connection, and each watch
+     * (a WebSocket, or a streaming {@code watch=true} request as the garbage collector's) keeps an HTTP/1.1
+     * connection of its own.
+     */
+    @Test
+    void requestsOverHttp2WatchesOverHttp11() throws Exception {
+        SharedTransports transports = new SharedTransports(vertx, false, SharedTransports.PREFER_CHACHA20,
+                BoringSslEngine.enabled(), true);
+        assertThat(transports.watchesApart()).isTrue();
+        Config base = new ConfigBuilder(server.newClient().getConfiguration()).build();
+        List<KubernetesClient> all = new ArrayList<>();
+        try {
+            for (String agent : List.of("a", "b", "c", "d")) {
+                Config config = transports.prepare(new ConfigBuilder(base).withUserAgent("qkcm-test/" + agent).build());
+                assertThat(config.isOnlyHttpWatches()).as("watches stay WebSockets").isFalse();
+                all.add(new KubernetesClientBuilder().withConfig(config).withHttpClientFactory(transports).build());
+            }
+            exercise(all);
+        } finally {
+            all.forEach(KubernetesClient::close);
+        }
+        assertThat(transports.transports()).isEqualTo(1);
+        // 40 GETs, a create and a delete: one HTTP/2 connection; the 10 streaming watches: 10 HTTP/1.1 ones (the
+        // WebSocket's upgraded connection is not reported to Vert.x's connect handler; the watch saw its event)
+        assertThat(transports.connectionsOpened()).containsOnly(Map.entry("h2", 1L), Map.entry("http/1.1", 10L));
+    }
+
+    /**
      * 40 GETs, 8 at a time, spread over the clients, while 10 streaming watches (as the garbage
      * collector's metadata informers keep) hold connections or streams, and the first client watches
      * a create by the third.
@@ -339,6 +367,10 @@ class SharedTransportsTest {
         assertThat(SharedTransports.http2Requested("")).isFalse();
         assertThat(SharedTransports.http2Requested("false")).isFalse();
         assertThat(SharedTransports.http2Requested("TRUE")).isTrue();
+        assertThat(SharedTransports.http2Requested("requests")).isTrue();
+        assertThat(SharedTransports.watchesApartRequested("requests")).isTrue();
+        assertThat(SharedTransports.watchesApartRequested("true")).isFalse();
+        assertThat(SharedTransports.watchesApartRequested(null)).isFalse();
     }
 
     @Test

@@ -1,0 +1,27 @@
+package io.qkcm.runtime.clients;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import org.junit.jupiter.api.Test;
+
+/** Which requests are watches, as the API server reads the query (its routing is shown in SharedTransportsTest). */
+class WatchesApartTest {
+
+    @Test
+    void watchIsAQueryParameter() {
+        assertThat(WatchesApart.isWatch("/api/v1/pods?watch=true&resourceVersion=5")).isTrue();
+        assertThat(WatchesApart.isWatch("/api/v1/pods?allowWatchBookmarks=true&watch=true")).isTrue();
+        assertThat(WatchesApart.isWatch("/api/v1/pods?watch=1")).isTrue();
+        assertThat(WatchesApart.isWatch("https://127.0.0.1:6443/apis/apps/v1/replicasets?watch=true")).isTrue();
+    }
+
+    @Test
+    void everythingElseIsARequest() {
+        assertThat(WatchesApart.isWatch("/api/v1/pods")).isFalse();
+        assertThat(WatchesApart.isWatch("/api/v1/pods?watch=false")).isFalse();
+        assertThat(WatchesApart.isWatch("/api/v1/pods?allowWatchBookmarks=true")).isFalse();
+        assertThat(WatchesApart.isWatch("/api/v1/namespaces/watch/pods?limit=500")).isFalse();
+        assertThat(WatchesApart.isWatch("/api/v1/pods?labelSelector=watch%3Dtrue")).isFalse();
+        assertThat(WatchesApart.isWatch(null)).isFalse();
+    }
+}
