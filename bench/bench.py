@@ -1013,10 +1013,19 @@ def rereport(args):
     raw = args.report
     saved = json.load(open(os.path.join(raw, "args.json")))
     for k in ("deployments", "replicas", "rs_replicas", "idle", "nodes", "qps", "burst", "controllers",
-              "k8s_version", "kwok_version", "qkcm_version", "qkcm_java", "qkcm_java_opts", "variant"):
+              "k8s_version", "kwok_version", "qkcm_version", "qkcm_java", "qkcm_java_opts", "variant",
+              "scale", "scale_settle"):
         if k in saved:
             setattr(args, k, saved[k])
     results = json.load(open(os.path.join(raw, "results.json")))
+    if args.scale:
+        # a scaling run (also one stopped part-way: the repetitions in results.json)
+        if isinstance(args.scale, str):
+            args.scale = [int(x) for x in args.scale.split(",")]
+        outdir = args.out or os.path.dirname(os.path.dirname(os.path.abspath(raw)))
+        os.makedirs(outdir, exist_ok=True)
+        scale_report(args, [r for r in results if "error" not in r], outdir)
+        return 0
     for r in results:
         audit = os.path.join(raw, f"{r['manager']}-rep{r['rep']}.audit.log")
         if "phases" in r and os.path.exists(audit):

@@ -57,6 +57,8 @@ import io.vertx.core.spi.tls.SslContextFactory;
  * benchmark at 1500 pods, qkcm's busy pod watches ended again and again during bursts over HTTP/2 (one
  * connection, read by one event-loop thread, falls behind; the watch cache drops watchers that do),
  * which HTTP/1.1's per-watch connections do not suffer (bench/results/2026-11-21-transport-checks).
+ * {@code QKCM_KUBE_API_HTTP2=requests} sends only the requests over HTTP/2 and keeps the watches on
+ * HTTP/1.1 ({@link WatchesApart}; opt-in: a slower big ReplicaSet at QPS 1000, bench/results/2026-11-26-startup).
  * <p>
  * Derived clients share the transport's "closed" flag: closing any client closes the transport for
  * all of them, so clients are closed together, by {@link KubeClients#close()}.
