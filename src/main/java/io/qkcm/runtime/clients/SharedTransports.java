@@ -355,9 +355,13 @@ public final class SharedTransports implements HttpClient.Factory {
                         .setHttp2ConnectionWindowSize(CONNECTION_WINDOW);
             }
             if (sslContext != null) {
-                options.setSsl(true).setSslEngineOptions(sslEngine());
+                // both engines' copy() is the engine itself: the two clients share it
+                io.vertx.core.net.SSLEngineOptions engine = getClientFactory().boringSsl
+                        ? new BoringSslEngine(keyManagers, trustManagers, protocols)
+                        : new FixedContextEngine(sslContext, protocols, getClientFactory().preferChaCha20);
+                options.setSsl(true).setSslEngineOptions(engine);
                 if (watchOptions != null) {
-                    watchOptions.setSsl(true).setSslEngineOptions(sslEngine());
+                    watchOptions.setSsl(true).setSslEngineOptions(engine);
                 }
             }
             LOG.debugf("API transport: %s", h2 ? (watchOptions != null ? "HTTP/2 (ALPN), watches over HTTP/1.1"
@@ -372,13 +376,6 @@ public final class SharedTransports implements HttpClient.Factory {
                         .withConnectHandler(factory::connected).build());
             }
             return newClient(this, transport);
-        }
-
-        private io.vertx.core.net.SSLEngineOptions sslEngine() {
-            String[] protocols = tlsVersions == null || tlsVersions.length == 0 ? null
-                    : Stream.of(tlsVersions).map(TlsVersion::javaName).toArray(String[]::new);
-            return getClientFactory().boringSsl ? new BoringSslEngine(keyManagers, trustManagers, protocols)
-                    : new FixedContextEngine(sslContext, protocols, getClientFactory().preferChaCha20);
         }
 
         private ProxyOptions proxy() {

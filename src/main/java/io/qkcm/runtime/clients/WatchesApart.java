@@ -1,5 +1,7 @@
 package io.qkcm.runtime.clients;
 
+import java.net.URLDecoder;
+import java.nio.charset.StandardCharsets;
 import java.util.List;
 import java.util.function.Function;
 
@@ -26,8 +28,9 @@ import io.vertx.core.net.SSLOptions;
  * (bench/results/2026-11-21-transport-checks); a create waiting in a pool of HTTP/1.1 connections costs
  * a connection and a TLS handshake per concurrent request.
  * <p>
- * fabric8's Vert.x client calls {@code request(RequestOptions)}, {@code webSocket(WebSocketConnectOptions)}
- * and {@code close()} only (pinned by SharedTransportsTest); the rest goes to the requests' client.
+ * fabric8 7.4's Vert.x client calls {@code request(RequestOptions)}, {@code webSocket(WebSocketConnectOptions)}
+ * and {@code close()} only (its bytecode, read with javap); every other method is routed the same way
+ * all the same. SharedTransportsTest shows the routing against a real API server.
  */
 final class WatchesApart implements HttpClient {
 
@@ -39,18 +42,34 @@ final class WatchesApart implements HttpClient {
         this.watches = watches;
     }
 
-    /** Whether a request is a watch: {@code watch=true} (or 1) in its query, as the API server reads it. */
+    /**
+     * Whether a request is a watch, as the API server reads its query (apimachinery's
+     * Convert_Slice_string_To_bool on the first {@code watch} value): present and neither "0" nor "false"
+     * (any case); a bare {@code watch} is a watch too.
+     */
     static boolean isWatch(String uri) {
         int q = uri == null ? -1 : uri.indexOf('?');
         if (q < 0) {
             return false;
         }
-        for (String param : uri.substring(q + 1).split("&")) {
-            if (param.equals("watch=true") || param.equals("watch=1") || param.equals("watch=True")) {
-                return true;
+        int end = uri.indexOf('#', q);
+        for (String param : uri.substring(q + 1, end < 0 ? uri.length() : end).split("&")) {
+            int eq = param.indexOf('=');
+            if (!decode(eq < 0 ? param : param.substring(0, eq)).equals("watch")) {
+                continue;
             }
+            String value = eq < 0 ? "" : decode(param.substring(eq + 1));
+            return !value.equals("0") && !value.equalsIgnoreCase("false");
         }
         return false;
+    }
+
+    private static String decode(String s) {
+        try {
+            return URLDecoder.decode(s, StandardCharsets.UTF_8);
+        } catch (IllegalArgumentException e) {
+            return s; // malformed escapes: the raw text
+        }
     }
 
     private HttpClient forRequest(RequestOptions options) {
