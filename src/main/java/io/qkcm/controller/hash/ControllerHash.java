@@ -1,9 +1,9 @@
 package io.qkcm.controller.hash;
 
-import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
 
 import io.fabric8.kubernetes.api.model.PodTemplateSpec;
 import io.fabric8.kubernetes.client.utils.KubernetesSerialization;
@@ -51,12 +51,23 @@ public final class ControllerHash {
         return GoSpew.podTemplateSpec().renderLenient("v1.PodTemplateSpec", json(template));
     }
 
-    private static JsonNode json(PodTemplateSpec template) {
-        try {
-            return io.qkcm.runtime.Json.mapper().readTree(SERIALIZATION.asJson(template));
-        } catch (IOException e) {
-            throw new IllegalStateException(e);
+    /**
+     * {@link #spewForEquality} of the template without one of its labels (upstream's EqualIgnoreHash drops
+     * pod-template-hash from copies): the label is removed from the rendered tree, so the template is
+     * neither copied nor changed.
+     */
+    public static String spewForEqualityWithoutLabel(PodTemplateSpec template, String label) {
+        JsonNode json = json(template);
+        if (json.path("metadata").path("labels") instanceof ObjectNode labels && labels.remove(label) != null
+                && labels.isEmpty()) {
+            ((ObjectNode) json.get("metadata")).remove("labels");
         }
+        return GoSpew.podTemplateSpec().renderLenient("v1.PodTemplateSpec", json);
+    }
+
+    /** The template as a JSON tree, without a text in between (the tree holds what the text would). */
+    private static JsonNode json(PodTemplateSpec template) {
+        return SERIALIZATION.convertValue(template, JsonNode.class);
     }
 
     /** The hash of a spew text. */

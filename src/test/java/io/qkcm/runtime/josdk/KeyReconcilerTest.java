@@ -22,6 +22,7 @@ import io.fabric8.kubernetes.api.model.SecretBuilder;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.informers.ResourceEventHandler;
 import io.fabric8.kubernetes.client.informers.SharedIndexInformer;
+import io.javaoperatorsdk.operator.api.reconciler.Context;
 import io.javaoperatorsdk.operator.api.reconciler.Ignore;
 import io.qkcm.controller.Controller;
 import io.qkcm.controller.ControllerContext;
@@ -32,7 +33,8 @@ import io.qkcm.testing.RealApiServer;
  * reconciler registered through {@link Operators} is called for adds, every update (no generation
  * filter) and deletes (the deleted key is synced once more); events from the queue reach the primary
  * by key; errors are retried with client-go's backoff and forgotten on success; the workers are the
- * controller's own; JOSDK never writes to the primary; and no informer is opened besides the shared one.
+ * controller's own; JOSDK never writes to the primary and hands over the cached object, not a copy; and no
+ * informer is opened besides the shared one.
  */
 class KeyReconcilerTest {
 
@@ -77,6 +79,19 @@ class KeyReconcilerTest {
                 public void onDelete(Secret s, boolean unknown) {
                 }
             });
+        }
+
+        /** Per sync of a cached primary whose version the cache still held: was it the cached object itself? */
+        final List<Boolean> primaryWasCachedObject = new CopyOnWriteArrayList<>();
+
+        @Override
+        protected void sync(String key, ConfigMap primary, Context<ConfigMap> ctx) throws Exception {
+            ConfigMap cached = configMaps.getStore().getByKey(key);
+            if (!ctx.isPrimaryResourceDeleted() && cached != null && primary.getMetadata().getResourceVersion()
+                    .equals(cached.getMetadata().getResourceVersion())) {
+                primaryWasCachedObject.add(primary == cached);
+            }
+            super.sync(key, primary, ctx);
         }
 
         @Override
@@ -156,6 +171,9 @@ class KeyReconcilerTest {
         // a deleted primary is synced once more, finding it gone (upstream's not-found path)
         client.configMaps().inNamespace(ns).withName("a").delete();
         await().atMost(Duration.ofSeconds(30)).until(() -> probe.syncs.contains(key + " absent"));
+        // JOSDK does not copy the primary (OperatorController.CACHED_PRIMARY): a reconciler is handed the
+        // cached object, which it never changes
+        assertThat(probe.primaryWasCachedObject).isNotEmpty().containsOnly(true);
     }
 
     @Test

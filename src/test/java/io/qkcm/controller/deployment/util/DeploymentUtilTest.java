@@ -127,4 +127,154 @@ class DeploymentUtilTest {
         String longName = "x".repeat(260);
         assertThat(io.qkcm.controller.deployment.SyncAccess.generateReplicaSetName(longName, "abcde12345")).hasSize(253);
     }
+
+    // ---- EqualIgnoreHash: upstream's TestEqualIgnoreHash table ----------------------------------
+
+    static io.fabric8.kubernetes.api.model.PodTemplateSpec template(String name, String nodeName,
+            Map<String, String> annotations, Map<String, String> labels) {
+        return new io.fabric8.kubernetes.api.model.PodTemplateSpecBuilder().withNewMetadata().withName(name)
+                .withAnnotations(annotations).withLabels(labels).endMetadata().withNewSpec().withNodeName(nodeName)
+                .endSpec().build();
+    }
+
+    @Test
+    void equalIgnoreHashComparesTemplatesWithoutThePodTemplateHashAndChangesNeither() {
+        String hash = DeploymentUtil.DEFAULT_DEPLOYMENT_UNIQUE_LABEL_KEY;
+        Object[][] cases = {
+            {"Same spec, same labels", template("foo", "foo-node", Map.of(), Map.of(hash, "value-1", "something", "else")),
+                template("foo", "foo-node", Map.of(), Map.of(hash, "value-1", "something", "else")), true},
+            {"Same spec, only pod-template-hash label value is different",
+                template("foo", "foo-node", Map.of(), Map.of(hash, "value-1", "something", "else")),
+                template("foo", "foo-node", Map.of(), Map.of(hash, "value-2", "something", "else")), true},
+            {"Same spec, the former doesn't have pod-template-hash label",
+                template("foo", "foo-node", Map.of(), Map.of("something", "else")),
+                template("foo", "foo-node", Map.of(), Map.of(hash, "value-2", "something", "else")), true},
+            {"Same spec, the label is different, the former doesn't have pod-template-hash label, same number of labels",
+                template("foo", "foo-node", Map.of(), Map.of("something", "else")),
+                template("foo", "foo-node", Map.of(), Map.of(hash, "value-2")), false},
+            {"Same spec, the label is different, the latter doesn't have pod-template-hash label, same number of labels",
+                template("foo", "foo-node", Map.of(), Map.of(hash, "value-1")),
+                template("foo", "foo-node", Map.of(), Map.of("something", "else")), false},
+            {"Same spec, the label is different, and the pod-template-hash label value is the same",
+                template("foo", "foo-node", Map.of(), Map.of(hash, "value-1")),
+                template("foo", "foo-node", Map.of(), Map.of(hash, "value-1", "something", "else")), false},
+            {"Different spec, same labels",
+                template("foo", "foo-node", Map.of("former", "value"), Map.of(hash, "value-1", "something", "else")),
+                template("foo", "foo-node", Map.of("latter", "value"), Map.of(hash, "value-1", "something", "else")), false},
+            {"Different spec, different pod-template-hash label value",
+                template("foo-1", "foo-node", Map.of(), Map.of(hash, "value-1", "something", "else")),
+                template("foo-2", "foo-node", Map.of(), Map.of(hash, "value-2", "something", "else")), false},
+            {"Different spec, the former doesn't have pod-template-hash label",
+                template("foo-1", "foo-node-1", Map.of(), Map.of("something", "else")),
+                template("foo-2", "foo-node-2", Map.of(), Map.of(hash, "value-2", "something", "else")), false},
+            {"Different spec, different labels", template("foo", "foo-node-1", Map.of(), Map.of("something", "else")),
+                template("foo", "foo-node-2", Map.of(), Map.of("nothing", "else")), false},
+        };
+        for (Object[] c : cases) {
+            var former = (io.fabric8.kubernetes.api.model.PodTemplateSpec) c[1];
+            var latter = (io.fabric8.kubernetes.api.model.PodTemplateSpec) c[2];
+            var formerLabels = Map.copyOf(former.getMetadata().getLabels());
+            var latterLabels = Map.copyOf(latter.getMetadata().getLabels());
+            assertThat(DeploymentUtil.equalIgnoreHash(former, latter)).as("%s", c[0]).isEqualTo(c[3]);
+            assertThat(DeploymentUtil.equalIgnoreHash(latter, former)).as("%s (reverse order)", c[0]).isEqualTo(c[3]);
+            assertThat(former.getMetadata().getLabels()).as("%s: labels unchanged", c[0]).isEqualTo(formerLabels);
+            assertThat(latter.getMetadata().getLabels()).as("%s: labels unchanged", c[0]).isEqualTo(latterLabels);
+        }
+    }
+
+    // ---- deep copies --------------------------------------------------------------------------
+
+    static final String DEPLOYMENT_JSON = """
+            {"apiVersion":"apps/v1","kind":"Deployment","metadata":{"name":"web","namespace":"default","uid":"u1",
+             "resourceVersion":"12","generation":3,"labels":{"app":"web"},"finalizers":["f/x"],
+             "annotations":{"deployment.kubernetes.io/revision":"2"},"creationTimestamp":"2026-11-26T00:00:00Z",
+             "ownerReferences":[{"apiVersion":"v1","kind":"X","name":"o","uid":"u0","controller":true}]},
+             "spec":{"replicas":10,"selector":{"matchLabels":{"app":"web"},
+               "matchExpressions":[{"key":"tier","operator":"In","values":["fe","be"]}]},
+              "strategy":{"type":"RollingUpdate","rollingUpdate":{"maxSurge":"25%","maxUnavailable":1}},
+              "template":{"metadata":{"labels":{"app":"web","tier":"fe"},"annotations":{"a":"b"}},
+               "spec":{"containers":[{"name":"web","image":"nginx","args":["-g","daemon off;"],
+                 "ports":[{"containerPort":80,"protocol":"TCP"}],
+                 "env":[{"name":"A","value":"1"},{"name":"B","valueFrom":{"fieldRef":{"fieldPath":"metadata.name"}}}],
+                 "resources":{"requests":{"cpu":"100m"},"limits":{"memory":"128Mi"}},
+                 "readinessProbe":{"httpGet":{"path":"/","port":80},"periodSeconds":5}}],
+                "tolerations":[{"key":"k","operator":"Exists"}],"nodeSelector":{"disk":"ssd"},
+                "volumes":[{"name":"v","configMap":{"name":"c","items":[{"key":"k","path":"p"}]}}]}}},
+             "status":{"observedGeneration":3,"replicas":10,"collisionCount":1,"conditions":[
+               {"type":"Available","status":"True","reason":"MinimumReplicasAvailable","message":"m",
+                "lastUpdateTime":"2026-11-26T00:00:00Z","lastTransitionTime":"2026-11-26T00:00:00Z"}]}}
+            """;
+
+    @Test
+    void deepCopiesShareNothingChangeable() {
+        var serialization = new io.fabric8.kubernetes.client.utils.KubernetesSerialization();
+        Deployment d = serialization.unmarshal(DEPLOYMENT_JSON, Deployment.class);
+        ReplicaSet rs = new ReplicaSetBuilder().withMetadata(d.getMetadata()).withNewSpec()
+                .withSelector(d.getSpec().getSelector()).withTemplate(d.getSpec().getTemplate()).endSpec().build();
+        List<Object> originals = List.of(d, rs, d.getSpec().getTemplate(), d.getStatus().getConditions().get(0),
+                d.getSpec().getSelector());
+        List<Object> copies = List.of(DeploymentUtil.deepCopy(d), DeploymentUtil.deepCopy(rs),
+                DeploymentUtil.deepCopy(d.getSpec().getTemplate()),
+                DeploymentUtil.deepCopy(d.getStatus().getConditions().get(0)),
+                DeploymentUtil.deepCopy(d.getSpec().getSelector()));
+        for (int i = 0; i < originals.size(); i++) {
+            Object original = originals.get(i);
+            Object copy = copies.get(i);
+            assertThat(serialization.asJson(copy)).isEqualTo(serialization.asJson(original));
+            assertThat(copy).isEqualTo(original);
+            java.util.Set<Object> reachable = java.util.Collections.newSetFromMap(new java.util.IdentityHashMap<>());
+            walk(original, reachable::add);
+            List<String> shared = new ArrayList<>();
+            walk(copy, o -> {
+                if (reachable.contains(o)) {
+                    shared.add(o.getClass().getName());
+                }
+            });
+            assertThat(shared).as("changeable objects shared by %s and its copy", original.getClass().getSimpleName())
+                    .isEmpty();
+        }
+        assertThat(DeploymentUtil.deepCopy((Deployment) null)).isNull();
+    }
+
+    /**
+     * Visits every changeable object reachable from {@code o}: model objects, lists and maps. Strings,
+     * boxed values, Quantities (never changed in place) and the values of additionalProperties are not
+     * visited.
+     */
+    static void walk(Object o, java.util.function.Consumer<Object> visit) {
+        if (o == null || o instanceof String || o instanceof Number || o instanceof Boolean
+                || o instanceof io.fabric8.kubernetes.api.model.Quantity) {
+            return;
+        }
+        visit.accept(o);
+        if (o instanceof java.util.Collection<?> c) {
+            c.forEach(e -> walk(e, visit));
+            return;
+        }
+        if (o instanceof Map<?, ?> m) {
+            m.values().forEach(v -> walk(v, visit));
+            return;
+        }
+        assertThat(o.getClass().getName()).as("a model object").startsWith("io.fabric8.kubernetes.api.model");
+        for (Class<?> c = o.getClass(); c != Object.class; c = c.getSuperclass()) {
+            for (java.lang.reflect.Field f : c.getDeclaredFields()) {
+                if (java.lang.reflect.Modifier.isStatic(f.getModifiers())) {
+                    continue;
+                }
+                f.setAccessible(true);
+                try {
+                    Object v = f.get(o);
+                    if (f.getName().equals("additionalProperties")) {
+                        if (v != null) {
+                            visit.accept(v);
+                        }
+                    } else {
+                        walk(v, visit);
+                    }
+                } catch (IllegalAccessException e) {
+                    throw new AssertionError(e);
+                }
+            }
+        }
+    }
 }
