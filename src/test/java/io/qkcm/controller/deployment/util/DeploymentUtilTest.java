@@ -169,6 +169,10 @@ class DeploymentUtilTest {
                 template("foo-2", "foo-node-2", Map.of(), Map.of(hash, "value-2", "something", "else")), false},
             {"Different spec, different labels", template("foo", "foo-node-1", Map.of(), Map.of("something", "else")),
                 template("foo", "foo-node-2", Map.of(), Map.of("nothing", "else")), false},
+            // not in upstream's table: only the hash label against none (Go's emptied map equals a nil one)
+            {"Same spec, the pod-template-hash label is the only label, the latter has none",
+                template("foo", "foo-node", Map.of(), Map.of(hash, "value-1")),
+                template("foo", "foo-node", Map.of(), Map.of()), true},
         };
         for (Object[] c : cases) {
             var former = (io.fabric8.kubernetes.api.model.PodTemplateSpec) c[1];
