@@ -18,7 +18,7 @@ import io.fabric8.kubernetes.client.RequestConfig;
 import io.fabric8.kubernetes.client.RequestConfigBuilder;
 import io.fabric8.kubernetes.client.dsl.base.PatchContext;
 import io.fabric8.kubernetes.client.dsl.base.PatchType;
-import io.qkcm.controller.events.EventRecorder;
+import io.qkcm.runtime.events.EventRecorder;
 
 /** Upstream's RealPodControl, on the controller's own API client and event recorder. */
 public final class RealPodControl implements PodControl {

@@ -1,5 +1,6 @@
 package io.qkcm.controller;
 
+import io.qkcm.runtime.josdk.ControllerContext;
 import java.io.ByteArrayInputStream;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;

@@ -22,7 +22,7 @@ import io.fabric8.kubernetes.api.model.discovery.v1.EndpointPort;
 import io.fabric8.kubernetes.api.model.discovery.v1.EndpointSlice;
 import io.fabric8.kubernetes.api.model.discovery.v1.EndpointSliceBuilder;
 import io.fabric8.kubernetes.client.KubernetesClientException;
-import io.qkcm.controller.events.EventRecorder;
+import io.qkcm.runtime.events.EventRecorder;
 import io.qkcm.endpointslice.metrics.EndpointSliceMetrics;
 import io.qkcm.endpointslice.metrics.MetricsCache;
 import io.qkcm.endpointslice.topologycache.EventBuilder;

@@ -1,7 +1,7 @@
 package io.qkcm.manager;
 
-import io.qkcm.controller.Controller;
-import io.qkcm.controller.ControllerContext;
+import io.qkcm.runtime.josdk.Controller;
+import io.qkcm.runtime.josdk.ControllerContext;
 
 /**
  * A controller implementation contributed as a CDI bean, attached to the upstream name it

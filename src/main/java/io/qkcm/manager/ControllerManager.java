@@ -29,13 +29,12 @@ import org.jboss.logging.Logger;
 
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
-import io.qkcm.controller.Controller;
-import io.qkcm.controller.ControllerContext;
-import io.qkcm.controller.WorkQueueMetrics;
-import io.qkcm.controller.events.EventBroadcaster;
+import io.qkcm.runtime.josdk.Controller;
+import io.qkcm.runtime.josdk.ControllerContext;
+import io.qkcm.runtime.workqueue.WorkqueueMetrics;
+import io.qkcm.runtime.events.EventBroadcaster;
 import io.qkcm.manager.serving.SecureServing;
 import io.qkcm.runtime.josdk.Operators;
-import io.qkcm.runtime.josdk.WorkqueueMetrics;
 import io.quarkiverse.operatorsdk.runtime.QuarkusConfigurationService;
 import io.quarkus.runtime.LaunchMode;
 import io.quarkus.runtime.Quarkus;
@@ -165,7 +164,6 @@ public class ControllerManager {
             t.setDaemon(true);
             return t;
         });
-        WorkQueueMetrics.Provider queueMetrics = WorkQueueMetrics.micrometer(registry);
         Operators operators = new Operators(josdk, new WorkqueueMetrics(registry),
                 options.duration("shutdown-grace-period"));
         for (KnownController k : selection.running()) {
@@ -178,7 +176,7 @@ public class ControllerManager {
             EventBroadcaster broadcaster = new EventBroadcaster(client);
             controllerEvents.add(broadcaster);
             ControllerContext context = new ControllerContext(k.name(), client, informers,
-                    broadcaster.recorder(k.name()), options, delayer, queueMetrics, broadcaster::recorder, operators);
+                    broadcaster.recorder(k.name()), options, delayer, broadcaster::recorder, operators);
             Controller c = k.init().orElseThrow().create(context);
             if (c == null) {
                 // upstream's "started=false": the controller disabled itself (it logged why)

@@ -20,7 +20,7 @@ import io.fabric8.kubernetes.client.informers.SharedIndexInformer;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
-import io.qkcm.controller.Controller;
+import io.qkcm.runtime.josdk.Controller;
 import io.qkcm.devui.runtime.QkcmDevUiState;
 import io.qkcm.runtime.josdk.OperatorController;
 import io.quarkus.runtime.LaunchMode;

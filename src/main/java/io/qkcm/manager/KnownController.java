@@ -3,8 +3,8 @@ package io.qkcm.manager;
 import java.util.List;
 import java.util.Optional;
 
-import io.qkcm.controller.Controller;
-import io.qkcm.controller.ControllerContext;
+import io.qkcm.runtime.josdk.Controller;
+import io.qkcm.runtime.josdk.ControllerContext;
 
 /**
  * One entry of upstream kube-controller-manager's controller table (v1.34): the canonical name, the

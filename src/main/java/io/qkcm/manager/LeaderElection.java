@@ -19,7 +19,7 @@ import io.fabric8.kubernetes.api.model.coordination.v1.LeaseBuilder;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
-import io.qkcm.controller.events.EventRecorder;
+import io.qkcm.runtime.events.EventRecorder;
 
 /**
  * Upstream's leader election: a Lease (default kube-system/kube-controller-manager), identity

@@ -5,8 +5,8 @@ import java.util.Optional;
 
 import org.eclipse.microprofile.config.ConfigProvider;
 
-import io.qkcm.controller.Controller;
-import io.qkcm.controller.ControllerContext;
+import io.qkcm.runtime.josdk.Controller;
+import io.qkcm.runtime.josdk.ControllerContext;
 import io.qkcm.controller.podgc.PodGCController;
 import io.qkcm.runtime.options.GoDuration;
 

@@ -14,7 +14,7 @@ import io.fabric8.kubernetes.api.model.discovery.v1.EndpointSlice;
 import io.fabric8.kubernetes.api.model.discovery.v1.EndpointSliceBuilder;
 import io.qkcm.controller.GoIP;
 import io.qkcm.controller.GoTime;
-import io.qkcm.controller.events.EventRecorder;
+import io.qkcm.runtime.events.EventRecorder;
 import io.qkcm.endpointslice.metrics.EndpointSliceMetrics;
 import io.qkcm.endpointslice.util.EndpointSliceTracker;
 import java.time.Instant;

@@ -10,7 +10,7 @@ import java.util.List;
 
 import org.junit.jupiter.api.Test;
 
-import io.qkcm.controller.Controller;
+import io.qkcm.runtime.josdk.Controller;
 
 /** {@code --controllers} with upstream's semantics, on upstream's controller table. */
 class ControllerSelectionTest {

@@ -9,7 +9,7 @@ import jakarta.inject.Inject;
 
 import org.junit.jupiter.api.Test;
 
-import io.qkcm.controller.Controller;
+import io.qkcm.runtime.josdk.Controller;
 import io.qkcm.runtime.josdk.KeyReconciler;
 import io.qkcm.runtime.josdk.OperatorController;
 import io.qkcm.testing.RealApiServerResource;

@@ -6,8 +6,8 @@ import java.util.concurrent.atomic.AtomicBoolean;
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.enterprise.inject.Alternative;
 
-import io.qkcm.controller.Controller;
-import io.qkcm.controller.ControllerContext;
+import io.qkcm.runtime.josdk.Controller;
+import io.qkcm.runtime.josdk.ControllerContext;
 
 /**
  * A probe implementing an upstream controller that is off by default (bootstrap-signer-controller),

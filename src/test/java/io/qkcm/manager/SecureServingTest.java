@@ -24,9 +24,9 @@ import io.fabric8.kubernetes.api.model.rbac.ClusterRoleBuilder;
 import io.fabric8.kubernetes.client.Config;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.micrometer.core.instrument.MeterRegistry;
-import io.qkcm.controller.RateLimiter;
-import io.qkcm.controller.WorkQueue;
-import io.qkcm.controller.WorkQueueMetrics;
+import io.qkcm.runtime.workqueue.RateLimiter;
+import io.qkcm.runtime.workqueue.WorkQueue;
+import io.qkcm.runtime.workqueue.WorkqueueMetrics;
 import io.qkcm.manager.serving.SecureServing;
 import io.qkcm.manager.serving.ServingTestClient;
 import io.qkcm.testing.RealApiServer;
@@ -134,7 +134,7 @@ class SecureServingTest {
     void serviceAccountNeedsRbacForMetrics() throws Exception {
         // a queue with the controllers' metrics provider, so workqueue_* series exist without a controller
         WorkQueue<String> queue = new WorkQueue<>("secure-serving-test", RateLimiter.controllerDefault(), DELAYER,
-                WorkQueueMetrics.micrometer(registry));
+                new WorkqueueMetrics(registry));
         queue.add("item");
         ControllerManager.runningControllerGauge(registry, "secure-serving-test-controller", () -> true);
 

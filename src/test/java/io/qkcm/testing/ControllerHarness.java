@@ -9,10 +9,10 @@ import java.util.concurrent.ScheduledExecutorService;
 import java.util.function.Function;
 
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
-import io.qkcm.controller.Controller;
-import io.qkcm.controller.ControllerContext;
-import io.qkcm.controller.WorkQueueMetrics;
-import io.qkcm.controller.events.EventBroadcaster;
+import io.qkcm.runtime.josdk.Controller;
+import io.qkcm.runtime.josdk.ControllerContext;
+import io.qkcm.runtime.workqueue.WorkqueueMetrics;
+import io.qkcm.runtime.events.EventBroadcaster;
 import io.qkcm.runtime.clients.KubeClients;
 import io.qkcm.runtime.informers.SharedInformers;
 import io.qkcm.runtime.josdk.KeyReconciler;
@@ -99,7 +99,7 @@ public final class ControllerHarness<C extends KeyReconciler<?>> implements Auto
             return t;
         });
         context = new ControllerContext(name, clients.forComponent(clientName), informers, events.recorder(name), options,
-                delayer, WorkQueueMetrics.NONE, events::recorder, TestOperators.create());
+                delayer, events::recorder, TestOperators.create());
         controller = build.apply(context);
         running = context.operate(controller);
     }

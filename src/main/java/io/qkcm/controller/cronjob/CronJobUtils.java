@@ -18,7 +18,7 @@ import io.qkcm.controller.ControllerRefManager;
 import io.qkcm.controller.cronjob.cron.GoTimes;
 import io.qkcm.controller.cronjob.cron.GoTimes.GoError;
 import io.qkcm.controller.cronjob.cron.Schedule;
-import io.qkcm.controller.events.EventRecorder;
+import io.qkcm.runtime.events.EventRecorder;
 
 /**
  * Upstream's utils.go: the active list, the schedule arithmetic ({@code mostRecentScheduleTime},

@@ -39,7 +39,7 @@ import io.javaoperatorsdk.operator.api.reconciler.Ignore;
 import io.javaoperatorsdk.operator.processing.event.source.filter.OnAddFilter;
 import io.javaoperatorsdk.operator.processing.event.source.filter.OnUpdateFilter;
 import io.qkcm.controller.ApiErrors;
-import io.qkcm.controller.ControllerContext;
+import io.qkcm.runtime.josdk.ControllerContext;
 import io.qkcm.controller.ControllerExpectations;
 import io.qkcm.controller.ControllerRefManager;
 import io.qkcm.controller.ControllerRefs;
@@ -48,12 +48,12 @@ import io.qkcm.controller.PodControl;
 import io.qkcm.controller.PodIndexes;
 import io.qkcm.controller.PodUtil;
 import io.qkcm.controller.RealPodControl;
-import io.qkcm.controller.ResourceEventHandlerFuncs;
+import io.qkcm.runtime.informers.ResourceEventHandlerFuncs;
 import io.qkcm.controller.SlowStart;
-import io.qkcm.controller.WorkQueue;
+import io.qkcm.runtime.workqueue.WorkQueue;
 import io.qkcm.controller.daemon.util.DaemonSetUtil;
 import io.qkcm.controller.daemon.util.Scheduling;
-import io.qkcm.controller.events.EventRecorder;
+import io.qkcm.runtime.events.EventRecorder;
 import io.qkcm.runtime.josdk.KeyReconciler;
 
 /**

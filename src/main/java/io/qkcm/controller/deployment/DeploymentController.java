@@ -20,13 +20,13 @@ import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.informers.SharedIndexInformer;
 import io.fabric8.kubernetes.client.informers.cache.Cache;
 import io.qkcm.controller.ApiErrors;
-import io.qkcm.controller.ControllerContext;
+import io.qkcm.runtime.josdk.ControllerContext;
 import io.qkcm.controller.ControllerRefManager;
 import io.qkcm.controller.ControllerRefs;
 import io.qkcm.controller.LabelSelectors;
-import io.qkcm.controller.ResourceEventHandlerFuncs;
+import io.qkcm.runtime.informers.ResourceEventHandlerFuncs;
 import io.qkcm.controller.deployment.util.DeploymentUtil;
-import io.qkcm.controller.events.EventRecorder;
+import io.qkcm.runtime.events.EventRecorder;
 
 /**
  * The Deployment controller (upstream pkg/controller/deployment): owns ReplicaSets, one per pod

@@ -6,7 +6,7 @@ import java.util.Map;
 import io.fabric8.kubernetes.api.model.apps.Deployment;
 import io.fabric8.kubernetes.api.model.apps.ReplicaSet;
 import io.qkcm.controller.deployment.util.DeploymentUtil;
-import io.qkcm.controller.events.EventRecorder;
+import io.qkcm.runtime.events.EventRecorder;
 
 /**
  * Upstream rollback.go: the deprecated {@code deprecated.deployment.rollback.to} annotation (what

@@ -21,7 +21,7 @@ import io.qkcm.controller.ApiErrors;
 import io.qkcm.controller.ControllerRefManager;
 import io.qkcm.controller.deployment.util.DeploymentUtil;
 import io.qkcm.controller.hash.ControllerHash;
-import io.qkcm.controller.events.EventRecorder;
+import io.qkcm.runtime.events.EventRecorder;
 
 /** Upstream sync.go: syncing and scaling, new ReplicaSet creation, history cleanup, status. */
 final class Sync {

@@ -22,7 +22,7 @@ import io.javaoperatorsdk.operator.processing.dependent.Updater;
 import io.javaoperatorsdk.operator.api.reconciler.dependent.Deleter;
 import io.qkcm.controller.ApiErrors;
 import io.qkcm.controller.GoTime;
-import io.qkcm.controller.events.EventRecorder;
+import io.qkcm.runtime.events.EventRecorder;
 import io.qkcm.runtime.josdk.SharedCacheDependent;
 
 /**

@@ -19,12 +19,12 @@ import io.fabric8.kubernetes.api.model.discovery.v1.EndpointSlice;
 import io.fabric8.kubernetes.client.informers.ResourceEventHandler;
 import io.fabric8.kubernetes.client.informers.SharedIndexInformer;
 import io.fabric8.kubernetes.client.informers.cache.Cache;
-import io.qkcm.controller.ControllerContext;
+import io.qkcm.runtime.josdk.ControllerContext;
 import io.qkcm.controller.LabelSelectors;
-import io.qkcm.controller.RateLimiter;
-import io.qkcm.controller.WorkQueue;
-import io.qkcm.controller.WorkQueueMetrics;
-import io.qkcm.controller.events.EventRecorder;
+import io.qkcm.runtime.workqueue.RateLimiter;
+import io.qkcm.runtime.workqueue.WorkQueue;
+import io.qkcm.runtime.workqueue.WorkqueueMetrics;
+import io.qkcm.runtime.events.EventRecorder;
 import io.qkcm.controller.util.endpointslice.StaleInformerCacheException;
 import io.qkcm.endpointslice.AggregateException;
 import io.qkcm.endpointslice.EndpointSliceWriter;
@@ -84,7 +84,7 @@ public final class EndpointSliceController extends KeyReconciler<Service> {
         this.endpointUpdatesBatchPeriod = context.options().duration("endpointslice-updates-batch-period");
         int maxEndpointsPerSlice = context.options().integer("max-endpoints-per-slice");
         // upstream's topology queue is unnamed, so it has no metrics
-        this.topologyQueue = new WorkQueue<>("", RateLimiter.controllerDefault(), context.delayer(), WorkQueueMetrics.NONE);
+        this.topologyQueue = new WorkQueue<>("", RateLimiter.controllerDefault(), context.delayer(), WorkqueueMetrics.NONE);
 
         this.services = context.informers().informerFor(Service.class);
         this.pods = context.informers().informerFor(Pod.class);

@@ -23,7 +23,7 @@ import io.qkcm.controller.endpointslicemirroring.ReconcilerHelpers.SlicesByActio
 import io.qkcm.controller.endpointslicemirroring.ReconcilerHelpers.TotalsByAction;
 import io.qkcm.controller.endpointslicemirroring.metrics.MetricsCache;
 import io.qkcm.controller.endpointslicemirroring.metrics.MirroringMetrics;
-import io.qkcm.controller.events.EventRecorder;
+import io.qkcm.runtime.events.EventRecorder;
 import io.qkcm.endpointslice.util.EndpointSet;
 import io.qkcm.endpointslice.util.EndpointSliceTracker;
 import io.qkcm.endpointslice.util.EndpointSliceUtil;

@@ -17,9 +17,9 @@ import java.util.concurrent.TimeUnit;
 import org.jboss.logging.Logger;
 
 import io.fabric8.kubernetes.client.KubernetesClientException;
-import io.qkcm.controller.Controller;
-import io.qkcm.controller.ControllerContext;
-import io.qkcm.controller.WorkQueue;
+import io.qkcm.runtime.josdk.Controller;
+import io.qkcm.runtime.josdk.ControllerContext;
+import io.qkcm.runtime.workqueue.WorkQueue;
 import io.qkcm.runtime.informers.ApiDiscovery;
 import io.qkcm.runtime.informers.ApiDiscovery.ApiResource;
 import io.qkcm.runtime.informers.GroupVersionResource;

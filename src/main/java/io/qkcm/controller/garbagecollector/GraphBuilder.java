@@ -14,8 +14,8 @@ import org.jboss.logging.Logger;
 
 import io.fabric8.kubernetes.api.model.GenericKubernetesResource;
 import io.fabric8.kubernetes.api.model.ObjectMetaBuilder;
-import io.qkcm.controller.WorkQueue;
-import io.qkcm.controller.events.EventRecorder;
+import io.qkcm.runtime.workqueue.WorkQueue;
+import io.qkcm.runtime.events.EventRecorder;
 import io.qkcm.runtime.informers.ApiDiscovery.ApiResource;
 import io.qkcm.runtime.informers.GroupVersionResource;
 import io.qkcm.runtime.informers.MetadataInformers;

@@ -10,8 +10,8 @@ import java.util.List;
 import io.fabric8.kubernetes.api.model.Namespace;
 import io.fabric8.kubernetes.client.informers.ResourceEventHandler;
 import io.fabric8.kubernetes.client.informers.SharedIndexInformer;
-import io.qkcm.controller.ControllerContext;
-import io.qkcm.controller.RateLimiter;
+import io.qkcm.runtime.josdk.ControllerContext;
+import io.qkcm.runtime.workqueue.RateLimiter;
 
 /**
  * namespace-controller (upstream pkg/controller/namespace): every namespace with a deletion timestamp

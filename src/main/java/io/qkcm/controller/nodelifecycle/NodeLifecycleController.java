@@ -15,7 +15,7 @@ import io.fabric8.kubernetes.api.model.Taint;
 import io.fabric8.kubernetes.api.model.TaintBuilder;
 import io.fabric8.kubernetes.client.informers.ResourceEventHandler;
 import io.fabric8.kubernetes.client.informers.SharedIndexInformer;
-import io.qkcm.controller.ControllerContext;
+import io.qkcm.runtime.josdk.ControllerContext;
 
 /**
  * node-lifecycle-controller, its NoSchedule tainting pass (upstream doNoScheduleTaintingPass): every

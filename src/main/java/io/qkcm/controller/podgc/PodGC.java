@@ -23,7 +23,7 @@ import io.fabric8.kubernetes.api.model.PodConditionBuilder;
 import io.fabric8.kubernetes.api.model.PodStatus;
 import io.fabric8.kubernetes.api.model.Taint;
 import io.qkcm.controller.PodStatusPatch;
-import io.qkcm.controller.WorkQueue;
+import io.qkcm.runtime.workqueue.WorkQueue;
 import io.qkcm.controller.podgc.metrics.PodGCMetrics;
 
 /**

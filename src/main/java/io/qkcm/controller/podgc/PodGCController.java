@@ -17,8 +17,8 @@ import io.fabric8.kubernetes.client.dsl.base.PatchType;
 import io.fabric8.kubernetes.client.informers.SharedIndexInformer;
 import io.javaoperatorsdk.operator.api.reconciler.Ignore;
 import io.javaoperatorsdk.operator.processing.event.source.filter.GenericFilter;
-import io.qkcm.controller.ControllerContext;
-import io.qkcm.controller.WorkQueue;
+import io.qkcm.runtime.josdk.ControllerContext;
+import io.qkcm.runtime.workqueue.WorkQueue;
 import io.qkcm.controller.podgc.metrics.PodGCMetrics;
 import io.qkcm.runtime.josdk.KeyReconciler;
 

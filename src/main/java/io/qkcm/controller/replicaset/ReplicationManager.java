@@ -2,7 +2,7 @@ package io.qkcm.controller.replicaset;
 
 import io.javaoperatorsdk.operator.api.reconciler.Ignore;
 import io.fabric8.kubernetes.api.model.ReplicationController;
-import io.qkcm.controller.ControllerContext;
+import io.qkcm.runtime.josdk.ControllerContext;
 
 /**
  * The ReplicationController controller (upstream pkg/controller/replication): the ReplicaSet

@@ -39,7 +39,7 @@ import io.javaoperatorsdk.operator.api.reconciler.Ignore;
 import io.javaoperatorsdk.operator.processing.event.source.filter.GenericFilter;
 import io.javaoperatorsdk.operator.processing.event.source.filter.OnUpdateFilter;
 import io.qkcm.runtime.josdk.KeyReconciler;
-import io.qkcm.controller.ControllerContext;
+import io.qkcm.runtime.josdk.ControllerContext;
 
 /**
  * legacy-serviceaccount-token-cleaner-controller (upstream legacy_serviceaccount_token_cleaner.go):

@@ -5,8 +5,8 @@ import java.nio.file.Path;
 
 import org.jboss.logging.Logger;
 
-import io.qkcm.controller.Controller;
-import io.qkcm.controller.ControllerContext;
+import io.qkcm.runtime.josdk.Controller;
+import io.qkcm.runtime.josdk.ControllerContext;
 import io.qkcm.controller.RootCA;
 
 /**

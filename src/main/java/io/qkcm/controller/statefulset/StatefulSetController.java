@@ -23,7 +23,7 @@ import io.fabric8.kubernetes.client.informers.ResourceEventHandler;
 import io.fabric8.kubernetes.client.informers.SharedIndexInformer;
 import io.fabric8.kubernetes.client.informers.cache.Cache;
 import io.javaoperatorsdk.operator.api.reconciler.Ignore;
-import io.qkcm.controller.ControllerContext;
+import io.qkcm.runtime.josdk.ControllerContext;
 import io.qkcm.controller.ControllerRefManager;
 import io.qkcm.controller.LabelSelectors;
 import io.qkcm.controller.PodControl;

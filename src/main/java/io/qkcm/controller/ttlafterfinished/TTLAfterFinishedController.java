@@ -24,7 +24,7 @@ import io.fabric8.kubernetes.client.utils.Serialization;
 import io.fabric8.kubernetes.client.utils.URLUtils;
 import io.javaoperatorsdk.operator.api.reconciler.Ignore;
 import io.javaoperatorsdk.operator.processing.event.source.filter.GenericFilter;
-import io.qkcm.controller.ControllerContext;
+import io.qkcm.runtime.josdk.ControllerContext;
 import io.qkcm.controller.ttlafterfinished.metrics.TTLAfterFinishedMetrics;
 import io.qkcm.controller.util.job.JobUtil;
 import io.qkcm.runtime.josdk.KeyReconciler;

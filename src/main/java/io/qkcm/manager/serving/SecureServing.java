@@ -36,7 +36,6 @@ import io.micrometer.prometheus.PrometheusMeterRegistry;
 import io.qkcm.pki.DistinguishedNames;
 import io.prometheus.client.exporter.common.TextFormat;
 import io.qkcm.runtime.options.ControllerManagerOptions;
-import io.qkcm.runtime.Version;
 import io.vertx.core.MultiMap;
 import io.vertx.core.Vertx;
 import io.vertx.core.buffer.Buffer;

@@ -25,7 +25,7 @@ import io.fabric8.kubernetes.client.http.Interceptor;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Timer;
-import io.qkcm.controller.TokenBucket;
+import io.qkcm.runtime.flowcontrol.TokenBucket;
 import io.vertx.core.Context;
 import io.vertx.core.Vertx;
 

@@ -18,8 +18,7 @@ import io.javaoperatorsdk.operator.processing.event.source.EventSource;
 import io.javaoperatorsdk.operator.processing.event.source.filter.GenericFilter;
 import io.javaoperatorsdk.operator.processing.event.source.filter.OnAddFilter;
 import io.javaoperatorsdk.operator.processing.event.source.filter.OnUpdateFilter;
-import io.qkcm.controller.ControllerContext;
-import io.qkcm.controller.RateLimiter;
+import io.qkcm.runtime.workqueue.RateLimiter;
 
 /**
  * A qkcm controller as a JOSDK {@link Reconciler}: upstream's {@code syncHandler(key)} is the body of

@@ -1,5 +1,6 @@
 package io.qkcm.runtime.josdk;
 
+import io.qkcm.runtime.workqueue.WorkqueueMetrics;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.ExecutorService;
@@ -20,7 +21,6 @@ import io.javaoperatorsdk.operator.api.config.ResolvedControllerConfiguration;
 import io.javaoperatorsdk.operator.api.config.informer.InformerConfiguration;
 import io.javaoperatorsdk.operator.processing.event.rate.LinearRateLimiter;
 import io.javaoperatorsdk.operator.processing.retry.GenericRetry;
-import io.qkcm.controller.Controller;
 import io.qkcm.runtime.informers.SharedInformers;
 
 /**

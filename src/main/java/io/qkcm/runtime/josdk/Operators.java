@@ -1,11 +1,11 @@
 package io.qkcm.runtime.josdk;
 
+import io.qkcm.runtime.workqueue.WorkqueueMetrics;
 import java.time.Duration;
 import java.util.List;
 
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.javaoperatorsdk.operator.api.config.ConfigurationService;
-import io.qkcm.controller.Controller;
 import io.qkcm.runtime.informers.SharedInformers;
 
 /**

@@ -23,7 +23,7 @@ import io.javaoperatorsdk.operator.processing.event.source.AbstractEventSource;
 import io.javaoperatorsdk.operator.processing.event.source.controller.ResourceAction;
 import io.javaoperatorsdk.operator.processing.event.source.controller.ResourceDeleteEvent;
 import io.javaoperatorsdk.operator.processing.event.source.controller.ResourceEvent;
-import io.qkcm.controller.RateLimiter;
+import io.qkcm.runtime.workqueue.RateLimiter;
 import io.qkcm.runtime.informers.SharedInformers;
 
 /**

@@ -17,13 +17,12 @@ import io.fabric8.kubernetes.client.KubernetesClientBuilder;
 import io.fabric8.kubernetes.client.KubernetesClientException;
 import io.javaoperatorsdk.operator.api.config.BaseConfigurationService;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
-import io.qkcm.controller.ControllerContext;
-import io.qkcm.controller.WorkQueueMetrics;
-import io.qkcm.controller.events.EventRecorder;
+import io.qkcm.runtime.josdk.ControllerContext;
+import io.qkcm.runtime.workqueue.WorkqueueMetrics;
+import io.qkcm.runtime.events.EventRecorder;
 import io.qkcm.runtime.Json;
 import io.qkcm.runtime.informers.SharedInformers;
 import io.qkcm.runtime.josdk.Operators;
-import io.qkcm.runtime.josdk.WorkqueueMetrics;
 import io.qkcm.runtime.options.ControllerManagerOptions;
 import io.qkcm.runtime.options.Flags;
 
@@ -143,8 +142,7 @@ final class CronJobTestSupport implements AutoCloseable {
                 events.add(type + " " + reason + " " + message);
             }
         };
-        ControllerContext context = new ControllerContext(CronJobController.NAME, client, informers, recorder, options, null,
-                WorkQueueMetrics.NONE, operators);
+        ControllerContext context = new ControllerContext(CronJobController.NAME, client, informers, recorder, options, null, operators);
         controller = new CronJobController(context, clock, jobControl, cjControl);
     }
 

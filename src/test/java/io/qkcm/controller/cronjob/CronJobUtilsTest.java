@@ -117,7 +117,7 @@ class CronJobUtilsTest {
         Instant t1 = TOP_OF_THE_HOUR;
         Instant t2 = delta(Duration.ofHours(1));
         List<String> events = new ArrayList<>();
-        io.qkcm.controller.events.EventRecorder recorder = (o, type, reason, message) -> events.add(reason);
+        io.qkcm.runtime.events.EventRecorder recorder = (o, type, reason, message) -> events.add(reason);
 
         assertThat(CronJobUtils.nextScheduleTime(cj("0 * * * ?", t1.minusSeconds(600), null, null), utc(t1.minusSeconds(420)), sched, recorder).time())
                 .isNull();

@@ -27,7 +27,7 @@ import io.qkcm.controller.cronjob.cron.GoTimes;
 import io.qkcm.controller.cronjob.cron.GoTimes.GoError;
 import io.qkcm.controller.cronjob.cron.Schedule;
 import io.qkcm.controller.cronjob.cron.SpecSchedule;
-import io.qkcm.controller.events.EventRecorder;
+import io.qkcm.runtime.events.EventRecorder;
 
 /**
  * Golden vectors printed by upstream's own code (hack/golden/cronschedule: robfig/cron v3.0.1 and the

@@ -7,7 +7,7 @@ import java.util.Optional;
 
 import org.junit.jupiter.api.Test;
 
-import io.qkcm.controller.ControllerContext;
+import io.qkcm.runtime.josdk.ControllerContext;
 import io.qkcm.runtime.options.ControllerManagerOptions;
 import io.qkcm.runtime.options.Flags;
 import io.qkcm.manager.ManagedControllers;
@@ -22,7 +22,7 @@ class GarbageCollectorOptionsTest {
     @Test
     void disabledGarbageCollectorIsNotBuilt() {
         ControllerContext context = new ControllerContext(GarbageCollector.NAME, null, null, null,
-                options(Map.of("qkcm.enable-garbage-collector", "false")), null, null, null);
+                options(Map.of("qkcm.enable-garbage-collector", "false")), null, null);
         assertThat(GarbageCollector.create(context)).isNull();
     }
 

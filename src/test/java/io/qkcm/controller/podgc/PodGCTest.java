@@ -23,9 +23,9 @@ import io.fabric8.kubernetes.api.model.PodConditionBuilder;
 import io.fabric8.kubernetes.api.model.Taint;
 import io.fabric8.kubernetes.api.model.TaintBuilder;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
-import io.qkcm.controller.RateLimiter;
-import io.qkcm.controller.WorkQueue;
-import io.qkcm.controller.WorkQueueMetrics;
+import io.qkcm.runtime.workqueue.RateLimiter;
+import io.qkcm.runtime.workqueue.WorkQueue;
+import io.qkcm.runtime.workqueue.WorkqueueMetrics;
 import io.qkcm.controller.podgc.metrics.PodGCMetrics;
 
 /**
@@ -68,7 +68,7 @@ class PodGCTest {
         final SimpleMeterRegistry registry = new SimpleMeterRegistry();
         final PodGCMetrics metrics = new PodGCMetrics(registry);
         final WorkQueue<String> nodeQueue = new WorkQueue<>("podgc_test_queue", RateLimiter.controllerDefault(), clock,
-                WorkQueueMetrics.NONE);
+                WorkqueueMetrics.NONE);
         final PodGC gc;
 
         Fixture(int threshold) {

@@ -24,8 +24,6 @@ import io.fabric8.kubernetes.client.informers.ResourceEventHandler;
 import io.fabric8.kubernetes.client.informers.SharedIndexInformer;
 import io.javaoperatorsdk.operator.api.reconciler.Context;
 import io.javaoperatorsdk.operator.api.reconciler.Ignore;
-import io.qkcm.controller.Controller;
-import io.qkcm.controller.ControllerContext;
 import io.qkcm.testing.RealApiServer;
 
 /**

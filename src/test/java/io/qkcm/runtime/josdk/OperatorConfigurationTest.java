@@ -19,8 +19,7 @@ import io.javaoperatorsdk.operator.api.config.ControllerConfiguration;
 import io.javaoperatorsdk.operator.api.reconciler.Ignore;
 import io.javaoperatorsdk.operator.processing.retry.GenericRetry;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
-import io.qkcm.controller.ControllerContext;
-import io.qkcm.controller.WorkQueueMetrics;
+import io.qkcm.runtime.workqueue.WorkqueueMetrics;
 import io.qkcm.runtime.informers.SharedInformers;
 import io.qkcm.runtime.options.ControllerManagerOptions;
 import io.qkcm.runtime.options.Flags;
@@ -59,7 +58,7 @@ class OperatorConfigurationTest {
             Operators operators = new Operators(new BaseConfigurationService(),
                     new WorkqueueMetrics(new SimpleMeterRegistry()), Duration.ofSeconds(3));
             ControllerContext context = new ControllerContext("deployment-controller", client, informers, null, options,
-                    null, WorkQueueMetrics.NONE, operators);
+                    null, operators);
             OperatorController controller = (OperatorController) context.operate(new Probe(context));
 
             assertThat(controller.name()).isEqualTo("deployment-controller");

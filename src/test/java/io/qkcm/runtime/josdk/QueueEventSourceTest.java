@@ -17,7 +17,7 @@ import io.fabric8.kubernetes.api.model.ConfigMap;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.javaoperatorsdk.operator.processing.event.Event;
 import io.javaoperatorsdk.operator.processing.event.ResourceID;
-import io.qkcm.controller.RateLimiter;
+import io.qkcm.runtime.workqueue.RateLimiter;
 import io.qkcm.runtime.informers.SharedInformers;
 
 /** client-go's delaying and rate-limited adds, on the JOSDK event source that carries them. */

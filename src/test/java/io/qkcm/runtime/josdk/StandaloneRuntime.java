@@ -1,5 +1,6 @@
 package io.qkcm.runtime.josdk;
 
+import io.qkcm.runtime.workqueue.WorkqueueMetrics;
 import java.time.Duration;
 import java.util.HashMap;
 import java.util.Map;
@@ -8,9 +9,7 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
-import io.qkcm.controller.ControllerContext;
-import io.qkcm.controller.WorkQueueMetrics;
-import io.qkcm.controller.events.EventBroadcaster;
+import io.qkcm.runtime.events.EventBroadcaster;
 import io.qkcm.runtime.clients.KubeClients;
 import io.qkcm.runtime.informers.SharedInformers;
 import io.qkcm.runtime.options.ControllerManagerOptions;
@@ -44,7 +43,7 @@ final class StandaloneRuntime implements AutoCloseable {
 
     ControllerContext context(String controller) {
         return new ControllerContext(controller, clients.forController(controller), informers,
-                events.recorder(controller), options, delayer, WorkQueueMetrics.NONE, events::recorder, operators);
+                events.recorder(controller), options, delayer, events::recorder, operators);
     }
 
     @Override

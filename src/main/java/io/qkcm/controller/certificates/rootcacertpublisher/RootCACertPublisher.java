@@ -16,7 +16,7 @@ import io.fabric8.kubernetes.api.model.StatusCause;
 import io.fabric8.kubernetes.client.KubernetesClientException;
 import io.fabric8.kubernetes.client.informers.ResourceEventHandler;
 import io.fabric8.kubernetes.client.informers.SharedIndexInformer;
-import io.qkcm.controller.ControllerContext;
+import io.qkcm.runtime.josdk.ControllerContext;
 
 /**
  * root-ca-certificate-publisher-controller (upstream pkg/controller/certificates/rootcacertpublisher):

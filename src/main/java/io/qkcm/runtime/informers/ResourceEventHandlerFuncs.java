@@ -1,4 +1,4 @@
-package io.qkcm.controller;
+package io.qkcm.runtime.informers;
 
 import java.util.function.BiConsumer;
 import java.util.function.Consumer;

@@ -1,4 +1,4 @@
-package io.qkcm.controller.events;
+package io.qkcm.runtime.events;
 
 import java.time.Duration;
 import java.time.Instant;

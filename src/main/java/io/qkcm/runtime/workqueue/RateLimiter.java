@@ -1,5 +1,6 @@
-package io.qkcm.controller;
+package io.qkcm.runtime.workqueue;
 
+import io.qkcm.runtime.flowcontrol.TokenBucket;
 import java.time.Duration;
 import java.util.concurrent.ConcurrentHashMap;
 

@@ -1,4 +1,4 @@
-package io.qkcm.controller;
+package io.qkcm.runtime.clients;
 
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;

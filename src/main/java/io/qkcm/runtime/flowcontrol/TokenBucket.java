@@ -1,4 +1,4 @@
-package io.qkcm.controller;
+package io.qkcm.runtime.flowcontrol;
 
 /**
  * A token bucket with golang.org/x/time/rate semantics: {@code burst} tokens, refilled at {@code qps}.

@@ -1,4 +1,4 @@
-package io.qkcm.controller;
+package io.qkcm.runtime.workqueue;
 
 import java.time.Duration;
 import java.util.ArrayDeque;
@@ -27,18 +27,18 @@ public final class WorkQueue<K> {
     private final String name;
     private final RateLimiter<K> rateLimiter;
     private final ScheduledExecutorService delayer;
-    private final WorkQueueMetrics metrics;
+    private final WorkqueueMetrics.Queue metrics;
     private boolean shuttingDown;
 
     private record Waiting(long readyAt, ScheduledFuture<?> future) {
     }
 
     public WorkQueue(String name, RateLimiter<K> rateLimiter, ScheduledExecutorService delayer,
-            WorkQueueMetrics.Provider metricsProvider) {
+            WorkqueueMetrics metrics) {
         this.name = name;
         this.rateLimiter = rateLimiter;
         this.delayer = delayer;
-        this.metrics = metricsProvider.forQueue(name, this);
+        this.metrics = metrics.forQueue(name, this);
     }
 
     public String name() {

@@ -1,8 +1,9 @@
-package io.qkcm.runtime.josdk;
+package io.qkcm.runtime.workqueue;
 
 import java.time.Duration;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.stream.IntStream;
 
 import io.fabric8.kubernetes.api.model.HasMetadata;
 import io.javaoperatorsdk.operator.api.monitoring.Metrics;
@@ -16,17 +17,28 @@ import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Tags;
 import io.micrometer.core.instrument.Timer;
-import io.qkcm.controller.WorkQueueMetrics;
 
 /**
- * client-go's {@code workqueue_*} metrics, under upstream's names and labelled {@code name=<queue>},
- * fed by JOSDK's {@link Metrics} hooks: an event accepted is an add; a reconcile handed to the executor
- * is an item in the queue (depth, and its wait is the queue duration once a worker takes it); a
- * reconcile running is work in progress (work duration, unfinished work, longest running processor).
- * Retries are counted by the queue's {@code AddRateLimited}, as upstream's. The JOSDK controller name is
- * the queue name, so one instance serves every controller's Operator.
+ * client-go's {@code workqueue_*} metrics, under upstream's names and labelled {@code name=<queue>}: one
+ * set of meters per queue name for the process, whichever kind of queue feeds it.
+ * <ul>
+ * <li>A JOSDK controller's queue is fed by JOSDK's {@link Metrics} hooks: an event accepted is an add; a
+ * reconcile handed to the executor is an item in the queue (depth, and its wait is the queue duration once
+ * a worker takes it); a reconcile running is work in progress (work duration, unfinished work, longest
+ * running processor). The JOSDK controller name is the queue name.</li>
+ * <li>A {@link WorkQueue} (the queues upstream keeps beside a controller's main one) reports through the
+ * {@link Queue} it gets from {@link #forQueue}; depth and work in progress are read from it.</li>
+ * </ul>
+ * Retries are counted by the queue's {@code AddRateLimited}, as upstream's.
  */
 public final class WorkqueueMetrics implements Metrics {
+
+    /** Upstream's buckets: 10ns to 10s, ten powers of ten. */
+    public static final Duration[] BUCKETS = IntStream.range(0, 10)
+            .mapToObj(i -> Duration.ofNanos((long) (10 * Math.pow(10, i)))).toArray(Duration[]::new);
+
+    /** Metrics that go nowhere: for queues upstream leaves unnamed (no metrics) and for unit tests. */
+    public static final WorkqueueMetrics NONE = new WorkqueueMetrics(null);
 
     private final MeterRegistry registry;
     private final Map<String, Queue> queues = new ConcurrentHashMap<>();
@@ -35,15 +47,24 @@ public final class WorkqueueMetrics implements Metrics {
         this.registry = registry;
     }
 
-    private final class Queue {
-        final Counter adds;
-        final Counter retries;
-        final Timer queued;
-        final Timer work;
-        final Map<ResourceID, Long> waiting = new ConcurrentHashMap<>();
-        final Map<ResourceID, Long> running = new ConcurrentHashMap<>();
+    /** One queue's meters. */
+    public final class Queue {
+        private final Counter adds;
+        private final Counter retries;
+        private final Timer queued;
+        private final Timer work;
+        /** JOSDK's queue: items handed to the executor and reconciles running, with their start times. */
+        private final Map<ResourceID, Long> waiting = new ConcurrentHashMap<>();
+        private final Map<ResourceID, Long> running = new ConcurrentHashMap<>();
+        /** A {@link WorkQueue} that reports here, read for depth and work in progress. */
+        private volatile WorkQueue<?> workQueue;
 
-        Queue(String name) {
+        private Queue(String name) {
+            if (registry == null) {
+                adds = retries = null;
+                queued = work = null;
+                return;
+            }
             Tags tags = Tags.of("name", name);
             adds = Counter.builder("workqueue.adds").description("Total number of adds handled by workqueue")
                     .tags(tags).register(registry);
@@ -51,11 +72,11 @@ public final class WorkqueueMetrics implements Metrics {
                     .tags(tags).register(registry);
             queued = Timer.builder("workqueue.queue.duration")
                     .description("How long in seconds an item stays in workqueue before being requested.")
-                    .serviceLevelObjectives(WorkQueueMetrics.BUCKETS).tags(tags).register(registry);
+                    .serviceLevelObjectives(BUCKETS).tags(tags).register(registry);
             work = Timer.builder("workqueue.work.duration")
                     .description("How long in seconds processing an item from workqueue takes.")
-                    .serviceLevelObjectives(WorkQueueMetrics.BUCKETS).tags(tags).register(registry);
-            Gauge.builder("workqueue.depth", waiting, Map::size).description("Current depth of workqueue")
+                    .serviceLevelObjectives(BUCKETS).tags(tags).register(registry);
+            Gauge.builder("workqueue.depth", this, Queue::depth).description("Current depth of workqueue")
                     .tags(tags).register(registry);
             Gauge.builder("workqueue.unfinished.work.seconds", this, q -> q.inFlightSeconds(false))
                     .description("How many seconds of work has been done that is in progress and hasn't been observed by work_duration.")
@@ -65,7 +86,40 @@ public final class WorkqueueMetrics implements Metrics {
                     .tags(tags).register(registry);
         }
 
+        public void added() {
+            if (adds != null) {
+                adds.increment();
+            }
+        }
+
+        public void retried() {
+            if (retries != null) {
+                retries.increment();
+            }
+        }
+
+        public void waited(long nanos) {
+            if (queued != null) {
+                queued.record(Duration.ofNanos(nanos));
+            }
+        }
+
+        public void worked(long nanos) {
+            if (work != null) {
+                work.record(Duration.ofNanos(nanos));
+            }
+        }
+
+        int depth() {
+            WorkQueue<?> q = workQueue;
+            return q != null ? q.length() : waiting.size();
+        }
+
         double inFlightSeconds(boolean longest) {
+            WorkQueue<?> q = workQueue;
+            if (q != null) {
+                return q.inFlightSeconds()[longest ? 1 : 0];
+            }
             long now = System.nanoTime();
             double total = 0;
             double max = 0;
@@ -83,20 +137,29 @@ public final class WorkqueueMetrics implements Metrics {
         return queues.computeIfAbsent(name, Queue::new);
     }
 
-    /** The process's one metrics registry. */
+    /** The meters of {@code queue}, a {@link WorkQueue} named {@code name}; an unnamed queue has none. */
+    Queue forQueue(String name, WorkQueue<?> queue) {
+        if (name.isEmpty()) {
+            return NONE.queue(name); // upstream's unnamed queues register no metrics
+        }
+        Queue q = queue(name);
+        q.workQueue = queue;
+        return q;
+    }
+
+    /** The process's one metrics registry (null for {@link #NONE}). */
     public MeterRegistry registry() {
         return registry;
     }
 
     /** What the queue's {@code AddRateLimited} calls to count a retry. */
     public Runnable retries(String queueName) {
-        Counter retries = queue(queueName).retries;
-        return retries::increment;
+        return queue(queueName)::retried;
     }
 
     /** Items handed to workers but not yet taken, for the Dev UI and tests. */
     public int depth(String queueName) {
-        return queue(queueName).waiting.size();
+        return queue(queueName).depth();
     }
 
     private Queue of(Map<String, Object> metadata) {
@@ -113,7 +176,7 @@ public final class WorkqueueMetrics implements Metrics {
     public void receivedEvent(Event event, Map<String, Object> metadata) {
         Queue q = of(metadata);
         if (q != null) {
-            q.adds.increment();
+            q.added();
         }
     }
 
@@ -135,7 +198,7 @@ public final class WorkqueueMetrics implements Metrics {
         long now = System.nanoTime();
         Long since = q.waiting.remove(id);
         if (since != null) {
-            q.queued.record(Duration.ofNanos(now - since));
+            q.waited(now - since);
         }
         q.running.put(id, now);
     }
@@ -149,7 +212,7 @@ public final class WorkqueueMetrics implements Metrics {
         ResourceID id = ResourceID.fromResource(resource);
         Long start = q.running.remove(id);
         if (start != null) {
-            q.work.record(Duration.ofNanos(System.nanoTime() - start));
+            q.worked(System.nanoTime() - start);
         } else {
             // taken by a worker but skipped (primary gone from the cache, processor stopping)
             q.waiting.remove(id);

@@ -1,4 +1,4 @@
-package io.qkcm.controller.events;
+package io.qkcm.runtime.events;
 
 import io.fabric8.kubernetes.api.model.HasMetadata;
 

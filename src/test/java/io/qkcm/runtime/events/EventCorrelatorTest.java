@@ -1,4 +1,4 @@
-package io.qkcm.controller.events;
+package io.qkcm.runtime.events;
 
 import static org.assertj.core.api.Assertions.assertThat;
 

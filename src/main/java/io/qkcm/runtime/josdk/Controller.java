@@ -1,4 +1,4 @@
-package io.qkcm.controller;
+package io.qkcm.runtime.josdk;
 
 import java.time.Duration;
 

@@ -1,12 +1,12 @@
-package io.qkcm.controller;
+package io.qkcm.runtime.josdk;
 
+import io.qkcm.runtime.workqueue.RateLimiter;
+import io.qkcm.runtime.workqueue.WorkQueue;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.function.Function;
 
 import io.fabric8.kubernetes.client.KubernetesClient;
-import io.qkcm.controller.events.EventRecorder;
-import io.qkcm.runtime.josdk.KeyReconciler;
-import io.qkcm.runtime.josdk.Operators;
+import io.qkcm.runtime.events.EventRecorder;
 import io.qkcm.runtime.options.ControllerManagerOptions;
 import io.qkcm.runtime.informers.SharedInformers;
 
@@ -22,7 +22,6 @@ public final class ControllerContext {
     private final EventRecorder events;
     private final ControllerManagerOptions options;
     private final ScheduledExecutorService delayer;
-    private final WorkQueueMetrics.Provider queueMetrics;
     private final Function<String, EventRecorder> recorders;
     private final Operators operators;
     /** The work queues this controller made, by name, in order (for the Dev UI). */
@@ -30,8 +29,8 @@ public final class ControllerContext {
 
     public ControllerContext(String controllerName, KubernetesClient client, SharedInformers informers,
             EventRecorder events, ControllerManagerOptions options, ScheduledExecutorService delayer,
-            WorkQueueMetrics.Provider queueMetrics, Operators operators) {
-        this(controllerName, client, informers, events, options, delayer, queueMetrics, component -> events, operators);
+            Operators operators) {
+        this(controllerName, client, informers, events, options, delayer, component -> events, operators);
     }
 
     /**
@@ -41,7 +40,7 @@ public final class ControllerContext {
      */
     public ControllerContext(String controllerName, KubernetesClient client, SharedInformers informers,
             EventRecorder events, ControllerManagerOptions options, ScheduledExecutorService delayer,
-            WorkQueueMetrics.Provider queueMetrics, Function<String, EventRecorder> recorders, Operators operators) {
+            Function<String, EventRecorder> recorders, Operators operators) {
         this.recorders = recorders;
         this.operators = operators;
         this.controllerName = controllerName;
@@ -50,7 +49,6 @@ public final class ControllerContext {
         this.events = events;
         this.options = options;
         this.delayer = delayer;
-        this.queueMetrics = queueMetrics;
     }
 
     public String controllerName() {
@@ -109,12 +107,12 @@ public final class ControllerContext {
     /** A work queue with upstream's default controller rate limiter and metrics under {@code name}. */
     public <K> WorkQueue<K> newQueue(String name) {
         queues.add(name);
-        return new WorkQueue<>(name, RateLimiter.controllerDefault(), delayer, queueMetrics);
+        return new WorkQueue<>(name, RateLimiter.controllerDefault(), delayer, operators.metrics());
     }
 
     /** A work queue with the given rate limiter (e.g. the namespace controller's own) and metrics. */
     public <K> WorkQueue<K> newQueue(String name, RateLimiter<K> rateLimiter) {
         queues.add(name);
-        return new WorkQueue<>(name, rateLimiter, delayer, queueMetrics);
+        return new WorkQueue<>(name, rateLimiter, delayer, operators.metrics());
     }
 }

@@ -1,4 +1,4 @@
-package io.qkcm.controller.events;
+package io.qkcm.runtime.events;
 
 import java.time.Instant;
 import java.time.temporal.ChronoUnit;
@@ -10,7 +10,7 @@ import java.util.Set;
 import io.fabric8.kubernetes.api.model.Event;
 import io.fabric8.kubernetes.api.model.EventBuilder;
 import io.fabric8.kubernetes.api.model.ObjectReference;
-import io.qkcm.controller.TokenBucket;
+import io.qkcm.runtime.flowcontrol.TokenBucket;
 
 /**
  * client-go's EventCorrelator: a spam filter (per source and object: burst 25, one more every 5

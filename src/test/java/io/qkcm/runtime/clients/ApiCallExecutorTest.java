@@ -1,4 +1,4 @@
-package io.qkcm.controller;
+package io.qkcm.runtime.clients;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
