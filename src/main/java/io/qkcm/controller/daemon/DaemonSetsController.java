@@ -1,5 +1,9 @@
 package io.qkcm.controller.daemon;
 
+import static io.qkcm.controller.daemon.DaemonSetContext.KIND;
+import static io.qkcm.controller.daemon.DaemonSetContext.minReadySeconds;
+import static io.qkcm.controller.daemon.DaemonSetContext.nodeNameOf;
+
 import io.qkcm.runtime.informers.Indexes;
 
 import java.time.Duration;
@@ -7,12 +11,9 @@ import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.HashMap;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
-import java.util.concurrent.ExecutionException;
-import java.util.concurrent.Future;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.ThreadPoolExecutor;
@@ -26,7 +27,6 @@ import io.fabric8.kubernetes.api.model.OwnerReference;
 import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.api.model.PodSpecBuilder;
 import io.fabric8.kubernetes.api.model.PodTemplateSpec;
-import io.fabric8.kubernetes.api.model.PodTemplateSpecBuilder;
 import io.fabric8.kubernetes.api.model.Taint;
 import io.fabric8.kubernetes.api.model.apps.ControllerRevision;
 import io.fabric8.kubernetes.api.model.apps.DaemonSet;
@@ -43,14 +43,13 @@ import io.qkcm.runtime.josdk.ControllerContext;
 import io.qkcm.controller.ControllerExpectations;
 import io.qkcm.controller.ControllerRefManager;
 import io.qkcm.controller.ControllerRefs;
-import io.qkcm.controller.LabelSelectors;
 import io.qkcm.controller.PodControl;
 import io.qkcm.controller.PodIndexes;
 import io.qkcm.controller.PodUtil;
 import io.qkcm.controller.RealPodControl;
 import io.qkcm.runtime.informers.ResourceEventHandlerFuncs;
-import io.qkcm.controller.SlowStart;
 import io.qkcm.runtime.workqueue.WorkQueue;
+import io.qkcm.controller.daemon.DaemonSetContext.DaemonSetSyncException;
 import io.qkcm.controller.daemon.util.DaemonSetUtil;
 import io.qkcm.controller.daemon.util.Scheduling;
 import io.qkcm.runtime.events.EventRecorder;
@@ -63,7 +62,9 @@ import io.qkcm.runtime.josdk.KeyReconciler;
  * longer qualify, failed pods (with a per-node backoff) and surplus pods are deleted; the rolling
  * update and the revision history are in {@link Update}. A second queue, upstream's
  * {@code daemonset-node-updates}, turns node additions and label or taint changes into syncs of the
- * DaemonSets whose placement they change.
+ * DaemonSets whose placement they change. {@link Update} and {@link DaemonPods} (the claimed pods and
+ * syncNodes, which both upstream files call) are built here once with a {@link DaemonSetContext}; neither
+ * holds this controller.
  */
 @Ignore // run in its own Operator by the manager, not by quarkus-operator-sdk's default one
 public class DaemonSetsController extends KeyReconciler<DaemonSet> {
@@ -86,22 +87,20 @@ public class DaemonSetsController extends KeyReconciler<DaemonSet> {
     public static final String FAILED_DAEMON_POD_REASON = "FailedDaemonPod";
     public static final String SUCCEEDED_DAEMON_POD_REASON = "SucceededDaemonPod";
 
-    static final String API_VERSION = "apps/v1";
-    static final String KIND = "DaemonSet";
     /** Upstream's controller.PodNodeNameKeyIndex. */
     static final String POD_NODE_NAME_INDEX = "spec.nodeName";
 
-    final SharedIndexInformer<DaemonSet> dsInformer;
-    final SharedIndexInformer<ControllerRevision> historyInformer;
-    final SharedIndexInformer<Pod> podInformer;
-    final SharedIndexInformer<Node> nodeInformer;
-    final EventRecorder eventRecorder;
-    final PodControl podControl;
-    final ControllerExpectations expectations = new ControllerExpectations();
-    final FailedPodsBackoff failedPodsBackoff;
-    final WorkQueue<String> nodeUpdateQueue;
-    final Update update;
-    private final int burstReplicas;
+    private final SharedIndexInformer<DaemonSet> dsInformer;
+    private final SharedIndexInformer<ControllerRevision> historyInformer;
+    private final SharedIndexInformer<Pod> podInformer;
+    private final SharedIndexInformer<Node> nodeInformer;
+    private final EventRecorder eventRecorder;
+    private final ControllerExpectations expectations = new ControllerExpectations();
+    private final FailedPodsBackoff failedPodsBackoff;
+    private final WorkQueue<String> nodeUpdateQueue;
+    private final Update update;
+    /** The claimed daemon pods and syncNodes, shared with {@link Update}. */
+    private final DaemonPods daemonPods;
     private final ThreadPoolExecutor apiCalls;
     private final List<Thread> nodeUpdateWorkers = new ArrayList<>();
     private ScheduledFuture<?> backoffGc;
@@ -113,8 +112,7 @@ public class DaemonSetsController extends KeyReconciler<DaemonSet> {
     DaemonSetsController(ControllerContext context, int workers) {
         super(context, DaemonSet.class, QUEUE, workers);
         this.eventRecorder = context.recorderFor(EVENT_SOURCE);
-        this.podControl = new RealPodControl(context.client(), context.recorderFor(EVENT_SOURCE));
-        this.burstReplicas = BURST_REPLICAS;
+        PodControl podControl = new RealPodControl(context.client(), context.recorderFor(EVENT_SOURCE));
         this.failedPodsBackoff = new FailedPodsBackoff(Duration.ofSeconds(1), Duration.ofMinutes(15), System::nanoTime);
         this.nodeUpdateQueue = context.newQueue(NODE_UPDATE_QUEUE);
         AtomicInteger n = new AtomicInteger();
@@ -131,7 +129,10 @@ public class DaemonSetsController extends KeyReconciler<DaemonSet> {
         this.historyInformer = context.informers().informerFor(ControllerRevision.class);
         this.podInformer = context.informers().informerFor(Pod.class);
         this.nodeInformer = context.informers().informerFor(Node.class);
-        this.update = new Update(this);
+        DaemonSetContext ctx = new DaemonSetContext(context.client(), podInformer, nodeInformer, historyInformer,
+                podControl, expectations, apiCalls, BURST_REPLICAS, log);
+        this.daemonPods = new DaemonPods(ctx);
+        this.update = new Update(ctx, daemonPods);
 
         dsInformer.addEventHandler(new ResourceEventHandler<DaemonSet>() {
             @Override
@@ -236,20 +237,16 @@ public class DaemonSetsController extends KeyReconciler<DaemonSet> {
         apiCalls.shutdownNow();
     }
 
-    void enqueue(DaemonSet ds) {
+    private void enqueue(DaemonSet ds) {
         queue.add(key(ds));
     }
 
-    void enqueueDaemonSetAfter(DaemonSet ds, Duration after) {
+    private void enqueueDaemonSetAfter(DaemonSet ds, Duration after) {
         queue.addAfter(key(ds), after);
     }
 
     ControllerExpectations expectations() {
         return expectations;
-    }
-
-    ControllerContext ctx() {
-        return context;
     }
 
     // ---- event handlers -------------------------------------------------------------------
@@ -262,7 +259,7 @@ public class DaemonSetsController extends KeyReconciler<DaemonSet> {
     }
 
     /** Upstream's resolveControllerRef: a cached DaemonSet with that name and UID. */
-    DaemonSet resolveControllerRef(String namespace, OwnerReference ref) {
+    private DaemonSet resolveControllerRef(String namespace, OwnerReference ref) {
         return ControllerRefs.resolveControllerRef(KIND, dsInformer, namespace, ref);
     }
 
@@ -453,11 +450,6 @@ public class DaemonSetsController extends KeyReconciler<DaemonSet> {
         return taints == null ? List.of() : taints;
     }
 
-    static int minReadySeconds(DaemonSet ds) {
-        Integer m = ds.getSpec().getMinReadySeconds();
-        return m == null ? 0 : m;
-    }
-
     // ---- node update queue -----------------------------------------------------------------
 
     private void runNodeUpdateWorker() {
@@ -584,10 +576,6 @@ public class DaemonSetsController extends KeyReconciler<DaemonSet> {
         return ta.compareTo(tb);
     };
 
-    static String nodeNameOf(Pod pod) {
-        return pod.getSpec() == null || pod.getSpec().getNodeName() == null ? "" : pod.getSpec().getNodeName();
-    }
-
     private static String nz(String s) {
         return s == null ? "" : s;
     }
@@ -619,54 +607,6 @@ public class DaemonSetsController extends KeyReconciler<DaemonSet> {
     }
 
     // ---- pods of a DaemonSet ---------------------------------------------------------------------
-
-    /** Upstream's getDaemonPods: the pods the DaemonSet owns, after adopting matching orphans and releasing the rest. */
-    List<Pod> getDaemonPods(DaemonSet ds) throws Exception {
-        LabelSelectors.Selector selector = LabelSelectors.fromLabelSelector(ds.getSpec().getSelector());
-        List<Pod> pods = PodIndexes.filterPodsByOwner(podInformer, ds.getMetadata().getNamespace(), KIND,
-                ds.getMetadata().getName(), ds.getMetadata().getUid(), true);
-        ControllerRefManager<Pod> cm = ControllerRefManager.forPods(podControl, ds, selector, API_VERSION, KIND,
-                dsNotDeleted(ds));
-        return cm.claim(pods);
-    }
-
-    /** Upstream's RecheckDeletionTimestamp on an uncached GET of the DaemonSet. */
-    ControllerRefManager.CanAdopt dsNotDeleted(DaemonSet ds) {
-        String namespace = ds.getMetadata().getNamespace();
-        String name = ds.getMetadata().getName();
-        String uid = ds.getMetadata().getUid();
-        return ControllerRefManager.recheckDeletionTimestamp(() -> {
-            DaemonSet fresh = context.client().apps().daemonSets().inNamespace(namespace).withName(name).get();
-            if (fresh == null) {
-                throw new KubernetesClientException("daemonsets.apps \"" + name + "\" not found", 404, null);
-            }
-            if (!Objects.equals(fresh.getMetadata().getUid(), uid)) {
-                throw new IllegalStateException("original DaemonSet " + namespace + "/" + name + " is gone: got uid "
-                        + fresh.getMetadata().getUid() + ", wanted " + uid);
-            }
-            return fresh;
-        });
-    }
-
-    /** Upstream's getNodesToDaemonPods: the claimed pods by target node. */
-    Map<String, List<Pod>> getNodesToDaemonPods(DaemonSet ds, boolean includeDeletedTerminal) throws Exception {
-        List<Pod> claimedPods = getDaemonPods(ds);
-        Map<String, List<Pod>> nodeToDaemonPods = new LinkedHashMap<>();
-        for (Pod pod : claimedPods) {
-            if (!includeDeletedTerminal && PodUtil.isTerminal(pod) && pod.getMetadata().getDeletionTimestamp() != null) {
-                continue;
-            }
-            String nodeName;
-            try {
-                nodeName = DaemonSetUtil.getTargetNodeName(pod);
-            } catch (DaemonSetUtil.ParseException e) {
-                log.debugf("Failed to get target node name of Pod %s in DaemonSet %s", key(pod), key(ds));
-                continue;
-            }
-            nodeToDaemonPods.computeIfAbsent(nodeName, k -> new ArrayList<>()).add(pod);
-        }
-        return nodeToDaemonPods;
-    }
 
     // ---- sync ----------------------------------------------------------------------------------
 
@@ -745,13 +685,6 @@ public class DaemonSetsController extends KeyReconciler<DaemonSet> {
                 && (selector.getMatchExpressions() == null || selector.getMatchExpressions().isEmpty());
     }
 
-    /** An error with upstream's wording around its cause. */
-    static final class DaemonSetSyncException extends Exception {
-        DaemonSetSyncException(String message, Throwable cause) {
-            super(message, cause);
-        }
-    }
-
     private void updateDaemonSet(DaemonSet ds, List<Node> nodeList, String hash, String key,
             List<ControllerRevision> old) throws Exception {
         manage(ds, nodeList, hash);
@@ -774,7 +707,7 @@ public class DaemonSetsController extends KeyReconciler<DaemonSet> {
     private void manage(DaemonSet ds, List<Node> nodeList, String hash) throws Exception {
         Map<String, List<Pod>> nodeToDaemonPods;
         try {
-            nodeToDaemonPods = getNodesToDaemonPods(ds, false);
+            nodeToDaemonPods = daemonPods.getNodesToDaemonPods(ds, false);
         } catch (ControllerRefManager.ClaimException e) {
             throw new DaemonSetSyncException("couldn't get node to daemon pod mapping for daemon set \""
                     + ds.getMetadata().getName() + "\": " + e.getMessage(), e);
@@ -785,7 +718,7 @@ public class DaemonSetsController extends KeyReconciler<DaemonSet> {
             podsShouldBeOnNode(node, nodeToDaemonPods, ds, hash, nodesNeedingDaemonPods, podsToDelete);
         }
         podsToDelete.addAll(getUnscheduledPodsWithoutNode(nodeList, nodeToDaemonPods));
-        syncNodes(ds, podsToDelete, nodesNeedingDaemonPods, hash);
+        daemonPods.syncNodes(ds, podsToDelete, nodesNeedingDaemonPods, hash);
     }
 
     /** Upstream's podsShouldBeOnNode: adds to the nodes needing a pod and the pods to delete. */
@@ -884,96 +817,6 @@ public class DaemonSetsController extends KeyReconciler<DaemonSet> {
         }
     }
 
-    /**
-     * Upstream's syncNodes: expectations first, then the creations in slow-start batches (each pod
-     * bound to its node by a required node affinity) and the deletions in parallel, at most
-     * {@link #BURST_REPLICAS} of each.
-     */
-    void syncNodes(DaemonSet ds, List<String> podsToDelete, List<String> nodesNeedingDaemonPods, String hash)
-            throws Exception {
-        String dsKey = key(ds);
-        int createDiff = Math.min(nodesNeedingDaemonPods.size(), burstReplicas);
-        int deleteDiff = Math.min(podsToDelete.size(), burstReplicas);
-        expectations.setExpectations(dsKey, createDiff, deleteDiff);
-
-        List<Exception> errors = java.util.Collections.synchronizedList(new ArrayList<>());
-        log.debugf("Nodes needing daemon pods for daemon set %s: %s, creating %d", dsKey, nodesNeedingDaemonPods, createDiff);
-        Long generation = DaemonSetUtil.templateGenerationOrNull(ds);
-        PodTemplateSpec template = DaemonSetUtil.createPodTemplate(ds.getSpec().getTemplate(), generation, hash);
-        OwnerReference controllerRef = ControllerRefManager.newControllerRef(ds, API_VERSION, KIND);
-        int batchSize = Math.min(createDiff, SlowStart.INITIAL_BATCH_SIZE);
-        for (int pos = 0; createDiff > pos; ) {
-            int errorCount = errors.size();
-            List<Future<?>> futures = new ArrayList<>();
-            for (int i = pos; i < pos + batchSize; i++) {
-                String nodeName = nodesNeedingDaemonPods.get(i);
-                futures.add(apiCalls.submit(() -> {
-                    PodTemplateSpec podTemplate = new PodTemplateSpecBuilder(template).build();
-                    podTemplate.getSpec().setAffinity(
-                            DaemonSetUtil.replaceDaemonSetPodNodeNameNodeAffinity(podTemplate.getSpec().getAffinity(), nodeName));
-                    try {
-                        podControl.createPods(ds.getMetadata().getNamespace(), podTemplate, ds, controllerRef);
-                    } catch (RuntimeException e) {
-                        if (ApiErrors.hasStatusCause(e, ApiErrors.NAMESPACE_TERMINATING_CAUSE)) {
-                            return;
-                        }
-                        log.debugf("Failed creation, decrementing expectations for daemon set %s", dsKey);
-                        expectations.creationObserved(dsKey);
-                        errors.add(e);
-                        log.errorf("%s", ApiErrors.message(e));
-                    }
-                }));
-            }
-            waitAll(futures);
-            int skippedPods = createDiff - (batchSize + pos);
-            if (errorCount < errors.size() && skippedPods > 0) {
-                log.debugf("Slow-start failure. Skipping creation of %d pods, decrementing expectations for daemon set %s",
-                        skippedPods, dsKey);
-                expectations.lowerExpectations(dsKey, skippedPods, 0);
-                break;
-            }
-            pos += batchSize;
-            batchSize = Math.min(2 * batchSize, createDiff - pos);
-        }
-
-        log.debugf("Pods to delete for daemon set %s: %s, deleting %d", dsKey, podsToDelete, deleteDiff);
-        List<Future<?>> deletions = new ArrayList<>();
-        for (int i = 0; i < deleteDiff; i++) {
-            String podName = podsToDelete.get(i);
-            deletions.add(apiCalls.submit(() -> {
-                try {
-                    podControl.deletePod(ds.getMetadata().getNamespace(), podName, ds);
-                } catch (RuntimeException e) {
-                    expectations.deletionObserved(dsKey);
-                    if (!ApiErrors.isNotFound(e)) {
-                        log.debugf("Failed deletion, decremented expectations for daemon set %s", dsKey);
-                        errors.add(e);
-                        log.errorf("%s", ApiErrors.message(e));
-                    }
-                }
-            }));
-        }
-        waitAll(deletions);
-        if (errors.size() == 1) {
-            throw errors.get(0);
-        }
-        if (!errors.isEmpty()) {
-            List<String> msgs = new ArrayList<>();
-            errors.forEach(e -> msgs.add(ApiErrors.message(e)));
-            throw new DaemonSetSyncException("[" + String.join(", ", msgs) + "]", errors.get(0));
-        }
-    }
-
-    private static void waitAll(List<Future<?>> futures) throws InterruptedException {
-        for (Future<?> f : futures) {
-            try {
-                f.get();
-            } catch (ExecutionException e) {
-                // every task catches its own failures
-            }
-        }
-    }
-
     // ---- status --------------------------------------------------------------------------------
 
     /** Upstream's updateDaemonSetStatus. */
@@ -981,7 +824,7 @@ public class DaemonSetsController extends KeyReconciler<DaemonSet> {
         log.tracef("Updating daemon set status %s", key(ds));
         Map<String, List<Pod>> nodeToDaemonPods;
         try {
-            nodeToDaemonPods = getNodesToDaemonPods(ds, false);
+            nodeToDaemonPods = daemonPods.getNodesToDaemonPods(ds, false);
         } catch (ControllerRefManager.ClaimException e) {
             throw new DaemonSetSyncException("couldn't get node to daemon pod mapping for daemon set \""
                     + ds.getMetadata().getName() + "\": " + e.getMessage(), e);

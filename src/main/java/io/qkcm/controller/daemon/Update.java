@@ -27,6 +27,7 @@ import io.qkcm.controller.LabelSelectors;
 import io.qkcm.controller.PodUtil;
 import io.qkcm.controller.daemon.util.DaemonSetUtil;
 import io.qkcm.controller.hash.ControllerHash;
+import io.qkcm.runtime.josdk.KeyReconciler;
 import org.jboss.logging.Logger;
 
 /**
@@ -38,10 +39,12 @@ final class Update {
 
     private static final Logger LOG = Logger.getLogger(Update.class);
 
-    private final DaemonSetsController dsc;
+    private final DaemonSetContext ctx;
+    private final DaemonPods daemonPods;
 
-    Update(DaemonSetsController dsc) {
-        this.dsc = dsc;
+    Update(DaemonSetContext ctx, DaemonPods daemonPods) {
+        this.ctx = ctx;
+        this.daemonPods = daemonPods;
     }
 
     // ---- rolling update ------------------------------------------------------------------------
@@ -54,19 +57,19 @@ final class Update {
     void rollingUpdate(DaemonSet ds, List<Node> nodeList, String hash) throws Exception {
         Map<String, List<Pod>> nodeToDaemonPods;
         try {
-            nodeToDaemonPods = dsc.getNodesToDaemonPods(ds, false);
+            nodeToDaemonPods = daemonPods.getNodesToDaemonPods(ds, false);
         } catch (ControllerRefManager.ClaimException e) {
-            throw new DaemonSetsController.DaemonSetSyncException("couldn't get node to daemon pod mapping for daemon set \""
+            throw new DaemonSetContext.DaemonSetSyncException("couldn't get node to daemon pod mapping for daemon set \""
                     + ds.getMetadata().getName() + "\": " + e.getMessage(), e);
         }
         NodeCounts counts;
         try {
             counts = updatedDesiredNodeCounts(ds, nodeList, nodeToDaemonPods);
         } catch (DaemonSetUtil.ParseException e) {
-            throw new DaemonSetsController.DaemonSetSyncException("couldn't get unavailable numbers: " + e.getMessage(), e);
+            throw new DaemonSetContext.DaemonSetSyncException("couldn't get unavailable numbers: " + e.getMessage(), e);
         }
         Instant now = Instant.now();
-        int minReady = DaemonSetsController.minReadySeconds(ds);
+        int minReady = DaemonSetContext.minReadySeconds(ds);
         int maxSurge = counts.maxSurge();
         int maxUnavailable = counts.maxUnavailable();
         Long generation = DaemonSetUtil.templateGenerationOrNull(ds);
@@ -80,7 +83,7 @@ final class Update {
                 UpdatedPods found = findUpdatedPodsOnNode(e.getValue(), hash, generation);
                 if (found == null) {
                     LOG.debugf("DaemonSet %s has excess pods on node %s, skipping to allow the core loop to process",
-                            DaemonSetsController.key(ds), nodeName);
+                            KeyReconciler.key(ds), nodeName);
                     numUnavailable++;
                     continue;
                 }
@@ -95,26 +98,26 @@ final class Update {
                 } else {
                     if (!PodUtil.isAvailable(oldPod, minReady, now)) {
                         LOG.tracef("DaemonSet %s pod %s on node %s is out of date and not available, allowing replacement",
-                                DaemonSetsController.key(ds), oldPod.getMetadata().getName(), nodeName);
+                                KeyReconciler.key(ds), oldPod.getMetadata().getName(), nodeName);
                         allowedReplacementPods.add(oldPod.getMetadata().getName());
                         numUnavailable++;
                     } else if (numUnavailable >= maxUnavailable) {
                         continue;
                     } else {
                         LOG.tracef("DaemonSet %s pod %s on node %s is out of date, this is a candidate to replace",
-                                DaemonSetsController.key(ds), oldPod.getMetadata().getName(), nodeName);
+                                KeyReconciler.key(ds), oldPod.getMetadata().getName(), nodeName);
                         candidatePodsToDelete.add(oldPod.getMetadata().getName());
                     }
                 }
             }
             LOG.tracef("DaemonSet %s allowing %d replacements, maxUnavailable %d, numUnavailable %d, candidates %d",
-                    DaemonSetsController.key(ds), allowedReplacementPods.size(), maxUnavailable, numUnavailable,
+                    KeyReconciler.key(ds), allowedReplacementPods.size(), maxUnavailable, numUnavailable,
                     candidatePodsToDelete.size());
             int remainingUnavailable = Math.max(0, maxUnavailable - numUnavailable);
             remainingUnavailable = Math.min(remainingUnavailable, candidatePodsToDelete.size());
             List<String> oldPodsToDelete = new ArrayList<>(allowedReplacementPods);
             oldPodsToDelete.addAll(candidatePodsToDelete.subList(0, remainingUnavailable));
-            dsc.syncNodes(ds, oldPodsToDelete, List.of(), hash);
+            daemonPods.syncNodes(ds, oldPodsToDelete, List.of(), hash);
             return;
         }
 
@@ -129,7 +132,7 @@ final class Update {
             UpdatedPods found = findUpdatedPodsOnNode(e.getValue(), hash, generation);
             if (found == null) {
                 LOG.debugf("DaemonSet %s has excess pods on node %s, skipping to allow the core loop to process",
-                        DaemonSetsController.key(ds), nodeName);
+                        KeyReconciler.key(ds), nodeName);
                 numSurge++;
                 continue;
             }
@@ -148,16 +151,16 @@ final class Update {
                 continue;
             }
             if (newPod == null) {
-                Node node = dsc.nodeInformer.getStore().getByKey(nodeName);
+                Node node = ctx.nodes().getStore().getByKey(nodeName);
                 if (node == null) {
-                    throw new DaemonSetsController.DaemonSetSyncException("couldn't get node for nodeName \"" + nodeName
+                    throw new DaemonSetContext.DaemonSetSyncException("couldn't get node for nodeName \"" + nodeName
                             + "\": node \"" + nodeName + "\" not found", null);
                 }
                 boolean shouldRun = DaemonSetsController.nodeShouldRunDaemonPod(node, ds).shouldRun();
                 if (!PodUtil.isAvailable(oldPod, minReady, now)) {
                     if (!shouldRun) {
                         LOG.tracef("DaemonSet %s pod %s on node %s is not available and does not match scheduling constraints, remove old pod",
-                                DaemonSetsController.key(ds), oldPod.getMetadata().getName(), nodeName);
+                                KeyReconciler.key(ds), oldPod.getMetadata().getName(), nodeName);
                         oldPodsToDelete.add(oldPod.getMetadata().getName());
                         continue;
                     }
@@ -177,7 +180,7 @@ final class Update {
                     numSurge++;
                     continue;
                 }
-                LOG.tracef("DaemonSet %s pod %s on node %s is available, remove old pod %s", DaemonSetsController.key(ds),
+                LOG.tracef("DaemonSet %s pod %s on node %s is available, remove old pod %s", KeyReconciler.key(ds),
                         newPod.getMetadata().getName(), nodeName, oldPod.getMetadata().getName());
                 oldPodsToDelete.add(oldPod.getMetadata().getName());
             }
@@ -187,12 +190,12 @@ final class Update {
         if (deletablePodsNumber > 0) {
             deletablePodsNumber = Math.min(deletablePodsNumber, shouldNotRunPodsToDelete.size());
             for (String podName : shouldNotRunPodsToDelete.subList(0, deletablePodsNumber)) {
-                Pod pod = dsc.podInformer.getStore().getByKey(ds.getMetadata().getNamespace() + "/" + podName);
+                Pod pod = ctx.pods().getStore().getByKey(ds.getMetadata().getNamespace() + "/" + podName);
                 if (pod == null) {
                     continue;
                 }
                 LOG.tracef("DaemonSet %s pod %s on node %s should be deleted due to scheduling constraints",
-                        DaemonSetsController.key(ds), podName, DaemonSetsController.nodeNameOf(pod));
+                        KeyReconciler.key(ds), podName, DaemonSetContext.nodeNameOf(pod));
                 oldPodsToDelete.add(podName);
             }
         }
@@ -200,7 +203,7 @@ final class Update {
         remainingSurge = Math.min(remainingSurge, candidateNewNodes.size());
         List<String> newNodesToCreate = new ArrayList<>(allowedNewNodes);
         newNodesToCreate.addAll(candidateNewNodes.subList(0, remainingSurge));
-        dsc.syncNodes(ds, oldPodsToDelete, newNodesToCreate, hash);
+        daemonPods.syncNodes(ds, oldPodsToDelete, newNodesToCreate, hash);
     }
 
     /** One new and one old pod at most; null when a node has more (the manage loop prunes it first). */
@@ -261,7 +264,7 @@ final class Update {
         }
         if (desiredNumberScheduled > 0 && maxUnavailable == 0 && maxSurge == 0) {
             LOG.infof("DaemonSet %s is not configured for surge or unavailability, defaulting to accepting unavailability",
-                    DaemonSetsController.key(ds));
+                    KeyReconciler.key(ds));
             maxUnavailable = 1;
         }
         return new NodeCounts(maxSurge, maxUnavailable, desiredNumberScheduled);
@@ -292,7 +295,7 @@ final class Update {
                 toUpdate.getMetadata().setLabels(newLabels);
                 // keep the stored bytes of the data
                 toUpdate.setData(RevisionData.rawValue(RevisionData.rawData(history)));
-                history = dsc.ctx().client().apps().controllerRevisions().inNamespace(ds.getMetadata().getNamespace())
+                history = ctx.client().apps().controllerRevisions().inNamespace(ds.getMetadata().getNamespace())
                         .resource(toUpdate).update();
             }
             if (patch.equals(RevisionData.rawData(history))) {
@@ -311,7 +314,7 @@ final class Update {
                 ControllerRevision toUpdate = new ControllerRevisionBuilder(cur).build();
                 toUpdate.setRevision(currRevision);
                 toUpdate.setData(RevisionData.rawValue(RevisionData.rawData(cur)));
-                dsc.ctx().client().apps().controllerRevisions().inNamespace(ds.getMetadata().getNamespace())
+                ctx.client().apps().controllerRevisions().inNamespace(ds.getMetadata().getNamespace())
                         .resource(toUpdate).update();
             }
         }
@@ -324,7 +327,7 @@ final class Update {
 
     /** Upstream's cleanupHistory: deletes the oldest revisions beyond revisionHistoryLimit that no pod uses. */
     void cleanupHistory(DaemonSet ds, List<ControllerRevision> old) throws Exception {
-        Map<String, List<Pod>> nodesToDaemonPods = dsc.getNodesToDaemonPods(ds, true);
+        Map<String, List<Pod>> nodesToDaemonPods = daemonPods.getNodesToDaemonPods(ds, true);
         int toKeep = ds.getSpec().getRevisionHistoryLimit() == null ? 10 : ds.getSpec().getRevisionHistoryLimit();
         int toKill = old.size() - toKeep;
         if (toKill <= 0) {
@@ -351,7 +354,7 @@ final class Update {
             if (hash != null && liveHashes.contains(hash)) {
                 continue;
             }
-            dsc.ctx().client().apps().controllerRevisions().inNamespace(ds.getMetadata().getNamespace())
+            ctx.client().apps().controllerRevisions().inNamespace(ds.getMetadata().getNamespace())
                     .withName(history.getMetadata().getName()).delete();
             toKill--;
         }
@@ -383,7 +386,7 @@ final class Update {
         }
         String keepHash = keepCur.getMetadata().getLabels() == null ? null
                 : keepCur.getMetadata().getLabels().get(DaemonSetUtil.DEFAULT_DAEMON_SET_UNIQUE_LABEL_KEY);
-        List<Pod> pods = dsc.getDaemonPods(ds);
+        List<Pod> pods = daemonPods.getDaemonPods(ds);
         for (Pod pod : pods) {
             String podHash = pod.getMetadata().getLabels() == null ? null
                     : pod.getMetadata().getLabels().get(DaemonSetUtil.DEFAULT_DAEMON_SET_UNIQUE_LABEL_KEY);
@@ -392,7 +395,7 @@ final class Update {
                 labels.put(DaemonSetUtil.DEFAULT_DAEMON_SET_UNIQUE_LABEL_KEY, keepHash == null ? "" : keepHash);
                 String patch = io.qkcm.runtime.Json.mapper()
                         .writeValueAsString(Map.of("metadata", Map.of("labels", labels)));
-                dsc.ctx().client().pods().inNamespace(ds.getMetadata().getNamespace())
+                ctx.client().pods().inNamespace(ds.getMetadata().getNamespace())
                         .withName(pod.getMetadata().getName()).patch(PatchContext.of(PatchType.JSON_MERGE), patch);
             }
         }
@@ -400,7 +403,7 @@ final class Update {
             if (cur.getMetadata().getName().equals(keepCur.getMetadata().getName())) {
                 continue;
             }
-            dsc.ctx().client().apps().controllerRevisions().inNamespace(ds.getMetadata().getNamespace())
+            ctx.client().apps().controllerRevisions().inNamespace(ds.getMetadata().getNamespace())
                     .withName(cur.getMetadata().getName()).delete();
         }
         return keepCur;
@@ -412,9 +415,9 @@ final class Update {
      */
     List<ControllerRevision> controlledHistories(DaemonSet ds) throws Exception {
         LabelSelectors.Selector selector = LabelSelectors.fromLabelSelector(ds.getSpec().getSelector());
-        List<ControllerRevision> histories = Indexes.byIndex(dsc.historyInformer, io.fabric8.kubernetes.client.informers.cache.Cache.NAMESPACE_INDEX, ds.getMetadata().getNamespace());
-        ControllerRefManager<ControllerRevision> cm = ControllerRefManager.forControllerRevisions(dsc.ctx().client(), ds,
-                selector, DaemonSetsController.API_VERSION, DaemonSetsController.KIND, dsc.dsNotDeleted(ds));
+        List<ControllerRevision> histories = Indexes.byIndex(ctx.histories(), io.fabric8.kubernetes.client.informers.cache.Cache.NAMESPACE_INDEX, ds.getMetadata().getNamespace());
+        ControllerRefManager<ControllerRevision> cm = ControllerRefManager.forControllerRevisions(ctx.client(), ds,
+                selector, DaemonSetContext.API_VERSION, DaemonSetContext.KIND, daemonPods.dsNotDeleted(ds));
         return cm.claim(new ArrayList<>(histories));
     }
 
@@ -445,14 +448,14 @@ final class Update {
             meta.setAnnotations(new LinkedHashMap<>(ds.getMetadata().getAnnotations()));
         }
         meta.setOwnerReferences(new ArrayList<>(List.of(
-                ControllerRefManager.newControllerRef(ds, DaemonSetsController.API_VERSION, DaemonSetsController.KIND))));
+                ControllerRefManager.newControllerRef(ds, DaemonSetContext.API_VERSION, DaemonSetContext.KIND))));
         ControllerRevision history = new ControllerRevision();
         history.setApiVersion("apps/v1");
         history.setKind("ControllerRevision");
         history.setMetadata(meta);
         history.setData(RevisionData.rawValue(patch));
         history.setRevision(revision);
-        var revisions = dsc.ctx().client().apps().controllerRevisions().inNamespace(namespace);
+        var revisions = ctx.client().apps().controllerRevisions().inNamespace(namespace);
         try {
             return revisions.resource(history).create();
         } catch (KubernetesClientException outerErr) {
@@ -466,7 +469,7 @@ final class Update {
             if (patch.equals(RevisionData.rawData(existed))) {
                 return existed;
             }
-            DaemonSet currDS = dsc.ctx().client().apps().daemonSets().inNamespace(namespace)
+            DaemonSet currDS = ctx.client().apps().daemonSets().inNamespace(namespace)
                     .withName(ds.getMetadata().getName()).get();
             if (currDS == null) {
                 throw new KubernetesClientException("daemonsets.apps \"" + ds.getMetadata().getName() + "\" not found",
@@ -474,7 +477,7 @@ final class Update {
             }
             Integer currCount = currDS.getStatus() == null ? null : currDS.getStatus().getCollisionCount();
             if (!Objects.equals(currCount, collisionCount)) {
-                throw new DaemonSetsController.DaemonSetSyncException(String.format(
+                throw new DaemonSetContext.DaemonSetSyncException(String.format(
                         "found a stale collision count (%s, expected %s) of DaemonSet \"%s\" while processing; will retry until it is updated",
                         collisionCount, currCount, ds.getMetadata().getName()), null);
             }
@@ -482,9 +485,9 @@ final class Update {
                 currDS.setStatus(new DaemonSetStatus());
             }
             currDS.getStatus().setCollisionCount(currCount == null ? 1 : currCount + 1);
-            dsc.ctx().client().apps().daemonSets().inNamespace(namespace).resource(currDS).updateStatus();
+            ctx.client().apps().daemonSets().inNamespace(namespace).resource(currDS).updateStatus();
             LOG.infof("Found a hash collision for DaemonSet %s - bumping collisionCount to %d to resolve it",
-                    DaemonSetsController.key(ds), currDS.getStatus().getCollisionCount());
+                    KeyReconciler.key(ds), currDS.getStatus().getCollisionCount());
             throw outerErr;
         }
     }

@@ -4,7 +4,6 @@ import io.qkcm.runtime.informers.Indexes;
 
 import io.javaoperatorsdk.operator.api.reconciler.Ignore;
 import io.qkcm.runtime.josdk.KeyReconciler;
-import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
@@ -16,7 +15,6 @@ import io.fabric8.kubernetes.api.model.OwnerReference;
 import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.api.model.apps.Deployment;
 import io.fabric8.kubernetes.api.model.apps.ReplicaSet;
-import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.informers.SharedIndexInformer;
 import io.fabric8.kubernetes.client.informers.cache.Cache;
 import io.qkcm.controller.ApiErrors;
@@ -32,7 +30,9 @@ import io.qkcm.runtime.events.EventRecorder;
  * The Deployment controller (upstream pkg/controller/deployment): owns ReplicaSets, one per pod
  * template, and rolls from old to new ones by the Deployment's strategy. This file is upstream's
  * deployment_controller.go (event handlers, claiming, syncDeployment); the other concerns live in
- * {@link Sync}, {@link Rolling}, {@link Recreate}, {@link Progress} and {@link Rollback}.
+ * {@link Sync}, {@link Rolling}, {@link Recreate}, {@link Progress} and {@link Rollback}, each built here
+ * once with the {@link DeploymentContext} (and the concerns whose functions upstream's file calls) and
+ * none holding this controller.
  */
 @Ignore // runs in its own Operator (io.qkcm.runtime.josdk), not quarkus-operator-sdk's default one
 public class DeploymentController extends KeyReconciler<Deployment> {
@@ -41,32 +41,37 @@ public class DeploymentController extends KeyReconciler<Deployment> {
     public static final String QUEUE = "deployment";
     /** Upstream's maxRetries: a key failing this many times in a row is dropped. */
     static final int MAX_RETRIES = 15;
-    static final String API_VERSION = "apps/v1";
-    static final String KIND = "Deployment";
 
-    final SharedIndexInformer<Deployment> dInformer;
-    final SharedIndexInformer<ReplicaSet> rsInformer;
-    final SharedIndexInformer<Pod> podInformer;
-    final Sync sync = new Sync(this);
-    final Rolling rolling = new Rolling(this);
-    final Recreate recreate = new Recreate(this);
-    final Progress progress = new Progress(this);
-    final Rollback rollback = new Rollback(this);
-    final boolean terminatingReplicasGate;
-    /** Upstream's clock (nowFn): condition times and the progress deadline. */
-    final java.time.Clock clock;
+    private final SharedIndexInformer<Deployment> dInformer;
+    private final SharedIndexInformer<ReplicaSet> rsInformer;
+    private final SharedIndexInformer<Pod> podInformer;
+    private final Sync sync;
+    private final Rolling rolling;
+    private final Recreate recreate;
+    private final Rollback rollback;
+    /** For syncDeployment's own status write of a selector-all Deployment. */
+    private final DeploymentContext ctx;
 
     public DeploymentController(ControllerContext context) {
         this(context, java.time.Clock.systemUTC());
     }
 
+    /** With upstream's clock (nowFn): condition times and the progress deadline. */
     DeploymentController(ControllerContext context, java.time.Clock clock) {
         super(context, Deployment.class, QUEUE, context.options().concurrentSyncs("deployment"));
-        this.clock = clock;
-        this.terminatingReplicasGate = context.options().featureGates().enabled("DeploymentReplicaSetTerminatingReplicas");
         dInformer = context.informers().informerFor(Deployment.class);
         rsInformer = context.informers().informerFor(ReplicaSet.class);
         podInformer = context.informers().informerFor(Pod.class);
+        DeploymentContext ctx = new DeploymentContext(context.client(), rsInformer, context.events(), clock,
+                d -> queue.addRateLimited(Cache.metaNamespaceKeyFunc(d)),
+                (d, after) -> queue.addAfter(Cache.metaNamespaceKeyFunc(d), after),
+                context.options().featureGates().enabled("DeploymentReplicaSetTerminatingReplicas"), log);
+        this.sync = new Sync(ctx);
+        Progress progress = new Progress(ctx, sync);
+        this.rolling = new Rolling(sync, progress);
+        this.recreate = new Recreate(sync, progress);
+        this.rollback = new Rollback(ctx, sync);
+        this.ctx = ctx;
 
         // Deployment adds, updates and deletes reach the reconciler as JOSDK's primary events (upstream's
         // handler queues all three)
@@ -81,30 +86,10 @@ public class DeploymentController extends KeyReconciler<Deployment> {
         return List.of(dInformer, rsInformer, podInformer);
     }
 
-    org.jboss.logging.Logger log() {
-        return log;
-    }
-
-    KubernetesClient client() {
-        return context.client();
-    }
-
-    EventRecorder events() {
-        return context.events();
-    }
-
     // ---- queue ----------------------------------------------------------------------------
 
-    void enqueue(Deployment d) {
+    private void enqueue(Deployment d) {
         queue.add(Cache.metaNamespaceKeyFunc(d));
-    }
-
-    void enqueueRateLimited(Deployment d) {
-        queue.addRateLimited(Cache.metaNamespaceKeyFunc(d));
-    }
-
-    void enqueueAfter(Deployment d, Duration after) {
-        queue.addAfter(Cache.metaNamespaceKeyFunc(d), after);
     }
 
     @Override
@@ -218,7 +203,7 @@ public class DeploymentController extends KeyReconciler<Deployment> {
     private List<ReplicaSet> listReplicaSetsLive(Deployment d) {
         LabelSelectors.fromLabelSelector(d.getSpec().getSelector()); // invalid selector: fail as upstream does
         LabelSelector sel = d.getSpec().getSelector();
-        List<ReplicaSet> all = client().apps().replicaSets().inNamespace(d.getMetadata().getNamespace())
+        List<ReplicaSet> all = context.client().apps().replicaSets().inNamespace(d.getMetadata().getNamespace())
                 .withLabelSelector(sel).list().getItems();
         List<ReplicaSet> owned = new ArrayList<>();
         for (ReplicaSet rs : all) {
@@ -246,12 +231,12 @@ public class DeploymentController extends KeyReconciler<Deployment> {
     }
 
     private Deployment resolveControllerRef(String namespace, OwnerReference ref) {
-        return ControllerRefs.resolveControllerRef(KIND, dInformer, namespace, ref);
+        return ControllerRefs.resolveControllerRef(DeploymentContext.KIND, dInformer, namespace, ref);
     }
 
     // ---- sync -----------------------------------------------------------------------------
 
-    List<ReplicaSet> getReplicaSetsForDeployment(Deployment d) throws Exception {
+    private List<ReplicaSet> getReplicaSetsForDeployment(Deployment d) throws Exception {
         List<ReplicaSet> rsList = new ArrayList<>(
                 Indexes.byIndex(rsInformer, Cache.NAMESPACE_INDEX, d.getMetadata().getNamespace()));
         LabelSelectors.Selector selector;
@@ -262,7 +247,7 @@ public class DeploymentController extends KeyReconciler<Deployment> {
                     + " has invalid label selector: " + e.getMessage());
         }
         ControllerRefManager.CanAdopt canAdopt = ControllerRefManager.recheckDeletionTimestamp(() -> {
-            Deployment fresh = client().apps().deployments().inNamespace(d.getMetadata().getNamespace())
+            Deployment fresh = context.client().apps().deployments().inNamespace(d.getMetadata().getNamespace())
                     .withName(d.getMetadata().getName()).require();
             if (!Objects.equals(fresh.getMetadata().getUid(), d.getMetadata().getUid())) {
                 throw new IllegalStateException("original Deployment " + d.getMetadata().getNamespace() + "/"
@@ -271,14 +256,14 @@ public class DeploymentController extends KeyReconciler<Deployment> {
             }
             return fresh;
         });
-        ControllerRefManager<ReplicaSet> cm = ControllerRefManager.forReplicaSets(client(), d, selector, API_VERSION, KIND,
-                canAdopt);
+        ControllerRefManager<ReplicaSet> cm = ControllerRefManager.forReplicaSets(context.client(), d, selector,
+                DeploymentContext.API_VERSION, DeploymentContext.KIND, canAdopt);
         // claim() may hand back cached objects; callers never mutate them in place
         return cm.claim(rsList);
     }
 
     /** Pods selected by d, grouped by the UID of the ReplicaSet (of rsList) controlling them. */
-    Map<String, List<Pod>> getPodMapForDeployment(Deployment d, List<ReplicaSet> rsList) {
+    private Map<String, List<Pod>> getPodMapForDeployment(Deployment d, List<ReplicaSet> rsList) {
         LabelSelectors.Selector selector = LabelSelectors.fromLabelSelector(d.getSpec().getSelector());
         Map<String, List<Pod>> podMap = new HashMap<>();
         for (ReplicaSet rs : rsList) {
@@ -315,12 +300,12 @@ public class DeploymentController extends KeyReconciler<Deployment> {
         LabelSelector sel = d.getSpec().getSelector();
         if (sel != null && (sel.getMatchLabels() == null || sel.getMatchLabels().isEmpty())
                 && (sel.getMatchExpressions() == null || sel.getMatchExpressions().isEmpty())) {
-            events().event(d, EventRecorder.WARNING, "SelectingAll",
+            context.events().event(d, EventRecorder.WARNING, "SelectingAll",
                     "This deployment is selecting all pods. A non-empty selector is required.");
-            if (DeploymentUtil.longOf(status(d).getObservedGeneration()) < DeploymentUtil.longOf(d.getMetadata().getGeneration())) {
-                status(d).setObservedGeneration(d.getMetadata().getGeneration());
+            if (DeploymentUtil.longOf(DeploymentContext.status(d).getObservedGeneration()) < DeploymentUtil.longOf(d.getMetadata().getGeneration())) {
+                DeploymentContext.status(d).setObservedGeneration(d.getMetadata().getGeneration());
                 try {
-                    updateStatus(d);
+                    ctx.updateStatus(d);
                 } catch (RuntimeException e) {
                     // upstream ignores this error
                 }
@@ -361,21 +346,5 @@ public class DeploymentController extends KeyReconciler<Deployment> {
         } else {
             throw new IllegalStateException("unexpected deployment strategy type: " + type);
         }
-    }
-
-    static io.fabric8.kubernetes.api.model.apps.DeploymentStatus status(Deployment d) {
-        if (d.getStatus() == null) {
-            d.setStatus(new io.fabric8.kubernetes.api.model.apps.DeploymentStatus());
-        }
-        return d.getStatus();
-    }
-
-    /** UpdateStatus(d); like upstream the returned object is not used by callers that ignore it. */
-    Deployment updateStatus(Deployment d) {
-        return client().apps().deployments().inNamespace(d.getMetadata().getNamespace()).resource(d).updateStatus();
-    }
-
-    ReplicaSet updateReplicaSet(ReplicaSet rs) {
-        return client().apps().replicaSets().inNamespace(rs.getMetadata().getNamespace()).resource(rs).update();
     }
 }

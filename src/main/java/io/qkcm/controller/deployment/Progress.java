@@ -15,14 +15,17 @@ import io.qkcm.controller.deployment.util.DeploymentUtil;
 /** Upstream progress.go: the Progressing and ReplicaFailure conditions and the progress-deadline requeue. */
 final class Progress {
 
-    private final DeploymentController dc;
+    private final DeploymentContext ctx;
+    /** calculateStatus, as upstream's progress.go takes it from sync.go. */
+    private final Sync sync;
 
-    Progress(DeploymentController dc) {
-        this.dc = dc;
+    Progress(DeploymentContext ctx, Sync sync) {
+        this.ctx = ctx;
+        this.sync = sync;
     }
 
     void syncRolloutStatus(List<ReplicaSet> allRSs, ReplicaSet newRS, Deployment d) {
-        DeploymentStatus newStatus = dc.sync.calculateStatus(allRSs, newRS, d);
+        DeploymentStatus newStatus = sync.calculateStatus(allRSs, newRS, d);
         if (!DeploymentUtil.hasProgressDeadline(d)) {
             DeploymentUtil.removeCondition(newStatus, DeploymentUtil.PROGRESSING);
         }
@@ -35,13 +38,13 @@ final class Progress {
                 String msg = newRS != null
                         ? String.format("ReplicaSet \"%s\" has successfully progressed.", newRS.getMetadata().getName())
                         : String.format("Deployment \"%s\" has successfully progressed.", name);
-                DeploymentUtil.setCondition(newStatus, DeploymentUtil.newCondition(dc.clock, DeploymentUtil.PROGRESSING, "True",
+                DeploymentUtil.setCondition(newStatus, DeploymentUtil.newCondition(ctx.clock(), DeploymentUtil.PROGRESSING, "True",
                         DeploymentUtil.NEW_RS_AVAILABLE_REASON, msg));
             } else if (DeploymentUtil.deploymentProgressing(d, newStatus)) {
                 String msg = newRS != null
                         ? String.format("ReplicaSet \"%s\" is progressing.", newRS.getMetadata().getName())
                         : String.format("Deployment \"%s\" is progressing.", name);
-                DeploymentCondition condition = DeploymentUtil.newCondition(dc.clock, DeploymentUtil.PROGRESSING, "True",
+                DeploymentCondition condition = DeploymentUtil.newCondition(ctx.clock(), DeploymentUtil.PROGRESSING, "True",
                         DeploymentUtil.REPLICA_SET_UPDATED_REASON, msg);
                 if (currentCond != null) {
                     if ("True".equals(currentCond.getStatus())) {
@@ -50,11 +53,11 @@ final class Progress {
                     DeploymentUtil.removeCondition(newStatus, DeploymentUtil.PROGRESSING);
                 }
                 DeploymentUtil.setCondition(newStatus, condition);
-            } else if (DeploymentUtil.deploymentTimedOut(d, newStatus, dc.clock)) {
+            } else if (DeploymentUtil.deploymentTimedOut(d, newStatus, ctx.clock())) {
                 String msg = newRS != null
                         ? String.format("ReplicaSet \"%s\" has timed out progressing.", newRS.getMetadata().getName())
                         : String.format("Deployment \"%s\" has timed out progressing.", name);
-                DeploymentUtil.setCondition(newStatus, DeploymentUtil.newCondition(dc.clock, DeploymentUtil.PROGRESSING, "False",
+                DeploymentUtil.setCondition(newStatus, DeploymentUtil.newCondition(ctx.clock(), DeploymentUtil.PROGRESSING, "False",
                         DeploymentUtil.TIMED_OUT_REASON, msg));
             }
         }
@@ -69,7 +72,7 @@ final class Progress {
             return;
         }
         d.setStatus(newStatus);
-        dc.updateStatus(d);
+        ctx.updateStatus(d);
     }
 
     private static List<DeploymentCondition> getReplicaFailures(List<ReplicaSet> allRSs, ReplicaSet newRS) {
@@ -109,12 +112,12 @@ final class Progress {
         }
         Instant deadline = DeploymentUtil.parseTime(currentCond.getLastUpdateTime())
                 .plusSeconds(d.getSpec().getProgressDeadlineSeconds());
-        Duration after = Duration.between(dc.clock.instant(), deadline);
+        Duration after = Duration.between(ctx.clock().instant(), deadline);
         if (after.compareTo(Duration.ofSeconds(1)) < 0) {
-            dc.enqueueRateLimited(d);
+            ctx.enqueueRateLimited().accept(d);
             return Duration.ZERO;
         }
-        dc.enqueueAfter(d, after.plusSeconds(1));
+        ctx.enqueueAfter().accept(d, after.plusSeconds(1));
         return after;
     }
 }

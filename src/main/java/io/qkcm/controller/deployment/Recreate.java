@@ -14,38 +14,40 @@ import io.qkcm.controller.deployment.util.DeploymentUtil;
 /** Upstream recreate.go: scale every old ReplicaSet to zero, wait for their pods to go, then scale up the new one. */
 final class Recreate {
 
-    private final DeploymentController dc;
+    private final Sync sync;
+    private final Progress progress;
 
-    Recreate(DeploymentController dc) {
-        this.dc = dc;
+    Recreate(Sync sync, Progress progress) {
+        this.sync = sync;
+        this.progress = progress;
     }
 
     void rolloutRecreate(Deployment d, List<ReplicaSet> rsList, Map<String, List<Pod>> podMap) throws Exception {
-        Sync.NewAndOld rs = dc.sync.getAllReplicaSetsAndSyncRevision(d, rsList, false);
+        Sync.NewAndOld rs = sync.getAllReplicaSetsAndSyncRevision(d, rsList, false);
         ReplicaSet newRS = rs.newRS();
         List<ReplicaSet> oldRSs = rs.oldRSs();
         List<ReplicaSet> allRSs = rs.all();
         List<ReplicaSet> activeOldRSs = DeploymentUtil.filterActive(oldRSs);
 
         if (scaleDownOldReplicaSetsForRecreate(activeOldRSs, d)) {
-            dc.progress.syncRolloutStatus(allRSs, newRS, d);
+            progress.syncRolloutStatus(allRSs, newRS, d);
             return;
         }
         if (oldPodsRunning(newRS, oldRSs, podMap)) {
-            dc.progress.syncRolloutStatus(allRSs, newRS, d);
+            progress.syncRolloutStatus(allRSs, newRS, d);
             return;
         }
         if (newRS == null) {
-            rs = dc.sync.getAllReplicaSetsAndSyncRevision(d, rsList, true);
+            rs = sync.getAllReplicaSetsAndSyncRevision(d, rsList, true);
             newRS = rs.newRS();
             oldRSs = rs.oldRSs();
             allRSs = rs.all();
         }
-        dc.sync.scaleReplicaSetAndRecordEvent(newRS, replicas(d), d);
-        if (DeploymentUtil.deploymentComplete(d, DeploymentController.status(d))) {
-            dc.sync.cleanupDeployment(oldRSs, d);
+        sync.scaleReplicaSetAndRecordEvent(newRS, replicas(d), d);
+        if (DeploymentUtil.deploymentComplete(d, DeploymentContext.status(d))) {
+            sync.cleanupDeployment(oldRSs, d);
         }
-        dc.progress.syncRolloutStatus(allRSs, newRS, d);
+        progress.syncRolloutStatus(allRSs, newRS, d);
     }
 
     private boolean scaleDownOldReplicaSetsForRecreate(List<ReplicaSet> oldRSs, Deployment d) {
@@ -55,7 +57,7 @@ final class Recreate {
             if (replicas(rs) == 0) {
                 continue;
             }
-            Sync.Scaled s = dc.sync.scaleReplicaSetAndRecordEvent(rs, 0, d);
+            Sync.Scaled s = sync.scaleReplicaSetAndRecordEvent(rs, 0, d);
             if (s.scaled()) {
                 oldRSs.set(i, s.rs());
                 scaled = true;

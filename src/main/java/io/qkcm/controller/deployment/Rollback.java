@@ -15,20 +15,22 @@ import io.qkcm.runtime.events.EventRecorder;
  */
 final class Rollback {
 
-    private final DeploymentController dc;
+    private final DeploymentContext ctx;
+    private final Sync sync;
 
-    Rollback(DeploymentController dc) {
-        this.dc = dc;
+    Rollback(DeploymentContext ctx, Sync sync) {
+        this.ctx = ctx;
+        this.sync = sync;
     }
 
     void rollback(Deployment d, List<ReplicaSet> rsList) throws Exception {
-        Sync.NewAndOld rs = dc.sync.getAllReplicaSetsAndSyncRevision(d, rsList, true);
+        Sync.NewAndOld rs = sync.getAllReplicaSetsAndSyncRevision(d, rsList, true);
         List<ReplicaSet> allRSs = rs.all();
         long revision = getRollbackTo(d);
         if (revision == 0) {
             revision = DeploymentUtil.lastRevision(allRSs);
             if (revision == 0) {
-                dc.events().event(d, EventRecorder.WARNING, DeploymentUtil.ROLLBACK_REVISION_NOT_FOUND,
+                ctx.recorder().event(d, EventRecorder.WARNING, DeploymentUtil.ROLLBACK_REVISION_NOT_FOUND,
                         "Unable to find last revision.");
                 updateDeploymentAndClearRollbackTo(d);
                 return;
@@ -47,13 +49,13 @@ final class Rollback {
             if (v == revision) {
                 boolean performed = rollbackToTemplate(d, r);
                 if (performed) {
-                    dc.events().event(d, EventRecorder.NORMAL, DeploymentUtil.ROLLBACK_DONE,
+                    ctx.recorder().event(d, EventRecorder.NORMAL, DeploymentUtil.ROLLBACK_DONE,
                             String.format("Rolled back deployment \"%s\" to revision %d", d.getMetadata().getName(), revision));
                 }
                 return;
             }
         }
-        dc.events().event(d, EventRecorder.WARNING, DeploymentUtil.ROLLBACK_REVISION_NOT_FOUND,
+        ctx.recorder().event(d, EventRecorder.WARNING, DeploymentUtil.ROLLBACK_REVISION_NOT_FOUND,
                 "Unable to find the revision to rollback to.");
         updateDeploymentAndClearRollbackTo(d);
     }
@@ -65,7 +67,7 @@ final class Rollback {
             DeploymentUtil.setDeploymentAnnotationsTo(d, rs);
             performed = true;
         } else {
-            dc.events().event(d, EventRecorder.WARNING, DeploymentUtil.ROLLBACK_TEMPLATE_UNCHANGED,
+            ctx.recorder().event(d, EventRecorder.WARNING, DeploymentUtil.ROLLBACK_TEMPLATE_UNCHANGED,
                     String.format("The rollback revision contains the same template as current deployment \"%s\"",
                             d.getMetadata().getName()));
         }
@@ -78,7 +80,7 @@ final class Rollback {
         if (a != null) {
             a.remove(DeploymentUtil.DEPRECATED_ROLLBACK_TO);
         }
-        dc.client().apps().deployments().inNamespace(d.getMetadata().getNamespace()).resource(d).update();
+        ctx.client().apps().deployments().inNamespace(d.getMetadata().getNamespace()).resource(d).update();
     }
 
     /** The revision to roll back to, or null without (or with an unparsable) annotation. */

@@ -13,30 +13,32 @@ import io.qkcm.controller.deployment.util.DeploymentUtil;
 /** Upstream rolling.go: the RollingUpdate strategy. */
 final class Rolling {
 
-    private final DeploymentController dc;
+    private final Sync sync;
+    private final Progress progress;
 
-    Rolling(DeploymentController dc) {
-        this.dc = dc;
+    Rolling(Sync sync, Progress progress) {
+        this.sync = sync;
+        this.progress = progress;
     }
 
     void rolloutRolling(Deployment d, List<ReplicaSet> rsList) throws Exception {
-        Sync.NewAndOld rs = dc.sync.getAllReplicaSetsAndSyncRevision(d, rsList, true);
+        Sync.NewAndOld rs = sync.getAllReplicaSetsAndSyncRevision(d, rsList, true);
         ReplicaSet newRS = rs.newRS();
         List<ReplicaSet> oldRSs = rs.oldRSs();
         List<ReplicaSet> allRSs = rs.all();
 
         if (reconcileNewReplicaSet(allRSs, newRS, d)) {
-            dc.progress.syncRolloutStatus(allRSs, newRS, d);
+            progress.syncRolloutStatus(allRSs, newRS, d);
             return;
         }
         if (reconcileOldReplicaSets(allRSs, DeploymentUtil.filterActive(oldRSs), newRS, d)) {
-            dc.progress.syncRolloutStatus(allRSs, newRS, d);
+            progress.syncRolloutStatus(allRSs, newRS, d);
             return;
         }
-        if (DeploymentUtil.deploymentComplete(d, DeploymentController.status(d))) {
-            dc.sync.cleanupDeployment(oldRSs, d);
+        if (DeploymentUtil.deploymentComplete(d, DeploymentContext.status(d))) {
+            sync.cleanupDeployment(oldRSs, d);
         }
-        dc.progress.syncRolloutStatus(allRSs, newRS, d);
+        progress.syncRolloutStatus(allRSs, newRS, d);
     }
 
     boolean reconcileNewReplicaSet(List<ReplicaSet> allRSs, ReplicaSet newRS, Deployment d) {
@@ -44,10 +46,10 @@ final class Rolling {
             return false;
         }
         if (replicas(newRS) > replicas(d)) {
-            return dc.sync.scaleReplicaSetAndRecordEvent(newRS, replicas(d), d).scaled();
+            return sync.scaleReplicaSetAndRecordEvent(newRS, replicas(d), d).scaled();
         }
         int newReplicasCount = DeploymentUtil.newRSNewReplicas(d, allRSs, newRS);
-        return dc.sync.scaleReplicaSetAndRecordEvent(newRS, newReplicasCount, d).scaled();
+        return sync.scaleReplicaSetAndRecordEvent(newRS, newReplicasCount, d).scaled();
     }
 
     boolean reconcileOldReplicaSets(List<ReplicaSet> allRSs, List<ReplicaSet> oldRSs, ReplicaSet newRS, Deployment d) {
@@ -105,7 +107,7 @@ final class Rolling {
                         target.getMetadata().getNamespace(), target.getMetadata().getName(), replicas(target),
                         newReplicasCount));
             }
-            Sync.Scaled s = dc.sync.scaleReplicaSetAndRecordEvent(target, newReplicasCount, d);
+            Sync.Scaled s = sync.scaleReplicaSetAndRecordEvent(target, newReplicasCount, d);
             totalScaledDown += scaledDownCount;
             oldRSs.set(i, s.rs());
         }
@@ -134,7 +136,7 @@ final class Rolling {
             if (newReplicasCount > replicas(target)) {
                 throw new IllegalStateException("when scaling down old RS, got invalid request to scale down");
             }
-            dc.sync.scaleReplicaSetAndRecordEvent(target, newReplicasCount, d);
+            sync.scaleReplicaSetAndRecordEvent(target, newReplicasCount, d);
             totalScaledDown += scaleDownCount;
         }
         return totalScaledDown;

@@ -30,10 +30,10 @@ final class Sync {
     /** validation.DNS1123SubdomainMaxLength. */
     private static final int DNS1123_SUBDOMAIN_MAX_LENGTH = 253;
 
-    private final DeploymentController dc;
+    private final DeploymentContext ctx;
 
-    Sync(DeploymentController dc) {
-        this.dc = dc;
+    Sync(DeploymentContext ctx) {
+        this.ctx = ctx;
     }
 
     /** newRS (may be null) and allOldRSs. */
@@ -71,16 +71,16 @@ final class Sync {
         boolean paused = Boolean.TRUE.equals(d.getSpec().getPaused());
         boolean needsUpdate = false;
         if (paused && !pausedCondExists) {
-            DeploymentUtil.setCondition(DeploymentController.status(d), DeploymentUtil.newCondition(dc.clock, DeploymentUtil.PROGRESSING,
+            DeploymentUtil.setCondition(DeploymentContext.status(d), DeploymentUtil.newCondition(ctx.clock(), DeploymentUtil.PROGRESSING,
                     "Unknown", DeploymentUtil.PAUSED_DEPLOY_REASON, "Deployment is paused"));
             needsUpdate = true;
         } else if (!paused && pausedCondExists) {
-            DeploymentUtil.setCondition(DeploymentController.status(d), DeploymentUtil.newCondition(dc.clock, DeploymentUtil.PROGRESSING,
+            DeploymentUtil.setCondition(DeploymentContext.status(d), DeploymentUtil.newCondition(ctx.clock(), DeploymentUtil.PROGRESSING,
                     "Unknown", DeploymentUtil.RESUMED_DEPLOY_REASON, "Deployment is resumed"));
             needsUpdate = true;
         }
         if (needsUpdate) {
-            dc.updateStatus(d);
+            ctx.updateStatus(d);
         }
     }
 
@@ -105,19 +105,19 @@ final class Sync {
                     d.getSpec().getMinReadySeconds());
             if (annotationsUpdated || minReadySecondsNeedsUpdate) {
                 rsCopy.getSpec().setMinReadySeconds(d.getSpec().getMinReadySeconds());
-                return dc.updateReplicaSet(rsCopy);
+                return ctx.updateReplicaSet(rsCopy);
             }
             boolean needsUpdate = DeploymentUtil.setDeploymentRevision(d,
                     rsCopy.getMetadata().getAnnotations().getOrDefault(DeploymentUtil.REVISION_ANNOTATION, ""));
             DeploymentCondition cond = DeploymentUtil.getCondition(d.getStatus(), DeploymentUtil.PROGRESSING);
             if (DeploymentUtil.hasProgressDeadline(d) && cond == null) {
                 String msg = String.format("Found new replica set \"%s\"", rsCopy.getMetadata().getName());
-                DeploymentUtil.setCondition(DeploymentController.status(d), DeploymentUtil.newCondition(dc.clock,
+                DeploymentUtil.setCondition(DeploymentContext.status(d), DeploymentUtil.newCondition(ctx.clock(),
                         DeploymentUtil.PROGRESSING, "True", DeploymentUtil.FOUND_NEW_RS_REASON, msg));
                 needsUpdate = true;
             }
             if (needsUpdate) {
-                dc.updateStatus(d);
+                ctx.updateStatus(d);
             }
             return rsCopy;
         }
@@ -139,8 +139,8 @@ final class Sync {
         ReplicaSet newRS = new ReplicaSetBuilder()
                 .withMetadata(new ObjectMetaBuilder().withName(generateReplicaSetName(d.getMetadata().getName(), hash))
                         .withNamespace(d.getMetadata().getNamespace())
-                        .withOwnerReferences(ControllerRefManager.newControllerRef(d, DeploymentController.API_VERSION,
-                                DeploymentController.KIND))
+                        .withOwnerReferences(ControllerRefManager.newControllerRef(d, DeploymentContext.API_VERSION,
+                                DeploymentContext.KIND))
                         .withLabels(new java.util.TreeMap<>(labels)).build())
                 .withNewSpec().withReplicas(0).withMinReadySeconds(d.getSpec().getMinReadySeconds())
                 .withSelector(DeploymentUtil.cloneSelectorAndAddLabel(d.getSpec().getSelector(),
@@ -155,11 +155,11 @@ final class Sync {
         boolean alreadyExists = false;
         ReplicaSet createdRS;
         try {
-            createdRS = dc.client().apps().replicaSets().inNamespace(d.getMetadata().getNamespace()).resource(newRS).create();
+            createdRS = ctx.client().apps().replicaSets().inNamespace(d.getMetadata().getNamespace()).resource(newRS).create();
         } catch (RuntimeException err) {
             if (ApiErrors.isAlreadyExists(err)) {
                 alreadyExists = true;
-                ReplicaSet rs = dc.rsInformer.getIndexer().getByKey(
+                ReplicaSet rs = ctx.replicaSets().getIndexer().getByKey(
                         Cache.namespaceKeyFunc(newRS.getMetadata().getNamespace(), newRS.getMetadata().getName()));
                 if (rs == null) {
                     throw new IllegalStateException("replicaset.apps \"" + newRS.getMetadata().getName() + "\" not found");
@@ -170,12 +170,12 @@ final class Sync {
                     createdRS = rs;
                 } else {
                     // a hash collision: bump collisionCount so the next sync computes another name
-                    DeploymentStatus st = DeploymentController.status(d);
+                    DeploymentStatus st = DeploymentContext.status(d);
                     int pre = st.getCollisionCount() == null ? 0 : st.getCollisionCount();
                     st.setCollisionCount(pre + 1);
                     try {
-                        dc.updateStatus(d);
-                        dc.log().debugf("Found a hash collision for deployment %s - bumping collisionCount (%d->%d) to resolve it",
+                        ctx.updateStatus(d);
+                        ctx.log().debugf("Found a hash collision for deployment %s - bumping collisionCount (%d->%d) to resolve it",
                                 d.getMetadata().getName(), pre, pre + 1);
                     } catch (RuntimeException ignored) {
                         // upstream only logs
@@ -188,31 +188,31 @@ final class Sync {
                 String msg = String.format("Failed to create new replica set \"%s\": %s", newRS.getMetadata().getName(),
                         ApiErrors.message(err));
                 if (DeploymentUtil.hasProgressDeadline(d)) {
-                    DeploymentUtil.setCondition(DeploymentController.status(d), DeploymentUtil.newCondition(dc.clock,
+                    DeploymentUtil.setCondition(DeploymentContext.status(d), DeploymentUtil.newCondition(ctx.clock(),
                             DeploymentUtil.PROGRESSING, "False", DeploymentUtil.FAILED_RS_CREATE_REASON, msg));
                     try {
-                        dc.updateStatus(d);
+                        ctx.updateStatus(d);
                     } catch (RuntimeException ignored) {
                         // upstream ignores this error
                     }
                 }
-                dc.events().event(d, EventRecorder.WARNING, DeploymentUtil.FAILED_RS_CREATE_REASON, msg);
+                ctx.recorder().event(d, EventRecorder.WARNING, DeploymentUtil.FAILED_RS_CREATE_REASON, msg);
                 throw err;
             }
         }
         if (!alreadyExists && newReplicasCount > 0) {
-            dc.events().eventf(d, EventRecorder.NORMAL, "ScalingReplicaSet", "Scaled up replica set %s from 0 to %d",
+            ctx.recorder().eventf(d, EventRecorder.NORMAL, "ScalingReplicaSet", "Scaled up replica set %s from 0 to %d",
                     createdRS.getMetadata().getName(), newReplicasCount);
         }
         boolean needsUpdate = DeploymentUtil.setDeploymentRevision(d, newRevision);
         if (!alreadyExists && DeploymentUtil.hasProgressDeadline(d)) {
             String msg = String.format("Created new replica set \"%s\"", createdRS.getMetadata().getName());
-            DeploymentUtil.setCondition(DeploymentController.status(d), DeploymentUtil.newCondition(dc.clock,
+            DeploymentUtil.setCondition(DeploymentContext.status(d), DeploymentUtil.newCondition(ctx.clock(),
                     DeploymentUtil.PROGRESSING, "True", DeploymentUtil.NEW_REPLICA_SET_REASON, msg));
             needsUpdate = true;
         }
         if (needsUpdate) {
-            dc.updateStatus(d);
+            ctx.updateStatus(d);
         }
         return createdRS;
     }
@@ -291,10 +291,10 @@ final class Sync {
             ReplicaSet rsCopy = DeploymentUtil.deepCopy(rs);
             rsCopy.getSpec().setReplicas(newScale);
             DeploymentUtil.setReplicasAnnotations(rsCopy, replicas(d), max);
-            rs = dc.updateReplicaSet(rsCopy);
+            rs = ctx.updateReplicaSet(rsCopy);
             if (sizeNeedsUpdate) {
                 scaled = true;
-                dc.events().eventf(d, EventRecorder.NORMAL, "ScalingReplicaSet", "Scaled %s replica set %s from %d to %d",
+                ctx.recorder().eventf(d, EventRecorder.NORMAL, "ScalingReplicaSet", "Scaled %s replica set %s from %d to %d",
                         oldScale < newScale ? "up" : "down", rs.getMetadata().getName(), oldScale, newScale);
             }
         }
@@ -326,7 +326,7 @@ final class Sync {
                 continue;
             }
             try {
-                dc.client().apps().replicaSets().inNamespace(rs.getMetadata().getNamespace())
+                ctx.client().apps().replicaSets().inNamespace(rs.getMetadata().getNamespace())
                         .withName(rs.getMetadata().getName()).delete();
             } catch (RuntimeException e) {
                 if (!ApiErrors.isNotFound(e)) {
@@ -342,7 +342,7 @@ final class Sync {
             return;
         }
         d.setStatus(newStatus);
-        dc.updateStatus(d);
+        ctx.updateStatus(d);
     }
 
     DeploymentStatus calculateStatus(List<ReplicaSet> allRSs, ReplicaSet newRS, Deployment d) {
@@ -359,7 +359,7 @@ final class Sync {
         status.setAvailableReplicas(available);
         status.setUnavailableReplicas(unavailable);
         status.setCollisionCount(d.getStatus() == null ? null : d.getStatus().getCollisionCount());
-        if (dc.terminatingReplicasGate) {
+        if (ctx.terminatingReplicasGate()) {
             status.setTerminatingReplicas(DeploymentUtil.terminatingReplicaCount(allRSs));
         }
         List<DeploymentCondition> conditions = new ArrayList<>();
@@ -370,10 +370,10 @@ final class Sync {
         }
         status.setConditions(conditions);
         if (available >= replicas(d) - DeploymentUtil.maxUnavailable(d)) {
-            DeploymentUtil.setCondition(status, DeploymentUtil.newCondition(dc.clock, DeploymentUtil.AVAILABLE, "True",
+            DeploymentUtil.setCondition(status, DeploymentUtil.newCondition(ctx.clock(), DeploymentUtil.AVAILABLE, "True",
                     DeploymentUtil.MINIMUM_REPLICAS_AVAILABLE, "Deployment has minimum availability."));
         } else {
-            DeploymentUtil.setCondition(status, DeploymentUtil.newCondition(dc.clock, DeploymentUtil.AVAILABLE, "False",
+            DeploymentUtil.setCondition(status, DeploymentUtil.newCondition(ctx.clock(), DeploymentUtil.AVAILABLE, "False",
                     DeploymentUtil.MINIMUM_REPLICAS_UNAVAILABLE, "Deployment does not have minimum availability."));
         }
         return status;

@@ -1,0 +1,179 @@
+package io.qkcm.controller.daemon;
+
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.Future;
+
+import io.fabric8.kubernetes.api.model.OwnerReference;
+import io.fabric8.kubernetes.api.model.Pod;
+import io.fabric8.kubernetes.api.model.PodTemplateSpec;
+import io.fabric8.kubernetes.api.model.PodTemplateSpecBuilder;
+import io.fabric8.kubernetes.api.model.apps.DaemonSet;
+import io.fabric8.kubernetes.client.KubernetesClientException;
+import io.qkcm.controller.ApiErrors;
+import io.qkcm.controller.ControllerRefManager;
+import io.qkcm.controller.LabelSelectors;
+import io.qkcm.controller.PodIndexes;
+import io.qkcm.controller.PodUtil;
+import io.qkcm.controller.SlowStart;
+import io.qkcm.controller.daemon.util.DaemonSetUtil;
+import io.qkcm.runtime.josdk.KeyReconciler;
+
+/**
+ * A DaemonSet's daemon pods, as both upstream files use them (daemon_controller.go's getDaemonPods,
+ * getNodesToDaemonPods and syncNodes, which update.go calls too): claimed from the shared pod cache, and
+ * created or deleted under the expectations. Held by the controller and by {@link Update}, so that
+ * neither calls the other.
+ */
+final class DaemonPods {
+
+    private final DaemonSetContext ctx;
+
+    DaemonPods(DaemonSetContext ctx) {
+        this.ctx = ctx;
+    }
+
+    /** Upstream's getDaemonPods: the pods the DaemonSet owns, after adopting matching orphans and releasing the rest. */
+    List<Pod> getDaemonPods(DaemonSet ds) throws Exception {
+        LabelSelectors.Selector selector = LabelSelectors.fromLabelSelector(ds.getSpec().getSelector());
+        List<Pod> pods = PodIndexes.filterPodsByOwner(ctx.pods(), ds.getMetadata().getNamespace(), DaemonSetContext.KIND,
+                ds.getMetadata().getName(), ds.getMetadata().getUid(), true);
+        ControllerRefManager<Pod> cm = ControllerRefManager.forPods(ctx.podControl(), ds, selector,
+                DaemonSetContext.API_VERSION, DaemonSetContext.KIND, dsNotDeleted(ds));
+        return cm.claim(pods);
+    }
+
+    /** Upstream's RecheckDeletionTimestamp on an uncached GET of the DaemonSet. */
+    ControllerRefManager.CanAdopt dsNotDeleted(DaemonSet ds) {
+        String namespace = ds.getMetadata().getNamespace();
+        String name = ds.getMetadata().getName();
+        String uid = ds.getMetadata().getUid();
+        return ControllerRefManager.recheckDeletionTimestamp(() -> {
+            DaemonSet fresh = ctx.client().apps().daemonSets().inNamespace(namespace).withName(name).get();
+            if (fresh == null) {
+                throw new KubernetesClientException("daemonsets.apps \"" + name + "\" not found", 404, null);
+            }
+            if (!Objects.equals(fresh.getMetadata().getUid(), uid)) {
+                throw new IllegalStateException("original DaemonSet " + namespace + "/" + name + " is gone: got uid "
+                        + fresh.getMetadata().getUid() + ", wanted " + uid);
+            }
+            return fresh;
+        });
+    }
+
+    /** Upstream's getNodesToDaemonPods: the claimed pods by target node. */
+    Map<String, List<Pod>> getNodesToDaemonPods(DaemonSet ds, boolean includeDeletedTerminal) throws Exception {
+        List<Pod> claimedPods = getDaemonPods(ds);
+        Map<String, List<Pod>> nodeToDaemonPods = new LinkedHashMap<>();
+        for (Pod pod : claimedPods) {
+            if (!includeDeletedTerminal && PodUtil.isTerminal(pod) && pod.getMetadata().getDeletionTimestamp() != null) {
+                continue;
+            }
+            String nodeName;
+            try {
+                nodeName = DaemonSetUtil.getTargetNodeName(pod);
+            } catch (DaemonSetUtil.ParseException e) {
+                ctx.log().debugf("Failed to get target node name of Pod %s in DaemonSet %s", KeyReconciler.key(pod),
+                        KeyReconciler.key(ds));
+                continue;
+            }
+            nodeToDaemonPods.computeIfAbsent(nodeName, k -> new ArrayList<>()).add(pod);
+        }
+        return nodeToDaemonPods;
+    }
+
+    /**
+     * Upstream's syncNodes: expectations first, then the creations in slow-start batches (each pod
+     * bound to its node by a required node affinity) and the deletions in parallel, at most
+     * {@link DaemonSetsController#BURST_REPLICAS} of each.
+     */
+    void syncNodes(DaemonSet ds, List<String> podsToDelete, List<String> nodesNeedingDaemonPods, String hash)
+            throws Exception {
+        String dsKey = KeyReconciler.key(ds);
+        int createDiff = Math.min(nodesNeedingDaemonPods.size(), ctx.burstReplicas());
+        int deleteDiff = Math.min(podsToDelete.size(), ctx.burstReplicas());
+        ctx.expectations().setExpectations(dsKey, createDiff, deleteDiff);
+
+        List<Exception> errors = java.util.Collections.synchronizedList(new ArrayList<>());
+        ctx.log().debugf("Nodes needing daemon pods for daemon set %s: %s, creating %d", dsKey, nodesNeedingDaemonPods,
+                createDiff);
+        Long generation = DaemonSetUtil.templateGenerationOrNull(ds);
+        PodTemplateSpec template = DaemonSetUtil.createPodTemplate(ds.getSpec().getTemplate(), generation, hash);
+        OwnerReference controllerRef = ControllerRefManager.newControllerRef(ds, DaemonSetContext.API_VERSION, DaemonSetContext.KIND);
+        int batchSize = Math.min(createDiff, SlowStart.INITIAL_BATCH_SIZE);
+        for (int pos = 0; createDiff > pos; ) {
+            int errorCount = errors.size();
+            List<Future<?>> futures = new ArrayList<>();
+            for (int i = pos; i < pos + batchSize; i++) {
+                String nodeName = nodesNeedingDaemonPods.get(i);
+                futures.add(ctx.apiCalls().submit(() -> {
+                    PodTemplateSpec podTemplate = new PodTemplateSpecBuilder(template).build();
+                    podTemplate.getSpec().setAffinity(
+                            DaemonSetUtil.replaceDaemonSetPodNodeNameNodeAffinity(podTemplate.getSpec().getAffinity(), nodeName));
+                    try {
+                        ctx.podControl().createPods(ds.getMetadata().getNamespace(), podTemplate, ds, controllerRef);
+                    } catch (RuntimeException e) {
+                        if (ApiErrors.hasStatusCause(e, ApiErrors.NAMESPACE_TERMINATING_CAUSE)) {
+                            return;
+                        }
+                        ctx.log().debugf("Failed creation, decrementing expectations for daemon set %s", dsKey);
+                        ctx.expectations().creationObserved(dsKey);
+                        errors.add(e);
+                        ctx.log().errorf("%s", ApiErrors.message(e));
+                    }
+                }));
+            }
+            waitAll(futures);
+            int skippedPods = createDiff - (batchSize + pos);
+            if (errorCount < errors.size() && skippedPods > 0) {
+                ctx.log().debugf("Slow-start failure. Skipping creation of %d pods, decrementing expectations for daemon set %s",
+                        skippedPods, dsKey);
+                ctx.expectations().lowerExpectations(dsKey, skippedPods, 0);
+                break;
+            }
+            pos += batchSize;
+            batchSize = Math.min(2 * batchSize, createDiff - pos);
+        }
+
+        ctx.log().debugf("Pods to delete for daemon set %s: %s, deleting %d", dsKey, podsToDelete, deleteDiff);
+        List<Future<?>> deletions = new ArrayList<>();
+        for (int i = 0; i < deleteDiff; i++) {
+            String podName = podsToDelete.get(i);
+            deletions.add(ctx.apiCalls().submit(() -> {
+                try {
+                    ctx.podControl().deletePod(ds.getMetadata().getNamespace(), podName, ds);
+                } catch (RuntimeException e) {
+                    ctx.expectations().deletionObserved(dsKey);
+                    if (!ApiErrors.isNotFound(e)) {
+                        ctx.log().debugf("Failed deletion, decremented expectations for daemon set %s", dsKey);
+                        errors.add(e);
+                        ctx.log().errorf("%s", ApiErrors.message(e));
+                    }
+                }
+            }));
+        }
+        waitAll(deletions);
+        if (errors.size() == 1) {
+            throw errors.get(0);
+        }
+        if (!errors.isEmpty()) {
+            List<String> msgs = new ArrayList<>();
+            errors.forEach(e -> msgs.add(ApiErrors.message(e)));
+            throw new DaemonSetContext.DaemonSetSyncException("[" + String.join(", ", msgs) + "]", errors.get(0));
+        }
+    }
+
+    private static void waitAll(List<Future<?>> futures) throws InterruptedException {
+        for (Future<?> f : futures) {
+            try {
+                f.get();
+            } catch (ExecutionException e) {
+                // every task catches its own failures
+            }
+        }
+    }
+}

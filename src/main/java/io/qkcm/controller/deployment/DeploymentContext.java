@@ -1,0 +1,49 @@
+package io.qkcm.controller.deployment;
+
+import java.time.Clock;
+import java.time.Duration;
+import java.util.function.BiConsumer;
+import java.util.function.Consumer;
+
+import org.jboss.logging.Logger;
+
+import io.fabric8.kubernetes.api.model.apps.Deployment;
+import io.fabric8.kubernetes.api.model.apps.DeploymentStatus;
+import io.fabric8.kubernetes.api.model.apps.ReplicaSet;
+import io.fabric8.kubernetes.client.KubernetesClient;
+import io.fabric8.kubernetes.client.informers.SharedIndexInformer;
+import io.qkcm.runtime.events.EventRecorder;
+
+/**
+ * What the rollout concerns ({@link Sync}, {@link Rolling}, {@link Recreate}, {@link Progress},
+ * {@link Rollback}) use of upstream's DeploymentController struct: the client, the ReplicaSet lister, the
+ * event recorder, the clock (upstream's nowFn), the queue's rate-limited and delayed adds, and the
+ * DeploymentReplicaSetTerminatingReplicas gate. Built once by {@link DeploymentController} and passed down,
+ * so that no concern holds the controller. {@code log} is the controller's logger, kept so that the
+ * concerns log under the same category as before.
+ */
+record DeploymentContext(KubernetesClient client, SharedIndexInformer<ReplicaSet> replicaSets, EventRecorder recorder,
+        Clock clock, Consumer<Deployment> enqueueRateLimited, BiConsumer<Deployment, Duration> enqueueAfter,
+        boolean terminatingReplicasGate, Logger log) {
+
+    static final String API_VERSION = "apps/v1";
+    static final String KIND = "Deployment";
+
+    /** d's status, created empty when absent (Go's value field is never nil). */
+    static DeploymentStatus status(Deployment d) {
+        if (d.getStatus() == null) {
+            d.setStatus(new DeploymentStatus());
+        }
+        return d.getStatus();
+    }
+
+    /** UpdateStatus(d); like upstream the returned object is not used by callers that ignore it. */
+    Deployment updateStatus(Deployment d) {
+        return client.apps().deployments().inNamespace(d.getMetadata().getNamespace()).resource(d).updateStatus();
+    }
+
+    /** Update(rs). */
+    ReplicaSet updateReplicaSet(ReplicaSet rs) {
+        return client.apps().replicaSets().inNamespace(rs.getMetadata().getNamespace()).resource(rs).update();
+    }
+}
