@@ -72,7 +72,8 @@ public final class ControllerCatalog {
                         .withClientName("bootstrap-signer").offByDefault(),
                 ControllerDescriptor.of("token-cleaner-controller").withAliases("tokencleaner")
                         .withClientName("token-cleaner").offByDefault(),
-                ControllerDescriptor.of("node-ipam-controller").withAliases("nodeipam").withClientName("node-controller"),
+                ControllerDescriptor.of("node-ipam-controller").withAliases("nodeipam")
+                        .withClientName("node-controller"),
                 NodeLifecycleControllerDescriptor.DESCRIPTOR,
                 ControllerDescriptor.of("service-lb-controller").withAliases("service").requiringCloudProvider(),
                 ControllerDescriptor.of("node-route-controller").withAliases("route").requiringCloudProvider(),

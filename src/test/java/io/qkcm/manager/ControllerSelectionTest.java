@@ -37,7 +37,8 @@ class ControllerSelectionTest {
     /** Upstream's table with none of qkcm's implementations: a descriptor's name, aliases, gates and defaults. */
     private static ControllerDescriptor unimplemented(ControllerDescriptor d) {
         return new ControllerDescriptor(d.name(), d.aliases(), d.clientName(), d.requiredFeatureGates(),
-                d.disabledByDefault(), d.cloudProvider(), Optional.empty(), Optional.empty(), d.requiresSpecialHandling());
+                d.disabledByDefault(), d.cloudProvider(), Optional.empty(), Optional.empty(),
+                d.requiresSpecialHandling());
     }
 
     /** The upstream table with three controllers implemented, one of them off by default. */

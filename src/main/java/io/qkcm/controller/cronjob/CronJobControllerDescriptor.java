@@ -5,12 +5,13 @@ import io.qkcm.runtime.josdk.ControllerContext;
 import io.qkcm.runtime.josdk.ControllerDescriptor;
 
 /**
- * cronjob-controller's descriptor and start function (upstream's {@code newCronJobControllerDescriptor} and its start function in
- * cmd/kube-controller-manager/app/batch.go).
+ * cronjob-controller's descriptor and start function (upstream's {@code newCronJobControllerDescriptor} and its
+ * start function in cmd/kube-controller-manager/app/batch.go).
  */
 public final class CronJobControllerDescriptor {
 
-    public static final ControllerDescriptor DESCRIPTOR = ControllerDescriptor.of(CronJobController.NAME).withAliases("cronjob")
+    public static final ControllerDescriptor DESCRIPTOR = ControllerDescriptor.of(CronJobController.NAME)
+            .withAliases("cronjob")
             .startedBy(CronJobControllerDescriptor::start);
 
     private CronJobControllerDescriptor() {

@@ -5,12 +5,13 @@ import io.qkcm.runtime.josdk.ControllerContext;
 import io.qkcm.runtime.josdk.ControllerDescriptor;
 
 /**
- * deployment-controller's descriptor and start function (upstream's {@code newDeploymentControllerDescriptor} and its start function in
- * cmd/kube-controller-manager/app/apps.go).
+ * deployment-controller's descriptor and start function (upstream's {@code newDeploymentControllerDescriptor} and
+ * its start function in cmd/kube-controller-manager/app/apps.go).
  */
 public final class DeploymentControllerDescriptor {
 
-    public static final ControllerDescriptor DESCRIPTOR = ControllerDescriptor.of(DeploymentController.NAME).withAliases("deployment")
+    public static final ControllerDescriptor DESCRIPTOR = ControllerDescriptor.of(DeploymentController.NAME)
+            .withAliases("deployment")
             .startedBy(DeploymentControllerDescriptor::start);
 
     private DeploymentControllerDescriptor() {

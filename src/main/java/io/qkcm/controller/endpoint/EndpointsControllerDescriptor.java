@@ -5,12 +5,13 @@ import io.qkcm.runtime.josdk.ControllerContext;
 import io.qkcm.runtime.josdk.ControllerDescriptor;
 
 /**
- * endpoints-controller's descriptor and start function (upstream's {@code newEndpointsControllerDescriptor} and its start function in
- * cmd/kube-controller-manager/app/core.go).
+ * endpoints-controller's descriptor and start function (upstream's {@code newEndpointsControllerDescriptor} and its
+ * start function in cmd/kube-controller-manager/app/core.go).
  */
 public final class EndpointsControllerDescriptor {
 
-    public static final ControllerDescriptor DESCRIPTOR = ControllerDescriptor.of(EndpointsController.NAME).withAliases("endpoint")
+    public static final ControllerDescriptor DESCRIPTOR = ControllerDescriptor.of(EndpointsController.NAME)
+            .withAliases("endpoint")
             .withClientName(EndpointsController.CONTROLLER_NAME)
             .startedBy(EndpointsControllerDescriptor::start);
 

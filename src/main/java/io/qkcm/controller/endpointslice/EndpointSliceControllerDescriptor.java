@@ -5,12 +5,14 @@ import io.qkcm.runtime.josdk.ControllerContext;
 import io.qkcm.runtime.josdk.ControllerDescriptor;
 
 /**
- * endpointslice-controller's descriptor and start function (upstream's {@code newEndpointSliceControllerDescriptor} and its start function in
- * cmd/kube-controller-manager/app/discovery.go): --concurrent-service-endpoint-syncs, --endpointslice-updates-batch-period, --max-endpoints-per-slice.
+ * endpointslice-controller's descriptor and start function (upstream's {@code newEndpointSliceControllerDescriptor}
+ * and its start function in cmd/kube-controller-manager/app/discovery.go): --concurrent-service-endpoint-syncs,
+ * --endpointslice-updates-batch-period, --max-endpoints-per-slice.
  */
 public final class EndpointSliceControllerDescriptor {
 
-    public static final ControllerDescriptor DESCRIPTOR = ControllerDescriptor.of(EndpointSliceController.NAME).withAliases("endpointslice")
+    public static final ControllerDescriptor DESCRIPTOR = ControllerDescriptor.of(EndpointSliceController.NAME)
+            .withAliases("endpointslice")
             .startedBy(EndpointSliceControllerDescriptor::start);
 
     private EndpointSliceControllerDescriptor() {

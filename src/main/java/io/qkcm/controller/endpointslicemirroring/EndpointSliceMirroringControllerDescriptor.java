@@ -5,12 +5,14 @@ import io.qkcm.runtime.josdk.ControllerContext;
 import io.qkcm.runtime.josdk.ControllerDescriptor;
 
 /**
- * endpointslice-mirroring-controller's descriptor and start function (upstream's {@code newEndpointSliceMirroringControllerDescriptor} and its start function in
- * cmd/kube-controller-manager/app/discovery.go): the --mirroring-* flags.
+ * endpointslice-mirroring-controller's descriptor and start function (upstream's
+ * {@code newEndpointSliceMirroringControllerDescriptor} and its start function in cmd/kube-controller-
+ * manager/app/discovery.go): the --mirroring-* flags.
  */
 public final class EndpointSliceMirroringControllerDescriptor {
 
-    public static final ControllerDescriptor DESCRIPTOR = ControllerDescriptor.of(EndpointSliceMirroringController.NAME).withAliases("endpointslicemirroring")
+    public static final ControllerDescriptor DESCRIPTOR = ControllerDescriptor.of(EndpointSliceMirroringController.NAME)
+            .withAliases("endpointslicemirroring")
             .withClientName("endpointslicemirroring-controller")
             .startedBy(EndpointSliceMirroringControllerDescriptor::start);
 

@@ -5,12 +5,14 @@ import io.qkcm.runtime.josdk.ControllerContext;
 import io.qkcm.runtime.josdk.ControllerDescriptor;
 
 /**
- * garbage-collector-controller's descriptor and start function (upstream's {@code newGarbageCollectorControllerDescriptor} and its start function in
- * cmd/kube-controller-manager/app/core.go): --enable-garbage-collector and --concurrent-gc-syncs.
+ * garbage-collector-controller's descriptor and start function (upstream's
+ * {@code newGarbageCollectorControllerDescriptor} and its start function in cmd/kube-controller-
+ * manager/app/core.go): --enable-garbage-collector and --concurrent-gc-syncs.
  */
 public final class GarbageCollectorControllerDescriptor {
 
-    public static final ControllerDescriptor DESCRIPTOR = ControllerDescriptor.of(GarbageCollector.NAME).withAliases("garbagecollector")
+    public static final ControllerDescriptor DESCRIPTOR = ControllerDescriptor.of(GarbageCollector.NAME)
+            .withAliases("garbagecollector")
             .withClientName("generic-garbage-collector")
             .startedBy(GarbageCollectorControllerDescriptor::start);
 

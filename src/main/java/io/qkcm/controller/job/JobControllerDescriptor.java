@@ -5,12 +5,13 @@ import io.qkcm.runtime.josdk.ControllerContext;
 import io.qkcm.runtime.josdk.ControllerDescriptor;
 
 /**
- * job-controller's descriptor and start function (upstream's {@code newJobControllerDescriptor} and its start function in
- * cmd/kube-controller-manager/app/batch.go).
+ * job-controller's descriptor and start function (upstream's {@code newJobControllerDescriptor} and its start
+ * function in cmd/kube-controller-manager/app/batch.go).
  */
 public final class JobControllerDescriptor {
 
-    public static final ControllerDescriptor DESCRIPTOR = ControllerDescriptor.of(JobController.NAME).withAliases("job")
+    public static final ControllerDescriptor DESCRIPTOR = ControllerDescriptor.of(JobController.NAME)
+            .withAliases("job")
             .startedBy(JobControllerDescriptor::start);
 
     private JobControllerDescriptor() {

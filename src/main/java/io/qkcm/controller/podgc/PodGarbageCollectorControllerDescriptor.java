@@ -31,7 +31,8 @@ public final class PodGarbageCollectorControllerDescriptor {
 
     static Controller start(ControllerContext context) {
         var options = context.options();
-        Duration period = options.internal(GC_CHECK_PERIOD).map(GoDuration::parse).orElse(PodGCController.GC_CHECK_PERIOD);
+        Duration period = options.internal(GC_CHECK_PERIOD).map(GoDuration::parse)
+                .orElse(PodGCController.GC_CHECK_PERIOD);
         Duration quarantine = options.internal(QUARANTINE_TIME).map(GoDuration::parse)
                 .orElse(PodGCController.QUARANTINE_TIME);
         return context.operate(new PodGCController(context, options.integer("terminated-pod-gc-threshold"), period,

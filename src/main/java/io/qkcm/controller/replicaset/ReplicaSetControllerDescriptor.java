@@ -6,12 +6,13 @@ import io.qkcm.runtime.josdk.ControllerContext;
 import io.qkcm.runtime.josdk.ControllerDescriptor;
 
 /**
- * replicaset-controller's descriptor and start function (upstream's {@code newReplicaSetControllerDescriptor} and its start function in
- * cmd/kube-controller-manager/app/apps.go): its concurrency, --concurrent-replicaset-syncs.
+ * replicaset-controller's descriptor and start function (upstream's {@code newReplicaSetControllerDescriptor} and
+ * its start function in cmd/kube-controller-manager/app/apps.go): its concurrency, --concurrent-replicaset-syncs.
  */
 public final class ReplicaSetControllerDescriptor {
 
-    public static final ControllerDescriptor DESCRIPTOR = ControllerDescriptor.of(ReplicaSetController.NAME).withAliases("replicaset")
+    public static final ControllerDescriptor DESCRIPTOR = ControllerDescriptor.of(ReplicaSetController.NAME)
+            .withAliases("replicaset")
             .startedBy(ReplicaSetControllerDescriptor::start);
 
     private ReplicaSetControllerDescriptor() {

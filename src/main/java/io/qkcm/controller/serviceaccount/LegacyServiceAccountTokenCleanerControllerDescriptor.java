@@ -5,8 +5,9 @@ import io.qkcm.runtime.josdk.ControllerContext;
 import io.qkcm.runtime.josdk.ControllerDescriptor;
 
 /**
- * legacy-serviceaccount-token-cleaner-controller's descriptor and start function (upstream's {@code newLegacyServiceAccountTokenCleanerControllerDescriptor} and its start function in
- * cmd/kube-controller-manager/app/core.go): --legacy-service-account-token-clean-up-period and its sync interval.
+ * legacy-serviceaccount-token-cleaner-controller's descriptor and start function (upstream's
+ * {@code newLegacyServiceAccountTokenCleanerControllerDescriptor} and its start function in cmd/kube-controller-
+ * manager/app/core.go): --legacy-service-account-token-clean-up-period and its sync interval.
  */
 public final class LegacyServiceAccountTokenCleanerControllerDescriptor {
 

@@ -5,12 +5,13 @@ import io.qkcm.runtime.josdk.ControllerContext;
 import io.qkcm.runtime.josdk.ControllerDescriptor;
 
 /**
- * statefulset-controller's descriptor and start function (upstream's {@code newStatefulSetControllerDescriptor} and its start function in
- * cmd/kube-controller-manager/app/apps.go).
+ * statefulset-controller's descriptor and start function (upstream's {@code newStatefulSetControllerDescriptor} and
+ * its start function in cmd/kube-controller-manager/app/apps.go).
  */
 public final class StatefulSetControllerDescriptor {
 
-    public static final ControllerDescriptor DESCRIPTOR = ControllerDescriptor.of(StatefulSetController.NAME).withAliases("statefulset")
+    public static final ControllerDescriptor DESCRIPTOR = ControllerDescriptor.of(StatefulSetController.NAME)
+            .withAliases("statefulset")
             .startedBy(StatefulSetControllerDescriptor::start);
 
     private StatefulSetControllerDescriptor() {

@@ -5,12 +5,14 @@ import io.qkcm.runtime.josdk.ControllerContext;
 import io.qkcm.runtime.josdk.ControllerDescriptor;
 
 /**
- * ttl-after-finished-controller's descriptor and start function (upstream's {@code newTTLAfterFinishedControllerDescriptor} and its start function in
- * cmd/kube-controller-manager/app/core.go).
+ * ttl-after-finished-controller's descriptor and start function (upstream's
+ * {@code newTTLAfterFinishedControllerDescriptor} and its start function in cmd/kube-controller-
+ * manager/app/core.go).
  */
 public final class TTLAfterFinishedControllerDescriptor {
 
-    public static final ControllerDescriptor DESCRIPTOR = ControllerDescriptor.of(TTLAfterFinishedController.NAME).withAliases("ttl-after-finished")
+    public static final ControllerDescriptor DESCRIPTOR = ControllerDescriptor.of(TTLAfterFinishedController.NAME)
+            .withAliases("ttl-after-finished")
             .startedBy(TTLAfterFinishedControllerDescriptor::start);
 
     private TTLAfterFinishedControllerDescriptor() {

@@ -8,12 +8,14 @@ import io.qkcm.runtime.josdk.ControllerContext;
 import io.qkcm.runtime.josdk.ControllerDescriptor;
 
 /**
- * root-ca-certificate-publisher-controller's descriptor and start function (upstream's {@code newRootCACertificatePublisherControllerDescriptor} and its start function in
- * cmd/kube-controller-manager/app/certificates.go).
+ * root-ca-certificate-publisher-controller's descriptor and start function (upstream's
+ * {@code newRootCACertificatePublisherControllerDescriptor} and its start function in cmd/kube-controller-
+ * manager/app/certificates.go).
  */
 public final class RootCACertificatePublisherControllerDescriptor {
 
-    public static final ControllerDescriptor DESCRIPTOR = ControllerDescriptor.of(RootCACertPublisher.NAME).withAliases("root-ca-cert-publisher")
+    public static final ControllerDescriptor DESCRIPTOR = ControllerDescriptor.of(RootCACertPublisher.NAME)
+            .withAliases("root-ca-cert-publisher")
             .withClientName("root-ca-cert-publisher")
             .startedBy(RootCACertificatePublisherControllerDescriptor::start);
 
