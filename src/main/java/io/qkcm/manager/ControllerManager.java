@@ -9,7 +9,6 @@ import io.qkcm.runtime.options.Flags;
 
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
