@@ -7,170 +7,164 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 
+import io.qkcm.controller.certificates.rootcacertpublisher.RootCACertificatePublisherControllerDescriptor;
+import io.qkcm.controller.cronjob.CronJobControllerDescriptor;
+import io.qkcm.controller.daemon.DaemonSetControllerDescriptor;
+import io.qkcm.controller.deployment.DeploymentControllerDescriptor;
+import io.qkcm.controller.endpoint.EndpointsControllerDescriptor;
+import io.qkcm.controller.endpointslice.EndpointSliceControllerDescriptor;
+import io.qkcm.controller.endpointslicemirroring.EndpointSliceMirroringControllerDescriptor;
+import io.qkcm.controller.garbagecollector.GarbageCollectorControllerDescriptor;
+import io.qkcm.controller.job.JobControllerDescriptor;
+import io.qkcm.controller.namespace.NamespaceControllerDescriptor;
+import io.qkcm.controller.nodelifecycle.NodeLifecycleControllerDescriptor;
+import io.qkcm.controller.podgc.PodGarbageCollectorControllerDescriptor;
+import io.qkcm.controller.replicaset.ReplicaSetControllerDescriptor;
+import io.qkcm.controller.replicaset.ReplicationControllerDescriptor;
+import io.qkcm.controller.serviceaccount.LegacyServiceAccountTokenCleanerControllerDescriptor;
+import io.qkcm.controller.serviceaccount.ServiceAccountControllerDescriptor;
+import io.qkcm.controller.serviceaccount.ServiceAccountTokenControllerDescriptor;
+import io.qkcm.controller.statefulset.StatefulSetControllerDescriptor;
+import io.qkcm.controller.ttlafterfinished.TTLAfterFinishedControllerDescriptor;
+import io.qkcm.runtime.josdk.ControllerDescriptor;
+
 /**
- * Upstream's controller table (cmd/kube-controller-manager NewControllerDescriptors, v1.34), in
- * upstream's registration order. Implemented controllers are attached with {@link #implement}.
+ * Upstream's controller table (cmd/kube-controller-manager NewControllerDescriptors, v1.34) in upstream's
+ * registration order: a controller qkcm implements is its own package's {@code DESCRIPTOR}; one it does not yet
+ * is described here, with upstream's aliases, client name, gates and defaults, and is reported at startup.
+ * Adding a controller replaces its line here with its package's descriptor.
  */
 public final class ControllerCatalog {
 
-    /**
-     * The client (ServiceAccount and user-agent) name each controller uses upstream where it differs
-     * from the controller name (cmd/kube-controller-manager start functions, ClientOrDie(...)).
-     */
-    private static final Map<String, String> CLIENT_NAMES = Map.ofEntries(
-            Map.entry("serviceaccount-token-controller", "tokens-controller"),
-            Map.entry("daemonset-controller", "daemon-set-controller"),
-            Map.entry("service-cidr-controller", "service-cidrs-controller"),
-            Map.entry("bootstrap-signer-controller", "bootstrap-signer"),
-            Map.entry("token-cleaner-controller", "token-cleaner"),
-            Map.entry("horizontal-pod-autoscaler-controller", "horizontal-pod-autoscaler"),
-            Map.entry("certificatesigningrequest-signing-controller", "certificate-controller"),
-            Map.entry("certificatesigningrequest-approving-controller", "certificate-controller"),
-            Map.entry("certificatesigningrequest-cleaner-controller", "certificate-controller"),
-            Map.entry("podcertificaterequest-cleaner-controller", "podcertificaterequestcleaner"),
-            Map.entry("root-ca-certificate-publisher-controller", "root-ca-cert-publisher"),
-            Map.entry("node-ipam-controller", "node-controller"),
-            Map.entry("node-lifecycle-controller", "node-controller"),
-            Map.entry("taint-eviction-controller", "node-controller"),
-            Map.entry("persistentvolume-binder-controller", "persistent-volume-binder"),
-            Map.entry("persistentvolume-attach-detach-controller", "attachdetach-controller"),
-            Map.entry("persistentvolume-expander-controller", "expand-controller"),
-            Map.entry("resourceclaim-controller", "resource-claim-controller"),
-            Map.entry("endpoints-controller", "endpoint-controller"),
-            Map.entry("endpointslice-mirroring-controller", "endpointslicemirroring-controller"),
-            Map.entry("replicationcontroller-controller", "replication-controller"),
-            Map.entry("pod-garbage-collector-controller", "pod-garbage-collector"),
-            Map.entry("serviceaccount-controller", "service-account-controller"),
-            Map.entry("garbage-collector-controller", "generic-garbage-collector"),
-            Map.entry("legacy-serviceaccount-token-cleaner-controller", "legacy-service-account-token-cleaner"),
-            Map.entry("storageversion-garbage-collector-controller", "storage-version-garbage-collector"));
+    /** Every upstream controller, in upstream's order. */
+    public static List<ControllerDescriptor> descriptors() {
+        return List.of(
+                // serviceaccount-token-controller is "special" upstream: started before all others.
+                ServiceAccountTokenControllerDescriptor.DESCRIPTOR,
+                EndpointsControllerDescriptor.DESCRIPTOR,
+                EndpointSliceControllerDescriptor.DESCRIPTOR,
+                EndpointSliceMirroringControllerDescriptor.DESCRIPTOR,
+                ReplicationControllerDescriptor.DESCRIPTOR,
+                PodGarbageCollectorControllerDescriptor.DESCRIPTOR,
+                ControllerDescriptor.of("resourcequota-controller").withAliases("resourcequota"),
+                NamespaceControllerDescriptor.DESCRIPTOR,
+                ServiceAccountControllerDescriptor.DESCRIPTOR,
+                GarbageCollectorControllerDescriptor.DESCRIPTOR,
+                DaemonSetControllerDescriptor.DESCRIPTOR,
+                JobControllerDescriptor.DESCRIPTOR,
+                DeploymentControllerDescriptor.DESCRIPTOR,
+                ReplicaSetControllerDescriptor.DESCRIPTOR,
+                ControllerDescriptor.of("horizontal-pod-autoscaler-controller").withAliases("horizontalpodautoscaling")
+                        .withClientName("horizontal-pod-autoscaler"),
+                ControllerDescriptor.of("disruption-controller").withAliases("disruption"),
+                StatefulSetControllerDescriptor.DESCRIPTOR,
+                CronJobControllerDescriptor.DESCRIPTOR,
+                ControllerDescriptor.of("certificatesigningrequest-signing-controller").withAliases("csrsigning")
+                        .withClientName("certificate-controller"),
+                ControllerDescriptor.of("certificatesigningrequest-approving-controller").withAliases("csrapproving")
+                        .withClientName("certificate-controller"),
+                ControllerDescriptor.of("certificatesigningrequest-cleaner-controller").withAliases("csrcleaner")
+                        .withClientName("certificate-controller"),
+                ControllerDescriptor.of("podcertificaterequest-cleaner-controller")
+                        .withClientName("podcertificaterequestcleaner").requiringFeatureGates("PodCertificateRequest"),
+                ControllerDescriptor.of("ttl-controller").withAliases("ttl"),
+                ControllerDescriptor.of("bootstrap-signer-controller").withAliases("bootstrapsigner")
+                        .withClientName("bootstrap-signer").offByDefault(),
+                ControllerDescriptor.of("token-cleaner-controller").withAliases("tokencleaner")
+                        .withClientName("token-cleaner").offByDefault(),
+                ControllerDescriptor.of("node-ipam-controller").withAliases("nodeipam")
+                        .withClientName("node-controller"),
+                NodeLifecycleControllerDescriptor.DESCRIPTOR,
+                ControllerDescriptor.of("service-lb-controller").withAliases("service").requiringCloudProvider(),
+                ControllerDescriptor.of("node-route-controller").withAliases("route").requiringCloudProvider(),
+                ControllerDescriptor.of("cloud-node-lifecycle-controller").withAliases("cloud-node-lifecycle")
+                        .requiringCloudProvider(),
+                ControllerDescriptor.of("persistentvolume-binder-controller").withAliases("persistentvolume-binder")
+                        .withClientName("persistent-volume-binder"),
+                ControllerDescriptor.of("persistentvolume-attach-detach-controller").withAliases("attachdetach")
+                        .withClientName("attachdetach-controller"),
+                ControllerDescriptor.of("persistentvolume-expander-controller").withAliases("persistentvolume-expander")
+                        .withClientName("expand-controller"),
+                ControllerDescriptor.of("clusterrole-aggregation-controller").withAliases("clusterrole-aggregation"),
+                ControllerDescriptor.of("persistentvolumeclaim-protection-controller").withAliases("pvc-protection"),
+                ControllerDescriptor.of("persistentvolume-protection-controller").withAliases("pv-protection"),
+                ControllerDescriptor.of("volumeattributesclass-protection-controller")
+                        .requiringFeatureGates("VolumeAttributesClass"),
+                TTLAfterFinishedControllerDescriptor.DESCRIPTOR,
+                RootCACertificatePublisherControllerDescriptor.DESCRIPTOR,
+                ControllerDescriptor.of("kube-apiserver-serving-clustertrustbundle-publisher-controller")
+                        .requiringFeatureGates("ClusterTrustBundle"),
+                ControllerDescriptor.of("ephemeral-volume-controller").withAliases("ephemeral-volume"),
+                ControllerDescriptor.of("storageversion-garbage-collector-controller").withAliases("storage-version-gc")
+                        .withClientName("storage-version-garbage-collector")
+                        .requiringFeatureGates("APIServerIdentity", "StorageVersionAPI"),
+                ControllerDescriptor.of("resourceclaim-controller").withAliases("resource-claim-controller")
+                        .withClientName("resource-claim-controller").requiringFeatureGates("DynamicResourceAllocation"),
+                ControllerDescriptor.of("device-taint-eviction-controller")
+                        .requiringFeatureGates("DynamicResourceAllocation", "DRADeviceTaints"),
+                LegacyServiceAccountTokenCleanerControllerDescriptor.DESCRIPTOR,
+                ControllerDescriptor.of("validatingadmissionpolicy-status-controller"),
+                ControllerDescriptor.of("taint-eviction-controller").withClientName("node-controller")
+                        .requiringFeatureGates("SeparateTaintEvictionController"),
+                ControllerDescriptor.of("service-cidr-controller").withClientName("service-cidrs-controller")
+                        .requiringFeatureGates("MultiCIDRServiceAllocator"),
+                ControllerDescriptor.of("storage-version-migrator-controller").withAliases("svm")
+                        .requiringFeatureGates("StorageVersionMigrator"),
+                ControllerDescriptor.of("selinux-warning-controller").offByDefault()
+                        .requiringFeatureGates("SELinuxChangePolicy"));
+    }
 
-    private final Map<String, KnownController> byName = new LinkedHashMap<>();
+    private final Map<String, ControllerDescriptor> byName = new LinkedHashMap<>();
     private final Map<String, String> aliasToName = new LinkedHashMap<>();
 
-    private ControllerCatalog() {
-    }
-
-    /** The upstream table with nothing implemented; {@link Controllers} fills in qkcm's controllers. */
-    public static ControllerCatalog upstream() {
-        ControllerCatalog c = new ControllerCatalog();
-        // serviceaccount-token-controller is "special" upstream: started before all others.
-        c.add("serviceaccount-token-controller", "serviceaccount-token");
-        c.add("endpoints-controller", "endpoint");
-        c.add("endpointslice-controller", "endpointslice");
-        c.add("endpointslice-mirroring-controller", "endpointslicemirroring");
-        c.add("replicationcontroller-controller", "replicationcontroller");
-        c.add("pod-garbage-collector-controller", "podgc");
-        c.add("resourcequota-controller", "resourcequota");
-        c.add("namespace-controller", "namespace");
-        c.add("serviceaccount-controller", "serviceaccount");
-        c.add("garbage-collector-controller", "garbagecollector");
-        c.add("daemonset-controller", "daemonset");
-        c.add("job-controller", "job");
-        c.add("deployment-controller", "deployment");
-        c.add("replicaset-controller", "replicaset");
-        c.add("horizontal-pod-autoscaler-controller", "horizontalpodautoscaling");
-        c.add("disruption-controller", "disruption");
-        c.add("statefulset-controller", "statefulset");
-        c.add("cronjob-controller", "cronjob");
-        c.add("certificatesigningrequest-signing-controller", "csrsigning");
-        c.add("certificatesigningrequest-approving-controller", "csrapproving");
-        c.add("certificatesigningrequest-cleaner-controller", "csrcleaner");
-        c.gated("podcertificaterequest-cleaner-controller", null, "PodCertificateRequest");
-        c.add("ttl-controller", "ttl");
-        c.off("bootstrap-signer-controller", "bootstrapsigner");
-        c.off("token-cleaner-controller", "tokencleaner");
-        c.add("node-ipam-controller", "nodeipam");
-        c.add("node-lifecycle-controller", "nodelifecycle");
-        c.cloud("service-lb-controller", "service");
-        c.cloud("node-route-controller", "route");
-        c.cloud("cloud-node-lifecycle-controller", "cloud-node-lifecycle");
-        c.add("persistentvolume-binder-controller", "persistentvolume-binder");
-        c.add("persistentvolume-attach-detach-controller", "attachdetach");
-        c.add("persistentvolume-expander-controller", "persistentvolume-expander");
-        c.add("clusterrole-aggregation-controller", "clusterrole-aggregation");
-        c.add("persistentvolumeclaim-protection-controller", "pvc-protection");
-        c.add("persistentvolume-protection-controller", "pv-protection");
-        c.gated("volumeattributesclass-protection-controller", null, "VolumeAttributesClass");
-        c.add("ttl-after-finished-controller", "ttl-after-finished");
-        c.add("root-ca-certificate-publisher-controller", "root-ca-cert-publisher");
-        c.gated("kube-apiserver-serving-clustertrustbundle-publisher-controller", null, "ClusterTrustBundle");
-        c.add("ephemeral-volume-controller", "ephemeral-volume");
-        c.gated("storageversion-garbage-collector-controller", "storage-version-gc", "APIServerIdentity", "StorageVersionAPI");
-        c.gated("resourceclaim-controller", "resource-claim-controller", "DynamicResourceAllocation");
-        c.gated("device-taint-eviction-controller", null, "DynamicResourceAllocation", "DRADeviceTaints");
-        c.add("legacy-serviceaccount-token-cleaner-controller", "legacy-service-account-token-cleaner");
-        c.add("validatingadmissionpolicy-status-controller", null);
-        c.gated("taint-eviction-controller", null, "SeparateTaintEvictionController");
-        c.gated("service-cidr-controller", null, "MultiCIDRServiceAllocator");
-        c.gated("storage-version-migrator-controller", "svm", "StorageVersionMigrator");
-        c.register(new KnownController("selinux-warning-controller", List.of(), true,
-                List.of("SELinuxChangePolicy"), false, Optional.empty(), Optional.empty()));
-        return c;
-    }
-
-    private void add(String name, String alias) {
-        register(new KnownController(name, alias == null ? List.of() : List.of(alias), false, List.of(), false,
-                Optional.empty(), Optional.empty()));
-    }
-
-    private void off(String name, String alias) {
-        register(new KnownController(name, List.of(alias), true, List.of(), false, Optional.empty(), Optional.empty()));
-    }
-
-    private void cloud(String name, String alias) {
-        register(new KnownController(name, List.of(alias), false, List.of(), true, Optional.empty(), Optional.empty()));
-    }
-
-    private void gated(String name, String alias, String... gates) {
-        register(new KnownController(name, alias == null ? List.of() : List.of(alias), false, List.of(gates),
-                false, Optional.empty(), Optional.empty()));
-    }
-
-    private void register(KnownController controller) {
-        byName.put(controller.name(), controller);
-        for (String alias : controller.aliases()) {
-            aliasToName.put(alias, controller.name());
+    private ControllerCatalog(List<ControllerDescriptor> descriptors) {
+        for (ControllerDescriptor d : descriptors) {
+            if (byName.putIfAbsent(d.name(), d) != null) {
+                // upstream panics on the same name registered twice
+                throw new IllegalArgumentException("controller name " + d.name() + " was registered twice");
+            }
+            for (String alias : d.aliases()) {
+                aliasToName.put(alias, d.name());
+            }
         }
     }
 
-    /** Attaches qkcm's implementation to an upstream controller name. */
-    public ControllerCatalog implement(String name, KnownController.Initializer init) {
-        return attach(name, init, Optional.empty());
+    /** Upstream's table with qkcm's implementations. */
+    public static ControllerCatalog upstream() {
+        return new ControllerCatalog(descriptors());
     }
 
-    /** A controller qkcm implements only in part; {@code missing} says what upstream does that it does not. */
-    public ControllerCatalog implementPartially(String name, KnownController.Initializer init, String missing) {
-        return attach(name, init, Optional.of(missing));
+    /** A catalog of exactly these descriptors, in this order. */
+    public static ControllerCatalog of(List<ControllerDescriptor> descriptors) {
+        return new ControllerCatalog(descriptors);
     }
 
-    private ControllerCatalog attach(String name, KnownController.Initializer init, Optional<String> partial) {
-        KnownController known = byName.get(name);
+    /**
+     * Builds an upstream controller with {@code starter} instead (a {@link ControllerImplementation}: test
+     * probes run under an upstream name); its name, client, gates and defaults stay upstream's.
+     */
+    public ControllerCatalog implement(String name, ControllerDescriptor.Starter starter) {
+        ControllerDescriptor known = byName.get(name);
         if (known == null) {
             throw new IllegalArgumentException("not an upstream controller: " + name);
         }
-        byName.put(name, new KnownController(known.name(), known.aliases(), known.disabledByDefault(),
-                known.requiredFeatureGates(), known.cloudProvider(), Optional.of(init), partial));
+        byName.put(name, known.startedBy(starter));
         return this;
     }
 
     /** The partially implemented controllers and what each lacks. */
     public Map<String, String> partial() {
         Map<String, String> out = new LinkedHashMap<>();
-        byName.values().forEach(k -> k.partial().ifPresent(p -> out.put(k.name(), p)));
+        byName.values().forEach(d -> d.partial().ifPresent(p -> out.put(d.name(), p)));
         return out;
     }
 
-    /** Upstream's client name for a controller: its ServiceAccount and user-agent suffix. */
-    public static String clientName(String controller) {
-        return CLIENT_NAMES.getOrDefault(controller, controller);
-    }
-
-    public List<KnownController> all() {
+    /** In upstream's order. */
+    public List<ControllerDescriptor> all() {
         return List.copyOf(byName.values());
     }
 
-    public Optional<KnownController> byName(String name) {
+    public Optional<ControllerDescriptor> byName(String name) {
         return Optional.ofNullable(byName.get(name));
     }
 
@@ -182,6 +176,7 @@ public final class ControllerCatalog {
         return Optional.ofNullable(aliasToName.get(nameOrAlias));
     }
 
+    /** Sorted, as upstream's --controllers help and error list them. */
     public List<String> names() {
         List<String> names = new ArrayList<>(byName.keySet());
         Collections.sort(names);
@@ -189,7 +184,7 @@ public final class ControllerCatalog {
     }
 
     public List<String> disabledByDefault() {
-        return byName.values().stream().filter(KnownController::disabledByDefault).map(KnownController::name)
+        return byName.values().stream().filter(ControllerDescriptor::disabledByDefault).map(ControllerDescriptor::name)
                 .sorted().toList();
     }
 }

@@ -5,7 +5,7 @@ import io.qkcm.runtime.josdk.ControllerContext;
 
 /**
  * A controller implementation contributed as a CDI bean, attached to the upstream name it
- * implements on top of {@link ManagedControllers#catalog()} (tests use this to run probe controllers
+ * implements on top of {@link ControllerCatalog#upstream()} (tests use this to run probe controllers
  * under an upstream name). Selection, leader election and metrics treat it like any other.
  */
 public interface ControllerImplementation {

@@ -9,7 +9,6 @@ import io.qkcm.runtime.options.Flags;
 
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -31,6 +30,7 @@ import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.qkcm.runtime.josdk.Controller;
 import io.qkcm.runtime.josdk.ControllerContext;
+import io.qkcm.runtime.josdk.ControllerDescriptor;
 import io.qkcm.runtime.workqueue.WorkqueueMetrics;
 import io.qkcm.runtime.events.EventBroadcaster;
 import io.qkcm.manager.serving.SecureServing;
@@ -120,7 +120,7 @@ public class ControllerManager {
         if (invalid.isPresent()) {
             throw new IllegalArgumentException(invalid.get());
         }
-        ControllerCatalog catalog = ManagedControllers.catalog();
+        ControllerCatalog catalog = ControllerCatalog.upstream();
         for (ControllerImplementation impl : implementations) {
             catalog.implement(impl.name(), impl::create);
         }
@@ -141,7 +141,7 @@ public class ControllerManager {
             LOG.warnf("controllers enabled but not implemented by qkcm, NOT running: %s",
                     String.join(", ", selection.notImplemented()));
         }
-        selection.running().stream().filter(KnownController::isPartial).forEach(k -> LOG.warnf(
+        selection.running().stream().filter(ControllerDescriptor::isPartial).forEach(k -> LOG.warnf(
                 "controller %s is implemented only in part by qkcm: %s", k.name(), k.partial().orElseThrow()));
         selection.skipped().forEach(s -> LOG.infof("skipping %s: %s", s.name(), s.reason()));
 
@@ -166,18 +166,18 @@ public class ControllerManager {
         });
         Operators operators = new Operators(josdk, new WorkqueueMetrics(registry),
                 options.duration("shutdown-grace-period"));
-        for (KnownController k : selection.running()) {
+        for (ControllerDescriptor k : selection.running()) {
             // As upstream, a controller's events go through its own client, so they share its QPS budget.
-            // serviceaccount-token-controller mints the tokens the others authenticate with: as upstream, it
-            // always uses the manager's own credentials (rootClientBuilder), never a ServiceAccount's.
-            String clientName = ControllerCatalog.clientName(k.name());
-            var client = k.name().equals("serviceaccount-token-controller") ? clients.forComponent(clientName)
-                    : clients.forController(clientName);
+            // A controller that requires special handling (serviceaccount-token-controller, which mints the
+            // tokens the others authenticate with) uses the manager's own credentials, as upstream's
+            // rootClientBuilder, never a ServiceAccount's.
+            var client = k.requiresSpecialHandling() ? clients.forComponent(k.clientName())
+                    : clients.forController(k.clientName());
             EventBroadcaster broadcaster = new EventBroadcaster(client);
             controllerEvents.add(broadcaster);
             ControllerContext context = new ControllerContext(k.name(), client, informers,
                     broadcaster.recorder(k.name()), options, delayer, broadcaster::recorder, operators);
-            Controller c = k.init().orElseThrow().create(context);
+            Controller c = k.start().orElseThrow().start(context);
             if (c == null) {
                 // upstream's "started=false": the controller disabled itself (it logged why)
                 LOG.infof("Skipping %s: disabled by its configuration", k.name());

@@ -1,5 +1,6 @@
 package io.qkcm.manager;
 
+import io.qkcm.runtime.josdk.ControllerDescriptor;
 import io.qkcm.runtime.options.FeatureGates;
 
 import java.util.ArrayList;
@@ -18,7 +19,7 @@ public final class ControllerSelection {
     public record Skipped(String name, String reason) {
     }
 
-    private final List<KnownController> running = new ArrayList<>();
+    private final List<ControllerDescriptor> running = new ArrayList<>();
     private final List<String> notImplemented = new ArrayList<>();
     private final List<Skipped> skipped = new ArrayList<>();
 
@@ -54,7 +55,7 @@ public final class ControllerSelection {
             canonical.add(negated ? "-" + c : c);
         }
         ControllerSelection s = new ControllerSelection();
-        for (KnownController k : catalog.all()) {
+        for (ControllerDescriptor k : catalog.all()) {
             if (!enabled(k, canonical)) {
                 continue;
             }
@@ -77,7 +78,7 @@ public final class ControllerSelection {
     }
 
     /** Upstream's IsControllerEnabled. */
-    static boolean enabled(KnownController k, List<String> controllers) {
+    static boolean enabled(ControllerDescriptor k, List<String> controllers) {
         boolean star = false;
         for (String c : controllers) {
             if (c.equals(k.name())) {
@@ -94,7 +95,7 @@ public final class ControllerSelection {
     }
 
     /** Enabled and implemented, in upstream's start order. */
-    public List<KnownController> running() {
+    public List<ControllerDescriptor> running() {
         return List.copyOf(running);
     }
 

@@ -21,6 +21,7 @@ import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.qkcm.runtime.josdk.Controller;
+import io.qkcm.runtime.josdk.ControllerDescriptor;
 import io.qkcm.devui.runtime.QkcmDevUiState;
 import io.qkcm.runtime.josdk.OperatorController;
 import io.quarkus.runtime.LaunchMode;
@@ -97,7 +98,7 @@ public class DevConsole implements QkcmDevUiState {
         JsonArray controllers = new JsonArray();
         TreeSet<String> claimed = new TreeSet<>();
         for (Controller c : manager.controllers()) {
-            KnownController known = manager.selection().running().stream().filter(k -> k.name().equals(c.name()))
+            ControllerDescriptor known = manager.selection().running().stream().filter(k -> k.name().equals(c.name()))
                     .findFirst().orElse(null);
             boolean started = manager.started(c.name());
             boolean healthy = c.healthy();

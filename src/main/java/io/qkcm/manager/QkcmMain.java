@@ -2,6 +2,7 @@ package io.qkcm.manager;
 
 import io.qkcm.runtime.Version;
 
+import io.qkcm.runtime.josdk.ControllerDescriptor;
 import io.qkcm.runtime.options.Flag;
 import io.qkcm.runtime.options.Flags;
 
@@ -86,10 +87,10 @@ public class QkcmMain implements QuarkusApplication {
             System.err.println("Error: " + e.getMessage() + " (see qkcm --help)");
             return 1;
         }
-        ControllerCatalog catalog = ManagedControllers.catalog();
+        ControllerCatalog catalog = ControllerCatalog.upstream();
         if (result.help()) {
-            List<String> implemented = catalog.all().stream().filter(KnownController::implemented)
-                    .map(KnownController::name).toList();
+            List<String> implemented = catalog.all().stream().filter(ControllerDescriptor::implemented)
+                    .map(ControllerDescriptor::name).toList();
             System.out.print(flags.help(catalog.names(), catalog.disabledByDefault(), implemented, catalog.partial()));
             return 0;
         }

@@ -27,9 +27,9 @@ import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.api.model.Probe;
 import io.fabric8.kubernetes.api.model.VolumeMount;
 import io.fabric8.kubernetes.client.utils.Serialization;
+import io.qkcm.manager.ControllerCatalog;
 import io.qkcm.manager.ControllerSelection;
 import io.qkcm.manager.FlagParser;
-import io.qkcm.manager.ManagedControllers;
 import io.qkcm.runtime.options.Flags;
 
 /**
@@ -150,7 +150,7 @@ class ImageFilesConsistencyTest {
         // qkcm accepts the command line as it is
         FlagParser.Result parsed = new FlagParser(Flags.upstream()).parse(command.subList(1, command.size()));
         assertThat(parsed.values()).hasSize(KUBEADM_FLAGS.size());
-        assertThat(ControllerSelection.validate(ManagedControllers.catalog(),
+        assertThat(ControllerSelection.validate(ControllerCatalog.upstream(),
                 List.of(flags.get("controllers").split(",")))).isEmpty();
     }
 

@@ -7,10 +7,12 @@ import static org.assertj.core.api.Assertions.assertThat;
 import java.time.Duration;
 import java.util.Arrays;
 import java.util.List;
+import java.util.Optional;
 
 import org.junit.jupiter.api.Test;
 
 import io.qkcm.runtime.josdk.Controller;
+import io.qkcm.runtime.josdk.ControllerDescriptor;
 
 /** {@code --controllers} with upstream's semantics, on upstream's controller table. */
 class ControllerSelectionTest {
@@ -32,9 +34,17 @@ class ControllerSelectionTest {
         };
     }
 
+    /** Upstream's table with none of qkcm's implementations: a descriptor's name, aliases, gates and defaults. */
+    private static ControllerDescriptor unimplemented(ControllerDescriptor d) {
+        return new ControllerDescriptor(d.name(), d.aliases(), d.clientName(), d.requiredFeatureGates(),
+                d.disabledByDefault(), d.cloudProvider(), Optional.empty(), Optional.empty(),
+                d.requiresSpecialHandling());
+    }
+
     /** The upstream table with three controllers implemented, one of them off by default. */
     private static ControllerCatalog catalog() {
-        return ControllerCatalog.upstream()
+        return ControllerCatalog.of(ControllerCatalog.descriptors().stream().map(ControllerSelectionTest::unimplemented)
+                .toList())
                 .implement("replicaset-controller", c -> fake("replicaset-controller"))
                 .implement("deployment-controller", c -> fake("deployment-controller"))
                 .implement("bootstrap-signer-controller", c -> fake("bootstrap-signer-controller"));
@@ -51,7 +61,7 @@ class ControllerSelectionTest {
     }
 
     private static List<String> running(ControllerSelection s) {
-        return s.running().stream().map(KnownController::name).toList();
+        return s.running().stream().map(ControllerDescriptor::name).toList();
     }
 
     @Test

@@ -72,14 +72,15 @@ public class CronJobController extends KeyReconciler<CronJob> {
     final boolean scheduledAnnotation;
     private final DistributionSummary creationSkew;
 
-    public CronJobController(ControllerContext context) {
-        this(context, Clock.systemDefaultZone(), new Injection.RealJobControl(context.client()),
+    /** {@code workers}: --concurrent-cron-job-syncs. */
+    public CronJobController(ControllerContext context, int workers) {
+        this(context, workers, Clock.systemDefaultZone(), new Injection.RealJobControl(context.client()),
                 new Injection.RealCJControl(context.client()));
     }
 
-    CronJobController(ControllerContext context, Clock clock, Injection.JobControl jobControl,
+    CronJobController(ControllerContext context, int workers, Clock clock, Injection.JobControl jobControl,
             Injection.CJControl cronJobControl) {
-        super(context, CronJob.class, QUEUE, context.options().concurrentSyncs("cron-job"));
+        super(context, CronJob.class, QUEUE, workers);
         this.clock = clock;
         this.jobControl = jobControl;
         this.cronJobControl = cronJobControl;

@@ -71,12 +71,8 @@ public final class EndpointsController extends KeyReconciler<Service> {
     private final Duration batchPeriod;
     private final EndpointsDependent endpointsDependent;
 
-    public EndpointsController(ControllerContext context) {
-        this(context, context.options().integer("concurrent-endpoint-syncs"),
-                context.options().duration("endpoint-updates-batch-period"));
-    }
-
-    EndpointsController(ControllerContext context, int workers, Duration batchPeriod) {
+    /** {@code workers}: --concurrent-endpoint-syncs; {@code batchPeriod}: --endpoint-updates-batch-period. */
+    public EndpointsController(ControllerContext context, int workers, Duration batchPeriod) {
         super(context, Service.class, QUEUE, workers);
         this.batchPeriod = batchPeriod;
         this.recorder = context.recorderFor(CONTROLLER_NAME);

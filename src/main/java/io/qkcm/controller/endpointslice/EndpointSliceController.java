@@ -73,16 +73,20 @@ public final class EndpointSliceController extends KeyReconciler<Service> {
     private final WorkQueue<String> topologyQueue;
     private Thread topologyWorker;
 
-    public EndpointSliceController(ControllerContext context) {
+    /**
+     * {@code workers}: --concurrent-service-endpoint-syncs; {@code batchPeriod}:
+     * --endpointslice-updates-batch-period; {@code maxEndpointsPerSlice}: --max-endpoints-per-slice.
+     */
+    public EndpointSliceController(ControllerContext context, int workers, Duration batchPeriod,
+            int maxEndpointsPerSlice) {
         // Upstream's own limiter: like the default one but with a 1s base backoff, as a sync may rewrite
         // many slices.
-        super(context, Service.class, "endpoint_slice", context.options().integer("concurrent-service-endpoint-syncs"),
+        super(context, Service.class, "endpoint_slice", workers,
                 RateLimiter.maxOf(RateLimiter.exponential(DEFAULT_SYNC_BACKOFF, MAX_SYNC_BACKOFF),
                         RateLimiter.bucket(10, 100)));
         this.recorder = context.recorderFor(EVENT_SOURCE);
         this.metrics = new EndpointSliceMetrics(context.metrics());
-        this.endpointUpdatesBatchPeriod = context.options().duration("endpointslice-updates-batch-period");
-        int maxEndpointsPerSlice = context.options().integer("max-endpoints-per-slice");
+        this.endpointUpdatesBatchPeriod = batchPeriod;
         // upstream's topology queue is unnamed, so it has no metrics
         this.topologyQueue = new WorkQueue<>("", RateLimiter.controllerDefault(), context.delayer(), WorkqueueMetrics.NONE);
 

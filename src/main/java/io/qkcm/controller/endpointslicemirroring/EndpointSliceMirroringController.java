@@ -48,14 +48,18 @@ public final class EndpointSliceMirroringController extends KeyReconciler<Endpoi
     private final MirroringMetrics metrics;
     private final Duration endpointUpdatesBatchPeriod;
 
-    public EndpointSliceMirroringController(ControllerContext context) {
+    /**
+     * {@code workers}: --mirroring-concurrent-service-endpoint-syncs; {@code maxEndpointsPerSubset}:
+     * --mirroring-max-endpoints-per-subset; {@code batchPeriod}: --mirroring-endpointslice-updates-batch-period.
+     */
+    public EndpointSliceMirroringController(ControllerContext context, int workers, int maxEndpointsPerSubset,
+            Duration batchPeriod) {
         // a much larger base backoff than the default controller limiter (1s vs 5ms): a sync can mean
         // many EndpointSlice writes, so retries must not hammer the API server
-        super(context, Endpoints.class, QUEUE, context.options().integer("mirroring-concurrent-service-endpoint-syncs"),
+        super(context, Endpoints.class, QUEUE, workers,
                 RateLimiter.maxOf(RateLimiter.<String>exponential(DEFAULT_SYNC_BACKOFF, MAX_SYNC_BACKOFF),
                         RateLimiter.<String>bucket(10, 100)));
-        int maxEndpointsPerSubset = context.options().integer("mirroring-max-endpoints-per-subset");
-        this.endpointUpdatesBatchPeriod = context.options().duration("mirroring-endpointslice-updates-batch-period");
+        this.endpointUpdatesBatchPeriod = batchPeriod;
         this.metrics = new MirroringMetrics(context.metrics());
         this.reconciler = new Reconciler(context.client(), endpointSliceTracker,
                 context.recorderFor(EVENT_SOURCE), maxEndpointsPerSubset, metrics);

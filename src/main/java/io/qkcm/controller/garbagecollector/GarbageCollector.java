@@ -61,17 +61,10 @@ public final class GarbageCollector implements Controller {
     private volatile boolean started;
     private volatile boolean shuttingDown;
 
-    /** Null when {@code --enable-garbage-collector=false}: upstream then does not start the controller. */
-    public static Controller create(ControllerContext context) {
-        if (!context.options().bool("enable-garbage-collector")) {
-            return null;
-        }
-        return new GarbageCollector(context);
-    }
-
-    public GarbageCollector(ControllerContext context) {
+    /** {@code workers}: --concurrent-gc-syncs. */
+    public GarbageCollector(ControllerContext context, int workers) {
         this.context = context;
-        this.workers = context.options().concurrentSyncs("gc");
+        this.workers = workers;
         this.client = new MetadataClient(context.client());
         this.discovery = new ApiDiscovery(client);
         // upstream's metadata informers stream their lists too unless --feature-gates=WatchListClient=false

@@ -32,14 +32,15 @@ public final class NamespaceController extends KeyReconciler<Namespace> {
     private final SharedIndexInformer<Namespace> namespaces;
     private final NamespacedResourcesDeleter deleter;
 
-    public NamespaceController(ControllerContext context) {
-        super(context, Namespace.class, "namespace", context.options().concurrentSyncs("namespace"),
+    /** {@code workers}: --concurrent-namespace-syncs; {@code syncPeriod}: --namespace-sync-period. */
+    public NamespaceController(ControllerContext context, int workers, Duration syncPeriod) {
+        super(context, Namespace.class, "namespace", workers,
                 RateLimiter.<String>maxOf(RateLimiter.exponential(Duration.ofMillis(5), Duration.ofSeconds(60)),
                         RateLimiter.bucket(10, 100)));
         this.deleter = new NamespacedResourcesDeleter(context.client(), FINALIZER_KUBERNETES);
         this.deleter.initOpCache();
         this.namespaces = context.informers().informerFor(Namespace.class);
-        long resync = context.options().duration("namespace-sync-period").toMillis();
+        long resync = syncPeriod.toMillis();
         ResourceEventHandler<Namespace> handler = new ResourceEventHandler<>() {
             @Override
             public void onAdd(Namespace ns) {

@@ -57,12 +57,6 @@ public final class PodGCController extends KeyReconciler<Pod> {
     private final WorkQueue<String> nodeQueue;
     private final ThreadPoolExecutor apiCalls;
 
-    /** With upstream's period and quarantine, and {@code --terminated-pod-gc-threshold}. */
-    public static PodGCController create(ControllerContext context) {
-        return new PodGCController(context, context.options().integer("terminated-pod-gc-threshold"), GC_CHECK_PERIOD,
-                QUARANTINE_TIME);
-    }
-
     /**
      * Upstream's NewPodGCInternal: period and quarantine given (for tests; upstream's integration tests
      * shorten them the same way).

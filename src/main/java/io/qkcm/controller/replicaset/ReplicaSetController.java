@@ -74,9 +74,9 @@ public class ReplicaSetController<P extends HasMetadata> extends KeyReconciler<P
     private final boolean podDeletionCostGate;
     private final ExecutorService apiCalls;
 
-    /** The ReplicaSet controller. */
-    public static ReplicaSetController<ReplicaSet> replicaSets(ControllerContext context) {
-        return new ReplicaSetController<>(context, ReplicaSet.class, QUEUE, context.options().concurrentSyncs("replicaset"),
+    /** The ReplicaSet controller; {@code workers}: --concurrent-replicaset-syncs. */
+    public static ReplicaSetController<ReplicaSet> replicaSets(ControllerContext context, int workers) {
+        return new ReplicaSetController<>(context, ReplicaSet.class, QUEUE, workers,
                 ReplicaSetSource.replicaSets(context.informers(), context.client()), EVENT_SOURCE);
     }
 

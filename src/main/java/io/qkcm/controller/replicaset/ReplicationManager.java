@@ -16,8 +16,9 @@ public final class ReplicationManager extends ReplicaSetController<ReplicationCo
     public static final String QUEUE = "replicationmanager";
     public static final String EVENT_SOURCE = "replication-controller";
 
-    public ReplicationManager(ControllerContext context) {
-        super(context, ReplicationController.class, QUEUE, context.options().concurrentSyncs("rc"),
+    /** {@code workers}: --concurrent-rc-syncs. */
+    public ReplicationManager(ControllerContext context, int workers) {
+        super(context, ReplicationController.class, QUEUE, workers,
                 new ReplicationControllerAdapter(context.informers(), context.client()), EVENT_SOURCE);
     }
 }

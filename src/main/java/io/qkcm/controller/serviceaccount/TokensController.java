@@ -63,11 +63,11 @@ public final class TokensController {
     private final ServiceAccountWorkers saWorkers;
     private final SecretWorkers secretWorkers;
 
-    public TokensController(ControllerContext context, LegacyTokenGenerator tokens, byte[] rootCA) {
+    /** {@code workers}: --concurrent-serviceaccount-token-syncs, for each of the two queues. */
+    public TokensController(ControllerContext context, LegacyTokenGenerator tokens, byte[] rootCA, int workers) {
         this.context = context;
         this.tokens = tokens;
         this.rootCA = rootCA == null ? new byte[0] : rootCA;
-        int workers = context.options().concurrentSyncs("serviceaccount-token");
         this.serviceAccounts = context.informers().informerFor(ServiceAccount.class);
         this.secrets = context.informers().informerFor(Secret.class);
         this.saWorkers = new ServiceAccountWorkers(workers);

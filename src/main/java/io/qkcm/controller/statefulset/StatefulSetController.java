@@ -54,8 +54,9 @@ public class StatefulSetController extends KeyReconciler<StatefulSet> {
     private final StatefulSetControl control;
     private final ThreadPoolExecutor apiCalls;
 
-    public StatefulSetController(ControllerContext context) {
-        super(context, StatefulSet.class, QUEUE, context.options().concurrentSyncs("statefulset"));
+    /** {@code workers}: --concurrent-statefulset-syncs. */
+    public StatefulSetController(ControllerContext context, int workers) {
+        super(context, StatefulSet.class, QUEUE, workers);
         this.podInformer = context.informers().informerFor(Pod.class);
         this.setInformer = context.informers().informerFor(StatefulSet.class);
         this.pvcInformer = context.informers().informerFor(PersistentVolumeClaim.class);

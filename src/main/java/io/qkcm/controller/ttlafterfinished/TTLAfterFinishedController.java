@@ -52,8 +52,9 @@ public final class TTLAfterFinishedController extends KeyReconciler<Job> {
     private final TTLAfterFinishedMetrics metrics;
     private final Supplier<Instant> clock;
 
-    public TTLAfterFinishedController(ControllerContext context) {
-        super(context, Job.class, QUEUE, context.options().concurrentSyncs("ttl-after-finished"));
+    /** {@code workers}: --concurrent-ttl-after-finished-syncs. */
+    public TTLAfterFinishedController(ControllerContext context, int workers) {
+        super(context, Job.class, QUEUE, workers);
         this.jobs = context.informers().informerFor(Job.class);
         this.metrics = new TTLAfterFinishedMetrics(context.metrics());
         this.clock = Instant::now;

@@ -11,7 +11,10 @@ import java.util.Optional;
  * name it uses, the feature gates it needs, whether it is off by default or needs a cloud provider, and how it
  * is built. A controller qkcm implements has its descriptor in its own package, beside the controller; the
  * manager's catalog is the ordered list of all descriptors. {@code start} is empty for controllers qkcm does
- * not implement yet: those are reported at startup, never pretended.
+ * not implement yet: those are reported at startup, never pretended. {@code requiresSpecialHandling} is upstream's
+ * flag of the same name, which only serviceaccount-token-controller sets: it mints the tokens the other
+ * controllers' clients authenticate with, so it is built on the manager's own credentials (upstream's
+ * rootClientBuilder), never on a ServiceAccount of its own.
  */
 public record ControllerDescriptor(
         String name,
@@ -21,7 +24,8 @@ public record ControllerDescriptor(
         boolean disabledByDefault,
         boolean cloudProvider,
         Optional<Starter> start,
-        Optional<String> partial) {
+        Optional<String> partial,
+        boolean requiresSpecialHandling) {
 
     /**
      * Builds the controller (upstream's start function minus the goroutine): reads the controller's flags and
@@ -42,6 +46,12 @@ public record ControllerDescriptor(
         requiredFeatureGates = List.copyOf(requiredFeatureGates);
     }
 
+    /** Without special handling (every controller but serviceaccount-token-controller). */
+    public ControllerDescriptor(String name, List<String> aliases, String clientName, List<String> requiredFeatureGates,
+            boolean disabledByDefault, boolean cloudProvider, Optional<Starter> start, Optional<String> partial) {
+        this(name, aliases, clientName, requiredFeatureGates, disabledByDefault, cloudProvider, start, partial, false);
+    }
+
     /** A descriptor of {@code name}, its client name the same, no alias, on by default, not implemented. */
     public static ControllerDescriptor of(String name) {
         return new ControllerDescriptor(name, List.of(), name, List.of(), false, false, Optional.empty(), Optional.empty());
@@ -49,40 +59,49 @@ public record ControllerDescriptor(
 
     public ControllerDescriptor withAliases(String... aliases) {
         return new ControllerDescriptor(name, List.of(aliases), clientName, requiredFeatureGates, disabledByDefault,
-                cloudProvider, start, partial);
+                cloudProvider, start, partial, requiresSpecialHandling);
     }
 
     public ControllerDescriptor withClientName(String clientName) {
         return new ControllerDescriptor(name, aliases, clientName, requiredFeatureGates, disabledByDefault,
-                cloudProvider, start, partial);
+                cloudProvider, start, partial, requiresSpecialHandling);
     }
 
     public ControllerDescriptor requiringFeatureGates(String... gates) {
         return new ControllerDescriptor(name, aliases, clientName, List.of(gates), disabledByDefault, cloudProvider,
-                start, partial);
+                start, partial, requiresSpecialHandling);
     }
 
     /** Off unless {@code --controllers} names it (upstream's DisabledByDefault). */
     public ControllerDescriptor offByDefault() {
         return new ControllerDescriptor(name, aliases, clientName, requiredFeatureGates, true, cloudProvider, start,
-                partial);
+                partial, requiresSpecialHandling);
     }
 
     public ControllerDescriptor requiringCloudProvider() {
         return new ControllerDescriptor(name, aliases, clientName, requiredFeatureGates, disabledByDefault, true,
-                start, partial);
+                start, partial, requiresSpecialHandling);
     }
 
     /** qkcm implements it: {@code starter} builds it. */
     public ControllerDescriptor startedBy(Starter starter) {
         return new ControllerDescriptor(name, aliases, clientName, requiredFeatureGates, disabledByDefault,
-                cloudProvider, Optional.of(starter), partial);
+                cloudProvider, Optional.of(starter), partial, requiresSpecialHandling);
     }
 
     /** Implemented in part: {@code missing} says what upstream does that qkcm does not (startup log, --help, README). */
     public ControllerDescriptor partially(String missing) {
         return new ControllerDescriptor(name, aliases, clientName, requiredFeatureGates, disabledByDefault,
-                cloudProvider, start, Optional.of(missing));
+                cloudProvider, start, Optional.of(missing), requiresSpecialHandling);
+    }
+
+    /**
+     * Upstream's requiresSpecialHandling: built with the manager's own client (rootClientBuilder) rather than
+     * one authenticated as the controller's ServiceAccount.
+     */
+    public ControllerDescriptor requiringSpecialHandling() {
+        return new ControllerDescriptor(name, aliases, clientName, requiredFeatureGates, disabledByDefault,
+                cloudProvider, start, partial, true);
     }
 
     public boolean implemented() {

@@ -37,6 +37,14 @@ public final class ControllerManagerOptions {
         return config.apply(f.configProperty()).isPresent();
     }
 
+    /**
+     * An internal setting that is no upstream flag (not in --help): config property {@code qkcm.internal.<name>},
+     * for what upstream hard-codes and its own tests shorten (e.g. pod GC's check period).
+     */
+    public Optional<String> internal(String name) {
+        return config.apply("qkcm.internal." + name).map(String::trim).filter(v -> !v.isEmpty());
+    }
+
     public String string(String flag) {
         return raw(flag).trim();
     }

@@ -96,7 +96,8 @@ final class CronJobApiSupport {
      */
     static ControllerHarness<CronJobController> startController(Vertx vertx, CronJobTestSupport.MutableClock clock)
             throws InterruptedException {
-        return ControllerHarness.create(vertx, CronJobController.NAME, context -> new CronJobController(context, clock,
+        return ControllerHarness.create(vertx, CronJobController.NAME, context -> new CronJobController(context,
+                CronJobControllerDescriptor.workers(context), clock,
                 new Injection.RealJobControl(context.client()), new Injection.RealCJControl(context.client()))).start();
     }
 }

@@ -143,7 +143,8 @@ final class CronJobTestSupport implements AutoCloseable {
             }
         };
         ControllerContext context = new ControllerContext(CronJobController.NAME, client, informers, recorder, options, null, operators);
-        controller = new CronJobController(context, clock, jobControl, cjControl);
+        controller = new CronJobController(context, CronJobControllerDescriptor.workers(context), clock, jobControl,
+                cjControl);
     }
 
     static KubernetesClientException apiError(int code, String reason, String message) {

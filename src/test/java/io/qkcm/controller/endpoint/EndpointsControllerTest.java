@@ -448,7 +448,7 @@ class EndpointsControllerTest {
 
             // a controller starting up (as after a restart) sweeps them, whoever wrote them, as upstream
             try (ControllerHarness<EndpointsController> second = ControllerHarness.create(vertx, EndpointsController.NAME,
-                    EndpointsController.CONTROLLER_NAME, Map.of(), EndpointsController::new).start()) {
+                    EndpointsController.CONTROLLER_NAME, Map.of(), EndpointsControllerDescriptor::newController).start()) {
                 await().atMost(WAIT).untilAsserted(() -> {
                     assertThat(endpoints(client, ns, "orphan")).isNull();
                     assertThat(endpoints(client, ns, "by-hand")).isNull();

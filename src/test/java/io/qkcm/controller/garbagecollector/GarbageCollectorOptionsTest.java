@@ -10,7 +10,6 @@ import org.junit.jupiter.api.Test;
 import io.qkcm.runtime.josdk.ControllerContext;
 import io.qkcm.runtime.options.ControllerManagerOptions;
 import io.qkcm.runtime.options.Flags;
-import io.qkcm.manager.ManagedControllers;
 
 /** Flags of the garbage collector, as upstream: --enable-garbage-collector=false means it does not start. */
 class GarbageCollectorOptionsTest {
@@ -23,7 +22,7 @@ class GarbageCollectorOptionsTest {
     void disabledGarbageCollectorIsNotBuilt() {
         ControllerContext context = new ControllerContext(GarbageCollector.NAME, null, null, null,
                 options(Map.of("qkcm.enable-garbage-collector", "false")), null, null);
-        assertThat(GarbageCollector.create(context)).isNull();
+        assertThat(GarbageCollectorControllerDescriptor.start(context)).isNull();
     }
 
     @Test
@@ -33,8 +32,8 @@ class GarbageCollectorOptionsTest {
         assertThat(o.concurrentSyncs("gc")).isEqualTo(20);
         assertThat(Flags.upstream().byName("concurrent-gc-syncs").orElseThrow().implemented()).isTrue();
         assertThat(Flags.upstream().byName("enable-garbage-collector").orElseThrow().implemented()).isTrue();
-        assertThat(ManagedControllers.catalog().byName("garbage-collector-controller").orElseThrow().implemented())
-                .isTrue();
-        assertThat(ManagedControllers.catalog().canonical("garbagecollector")).contains("garbage-collector-controller");
+        assertThat(GarbageCollectorControllerDescriptor.DESCRIPTOR.implemented()).isTrue();
+        assertThat(GarbageCollectorControllerDescriptor.DESCRIPTOR.name()).isEqualTo("garbage-collector-controller");
+        assertThat(GarbageCollectorControllerDescriptor.DESCRIPTOR.aliases()).containsExactly("garbagecollector");
     }
 }

@@ -55,7 +55,7 @@ class ReplicaSetRestartTest {
 
     /** A ReplicaSet controller as the manager builds it, outside the application. */
     private ControllerHarness<ReplicaSetController<ReplicaSet>> newController() {
-        return ControllerHarness.create(vertx, ReplicaSetController.NAME, ReplicaSetController::replicaSets);
+        return ControllerHarness.create(vertx, ReplicaSetController.NAME, ReplicaSetControllerDescriptor::newController);
     }
 
     @BeforeAll

@@ -50,7 +50,7 @@ class StatefulSetRestartTest {
 
     /** A StatefulSet controller as the manager builds it, outside the application, so that it can be killed. */
     private ControllerHarness<StatefulSetController> newController() {
-        return ControllerHarness.create(vertx, StatefulSetController.NAME, StatefulSetController::new);
+        return ControllerHarness.create(vertx, StatefulSetController.NAME, StatefulSetControllerDescriptor::newController);
     }
 
     @BeforeAll

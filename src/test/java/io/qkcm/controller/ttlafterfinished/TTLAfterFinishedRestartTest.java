@@ -59,7 +59,7 @@ class TTLAfterFinishedRestartTest {
 
     /** The controller as the manager builds it, outside the application, so that it can be killed. */
     private ControllerHarness<TTLAfterFinishedController> newController() throws InterruptedException {
-        return ControllerHarness.create(vertx, TTLAfterFinishedController.NAME, TTLAfterFinishedController::new).start();
+        return ControllerHarness.create(vertx, TTLAfterFinishedController.NAME, TTLAfterFinishedControllerDescriptor::newController).start();
     }
 
     private static void finishedJob(String ns, String name, int ttl, Instant finishedAt) {

@@ -3,7 +3,6 @@ package io.qkcm.controller.certificates.rootcacertpublisher;
 import io.javaoperatorsdk.operator.api.reconciler.Context;
 import io.javaoperatorsdk.operator.api.reconciler.Ignore;
 import io.javaoperatorsdk.operator.processing.event.source.filter.OnUpdateFilter;
-import io.qkcm.controller.RootCA;
 import io.qkcm.runtime.josdk.KeyReconciler;
 import java.util.HashMap;
 import java.util.List;
@@ -41,11 +40,6 @@ public final class RootCACertPublisher extends KeyReconciler<Namespace> {
     private final RootCAConfigMap configMap;
     private final SharedIndexInformer<ConfigMap> configMaps;
     private final SharedIndexInformer<Namespace> namespaces;
-
-    /** As upstream's start function: the CA from --root-ca-file, else the API client's CA data. */
-    public static RootCACertPublisher create(ControllerContext context) {
-        return new RootCACertPublisher(context, new String(RootCA.load(context), java.nio.charset.StandardCharsets.UTF_8));
-    }
 
     public RootCACertPublisher(ControllerContext context, String rootCA) {
         super(context, Namespace.class, "root_ca_cert_publisher", 1);
