@@ -6,7 +6,7 @@ import io.qkcm.runtime.josdk.ControllerDescriptor;
 
 /**
  * daemonset-controller's descriptor and start function (upstream's {@code newDaemonSetControllerDescriptor} and its
- * start function in cmd/kube-controller-manager/app/apps.go).
+ * start function in cmd/kube-controller-manager/app/apps.go): its concurrency, --concurrent-daemonset-syncs.
  */
 public final class DaemonSetControllerDescriptor {
 
@@ -19,6 +19,11 @@ public final class DaemonSetControllerDescriptor {
     }
 
     static Controller start(ControllerContext context) {
-        return context.operate(new DaemonSetsController(context));
+        return context.operate(newController(context));
+    }
+
+    /** The controller with its flag read once: --concurrent-daemonset-syncs. */
+    static DaemonSetsController newController(ControllerContext context) {
+        return new DaemonSetsController(context, context.options().concurrentSyncs("daemonset"));
     }
 }

@@ -105,11 +105,8 @@ public class DaemonSetsController extends KeyReconciler<DaemonSet> {
     private final List<Thread> nodeUpdateWorkers = new ArrayList<>();
     private ScheduledFuture<?> backoffGc;
 
-    public DaemonSetsController(ControllerContext context) {
-        this(context, context.options().concurrentSyncs("daemonset"));
-    }
-
-    DaemonSetsController(ControllerContext context, int workers) {
+    /** {@code workers}: --concurrent-daemonset-syncs. */
+    public DaemonSetsController(ControllerContext context, int workers) {
         super(context, DaemonSet.class, QUEUE, workers);
         this.eventRecorder = context.recorderFor(EVENT_SOURCE);
         PodControl podControl = new RealPodControl(context.client(), context.recorderFor(EVENT_SOURCE));

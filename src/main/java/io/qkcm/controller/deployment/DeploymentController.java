@@ -52,13 +52,14 @@ public class DeploymentController extends KeyReconciler<Deployment> {
     /** For syncDeployment's own status write of a selector-all Deployment. */
     private final DeploymentContext ctx;
 
-    public DeploymentController(ControllerContext context) {
-        this(context, java.time.Clock.systemUTC());
+    /** {@code workers}: --concurrent-deployment-syncs. */
+    public DeploymentController(ControllerContext context, int workers) {
+        this(context, workers, java.time.Clock.systemUTC());
     }
 
     /** With upstream's clock (nowFn): condition times and the progress deadline. */
-    DeploymentController(ControllerContext context, java.time.Clock clock) {
-        super(context, Deployment.class, QUEUE, context.options().concurrentSyncs("deployment"));
+    DeploymentController(ControllerContext context, int workers, java.time.Clock clock) {
+        super(context, Deployment.class, QUEUE, workers);
         dInformer = context.informers().informerFor(Deployment.class);
         rsInformer = context.informers().informerFor(ReplicaSet.class);
         podInformer = context.informers().informerFor(Pod.class);

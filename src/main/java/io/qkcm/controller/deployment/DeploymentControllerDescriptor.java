@@ -6,7 +6,7 @@ import io.qkcm.runtime.josdk.ControllerDescriptor;
 
 /**
  * deployment-controller's descriptor and start function (upstream's {@code newDeploymentControllerDescriptor} and
- * its start function in cmd/kube-controller-manager/app/apps.go).
+ * its start function in cmd/kube-controller-manager/app/apps.go): its concurrency, --concurrent-deployment-syncs.
  */
 public final class DeploymentControllerDescriptor {
 
@@ -18,6 +18,6 @@ public final class DeploymentControllerDescriptor {
     }
 
     static Controller start(ControllerContext context) {
-        return context.operate(new DeploymentController(context));
+        return context.operate(new DeploymentController(context, context.options().concurrentSyncs("deployment")));
     }
 }

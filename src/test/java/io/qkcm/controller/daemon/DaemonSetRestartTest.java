@@ -75,7 +75,7 @@ class DaemonSetRestartTest {
 
     /** A DaemonSet controller as the manager builds it, outside the application, so that it can be killed. */
     private ControllerHarness<DaemonSetsController> newController() {
-        return ControllerHarness.create(vertx, DaemonSetsController.NAME, DaemonSetsController::new);
+        return ControllerHarness.create(vertx, DaemonSetsController.NAME, DaemonSetControllerDescriptor::newController);
     }
 
     private Map<String, String> pool(int count, String prefix) {
