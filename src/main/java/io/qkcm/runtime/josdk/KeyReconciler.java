@@ -123,7 +123,7 @@ public abstract class KeyReconciler<P extends HasMetadata> implements Reconciler
     }
 
     /** fabric8's messages embed the whole Status object; the first 300 characters say what failed. */
-    protected static String shortMessage(Exception e) {
+    public static String shortMessage(Exception e) {
         String message = String.valueOf(e.getMessage());
         return message.length() > 300 ? message.substring(0, 300) + "..." : message;
     }
