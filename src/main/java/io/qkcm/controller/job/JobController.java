@@ -121,11 +121,6 @@ public class JobController extends KeyReconciler<Job> {
 
     @Override
     protected void sync(String key) throws Exception {
-        long start = System.nanoTime();
-        try {
-            syncer.syncJob(key);
-        } finally {
-            log.tracef("Finished syncing job %s (%d ms)", key, (System.nanoTime() - start) / 1_000_000);
-        }
+        syncer.syncJob(key);
     }
 }
