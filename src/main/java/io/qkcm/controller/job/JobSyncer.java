@@ -24,7 +24,6 @@ import io.fabric8.kubernetes.api.model.batch.v1.JobCondition;
 import io.fabric8.kubernetes.api.model.batch.v1.JobStatus;
 import io.fabric8.kubernetes.api.model.batch.v1.UncountedTerminatedPods;
 import io.fabric8.kubernetes.client.KubernetesClient;
-import io.fabric8.kubernetes.client.KubernetesClientException;
 import io.fabric8.kubernetes.client.informers.SharedIndexInformer;
 import io.qkcm.controller.ActivePods;
 import io.qkcm.controller.ApiErrors;
@@ -41,6 +40,7 @@ import io.qkcm.runtime.josdk.KeyReconciler;
 
 import static io.qkcm.controller.job.JobPredicates.n;
 import static io.qkcm.controller.job.JobPredicates.nz;
+import io.qkcm.runtime.informers.MetaNamespaceKey;
 
 /**
  * Upstream's syncJob (job_controller.go): claims the Job's pods, counts the finished ones, decides
@@ -102,17 +102,8 @@ final class JobSyncer {
         String name = job.getMetadata().getName();
         String uid = job.getMetadata().getUid();
         List<Pod> pods = PodIndexes.filterPodsByOwner(podInformer, ns, JobQueues.KIND, name, uid, true);
-        ControllerRefManager.CanAdopt canAdopt = ControllerRefManager.recheckDeletionTimestamp(() -> {
-            Job fresh = client.batch().v1().jobs().inNamespace(ns).withName(name).get();
-            if (fresh == null) {
-                throw new KubernetesClientException("jobs.batch \"" + name + "\" not found", 404, null);
-            }
-            if (!Objects.equals(fresh.getMetadata().getUid(), uid)) {
-                throw new IllegalStateException("original Job " + ns + "/" + name + " is gone: got uid "
-                        + fresh.getMetadata().getUid() + ", wanted " + uid);
-            }
-            return fresh;
-        });
+        ControllerRefManager.CanAdopt canAdopt = ControllerRefManager.recheckDeletionTimestamp(job, JobQueues.KIND,
+                () -> client.batch().v1().jobs().inNamespace(ns).withName(name).get());
         ControllerRefManager<Pod> cm = ControllerRefManager.forPods(podControl, job, selector, JobQueues.API_VERSION,
                 JobQueues.KIND, canAdopt, TrackingUtils.JOB_TRACKING_FINALIZER);
         List<Pod> claimed = cm.claim(pods);
@@ -143,8 +134,8 @@ final class JobSyncer {
 
     /** Upstream's syncJob for one key: the Job's pods, their counts, its conditions, one status write. */
     void syncJob(String key) throws Exception {
-        int slash = key.indexOf('/');
-        if (slash <= 0 || slash == key.length() - 1) {
+        MetaNamespaceKey parts = MetaNamespaceKey.split(key);
+        if (parts.namespace().isEmpty() || parts.name().isEmpty()) {
             throw new IllegalArgumentException("invalid job key \"" + key + "\": either namespace or name is missing");
         }
         Job sharedJob = jobInformer.getStore().getByKey(key);

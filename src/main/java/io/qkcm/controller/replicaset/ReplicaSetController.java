@@ -42,6 +42,7 @@ import io.qkcm.controller.SlowStart;
 import io.qkcm.controller.UIDTrackingControllerExpectations;
 import io.qkcm.runtime.josdk.KeyReconciler;
 import io.qkcm.runtime.options.FeatureGates;
+import io.qkcm.runtime.informers.MetaNamespaceKey;
 
 /**
  * The ReplicaSet controller (upstream pkg/controller/replicaset): keeps {@code spec.replicas} active
@@ -291,18 +292,13 @@ public class ReplicaSetController<P extends HasMetadata> extends KeyReconciler<P
 
     @Override
     protected void sync(String key) throws Exception {
-        long start = System.nanoTime();
-        try {
-            syncReplicaSet(key);
-        } finally {
-            log.tracef("Finished syncing %s %s (%d ms)", source.kind(), key, (System.nanoTime() - start) / 1_000_000);
-        }
+        syncReplicaSet(key);
     }
 
     private void syncReplicaSet(String key) throws Exception {
-        int slash = key.indexOf('/');
-        String namespace = key.substring(0, slash);
-        String name = key.substring(slash + 1);
+        MetaNamespaceKey parts = MetaNamespaceKey.split(key);
+        String namespace = parts.namespace();
+        String name = parts.name();
         ReplicaSet rs = source.getCached(namespace, name);
         if (rs == null) {
             log.tracef("%s %s has been deleted", source.kind(), key);
@@ -401,21 +397,8 @@ public class ReplicaSetController<P extends HasMetadata> extends KeyReconciler<P
     }
 
     private List<Pod> claimPods(ReplicaSet rs, LabelSelectors.Selector selector, List<Pod> pods) throws Exception {
-        String namespace = rs.getMetadata().getNamespace();
-        String name = rs.getMetadata().getName();
-        String uid = rs.getMetadata().getUid();
-        ControllerRefManager.CanAdopt canAdopt = ControllerRefManager.recheckDeletionTimestamp(() -> {
-            ReplicaSet fresh = source.getLive(namespace, name);
-            if (fresh == null) {
-                throw new KubernetesClientException(source.kind() + " " + namespace + "/" + name + " not found", 404,
-                        null);
-            }
-            if (!Objects.equals(fresh.getMetadata().getUid(), uid)) {
-                throw new IllegalStateException("original " + source.kind() + " " + namespace + "/" + name
-                        + " is gone: got uid " + fresh.getMetadata().getUid() + ", wanted " + uid);
-            }
-            return fresh;
-        });
+        ControllerRefManager.CanAdopt canAdopt = ControllerRefManager.recheckDeletionTimestamp(rs, source.kind(),
+                () -> source.getLive(rs.getMetadata().getNamespace(), rs.getMetadata().getName()));
         ControllerRefManager<Pod> cm = ControllerRefManager.forPods(podControl, rs, selector, source.apiVersion(),
                 source.kind(), canAdopt);
         return cm.claim(pods);
