@@ -51,7 +51,7 @@ public final class ControllerCatalog {
     private ControllerCatalog() {
     }
 
-    /** The upstream table with nothing implemented; {@link Controllers} fills in qkcm's controllers. */
+    /** The upstream table with nothing implemented; {@link ManagedControllers} fills in qkcm's controllers. */
     public static ControllerCatalog upstream() {
         ControllerCatalog c = new ControllerCatalog();
         // serviceaccount-token-controller is "special" upstream: started before all others.
