@@ -32,12 +32,12 @@ import io.qkcm.controller.CacheCatchUp;
 import io.qkcm.runtime.josdk.ControllerContext;
 import io.qkcm.controller.ControllerRefManager;
 import io.qkcm.controller.ControllerRefs;
+import io.qkcm.controller.OwnerEnqueueingHandler;
 import io.qkcm.controller.LabelSelectors;
 import io.qkcm.controller.PodControl;
 import io.qkcm.controller.PodIndexes;
 import io.qkcm.controller.PodUtil;
 import io.qkcm.controller.RealPodControl;
-import io.qkcm.runtime.informers.ResourceEventHandlerFuncs;
 import io.qkcm.controller.SlowStart;
 import io.qkcm.controller.UIDTrackingControllerExpectations;
 import io.qkcm.runtime.josdk.KeyReconciler;
@@ -121,7 +121,7 @@ public class ReplicaSetController<P extends HasMetadata> extends KeyReconciler<P
             }
         });
         PodIndexes.addPodControllerIndexer(podInformer);
-        podInformer.addEventHandler(ResourceEventHandlerFuncs.of(this::addPod, this::updatePod, this::deletePod));
+        podInformer.addEventHandler(new PodHandler());
     }
 
     @Override
@@ -202,69 +202,71 @@ public class ReplicaSetController<P extends HasMetadata> extends KeyReconciler<P
         return result;
     }
 
-    private void addPod(Pod pod) {
-        if (pod.getMetadata().getDeletionTimestamp() != null) {
-            // on a restart a pod may already be pending deletion: count it as deleted
-            deletePod(pod);
-            return;
+    /**
+     * Upstream's addPod, updatePod, deletePod: the kit's owner-enqueueing handler, plus the
+     * expectations, orphans matched by selector, graceful deletions and the availability re-check.
+     */
+    private final class PodHandler extends OwnerEnqueueingHandler<Pod, ReplicaSet> {
+
+        PodHandler() {
+            super(ReplicaSetController.this::resolveControllerRef, ReplicaSetController.this::enqueue);
         }
-        OwnerReference ref = ControllerRefManager.controllerOf(pod);
-        if (ref != null) {
-            ReplicaSet rs = resolveControllerRef(pod.getMetadata().getNamespace(), ref);
-            if (rs == null) {
+
+        @Override
+        public void onUpdate(Pod oldPod, Pod curPod) {
+            if (Objects.equals(curPod.getMetadata().getResourceVersion(), oldPod.getMetadata().getResourceVersion())) {
+                return; // periodic resync
+            }
+            if (curPod.getMetadata().getDeletionTimestamp() != null) {
+                // graceful deletion: count it now, the pod is no longer active
+                onDelete(curPod, false);
+                if (!Objects.equals(labelsOf(curPod), labelsOf(oldPod))) {
+                    onDelete(oldPod, false);
+                }
                 return;
             }
+            super.onUpdate(oldPod, curPod);
+        }
+
+        @Override
+        protected void added(Pod pod, ReplicaSet rs) {
             String rsKey = key(rs);
             log.tracef("Pod %s created", podKey(pod));
             expectations.creationObserved(rsKey);
             queue.add(rsKey);
-            return;
         }
-        List<ReplicaSet> rss = getPodReplicaSets(pod);
-        if (rss.isEmpty()) {
-            return;
-        }
-        log.tracef("Orphan pod %s created", podKey(pod));
-        rss.forEach(this::enqueue);
-    }
 
-    private void updatePod(Pod oldPod, Pod curPod) {
-        if (Objects.equals(curPod.getMetadata().getResourceVersion(), oldPod.getMetadata().getResourceVersion())) {
-            return; // periodic resync
-        }
-        boolean labelChanged = !Objects.equals(labelsOf(curPod), labelsOf(oldPod));
-        if (curPod.getMetadata().getDeletionTimestamp() != null) {
-            // graceful deletion: count it now, the pod is no longer active
-            deletePod(curPod);
-            if (labelChanged) {
-                deletePod(oldPod);
-            }
-            return;
-        }
-        OwnerReference curRef = ControllerRefManager.controllerOf(curPod);
-        OwnerReference oldRef = ControllerRefManager.controllerOf(oldPod);
-        boolean refChanged = !Objects.equals(curRef, oldRef);
-        if (refChanged && oldRef != null) {
-            ReplicaSet rs = resolveControllerRef(oldPod.getMetadata().getNamespace(), oldRef);
-            if (rs != null) {
-                enqueue(rs);
-            }
-        }
-        if (curRef != null) {
-            ReplicaSet rs = resolveControllerRef(curPod.getMetadata().getNamespace(), curRef);
-            if (rs == null) {
+        @Override
+        protected void orphanAdded(Pod pod) {
+            List<ReplicaSet> rss = getPodReplicaSets(pod);
+            if (rss.isEmpty()) {
                 return;
             }
+            log.tracef("Orphan pod %s created", podKey(pod));
+            rss.forEach(ReplicaSetController.this::enqueue);
+        }
+
+        @Override
+        protected void updated(Pod oldPod, Pod curPod, ReplicaSet rs) {
             enqueue(rs);
             int minReady = ReplicaSetStatusUtil.minReadySeconds(rs);
             if (!PodUtil.isReady(oldPod) && PodUtil.isReady(curPod) && minReady > 0) {
                 log.debugf("%s %s will be enqueued after %ds for availability check", source.kind(), key(rs), minReady);
                 queue.addAfter(key(rs), Duration.ofSeconds(minReady));
             }
-            return;
         }
-        if (labelChanged || refChanged) {
-            getPodReplicaSets(curPod).forEach(this::enqueue);
+
+        @Override
+        protected void orphanUpdated(Pod oldPod, Pod curPod) {
+            getPodReplicaSets(curPod).forEach(ReplicaSetController.this::enqueue);
+        }
+
+        @Override
+        protected void deleted(Pod pod, ReplicaSet rs) {
+            String rsKey = key(rs);
+            log.tracef("Pod %s deleted (deletionTimestamp %s)", podKey(pod), pod.getMetadata().getDeletionTimestamp());
+            expectations.deletionObserved(rsKey, podKey(pod));
+            queue.add(rsKey);
         }
     }
 
@@ -273,20 +275,6 @@ public class ReplicaSetController<P extends HasMetadata> extends KeyReconciler<P
         return l == null ? Map.of() : l;
     }
 
-    private void deletePod(Pod pod) {
-        OwnerReference ref = ControllerRefManager.controllerOf(pod);
-        if (ref == null) {
-            return;
-        }
-        ReplicaSet rs = resolveControllerRef(pod.getMetadata().getNamespace(), ref);
-        if (rs == null) {
-            return;
-        }
-        String rsKey = key(rs);
-        log.tracef("Pod %s deleted (deletionTimestamp %s)", podKey(pod), pod.getMetadata().getDeletionTimestamp());
-        expectations.deletionObserved(rsKey, podKey(pod));
-        queue.add(rsKey);
-    }
 
     // ---- sync ----------------------------------------------------------------------------
 
