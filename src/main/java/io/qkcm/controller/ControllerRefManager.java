@@ -4,6 +4,7 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 import java.util.function.Predicate;
 import java.util.function.Supplier;
 
@@ -18,6 +19,7 @@ import io.fabric8.kubernetes.api.model.OwnerReferenceBuilder;
 import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.api.model.apps.ReplicaSet;
 import io.fabric8.kubernetes.client.KubernetesClient;
+import io.fabric8.kubernetes.client.KubernetesClientException;
 import io.fabric8.kubernetes.client.dsl.base.PatchContext;
 import io.fabric8.kubernetes.client.dsl.base.PatchType;
 
@@ -121,6 +123,29 @@ public final class ControllerRefManager<T extends HasMetadata> {
         return new OwnerReferenceBuilder().withApiVersion(apiVersion).withKind(kind)
                 .withName(owner.getMetadata().getName()).withUid(owner.getMetadata().getUid())
                 .withController(true).withBlockOwnerDeletion(true).build();
+    }
+
+    /**
+     * Upstream's canAdoptFunc of the workload controllers: {@link #recheckDeletionTimestamp} on an
+     * uncached GET of {@code owner} ({@code uncachedGet}, null when not found) that also proves it is
+     * the same object (same UID), not a new one under the same name.
+     */
+    public static CanAdopt recheckDeletionTimestamp(HasMetadata owner, String kind,
+            Supplier<? extends HasMetadata> uncachedGet) {
+        String ns = owner.getMetadata().getNamespace();
+        String name = owner.getMetadata().getName();
+        String uid = owner.getMetadata().getUid();
+        return recheckDeletionTimestamp(() -> {
+            HasMetadata fresh = uncachedGet.get();
+            if (fresh == null) {
+                throw new KubernetesClientException(kind + " " + ns + "/" + name + " not found", 404, null);
+            }
+            if (!Objects.equals(fresh.getMetadata().getUid(), uid)) {
+                throw new IllegalStateException("original " + kind + " " + ns + "/" + name + " is gone: got uid "
+                        + fresh.getMetadata().getUid() + ", wanted " + uid);
+            }
+            return fresh;
+        });
     }
 
     /**

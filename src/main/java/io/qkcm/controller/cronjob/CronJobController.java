@@ -31,6 +31,7 @@ import io.qkcm.controller.ApiErrors;
 import io.qkcm.runtime.josdk.ControllerContext;
 import io.qkcm.controller.ControllerRefManager;
 import io.qkcm.controller.ControllerRefs;
+import io.qkcm.controller.OwnerEnqueueingHandler;
 import io.qkcm.runtime.informers.ResourceEventHandlerFuncs;
 import io.qkcm.controller.cronjob.cron.CronParser;
 import io.qkcm.controller.cronjob.cron.GoTimes;
@@ -93,7 +94,8 @@ public class CronJobController extends KeyReconciler<CronJob> {
                 .serviceLevelObjectives(1, 2, 4, 8, 16, 32, 64, 128, 256, 512)
                 .register(context.metrics());
 
-        jobInformer.addEventHandler(ResourceEventHandlerFuncs.of(this::addJob, this::updateJob, this::deleteJob));
+        // upstream's addJob, updateJob, deleteJob: the owning CronJob is queued
+        jobInformer.addEventHandler(new OwnerEnqueueingHandler<>(this::resolveControllerRef, this::enqueueController));
         // adds and deletes of CronJobs queue them through JOSDK's primary events; updates go through
         // upstream's updateCronJob (a schedule change is queued for the new schedule's next time)
         cronJobInformer.addEventHandler(ResourceEventHandlerFuncs.of(null, this::updateCronJob, null));
@@ -512,51 +514,6 @@ public class CronJobController extends KeyReconciler<CronJob> {
     /** The CronJob a controller reference names, if cached with that UID. */
     CronJob resolveControllerRef(String namespace, OwnerReference ref) {
         return ControllerRefs.resolveControllerRef(KIND, cronJobInformer, namespace, ref);
-    }
-
-    void addJob(Job job) {
-        if (job.getMetadata().getDeletionTimestamp() != null) {
-            deleteJob(job);
-            return;
-        }
-        OwnerReference ref = ControllerRefManager.controllerOf(job);
-        if (ref != null) {
-            CronJob cj = resolveControllerRef(job.getMetadata().getNamespace(), ref);
-            if (cj != null) {
-                enqueueController(cj);
-            }
-        }
-    }
-
-    void updateJob(Job oldJob, Job curJob) {
-        if (Objects.equals(curJob.getMetadata().getResourceVersion(), oldJob.getMetadata().getResourceVersion())) {
-            return;
-        }
-        OwnerReference curRef = ControllerRefManager.controllerOf(curJob);
-        OwnerReference oldRef = ControllerRefManager.controllerOf(oldJob);
-        if (!Objects.equals(curRef, oldRef) && oldRef != null) {
-            CronJob cj = resolveControllerRef(oldJob.getMetadata().getNamespace(), oldRef);
-            if (cj != null) {
-                enqueueController(cj);
-            }
-        }
-        if (curRef != null) {
-            CronJob cj = resolveControllerRef(curJob.getMetadata().getNamespace(), curRef);
-            if (cj != null) {
-                enqueueController(cj);
-            }
-        }
-    }
-
-    void deleteJob(Job job) {
-        OwnerReference ref = ControllerRefManager.controllerOf(job);
-        if (ref == null) {
-            return;
-        }
-        CronJob cj = resolveControllerRef(job.getMetadata().getNamespace(), ref);
-        if (cj != null) {
-            enqueueController(cj);
-        }
     }
 
     void enqueueController(CronJob cj) {

@@ -9,7 +9,6 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.HashMap;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
@@ -18,14 +17,11 @@ import io.fabric8.kubernetes.api.model.EndpointAddress;
 import io.fabric8.kubernetes.api.model.EndpointPort;
 import io.fabric8.kubernetes.api.model.EndpointSubset;
 import io.fabric8.kubernetes.api.model.Endpoints;
-import io.fabric8.kubernetes.api.model.EndpointsBuilder;
-import io.fabric8.kubernetes.api.model.ObjectMeta;
 import io.fabric8.kubernetes.api.model.ObjectReference;
 import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.api.model.PodIP;
 import io.fabric8.kubernetes.api.model.Service;
 import io.fabric8.kubernetes.api.model.ServicePort;
-import io.fabric8.kubernetes.client.KubernetesClientException;
 import io.fabric8.kubernetes.client.informers.ResourceEventHandler;
 import io.fabric8.kubernetes.client.informers.SharedIndexInformer;
 import io.fabric8.kubernetes.client.informers.cache.Cache;
@@ -33,12 +29,12 @@ import io.qkcm.controller.ApiErrors;
 import io.qkcm.runtime.josdk.ControllerContext;
 import io.qkcm.controller.EndpointSubsets;
 import io.qkcm.controller.GoIP;
-import io.qkcm.controller.GoTime;
 import io.qkcm.runtime.events.EventRecorder;
 import io.qkcm.endpointslice.util.EndpointSliceUtil;
 import io.qkcm.endpointslice.util.PortNotFoundException;
 import io.qkcm.endpointslice.util.ServicePodHandler;
 import io.qkcm.endpointslice.util.TriggerTimeTracker;
+import io.qkcm.runtime.informers.MetaNamespaceKey;
 
 /**
  * endpoints-controller (upstream pkg/controller/endpoint): the core/v1 Endpoints of every Service with a
@@ -131,34 +127,32 @@ public final class EndpointsController extends KeyReconciler<Service> {
         }
     }
 
-    /** Upstream's handleErr: retried with backoff up to {@link #MAX_RETRIES} times, then dropped. */
+    /** Upstream's maxRetries: a Service failing more often is dropped from the queue. */
     @Override
-    protected void handleError(String key, Exception e) {
-        String message = ApiErrors.message(e);
-        if (queue.numRequeues(key) < MAX_RETRIES) {
-            log.debugf("Error syncing endpoints, retrying: service %s: %s", key, message);
-            queue.addRateLimited(key);
-            return;
-        }
-        log.infof("Dropping service %s out of the queue: %s", key, message);
-        queue.forget(key);
+    protected int maxRetries() {
+        return MAX_RETRIES;
+    }
+
+    @Override
+    protected void logRetry(String key, int requeues, Exception e) {
+        log.debugf("Error syncing endpoints, retrying: service %s: %s", key, ApiErrors.message(e));
+    }
+
+    @Override
+    protected void logDropped(String key, Exception e) {
+        log.infof("Dropping service %s out of the queue: %s", key, ApiErrors.message(e));
         log.error("endpoints sync failed", e);
     }
 
     @Override
     protected void sync(String key, Service primary, Context<Service> ctx) throws Exception {
-        long start = System.nanoTime();
-        try {
-            syncService(key, primary, ctx);
-        } finally {
-            log.tracef("Finished syncing service endpoints %s (%dms)", key, (System.nanoTime() - start) / 1_000_000);
-        }
+        syncService(key, primary, ctx);
     }
 
     private void syncService(String key, Service primary, Context<Service> ctx) {
-        int slash = key.indexOf('/');
-        String namespace = slash < 0 ? "" : key.substring(0, slash);
-        String name = key.substring(slash + 1);
+        MetaNamespaceKey parts = MetaNamespaceKey.split(key);
+        String namespace = parts.namespace();
+        String name = parts.name();
 
         Service service = services.getStore().getByKey(key);
         if (service == null) {

@@ -35,6 +35,7 @@ import io.qkcm.endpointslice.topologycache.TopologyCache;
 import io.qkcm.endpointslice.util.EndpointSliceTracker;
 import io.qkcm.endpointslice.util.ServicePodHandler;
 import io.qkcm.endpointslice.util.TriggerTimeTracker;
+import io.qkcm.runtime.informers.MetaNamespaceKey;
 
 /**
  * endpointslice-controller (upstream pkg/controller/endpointslice): EndpointSlices for every Service
@@ -205,37 +206,45 @@ public final class EndpointSliceController extends KeyReconciler<Service> {
 
     @Override
     protected void sync(String key) throws Exception {
-        long start = System.nanoTime();
-        try {
-            syncService(key);
-            metrics.sync("success");
-        } finally {
-            log.tracef("Finished syncing service endpoint slices %s (%dms)", key, (System.nanoTime() - start) / 1_000_000);
+        syncService(key);
+        metrics.sync("success");
+    }
+
+    /** Upstream's maxRetries: a Service failing more often is dropped from the queue. */
+    @Override
+    protected int maxRetries() {
+        return MAX_RETRIES;
+    }
+
+    /** Upstream's handleErr counts every failed sync, stale caches apart, before retrying. */
+    @Override
+    protected boolean handleErrorFirst(String key, Exception e) {
+        metrics.sync(isStale(e) ? "stale" : "error");
+        return false;
+    }
+
+    @Override
+    protected void logRetry(String key, int requeues, Exception e) {
+        if (isStale(e)) {
+            log.debugf("%s: %s: %s, retrying", NAME, key, e.getMessage());
+        } else {
+            log.infof("Error syncing endpoint slices for service %s, retrying: %s", key, e.getMessage());
         }
     }
 
     @Override
-    protected void handleError(String key, Exception e) {
-        boolean stale = StaleInformerCacheException.isStale(e)
-                || (e instanceof AggregateException a && a.isStale());
-        metrics.sync(stale ? "stale" : "error");
-        if (queue.numRequeues(key) < MAX_RETRIES) {
-            if (stale) {
-                log.debugf("%s: %s: %s, retrying", NAME, key, e.getMessage());
-            } else {
-                log.infof("Error syncing endpoint slices for service %s, retrying: %s", key, e.getMessage());
-            }
-            queue.addRateLimited(key);
-            return;
-        }
+    protected void logDropped(String key, Exception e) {
         log.warnf("Retry budget exceeded, dropping service %s out of the queue: %s", key, e.getMessage());
-        queue.forget(key);
+    }
+
+    private static boolean isStale(Exception e) {
+        return StaleInformerCacheException.isStale(e) || (e instanceof AggregateException a && a.isStale());
     }
 
     void syncService(String key) {
-        int slash = key.indexOf('/');
-        String namespace = slash < 0 ? "" : key.substring(0, slash);
-        String name = slash < 0 ? key : key.substring(slash + 1);
+        MetaNamespaceKey parts = MetaNamespaceKey.split(key);
+        String namespace = parts.namespace();
+        String name = parts.name();
 
         Service service = services.getStore().getByKey(key);
         if (service == null) {

@@ -22,6 +22,7 @@ import io.qkcm.runtime.workqueue.RateLimiter;
 import io.qkcm.controller.endpointslicemirroring.metrics.MirroringMetrics;
 import io.qkcm.controller.util.endpointslice.StaleInformerCacheException;
 import io.qkcm.endpointslice.util.EndpointSliceTracker;
+import io.qkcm.runtime.informers.MetaNamespaceKey;
 
 /**
  * endpointslice-mirroring-controller (upstream pkg/controller/endpointslicemirroring): mirrors the
@@ -178,14 +179,13 @@ public final class EndpointSliceMirroringController extends KeyReconciler<Endpoi
         } finally {
             long elapsed = System.nanoTime() - start;
             metrics.endpointsSyncDuration.record((elapsed / 1_000_000) / 1000.0);
-            log.tracef("Finished syncing EndpointSlices for Endpoints %s (%dms)", key, elapsed / 1_000_000);
         }
     }
 
     private void syncEndpoints(String key) {
-        int slash = key.indexOf('/');
-        String namespace = key.substring(0, slash);
-        String name = key.substring(slash + 1);
+        MetaNamespaceKey parts = MetaNamespaceKey.split(key);
+        String namespace = parts.namespace();
+        String name = parts.name();
 
         Endpoints endpoints = endpointsInformer.getStore().getByKey(key);
         if (endpoints == null) {
@@ -221,16 +221,20 @@ public final class EndpointSliceMirroringController extends KeyReconciler<Endpoi
         reconciler.reconcile(endpoints, endpointSlices);
     }
 
-    /** Upstream's handleErr: retried with backoff up to {@value #MAX_RETRIES} times, then dropped. */
+    /** Upstream's maxRetries: Endpoints failing more often are dropped from the queue. */
     @Override
-    protected void handleError(String key, Exception e) {
-        if (queue.numRequeues(key) < MAX_RETRIES) {
-            log.infof("Error mirroring EndpointSlices for Endpoints %s, retrying: %s", key, e.getMessage());
-            queue.addRateLimited(key);
-            return;
-        }
+    protected int maxRetries() {
+        return MAX_RETRIES;
+    }
+
+    @Override
+    protected void logRetry(String key, int requeues, Exception e) {
+        log.infof("Error mirroring EndpointSlices for Endpoints %s, retrying: %s", key, e.getMessage());
+    }
+
+    @Override
+    protected void logDropped(String key, Exception e) {
         log.infof("Retry budget exceeded, dropping Endpoints %s out of the queue: %s", key, e.getMessage());
-        queue.forget(key);
         log.error("Unhandled error mirroring EndpointSlices for Endpoints " + key, e);
     }
 

@@ -83,7 +83,7 @@ public final class IndexedJobUtils {
 
     static boolean isIndexFailed(Job job, Pod pod, JobFeatures features) {
         boolean counted = false;
-        if (JobController.isPodFailed(pod, job, features)) {
+        if (JobPredicates.isPodFailed(pod, job, features)) {
             if (job.getSpec().getPodFailurePolicy() != null) {
                 PodFailurePolicies.Match m = PodFailurePolicies.match(job.getSpec().getPodFailurePolicy(), pod,
                         features.backoffLimitPerIndex());
@@ -105,7 +105,7 @@ public final class IndexedJobUtils {
         }
         List<Integer> result = new ArrayList<>(count);
         OrderedIntervals nonPending = ctx.succeededIndexes.withOrderedIndexes(getIndexes(ctx.activePods));
-        if (JobController.onlyReplaceFailedPods(ctx.job, features)) {
+        if (JobPredicates.onlyReplaceFailedPods(ctx.job, features)) {
             nonPending = nonPending.withOrderedIndexes(getIndexes(ActivePods.filterTerminatingPods(ctx.pods)));
         }
         if (ctx.failedIndexes != null) {
@@ -191,8 +191,8 @@ public final class IndexedJobUtils {
         TreeSet<Integer> activeIndexes = getIndexes(ctx.activePods);
         Map<Integer, Pod> result = new HashMap<>();
         int completions = completions(ctx.job);
-        for (Pod p : JobController.getValidPodsWithFilter(ctx, java.util.Set.of(), pod -> true)) {
-            if (!JobController.isPodFailed(p, ctx.job, features)) {
+        for (Pod p : JobPredicates.getValidPodsWithFilter(ctx, java.util.Set.of(), pod -> true)) {
+            if (!JobPredicates.isPodFailed(p, ctx.job, features)) {
                 continue;
             }
             int ix = getCompletionIndex(p);

@@ -29,6 +29,14 @@ public final class TrackingUtils {
                 && pod.getMetadata().getFinalizers().contains(JOB_TRACKING_FINALIZER);
     }
 
+    /** The strategic-merge patch removing the tracking finalizer, or null when the pod has none. */
+    static String removeTrackingFinalizerPatch(Pod pod) {
+        if (!hasJobTrackingFinalizer(pod)) {
+            return null;
+        }
+        return "{\"metadata\":{\"$deleteFromPrimitiveList/finalizers\":[\"" + JOB_TRACKING_FINALIZER + "\"]}}";
+    }
+
     /** Upstream's isFinishedPodWithTrackingFinalizer. */
     static boolean isFinishedPodWithTrackingFinalizer(Pod pod) {
         if (pod == null) {

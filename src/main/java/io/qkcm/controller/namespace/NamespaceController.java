@@ -89,29 +89,29 @@ public final class NamespaceController extends KeyReconciler<Namespace> {
 
     @Override
     protected void sync(String key) throws Exception {
-        long start = System.nanoTime();
-        try {
-            Namespace ns = namespaces.getStore().getByKey(key);
-            if (ns == null) {
-                log.debugf("Namespace has been deleted: %s", key);
-                return;
-            }
-            deleter.delete(ns.getMetadata().getName());
-        } finally {
-            log.tracef("Finished syncing namespace %s (%dms)", key, (System.nanoTime() - start) / 1_000_000);
+        Namespace ns = namespaces.getStore().getByKey(key);
+        if (ns == null) {
+            log.debugf("Namespace has been deleted: %s", key);
+            return;
         }
+        deleter.delete(ns.getMetadata().getName());
     }
 
+    /** Content still being deleted is waited for, not retried with backoff. */
     @Override
-    protected void handleError(String key, Exception e) {
+    protected boolean handleErrorFirst(String key, Exception e) {
         if (e instanceof ResourcesRemainingException remaining) {
             long t = remaining.estimateSeconds() / 2 + 1;
             log.debugf("Content remaining in namespace %s, waiting %ds", key, t);
             queue.addAfter(key, Duration.ofSeconds(t));
-            return;
+            return true;
         }
+        return false;
+    }
+
+    @Override
+    protected void logRetry(String key, int requeues, Exception e) {
         log.errorf("deletion of namespace %s failed: %s", key, NamespacedResourcesDeleter.apiMessage(e));
         log.debug("namespace deletion failure", e);
-        queue.addRateLimited(key);
     }
 }

@@ -3,10 +3,7 @@ package io.qkcm.controller.podgc;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
-import java.util.concurrent.LinkedBlockingQueue;
-import java.util.concurrent.ThreadPoolExecutor;
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.ExecutorService;
 
 import io.fabric8.kubernetes.api.model.Node;
 import io.fabric8.kubernetes.api.model.Pod;
@@ -21,6 +18,7 @@ import io.qkcm.runtime.josdk.ControllerContext;
 import io.qkcm.runtime.workqueue.WorkQueue;
 import io.qkcm.controller.podgc.metrics.PodGCMetrics;
 import io.qkcm.runtime.josdk.KeyReconciler;
+import io.qkcm.runtime.clients.ApiCallExecutor;
 
 /**
  * pod-garbage-collector-controller (upstream pkg/controller/podgc): every {@code gcCheckPeriod} (20 s)
@@ -55,7 +53,7 @@ public final class PodGCController extends KeyReconciler<Pod> {
     private final Duration gcCheckPeriod;
     private final PodGC gc;
     private final WorkQueue<String> nodeQueue;
-    private final ThreadPoolExecutor apiCalls;
+    private final ExecutorService apiCalls;
 
     /**
      * Upstream's NewPodGCInternal: period and quarantine given (for tests; upstream's integration tests
@@ -68,14 +66,8 @@ public final class PodGCController extends KeyReconciler<Pod> {
         this.nodes = context.informers().informerFor(Node.class);
         this.gcCheckPeriod = gcCheckPeriod;
         this.nodeQueue = context.newQueue("orphaned_pods_nodes");
-        AtomicInteger n = new AtomicInteger();
         // upstream deletes each pod of a batch in its own goroutine; the client's QPS limit bounds them
-        this.apiCalls = new ThreadPoolExecutor(32, 32, 30, TimeUnit.SECONDS, new LinkedBlockingQueue<>(), r -> {
-            Thread t = new Thread(r, NAME + "-api-" + n.incrementAndGet());
-            t.setDaemon(true);
-            return t;
-        });
-        this.apiCalls.allowCoreThreadTimeOut(true);
+        this.apiCalls = ApiCallExecutor.create(NAME, 32);
         var nodeStore = nodes.getStore();
         this.gc = new PodGC(new RealApi(context.client()), nodeStore::getByKey, terminatedPodThreshold, quarantineTime,
                 nodeQueue, new PodGCMetrics(context.metrics()), apiCalls,

@@ -32,16 +32,17 @@ import io.qkcm.controller.CacheCatchUp;
 import io.qkcm.runtime.josdk.ControllerContext;
 import io.qkcm.controller.ControllerRefManager;
 import io.qkcm.controller.ControllerRefs;
+import io.qkcm.controller.OwnerEnqueueingHandler;
 import io.qkcm.controller.LabelSelectors;
 import io.qkcm.controller.PodControl;
 import io.qkcm.controller.PodIndexes;
 import io.qkcm.controller.PodUtil;
 import io.qkcm.controller.RealPodControl;
-import io.qkcm.runtime.informers.ResourceEventHandlerFuncs;
 import io.qkcm.controller.SlowStart;
 import io.qkcm.controller.UIDTrackingControllerExpectations;
 import io.qkcm.runtime.josdk.KeyReconciler;
 import io.qkcm.runtime.options.FeatureGates;
+import io.qkcm.runtime.informers.MetaNamespaceKey;
 
 /**
  * The ReplicaSet controller (upstream pkg/controller/replicaset): keeps {@code spec.replicas} active
@@ -120,7 +121,7 @@ public class ReplicaSetController<P extends HasMetadata> extends KeyReconciler<P
             }
         });
         PodIndexes.addPodControllerIndexer(podInformer);
-        podInformer.addEventHandler(ResourceEventHandlerFuncs.of(this::addPod, this::updatePod, this::deletePod));
+        podInformer.addEventHandler(new PodHandler());
     }
 
     @Override
@@ -201,69 +202,71 @@ public class ReplicaSetController<P extends HasMetadata> extends KeyReconciler<P
         return result;
     }
 
-    private void addPod(Pod pod) {
-        if (pod.getMetadata().getDeletionTimestamp() != null) {
-            // on a restart a pod may already be pending deletion: count it as deleted
-            deletePod(pod);
-            return;
+    /**
+     * Upstream's addPod, updatePod, deletePod: the kit's owner-enqueueing handler, plus the
+     * expectations, orphans matched by selector, graceful deletions and the availability re-check.
+     */
+    private final class PodHandler extends OwnerEnqueueingHandler<Pod, ReplicaSet> {
+
+        PodHandler() {
+            super(ReplicaSetController.this::resolveControllerRef, ReplicaSetController.this::enqueue);
         }
-        OwnerReference ref = ControllerRefManager.controllerOf(pod);
-        if (ref != null) {
-            ReplicaSet rs = resolveControllerRef(pod.getMetadata().getNamespace(), ref);
-            if (rs == null) {
+
+        @Override
+        public void onUpdate(Pod oldPod, Pod curPod) {
+            if (Objects.equals(curPod.getMetadata().getResourceVersion(), oldPod.getMetadata().getResourceVersion())) {
+                return; // periodic resync
+            }
+            if (curPod.getMetadata().getDeletionTimestamp() != null) {
+                // graceful deletion: count it now, the pod is no longer active
+                onDelete(curPod, false);
+                if (!Objects.equals(labelsOf(curPod), labelsOf(oldPod))) {
+                    onDelete(oldPod, false);
+                }
                 return;
             }
+            super.onUpdate(oldPod, curPod);
+        }
+
+        @Override
+        protected void added(Pod pod, ReplicaSet rs) {
             String rsKey = key(rs);
             log.tracef("Pod %s created", podKey(pod));
             expectations.creationObserved(rsKey);
             queue.add(rsKey);
-            return;
         }
-        List<ReplicaSet> rss = getPodReplicaSets(pod);
-        if (rss.isEmpty()) {
-            return;
-        }
-        log.tracef("Orphan pod %s created", podKey(pod));
-        rss.forEach(this::enqueue);
-    }
 
-    private void updatePod(Pod oldPod, Pod curPod) {
-        if (Objects.equals(curPod.getMetadata().getResourceVersion(), oldPod.getMetadata().getResourceVersion())) {
-            return; // periodic resync
-        }
-        boolean labelChanged = !Objects.equals(labelsOf(curPod), labelsOf(oldPod));
-        if (curPod.getMetadata().getDeletionTimestamp() != null) {
-            // graceful deletion: count it now, the pod is no longer active
-            deletePod(curPod);
-            if (labelChanged) {
-                deletePod(oldPod);
-            }
-            return;
-        }
-        OwnerReference curRef = ControllerRefManager.controllerOf(curPod);
-        OwnerReference oldRef = ControllerRefManager.controllerOf(oldPod);
-        boolean refChanged = !Objects.equals(curRef, oldRef);
-        if (refChanged && oldRef != null) {
-            ReplicaSet rs = resolveControllerRef(oldPod.getMetadata().getNamespace(), oldRef);
-            if (rs != null) {
-                enqueue(rs);
-            }
-        }
-        if (curRef != null) {
-            ReplicaSet rs = resolveControllerRef(curPod.getMetadata().getNamespace(), curRef);
-            if (rs == null) {
+        @Override
+        protected void orphanAdded(Pod pod) {
+            List<ReplicaSet> rss = getPodReplicaSets(pod);
+            if (rss.isEmpty()) {
                 return;
             }
+            log.tracef("Orphan pod %s created", podKey(pod));
+            rss.forEach(ReplicaSetController.this::enqueue);
+        }
+
+        @Override
+        protected void updated(Pod oldPod, Pod curPod, ReplicaSet rs) {
             enqueue(rs);
             int minReady = ReplicaSetStatusUtil.minReadySeconds(rs);
             if (!PodUtil.isReady(oldPod) && PodUtil.isReady(curPod) && minReady > 0) {
                 log.debugf("%s %s will be enqueued after %ds for availability check", source.kind(), key(rs), minReady);
                 queue.addAfter(key(rs), Duration.ofSeconds(minReady));
             }
-            return;
         }
-        if (labelChanged || refChanged) {
-            getPodReplicaSets(curPod).forEach(this::enqueue);
+
+        @Override
+        protected void orphanUpdated(Pod oldPod, Pod curPod) {
+            getPodReplicaSets(curPod).forEach(ReplicaSetController.this::enqueue);
+        }
+
+        @Override
+        protected void deleted(Pod pod, ReplicaSet rs) {
+            String rsKey = key(rs);
+            log.tracef("Pod %s deleted (deletionTimestamp %s)", podKey(pod), pod.getMetadata().getDeletionTimestamp());
+            expectations.deletionObserved(rsKey, podKey(pod));
+            queue.add(rsKey);
         }
     }
 
@@ -272,37 +275,18 @@ public class ReplicaSetController<P extends HasMetadata> extends KeyReconciler<P
         return l == null ? Map.of() : l;
     }
 
-    private void deletePod(Pod pod) {
-        OwnerReference ref = ControllerRefManager.controllerOf(pod);
-        if (ref == null) {
-            return;
-        }
-        ReplicaSet rs = resolveControllerRef(pod.getMetadata().getNamespace(), ref);
-        if (rs == null) {
-            return;
-        }
-        String rsKey = key(rs);
-        log.tracef("Pod %s deleted (deletionTimestamp %s)", podKey(pod), pod.getMetadata().getDeletionTimestamp());
-        expectations.deletionObserved(rsKey, podKey(pod));
-        queue.add(rsKey);
-    }
 
     // ---- sync ----------------------------------------------------------------------------
 
     @Override
     protected void sync(String key) throws Exception {
-        long start = System.nanoTime();
-        try {
-            syncReplicaSet(key);
-        } finally {
-            log.tracef("Finished syncing %s %s (%d ms)", source.kind(), key, (System.nanoTime() - start) / 1_000_000);
-        }
+        syncReplicaSet(key);
     }
 
     private void syncReplicaSet(String key) throws Exception {
-        int slash = key.indexOf('/');
-        String namespace = key.substring(0, slash);
-        String name = key.substring(slash + 1);
+        MetaNamespaceKey parts = MetaNamespaceKey.split(key);
+        String namespace = parts.namespace();
+        String name = parts.name();
         ReplicaSet rs = source.getCached(namespace, name);
         if (rs == null) {
             log.tracef("%s %s has been deleted", source.kind(), key);
@@ -401,21 +385,8 @@ public class ReplicaSetController<P extends HasMetadata> extends KeyReconciler<P
     }
 
     private List<Pod> claimPods(ReplicaSet rs, LabelSelectors.Selector selector, List<Pod> pods) throws Exception {
-        String namespace = rs.getMetadata().getNamespace();
-        String name = rs.getMetadata().getName();
-        String uid = rs.getMetadata().getUid();
-        ControllerRefManager.CanAdopt canAdopt = ControllerRefManager.recheckDeletionTimestamp(() -> {
-            ReplicaSet fresh = source.getLive(namespace, name);
-            if (fresh == null) {
-                throw new KubernetesClientException(source.kind() + " " + namespace + "/" + name + " not found", 404,
-                        null);
-            }
-            if (!Objects.equals(fresh.getMetadata().getUid(), uid)) {
-                throw new IllegalStateException("original " + source.kind() + " " + namespace + "/" + name
-                        + " is gone: got uid " + fresh.getMetadata().getUid() + ", wanted " + uid);
-            }
-            return fresh;
-        });
+        ControllerRefManager.CanAdopt canAdopt = ControllerRefManager.recheckDeletionTimestamp(rs, source.kind(),
+                () -> source.getLive(rs.getMetadata().getNamespace(), rs.getMetadata().getName()));
         ControllerRefManager<Pod> cm = ControllerRefManager.forPods(podControl, rs, selector, source.apiVersion(),
                 source.kind(), canAdopt);
         return cm.claim(pods);

@@ -1,6 +1,5 @@
 package io.qkcm.controller.serviceaccount;
 
-import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.HashMap;
@@ -10,6 +9,7 @@ import java.util.concurrent.ThreadLocalRandom;
 import org.jboss.logging.Logger;
 
 import io.fabric8.kubernetes.api.model.ObjectReference;
+import io.fabric8.kubernetes.api.model.HasMetadata;
 import io.fabric8.kubernetes.api.model.Secret;
 import io.fabric8.kubernetes.api.model.ServiceAccount;
 import io.fabric8.kubernetes.client.KubernetesClientException;
@@ -19,7 +19,6 @@ import io.javaoperatorsdk.operator.api.reconciler.Context;
 import io.javaoperatorsdk.operator.api.reconciler.Ignore;
 import io.javaoperatorsdk.operator.processing.event.source.filter.GenericFilter;
 import io.qkcm.runtime.josdk.KeyReconciler;
-import io.qkcm.runtime.josdk.QueueEventSource;
 
 /**
  * serviceaccount-token-controller (upstream tokens_controller.go): Secrets of type
@@ -79,29 +78,49 @@ public final class TokensController {
         return new KeyReconciler<?>[] { saWorkers, secretWorkers };
     }
 
-    /** Upstream's retryOrForget: at most MAX_RETRIES rate-limited retries, then give up. */
-    private static void retryOrForget(QueueEventSource<?> queue, String key, Exception e) {
-        if (!(e instanceof RetryException)) {
+    /**
+     * Upstream's retryOrForget, shared by both queues: only a {@link RetryException} is retried, at most
+     * {@link #MAX_RETRIES} times; any other error is logged and forgotten.
+     */
+    @Ignore
+    abstract class TokenWorkers<P extends HasMetadata> extends KeyReconciler<P> {
+
+        TokenWorkers(Class<P> type, String queueName, int workers) {
+            super(TokensController.this.context, type, queueName, workers);
+        }
+
+        @Override
+        protected int maxRetries() {
+            return MAX_RETRIES;
+        }
+
+        @Override
+        protected boolean handleErrorFirst(String key, Exception e) {
+            if (e instanceof RetryException) {
+                return false;
+            }
             LOG.errorf("%s: %s", key, e.getMessage());
             queue.forget(key);
-            return;
+            return true;
         }
-        int requeues = queue.numRequeues(key);
-        if (requeues < MAX_RETRIES) {
+
+        @Override
+        protected void logRetry(String key, int requeues, Exception e) {
             LOG.debugf("%s: %s, retrying", key, e.getMessage());
-            queue.addRateLimited(key);
-            return;
         }
-        LOG.debugf("retried several times: %s (%d)", key, requeues);
-        queue.forget(key);
+
+        @Override
+        protected void logDropped(String key, Exception e) {
+            LOG.debugf("retried several times: %s (%d)", key, MAX_RETRIES);
+        }
     }
 
     /** Upstream queues every ServiceAccount add, update and delete: JOSDK's primary events. */
     @Ignore // runs in its own Operator (io.qkcm.runtime.josdk), not quarkus-operator-sdk's default one
-    final class ServiceAccountWorkers extends KeyReconciler<ServiceAccount> {
+    final class ServiceAccountWorkers extends TokenWorkers<ServiceAccount> {
 
         ServiceAccountWorkers(int workers) {
-            super(TokensController.this.context, ServiceAccount.class, "serviceaccount_tokens_service", workers);
+            super(ServiceAccount.class, "serviceaccount_tokens_service", workers);
         }
 
         @Override
@@ -131,19 +150,14 @@ public final class TokensController {
                 deleteTokens(key);
             }
         }
-
-        @Override
-        protected void handleError(String key, Exception e) {
-            retryOrForget(queue, key, e);
-        }
     }
 
     /** Upstream queues service-account-token Secrets on add, update and delete: JOSDK's primary events. */
     @Ignore // runs in its own Operator (io.qkcm.runtime.josdk), not quarkus-operator-sdk's default one
-    final class SecretWorkers extends KeyReconciler<Secret> {
+    final class SecretWorkers extends TokenWorkers<Secret> {
 
         SecretWorkers(int workers) {
-            super(TokensController.this.context, Secret.class, "serviceaccount_tokens_secret", workers);
+            super(Secret.class, "serviceaccount_tokens_secret", workers);
         }
 
         @Override
@@ -194,11 +208,6 @@ public final class TokensController {
                 return;
             }
             generateTokenIfNeeded(sa, secret);
-        }
-
-        @Override
-        protected void handleError(String key, Exception e) {
-            retryOrForget(queue, key, e);
         }
     }
 

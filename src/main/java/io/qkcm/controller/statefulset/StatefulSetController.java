@@ -6,25 +6,20 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
-import java.util.Objects;
-import java.util.concurrent.LinkedBlockingQueue;
-import java.util.concurrent.ThreadPoolExecutor;
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.ExecutorService;
 
-import io.fabric8.kubernetes.api.model.OwnerReference;
 import io.fabric8.kubernetes.api.model.PersistentVolumeClaim;
 import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.api.model.apps.ControllerRevision;
 import io.fabric8.kubernetes.api.model.apps.StatefulSet;
 import io.fabric8.kubernetes.api.model.apps.StatefulSetStatus;
-import io.fabric8.kubernetes.client.KubernetesClientException;
-import io.fabric8.kubernetes.client.informers.ResourceEventHandler;
 import io.fabric8.kubernetes.client.informers.SharedIndexInformer;
 import io.fabric8.kubernetes.client.informers.cache.Cache;
 import io.javaoperatorsdk.operator.api.reconciler.Ignore;
 import io.qkcm.runtime.josdk.ControllerContext;
 import io.qkcm.controller.ControllerRefManager;
+import io.qkcm.controller.ControllerRefs;
+import io.qkcm.controller.OwnerEnqueueingHandler;
 import io.qkcm.controller.LabelSelectors;
 import io.qkcm.controller.PodControl;
 import io.qkcm.controller.PodIndexes;
@@ -33,6 +28,7 @@ import io.qkcm.controller.RealPodControl;
 import io.qkcm.controller.history.RealHistory;
 import io.qkcm.runtime.josdk.KeyReconciler;
 import io.qkcm.runtime.options.FeatureGates;
+import io.qkcm.runtime.clients.ApiCallExecutor;
 
 /**
  * The StatefulSet controller (upstream pkg/controller/statefulset, stateful_set.go): for each set, adopts
@@ -52,7 +48,7 @@ public class StatefulSetController extends KeyReconciler<StatefulSet> {
     private final SharedIndexInformer<ControllerRevision> revInformer;
     private final PodControl podControl;
     private final StatefulSetControl control;
-    private final ThreadPoolExecutor apiCalls;
+    private final ExecutorService apiCalls;
 
     /** {@code workers}: --concurrent-statefulset-syncs. */
     public StatefulSetController(ControllerContext context, int workers) {
@@ -64,13 +60,7 @@ public class StatefulSetController extends KeyReconciler<StatefulSet> {
         FeatureGates gates = context.options().featureGates();
         boolean autoDeletePVC = gates.enabled("StatefulSetAutoDeletePVC");
         boolean podIndexLabel = gates.enabled("PodIndexLabel");
-        AtomicInteger n = new AtomicInteger();
-        this.apiCalls = new ThreadPoolExecutor(64, 64, 30, TimeUnit.SECONDS, new LinkedBlockingQueue<>(), r -> {
-            Thread t = new Thread(r, NAME + "-api-" + n.incrementAndGet());
-            t.setDaemon(true);
-            return t;
-        });
-        this.apiCalls.allowCoreThreadTimeOut(true);
+        this.apiCalls = ApiCallExecutor.create(NAME, 64);
         StatefulPodControl spc = new StatefulPodControl(context.client(), podInformer, pvcInformer, context.events(),
                 autoDeletePVC);
         spc.setPodIndexLabel(podIndexLabel);
@@ -82,20 +72,40 @@ public class StatefulSetController extends KeyReconciler<StatefulSet> {
         this.podControl = new RealPodControl(context.client(), context.events());
 
         PodIndexes.addPodControllerIndexer(podInformer);
-        podInformer.addEventHandler(new ResourceEventHandler<Pod>() {
+        // upstream's addPod, updatePod, deletePod
+        podInformer.addEventHandler(new OwnerEnqueueingHandler<Pod, StatefulSet>(
+                (ns, ref) -> ControllerRefs.resolveControllerRef(StatefulSetUtils.KIND, setInformer, ns, ref), this::enqueue) {
             @Override
-            public void onAdd(Pod pod) {
-                addPod(pod);
+            protected void added(Pod pod, StatefulSet set) {
+                log.tracef("Pod %s/%s created with labels %s", pod.getMetadata().getNamespace(),
+                        pod.getMetadata().getName(), pod.getMetadata().getLabels());
+                enqueue(set);
             }
 
             @Override
-            public void onUpdate(Pod oldPod, Pod curPod) {
-                updatePod(oldPod, curPod);
+            protected void updated(Pod oldPod, Pod curPod, StatefulSet set) {
+                enqueue(set);
+                int minReady = StatefulSetUtils.minReadySeconds(set);
+                if (!PodUtil.isReady(oldPod) && PodUtil.isReady(curPod) && minReady > 0) {
+                    log.debugf("StatefulSet %s will be enqueued after %ds for availability check", key(set), minReady);
+                    queue.addAfter(key(set), Duration.ofSeconds(minReady).plusSeconds(1));
+                }
             }
 
             @Override
-            public void onDelete(Pod pod, boolean finalStateUnknown) {
-                deletePod(pod);
+            protected void deleted(Pod pod, StatefulSet set) {
+                log.tracef("Pod %s/%s deleted", pod.getMetadata().getNamespace(), pod.getMetadata().getName());
+                enqueue(set);
+            }
+
+            @Override
+            protected void orphanAdded(Pod pod) {
+                getStatefulSetsForPod(pod).forEach(StatefulSetController.this::enqueue);
+            }
+
+            @Override
+            protected void orphanUpdated(Pod oldPod, Pod curPod) {
+                getStatefulSetsForPod(curPod).forEach(StatefulSetController.this::enqueue);
             }
         });
     }
@@ -116,88 +126,8 @@ public class StatefulSetController extends KeyReconciler<StatefulSet> {
 
     // ---- pod handlers ----------------------------------------------------------------------
 
-    private void addPod(Pod pod) {
-        if (pod.getMetadata().getDeletionTimestamp() != null) {
-            deletePod(pod);
-            return;
-        }
-        OwnerReference ref = ControllerRefManager.controllerOf(pod);
-        if (ref != null) {
-            StatefulSet set = resolveControllerRef(pod.getMetadata().getNamespace(), ref);
-            if (set == null) {
-                return;
-            }
-            log.tracef("Pod %s/%s created with labels %s", pod.getMetadata().getNamespace(), pod.getMetadata().getName(),
-                    pod.getMetadata().getLabels());
-            queue.add(key(set));
-            return;
-        }
-        for (StatefulSet set : getStatefulSetsForPod(pod)) {
-            queue.add(key(set));
-        }
-    }
-
-    private void updatePod(Pod oldPod, Pod curPod) {
-        if (Objects.equals(curPod.getMetadata().getResourceVersion(), oldPod.getMetadata().getResourceVersion())) {
-            return;
-        }
-        boolean labelChanged = !Objects.equals(labelsOf(curPod), labelsOf(oldPod));
-        OwnerReference curRef = ControllerRefManager.controllerOf(curPod);
-        OwnerReference oldRef = ControllerRefManager.controllerOf(oldPod);
-        boolean refChanged = !Objects.equals(curRef, oldRef);
-        if (refChanged && oldRef != null) {
-            StatefulSet set = resolveControllerRef(oldPod.getMetadata().getNamespace(), oldRef);
-            if (set != null) {
-                queue.add(key(set));
-            }
-        }
-        if (curRef != null) {
-            StatefulSet set = resolveControllerRef(curPod.getMetadata().getNamespace(), curRef);
-            if (set == null) {
-                return;
-            }
-            queue.add(key(set));
-            int minReady = StatefulSetUtils.minReadySeconds(set);
-            if (!PodUtil.isReady(oldPod) && PodUtil.isReady(curPod) && minReady > 0) {
-                log.debugf("StatefulSet %s will be enqueued after %ds for availability check", key(set), minReady);
-                queue.addAfter(key(set), Duration.ofSeconds(minReady).plusSeconds(1));
-            }
-            return;
-        }
-        if (labelChanged || refChanged) {
-            for (StatefulSet set : getStatefulSetsForPod(curPod)) {
-                queue.add(key(set));
-            }
-        }
-    }
-
-    private void deletePod(Pod pod) {
-        OwnerReference ref = ControllerRefManager.controllerOf(pod);
-        if (ref == null) {
-            return;
-        }
-        StatefulSet set = resolveControllerRef(pod.getMetadata().getNamespace(), ref);
-        if (set == null) {
-            return;
-        }
-        log.tracef("Pod %s/%s deleted", pod.getMetadata().getNamespace(), pod.getMetadata().getName());
+    private void enqueue(StatefulSet set) {
         queue.add(key(set));
-    }
-
-    private static Map<String, String> labelsOf(Pod pod) {
-        Map<String, String> l = pod.getMetadata().getLabels();
-        return l == null ? Map.of() : l;
-    }
-
-    private StatefulSet resolveControllerRef(String namespace, OwnerReference ref) {
-        if (!StatefulSetUtils.KIND.equals(ref.getKind())) {
-            return null;
-        }
-        StatefulSet set = setInformer.getIndexer().getByKey(namespace + "/" + ref.getName());
-        if (set == null || !Objects.equals(set.getMetadata().getUid(), ref.getUid())) {
-            return null;
-        }
-        return set;
     }
 
     /** The lister's GetPodStatefulSets: sets of the pod's namespace whose non-empty selector matches it. */
@@ -231,12 +161,7 @@ public class StatefulSetController extends KeyReconciler<StatefulSet> {
 
     @Override
     protected void sync(String key) throws Exception {
-        long start = System.nanoTime();
-        try {
-            syncKey(key);
-        } finally {
-            log.tracef("Finished syncing statefulset %s (%d ms)", key, (System.nanoTime() - start) / 1_000_000);
-        }
+        syncKey(key);
     }
 
     private void syncKey(String key) throws Exception {
@@ -258,20 +183,8 @@ public class StatefulSetController extends KeyReconciler<StatefulSet> {
     }
 
     private ControllerRefManager.CanAdopt canAdoptFunc(StatefulSet set) {
-        String ns = set.getMetadata().getNamespace();
-        String name = set.getMetadata().getName();
-        String uid = set.getMetadata().getUid();
-        return ControllerRefManager.recheckDeletionTimestamp(() -> {
-            StatefulSet fresh = context.client().apps().statefulSets().inNamespace(ns).withName(name).get();
-            if (fresh == null) {
-                throw new KubernetesClientException("statefulsets.apps \"" + name + "\" not found", 404, null);
-            }
-            if (!Objects.equals(fresh.getMetadata().getUid(), uid)) {
-                throw new IllegalStateException("original StatefulSet " + ns + "/" + name + " is gone: got uid "
-                        + fresh.getMetadata().getUid() + ", wanted " + uid);
-            }
-            return fresh;
-        });
+        return ControllerRefManager.recheckDeletionTimestamp(set, StatefulSetUtils.KIND, () -> context.client().apps()
+                .statefulSets().inNamespace(set.getMetadata().getNamespace()).withName(set.getMetadata().getName()).get());
     }
 
     private void adoptOrphanRevisions(StatefulSet set) throws Exception {

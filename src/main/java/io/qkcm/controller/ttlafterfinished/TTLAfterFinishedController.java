@@ -28,6 +28,7 @@ import io.qkcm.runtime.josdk.ControllerContext;
 import io.qkcm.controller.ttlafterfinished.metrics.TTLAfterFinishedMetrics;
 import io.qkcm.controller.util.job.JobUtil;
 import io.qkcm.runtime.josdk.KeyReconciler;
+import io.qkcm.runtime.informers.MetaNamespaceKey;
 
 /**
  * ttl-after-finished-controller (upstream pkg/controller/ttlafterfinished): deletes a finished Job
@@ -88,17 +89,16 @@ public final class TTLAfterFinishedController extends KeyReconciler<Job> {
     }
 
     @Override
-    protected void handleError(String key, Exception e) {
+    protected void logRetry(String key, int requeues, Exception e) {
         log.errorf("error cleaning up Job %s, will retry: %s", key, shortMessage(e));
-        queue.addRateLimited(key);
     }
 
     /** Upstream's processJob. */
     @Override
     protected void sync(String key) throws Exception {
-        int slash = key.indexOf('/');
-        String namespace = slash < 0 ? "" : key.substring(0, slash);
-        String name = key.substring(slash + 1);
+        MetaNamespaceKey parts = MetaNamespaceKey.split(key);
+        String namespace = parts.namespace();
+        String name = parts.name();
         Job job = jobs.getStore().getByKey(key);
         log.tracef("Checking if Job is ready for cleanup: job %s", key);
         if (job == null) {

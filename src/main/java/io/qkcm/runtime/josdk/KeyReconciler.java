@@ -1,6 +1,5 @@
 package io.qkcm.runtime.josdk;
 
-import java.util.ArrayList;
 import java.util.List;
 
 import org.jboss.logging.Logger;
@@ -12,19 +11,19 @@ import io.javaoperatorsdk.operator.api.reconciler.Context;
 import io.javaoperatorsdk.operator.api.reconciler.Ignore;
 import io.javaoperatorsdk.operator.api.reconciler.Reconciler;
 import io.javaoperatorsdk.operator.api.reconciler.UpdateControl;
-import io.javaoperatorsdk.operator.api.config.informer.InformerConfiguration;
 import io.javaoperatorsdk.operator.api.reconciler.EventSourceContext;
 import io.javaoperatorsdk.operator.processing.event.source.EventSource;
 import io.javaoperatorsdk.operator.processing.event.source.filter.GenericFilter;
 import io.javaoperatorsdk.operator.processing.event.source.filter.OnAddFilter;
 import io.javaoperatorsdk.operator.processing.event.source.filter.OnUpdateFilter;
 import io.qkcm.runtime.workqueue.RateLimiter;
+import io.qkcm.runtime.informers.MetaNamespaceKey;
 
 /**
  * A qkcm controller as a JOSDK {@link Reconciler}: upstream's {@code syncHandler(key)} is the body of
  * {@link #reconcile}, and upstream's {@code processNextWorkItem} the frame around it — success forgets
- * the key's backoff, an error goes to {@link #handleError} (default: log and {@code AddRateLimited},
- * retried without limit, as upstream's ReplicaSet controller). Upstream's event handlers stay what they
+ * the key's backoff, an error goes to {@link #handleError} (upstream's {@code handleErr}: retried with
+ * backoff up to the controller's {@link #maxRetries()}, then dropped), and every sync is timed. Upstream's event handlers stay what they
  * are, registered on the shared informers, and feed {@link #queue}.
  *
  * <p>What JOSDK is told (see {@link OperatorController}): trigger on all events, so a deleted primary is
@@ -108,22 +107,64 @@ public abstract class KeyReconciler<P extends HasMetadata> implements Reconciler
     /** The informers that must have synced before the first sync (upstream's WaitForNamedCacheSync). */
     protected abstract List<SharedIndexInformer<?>> informers();
 
+    /** {@link #maxRetries()} of a controller whose upstream retries a key for as long as it fails. */
+    public static final int UNLIMITED_RETRIES = Integer.MAX_VALUE;
+
     /**
-     * Upstream's {@code handleErr}. The default retries with the queue's backoff forever; controllers
-     * with upstream's maxRetries (deployment, endpoints, …) forget the key past them.
+     * Upstream's {@code maxRetries}: how many rate-limited retries a failing key gets before it is
+     * dropped from the queue (the next event queues it again). The default retries forever, as
+     * upstream's ReplicaSet controller; endpoints, EndpointSlices, … declare theirs.
+     */
+    protected int maxRetries() {
+        return UNLIMITED_RETRIES;
+    }
+
+    /**
+     * Upstream's {@code handleErr}, one frame for every controller: retry with the queue's backoff while
+     * the queue's numRequeues is under {@link #maxRetries()}, otherwise forget the key and log that it was
+     * dropped. {@link #handleErrorFirst} lets a controller decide some errors itself first.
      */
     protected void handleError(String key, Exception e) {
+        if (handleErrorFirst(key, e)) {
+            return;
+        }
+        int requeues = queue.numRequeues(key);
+        if (requeues < maxRetries()) {
+            logRetry(key, requeues, e);
+            queue.addRateLimited(key);
+            return;
+        }
+        logDropped(key, e);
+        queue.forget(key);
+    }
+
+    /**
+     * A controller's own handling of some errors, before the retry frame (e.g. the namespace controller
+     * waits for remaining content, the token controller forgets errors that are not worth a retry).
+     * Returns true when the key's fate is decided.
+     */
+    protected boolean handleErrorFirst(String key, Exception e) {
+        return false;
+    }
+
+    /** How a retried error is logged; conflicts are expected under concurrent writers and stay quiet. */
+    protected void logRetry(String key, int requeues, Exception e) {
         if (e instanceof KubernetesClientException kce && kce.getCode() == 409) {
             log.debugf("%s: conflict syncing %s, retrying: %s", queueName, key, kce.getMessage());
         } else {
-            log.errorf("%s: error syncing %s (retry %d): %s", queueName, key, queue.numRequeues(key), shortMessage(e));
+            log.errorf("%s: error syncing %s (retry %d): %s", queueName, key, requeues, shortMessage(e));
             log.debug("sync failure", e);
         }
-        queue.addRateLimited(key);
+    }
+
+    /** How an error is logged when its key is dropped past {@link #maxRetries()}. */
+    protected void logDropped(String key, Exception e) {
+        log.warnf("%s: dropping %s out of the queue after %d retries: %s", queueName, key, maxRetries(), shortMessage(e));
+        log.debug("sync failure", e);
     }
 
     /** fabric8's messages embed the whole Status object; the first 300 characters say what failed. */
-    protected static String shortMessage(Exception e) {
+    public static String shortMessage(Exception e) {
         String message = String.valueOf(e.getMessage());
         return message.length() > 300 ? message.substring(0, 300) + "..." : message;
     }
@@ -131,6 +172,7 @@ public abstract class KeyReconciler<P extends HasMetadata> implements Reconciler
     @Override
     public final UpdateControl<P> reconcile(P primary, Context<P> ctx) {
         String key = key(primary);
+        long start = System.nanoTime();
         try {
             sync(key, primary, ctx);
             queue.forget(key);
@@ -139,6 +181,9 @@ public abstract class KeyReconciler<P extends HasMetadata> implements Reconciler
             Thread.currentThread().interrupt();
         } catch (Exception e) {
             handleError(key, e);
+        } finally {
+            // upstream's deferred "Finished syncing" of every sync handler
+            log.tracef("Finished syncing %s %s (%dms)", queueName, key, (System.nanoTime() - start) / 1_000_000);
         }
         return UpdateControl.noUpdate();
     }
@@ -151,14 +196,14 @@ public abstract class KeyReconciler<P extends HasMetadata> implements Reconciler
         } catch (ReflectiveOperationException e) {
             throw new IllegalStateException("cannot build a " + type.getSimpleName(), e);
         }
-        int slash = key.indexOf('/');
+        MetaNamespaceKey k = MetaNamespaceKey.split(key);
         io.fabric8.kubernetes.api.model.ObjectMeta meta = new io.fabric8.kubernetes.api.model.ObjectMeta();
-        meta.setName(slash < 0 ? key : key.substring(slash + 1));
+        meta.setName(k.name());
         // no identity: JOSDK's logging context would otherwise get nulls
         meta.setUid("");
         meta.setResourceVersion("");
-        if (slash >= 0) {
-            meta.setNamespace(key.substring(0, slash));
+        if (!k.namespace().isEmpty()) {
+            meta.setNamespace(k.namespace());
         }
         object.setMetadata(meta);
         return object;
@@ -166,26 +211,12 @@ public abstract class KeyReconciler<P extends HasMetadata> implements Reconciler
 
     /** Upstream's key: {@code namespace/name}, or {@code name} for a cluster-scoped primary. */
     public static String key(HasMetadata object) {
-        String ns = object.getMetadata().getNamespace();
-        return ns == null || ns.isEmpty() ? object.getMetadata().getName() : ns + "/" + object.getMetadata().getName();
+        return MetaNamespaceKey.of(object);
     }
 
     @Override
     public List<EventSource<?, P>> prepareEventSources(EventSourceContext<P> ctx) {
-        List<EventSource<?, P>> sources = new ArrayList<>();
-        sources.add(queue);
-        sources.addAll(dependentEventSources(ctx));
-        return sources;
-    }
-
-    /** Event sources of the dependent resources this reconciler uses, if any. */
-    protected List<EventSource<?, P>> dependentEventSources(EventSourceContext<P> ctx) {
-        return List.of();
-    }
-
-    /** The informer configuration of a dependent's secondary type: all namespaces, the shared cache. */
-    protected static <R extends HasMetadata> InformerConfiguration<R> sharedInformerConfiguration(Class<R> type) {
-        return InformerConfiguration.builder(type).withWatchAllNamespaces().build();
+        return List.of(queue);
     }
 
     /**

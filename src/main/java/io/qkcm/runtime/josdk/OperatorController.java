@@ -3,7 +3,6 @@ package io.qkcm.runtime.josdk;
 import io.qkcm.runtime.workqueue.WorkqueueMetrics;
 import java.time.Duration;
 import java.util.List;
-import java.util.concurrent.ExecutorService;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
@@ -155,11 +154,29 @@ public final class OperatorController implements Controller {
         t.start();
     }
 
-    /** Stops handing out work and gives reconciles in flight the Operator's termination timeout. */
+    /**
+     * Stops handing out work and gives reconciles in flight {@code timeout} (at most the Operator's
+     * termination timeout, which bounds JOSDK's own wait); past it they are interrupted. Zero interrupts
+     * them at once.
+     */
     @Override
     public void shutdown(Duration timeout) {
         if (timeout.isZero()) {
             workers.shutdownNow();
+        } else {
+            // JOSDK's stop shuts the pool down and waits for it; this bounds that wait by the caller's timeout
+            Thread deadline = new Thread(() -> {
+                try {
+                    if (!workers.awaitTermination(timeout.toNanos(), TimeUnit.NANOSECONDS)) {
+                        LOG.debugf("%s: syncs still running after %s, interrupting them", name, timeout);
+                        workers.shutdownNow();
+                    }
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+            }, "stop-deadline-" + name);
+            deadline.setDaemon(true);
+            deadline.start();
         }
         operator.stop();
         workers.shutdownNow();

@@ -25,6 +25,7 @@ import io.javaoperatorsdk.operator.processing.event.source.controller.ResourceDe
 import io.javaoperatorsdk.operator.processing.event.source.controller.ResourceEvent;
 import io.qkcm.runtime.workqueue.RateLimiter;
 import io.qkcm.runtime.informers.SharedInformers;
+import io.qkcm.runtime.informers.MetaNamespaceKey;
 
 /**
  * A controller's work queue as a JOSDK event source: upstream's event handlers (registered on the
@@ -154,8 +155,8 @@ public final class QueueEventSource<P extends HasMetadata> extends AbstractEvent
         if (clusterScoped) {
             return new ResourceID(key);
         }
-        int slash = key.indexOf('/');
-        return slash < 0 ? new ResourceID(key) : new ResourceID(key.substring(slash + 1), key.substring(0, slash));
+        MetaNamespaceKey k = MetaNamespaceKey.split(key);
+        return k.namespace().isEmpty() ? new ResourceID(k.name()) : new ResourceID(k.name(), k.namespace());
     }
 
     @Override

@@ -39,7 +39,7 @@ class JobControllerLogicTest {
                 .withRestartPolicy(restartPolicy).endSpec().endTemplate().endSpec().build();
         Pod pod = new PodBuilder().withNewMetadata().withName("p").endMetadata().withNewStatus().withPhase(phase)
                 .addNewContainerStatus().withName("c").withRestartCount(restarts).endContainerStatus().endStatus().build();
-        assertThat(JobController.pastBackoffLimitOnFailure(job, List.of(pod))).isEqualTo(want);
+        assertThat(JobSyncer.pastBackoffLimitOnFailure(job, List.of(pod))).isEqualTo(want);
     }
 
     // ---- cleanUncountedPodsWithoutFinalizers (part of TestTrackJobStatusAndRemoveFinalizers) ----
@@ -49,13 +49,13 @@ class JobControllerLogicTest {
         JobStatus status = new JobStatusBuilder().withSucceeded(3).withFailed(1).withNewUncountedTerminatedPods()
                 .withSucceeded("a", "b", "c").withFailed("d", "e").endUncountedTerminatedPods().build();
         // b and e still carry the finalizer
-        assertThat(JobController.cleanUncountedPodsWithoutFinalizers(status, Set.of("b", "e"))).isTrue();
+        assertThat(JobStatusTracker.cleanUncountedPodsWithoutFinalizers(status, Set.of("b", "e"))).isTrue();
         assertThat(status.getSucceeded()).isEqualTo(5);
         assertThat(status.getFailed()).isEqualTo(2);
         assertThat(status.getUncountedTerminatedPods().getSucceeded()).containsExactly("b");
         assertThat(status.getUncountedTerminatedPods().getFailed()).containsExactly("e");
         // nothing changes a second time
-        assertThat(JobController.cleanUncountedPodsWithoutFinalizers(status, Set.of("b", "e"))).isFalse();
+        assertThat(JobStatusTracker.cleanUncountedPodsWithoutFinalizers(status, Set.of("b", "e"))).isFalse();
         assertThat(status.getSucceeded()).isEqualTo(5);
     }
 
@@ -66,14 +66,14 @@ class JobControllerLogicTest {
         Pod deleting = new PodBuilder().withNewMetadata().withName("p").withDeletionTimestamp("2024-01-01T00:00:00Z")
                 .endMetadata().withNewStatus().withPhase("Running").endStatus().build();
         Job job = new JobBuilder().withNewSpec().endSpec().build();
-        assertThat(JobController.isPodFailed(deleting, job, JobFeatures.DEFAULTS)).isTrue();
+        assertThat(JobPredicates.isPodFailed(deleting, job, JobFeatures.DEFAULTS)).isTrue();
         job.getSpec().setPodReplacementPolicy("Failed");
-        assertThat(JobController.isPodFailed(deleting, job, JobFeatures.DEFAULTS)).isFalse();
+        assertThat(JobPredicates.isPodFailed(deleting, job, JobFeatures.DEFAULTS)).isFalse();
         job.getSpec().setPodReplacementPolicy("TerminatingOrFailed");
         job.getSpec().setPodFailurePolicy(new io.fabric8.kubernetes.api.model.batch.v1.PodFailurePolicy(List.of()));
-        assertThat(JobController.isPodFailed(deleting, job, JobFeatures.DEFAULTS)).isFalse();
+        assertThat(JobPredicates.isPodFailed(deleting, job, JobFeatures.DEFAULTS)).isFalse();
         Pod succeededDeleting = new PodBuilder(deleting).editStatus().withPhase("Succeeded").endStatus().build();
-        assertThat(JobController.isPodFailed(succeededDeleting, new JobBuilder().withNewSpec().endSpec().build(),
+        assertThat(JobPredicates.isPodFailed(succeededDeleting, new JobBuilder().withNewSpec().endSpec().build(),
                 JobFeatures.DEFAULTS)).isFalse();
     }
 
@@ -119,18 +119,18 @@ class JobControllerLogicTest {
                 .build();
         Pod pending = new PodBuilder().withNewMetadata().withName("pending").withCreationTimestamp("2024-01-01T00:00:00Z")
                 .endMetadata().withNewSpec().endSpec().withNewStatus().withPhase("Pending").endStatus().build();
-        assertThat(JobController.activePodsForRemoval(job, List.of(running, pending), 1))
+        assertThat(JobPodManager.activePodsForRemoval(job, List.of(running, pending), 1))
                 .extracting(p -> p.getMetadata().getName()).containsExactly("pending");
-        assertThat(JobController.activePodsForRemoval(job, List.of(running, pending), 0)).isEmpty();
+        assertThat(JobPodManager.activePodsForRemoval(job, List.of(running, pending), 0)).isEmpty();
     }
 
     @Test
     void trackingFinalizerPatchIsUpstreams() {
         Pod pod = new PodBuilder().withNewMetadata().withName("p").withFinalizers("other", TrackingUtils.JOB_TRACKING_FINALIZER)
                 .endMetadata().build();
-        assertThat(JobController.removeTrackingFinalizerPatch(pod))
+        assertThat(TrackingUtils.removeTrackingFinalizerPatch(pod))
                 .isEqualTo("{\"metadata\":{\"$deleteFromPrimitiveList/finalizers\":[\"batch.kubernetes.io/job-tracking\"]}}");
-        assertThat(JobController.removeTrackingFinalizerPatch(new PodBuilder().withNewMetadata().endMetadata().build())).isNull();
+        assertThat(TrackingUtils.removeTrackingFinalizerPatch(new PodBuilder().withNewMetadata().endMetadata().build())).isNull();
     }
 
     @Test
@@ -138,8 +138,8 @@ class JobControllerLogicTest {
         var conflict = new io.fabric8.kubernetes.client.KubernetesClientException("conflict", 409,
                 new io.fabric8.kubernetes.api.model.StatusBuilder().withCode(409).withReason("Conflict")
                         .withMessage("the object has been modified").build());
-        var inner = new JobController.TrackingException("adding uncounted pods to status: the object has been modified", conflict);
-        var outer = new JobController.TrackingException("tracking status: x", inner);
+        var inner = new JobStatusTracker.TrackingException("adding uncounted pods to status: the object has been modified", conflict);
+        var outer = new JobStatusTracker.TrackingException("tracking status: x", inner);
         assertThat(outer.getCode()).isEqualTo(409);
         assertThat(outer.getCause()).isSameAs(inner);
         assertThat(io.qkcm.controller.ApiErrors.isConflict(outer)).isTrue();

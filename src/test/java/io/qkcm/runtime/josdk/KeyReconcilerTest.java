@@ -52,6 +52,9 @@ class KeyReconcilerTest {
         final AtomicInteger concurrent = new AtomicInteger();
         final AtomicInteger maxConcurrent = new AtomicInteger();
         volatile long holdMillis;
+        volatile int maxRetries = UNLIMITED_RETRIES;
+        /** Keys dropped past maxRetries, in order. */
+        final List<String> dropped = new CopyOnWriteArrayList<>();
         private final SharedIndexInformer<ConfigMap> configMaps;
         private final SharedIndexInformer<Secret> secrets;
 
@@ -116,6 +119,16 @@ class KeyReconcilerTest {
         @Override
         protected List<SharedIndexInformer<?>> informers() {
             return List.of(configMaps, secrets);
+        }
+
+        @Override
+        protected int maxRetries() {
+            return maxRetries;
+        }
+
+        @Override
+        protected void logDropped(String key, Exception e) {
+            dropped.add(key);
         }
     }
 
@@ -210,6 +223,24 @@ class KeyReconcilerTest {
         List<Integer> seen = probe.requeuesSeen.get(key);
         assertThat(seen.get(seen.size() - 1)).isZero();
         assertThat(runtime.registry.find("workqueue.retries").tag("name", "probe").counter().count()).isEqualTo(4.0);
+    }
+
+    @Test
+    void pastMaxRetriesAKeyIsDroppedWithItsBackoffForgotten() {
+        Probe probe = start(2);
+        probe.maxRetries = 3;
+        String key = ns + "/doomed";
+        probe.failures.put(key, new AtomicInteger(1_000));
+        client.resource(configMap("doomed", "1")).create();
+        // upstream's handleErr: the first try and maxRetries rate-limited retries, then Forget
+        await().atMost(Duration.ofSeconds(30)).until(() -> probe.dropped.contains(key) && probe.queue.numRequeues(key) == 0);
+        assertThat(probe.requeuesSeen.get(key)).containsExactly(0, 1, 2, 3);
+        assertThat(probe.dropped).containsExactly(key);
+        assertThat(runtime.registry.find("workqueue.retries").tag("name", "probe").counter().count()).isEqualTo(3.0);
+        // the next event queues the key again, from a fresh backoff
+        client.configMaps().inNamespace(ns).withName("doomed").edit(cm -> new ConfigMapBuilder(cm).withData(Map.of("v", "2")).build());
+        await().atMost(Duration.ofSeconds(30)).until(() -> probe.syncs.contains(key + " present:{v=2}"));
+        assertThat(probe.requeuesSeen.get(key).get(4)).isZero();
     }
 
     @Test
