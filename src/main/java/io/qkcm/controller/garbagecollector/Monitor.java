@@ -200,7 +200,8 @@ interface Monitor {
                 return;
             }
             started = true;
-            informers.whenSynced(type).whenComplete((v, failure) -> {
+            // attached off the caller's thread: neither under the graph builder's lock nor on fabric8's own
+            informers.whenSynced(type).whenCompleteAsync((v, failure) -> {
                 if (failure != null) {
                     LOG.warnf("garbage collector monitor %s: the shared informer did not start: %s", gvr, failure.toString());
                 } else {
