@@ -25,7 +25,6 @@ import io.qkcm.runtime.informers.ApiDiscovery.ApiResource;
 import io.qkcm.runtime.informers.GroupVersionResource;
 import io.qkcm.runtime.informers.MetadataClient;
 import io.qkcm.runtime.informers.MetadataInformers;
-import io.qkcm.runtime.informers.MetadataInformers.MetadataInformer;
 import io.qkcm.runtime.informers.ObjectMetadata;
 import io.qkcm.runtime.informers.ObjectMetadata.OwnerRef;
 
@@ -72,7 +71,9 @@ public final class GarbageCollector implements Controller {
         this.attemptToDelete = context.newQueue("garbage_collector_attempt_to_delete");
         this.attemptToOrphan = context.newQueue("garbage_collector_attempt_to_orphan");
         this.graphChanges = context.newQueue("garbage_collector_graph_changes");
-        this.graph = new GraphBuilder(informers, context.events(), graphChanges, attemptToDelete, attemptToOrphan);
+        // upstream's informerfactory: the process's shared typed informer where a controller asked for one
+        this.graph = new GraphBuilder(informers, context.informers(), context.events(), graphChanges, attemptToDelete,
+                attemptToOrphan);
         this.ops = new Operations(client, discovery, graph);
         this.syncer = Executors.newSingleThreadScheduledExecutor(daemon("gc-discovery-sync"));
         // upstream garbagecollector_controller_resources_sync_error_total
@@ -176,6 +177,10 @@ public final class GarbageCollector implements Controller {
                 }
             }
             if (oldResources.keySet().equals(newResources.keySet())) {
+                // a shared informer asked for since the last sync takes its type over from the metadata monitor
+                if (graph.syncMonitors(newResources) > 0) {
+                    graph.startMonitors();
+                }
                 LOG.trace("no resource updates from discovery, skipping garbage collector sync");
                 return;
             }
@@ -614,14 +619,23 @@ public final class GarbageCollector implements Controller {
     /** The resources currently monitored. */
     public Set<GroupVersionResource> monitoredResources() {
         Set<GroupVersionResource> out = new java.util.HashSet<>();
-        for (MetadataInformer m : graph.monitorList()) {
+        for (Monitor m : graph.monitorList()) {
             out.add(m.resource());
         }
         return out;
     }
 
-    /** The monitor of a resource (metadata-only cache), or null. */
-    public MetadataInformer monitor(GroupVersionResource gvr) {
+    /** For tests in this package: the monitor of a resource, or null. */
+    Monitor monitor(GroupVersionResource gvr) {
         return graph.monitor(gvr);
+    }
+
+    /** For tests in this package: one discovery sync now, as the 30s resync runs it. */
+    void syncNow() throws InterruptedException {
+        try {
+            syncer.submit(this::syncOnce).get();
+        } catch (java.util.concurrent.ExecutionException e) {
+            throw new IllegalStateException(e.getCause());
+        }
     }
 }

@@ -7,25 +7,28 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 
 import org.jboss.logging.Logger;
 
 import io.fabric8.kubernetes.api.model.GenericKubernetesResource;
+import io.fabric8.kubernetes.api.model.HasMetadata;
 import io.fabric8.kubernetes.api.model.ObjectMetaBuilder;
 import io.qkcm.runtime.workqueue.WorkQueue;
 import io.qkcm.runtime.events.EventRecorder;
 import io.qkcm.runtime.informers.ApiDiscovery.ApiResource;
 import io.qkcm.runtime.informers.GroupVersionResource;
 import io.qkcm.runtime.informers.MetadataInformers;
-import io.qkcm.runtime.informers.MetadataInformers.MetadataInformer;
 import io.qkcm.runtime.informers.ObjectMetadata;
 import io.qkcm.runtime.informers.ObjectMetadata.OwnerRef;
+import io.qkcm.runtime.informers.SharedInformers;
 
 /**
- * Upstream graph_builder.go: monitors (metadata-only informers) over every deletable resource funnel
- * their events into {@code graphChanges}; one thread applies them to the uid → node graph and feeds
+ * Upstream graph_builder.go: monitors over every deletable resource (a handler on the process's shared
+ * informer where the type has one, else a metadata-only informer; see {@link Monitor}) funnel their
+ * events into {@code graphChanges}; one thread applies them to the uid → node graph and feeds
  * {@code attemptToDelete} and {@code attemptToOrphan}.
  */
 final class GraphBuilder {
@@ -58,6 +61,8 @@ final class GraphBuilder {
     }
 
     private final MetadataInformers informers;
+    /** The process's shared informers; null where a test builds the garbage collector alone. */
+    private final SharedInformers shared;
     private final EventRecorder recorder;
     final WorkQueue<Event> graphChanges;
     final WorkQueue<Node> attemptToDelete;
@@ -66,12 +71,13 @@ final class GraphBuilder {
     final Map<String, Node> uidToNode = new ConcurrentHashMap<>();
 
     private final Object monitorLock = new Object();
-    private Map<GroupVersionResource, MetadataInformer> monitors = new LinkedHashMap<>();
+    private Map<GroupVersionResource, Monitor> monitors = new LinkedHashMap<>();
     private boolean running;
 
-    GraphBuilder(MetadataInformers informers, EventRecorder recorder, WorkQueue<Event> graphChanges,
-            WorkQueue<Node> attemptToDelete, WorkQueue<Node> attemptToOrphan) {
+    GraphBuilder(MetadataInformers informers, SharedInformers shared, EventRecorder recorder,
+            WorkQueue<Event> graphChanges, WorkQueue<Node> attemptToDelete, WorkQueue<Node> attemptToOrphan) {
         this.informers = informers;
+        this.shared = shared;
         this.recorder = recorder;
         this.graphChanges = graphChanges;
         this.attemptToDelete = attemptToDelete;
@@ -83,19 +89,35 @@ final class GraphBuilder {
         return IGNORED_RESOURCES.contains(gvr.group() + "/" + gvr.resource());
     }
 
-    /** Rebuilds the monitor set: keeps existing monitors, creates new ones, stops those no longer listed. */
-    void syncMonitors(Map<GroupVersionResource, ApiResource> resources) {
+    /**
+     * Rebuilds the monitor set: keeps existing monitors, creates new ones, stops those no longer listed.
+     * A metadata monitor whose type got a shared informer since (a controller asked for it after the
+     * last sync) hands over to that informer, so no type stays watched twice. Returns how many monitors
+     * were created or handed over (they are not started yet).
+     */
+    int syncMonitors(Map<GroupVersionResource, ApiResource> resources) {
         synchronized (monitorLock) {
-            Map<GroupVersionResource, MetadataInformer> toRemove = new HashMap<>(monitors);
-            Map<GroupVersionResource, MetadataInformer> current = new LinkedHashMap<>();
+            Map<GroupVersionResource, Monitor> toRemove = new HashMap<>(monitors);
+            Map<GroupVersionResource, Monitor> current = new LinkedHashMap<>();
             int kept = 0;
             int added = 0;
+            int handedOver = 0;
             for (Map.Entry<GroupVersionResource, ApiResource> e : resources.entrySet()) {
                 GroupVersionResource gvr = e.getKey();
                 if (ignored(gvr)) {
                     continue;
                 }
-                MetadataInformer existing = toRemove.remove(gvr);
+                Monitor existing = toRemove.remove(gvr);
+                if (existing instanceof Monitor.Metadata metadata) {
+                    Optional<Class<? extends HasMetadata>> type = sharedType(gvr);
+                    if (type.isPresent()) {
+                        // stopped first: nothing of the metadata informer reaches the graph after the handover
+                        metadata.stop();
+                        current.put(gvr, sharedMonitor(type.get(), gvr, e.getValue().kind(), metadata.cached()));
+                        handedOver++;
+                        continue;
+                    }
+                }
                 if (existing != null) {
                     current.put(gvr, existing);
                     kept++;
@@ -105,30 +127,29 @@ final class GraphBuilder {
                 added++;
             }
             monitors = current;
-            toRemove.values().forEach(MetadataInformer::stop);
-            LOG.debugf("synced monitors: added %d, kept %d, removed %d", added, kept, toRemove.size());
+            toRemove.values().forEach(Monitor::stop);
+            LOG.debugf("synced monitors: added %d, kept %d, handed over to shared informers %d, removed %d", added, kept,
+                    handedOver, toRemove.size());
+            return added + handedOver;
         }
     }
 
-    private MetadataInformer monitorFor(GroupVersionResource gvr, String kind) {
-        MetadataInformer informer = informers.create(gvr, kind);
-        informer.addHandler(new MetadataInformers.Handler() {
-            @Override
-            public void onAdd(ObjectMetadata obj) {
-                graphChanges.add(new Event(false, EventType.ADD, obj, null));
-            }
+    private Optional<Class<? extends HasMetadata>> sharedType(GroupVersionResource gvr) {
+        return shared == null ? Optional.empty() : shared.typeServing(gvr);
+    }
 
-            @Override
-            public void onUpdate(ObjectMetadata oldObj, ObjectMetadata newObj) {
-                graphChanges.add(new Event(false, EventType.UPDATE, newObj, oldObj));
-            }
+    /** Upstream's informerfactory: the shared typed informer where the process has one, else a metadata informer. */
+    private Monitor monitorFor(GroupVersionResource gvr, String kind) {
+        Optional<Class<? extends HasMetadata>> type = sharedType(gvr);
+        if (type.isPresent()) {
+            return sharedMonitor(type.get(), gvr, kind, null);
+        }
+        return new Monitor.Metadata(informers.create(gvr, kind), graphChanges::add);
+    }
 
-            @Override
-            public void onDelete(ObjectMetadata obj) {
-                graphChanges.add(new Event(false, EventType.DELETE, obj, null));
-            }
-        });
-        return informer;
+    private <T extends HasMetadata> Monitor sharedMonitor(Class<T> type, GroupVersionResource gvr, String kind,
+            java.util.Collection<ObjectMetadata> previous) {
+        return new Monitor.Shared<>(shared, type, gvr, kind, graphChanges::add, previous);
     }
 
     /** Starts monitors not yet started; before {@link #run} it does nothing. */
@@ -138,7 +159,7 @@ final class GraphBuilder {
                 return;
             }
             int started = 0;
-            for (MetadataInformer m : monitors.values()) {
+            for (Monitor m : monitors.values()) {
                 if (!m.started()) {
                     m.start();
                     started++;
@@ -150,7 +171,7 @@ final class GraphBuilder {
 
     boolean isResourceSynced(GroupVersionResource gvr) {
         synchronized (monitorLock) {
-            MetadataInformer m = monitors.get(gvr);
+            Monitor m = monitors.get(gvr);
             return m != null && m.hasSynced();
         }
     }
@@ -161,7 +182,7 @@ final class GraphBuilder {
             if (monitors.isEmpty()) {
                 return false;
             }
-            for (Map.Entry<GroupVersionResource, MetadataInformer> e : monitors.entrySet()) {
+            for (Map.Entry<GroupVersionResource, Monitor> e : monitors.entrySet()) {
                 if (!e.getValue().hasSynced()) {
                     LOG.tracef("garbage controller monitor not yet synced: %s", e.getKey());
                     return false;
@@ -172,7 +193,7 @@ final class GraphBuilder {
     }
 
     /** The monitor of a resource, for cache reads (upstream getMetadata). */
-    MetadataInformer monitor(GroupVersionResource gvr) {
+    Monitor monitor(GroupVersionResource gvr) {
         synchronized (monitorLock) {
             return monitors.get(gvr);
         }
@@ -184,7 +205,7 @@ final class GraphBuilder {
         }
     }
 
-    List<MetadataInformer> monitorList() {
+    List<Monitor> monitorList() {
         synchronized (monitorLock) {
             return new ArrayList<>(monitors.values());
         }
@@ -207,9 +228,10 @@ final class GraphBuilder {
         }
     }
 
+    /** Stops every monitor: the metadata informers end, the shared ones lose only the handler. */
     void stopMonitors() {
         synchronized (monitorLock) {
-            monitors.values().forEach(MetadataInformer::stop);
+            monitors.values().forEach(Monitor::stop);
             LOG.infof("stopped %d monitors", monitors.size());
             monitors = new LinkedHashMap<>();
             running = false;

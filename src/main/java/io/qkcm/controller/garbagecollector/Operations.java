@@ -14,7 +14,6 @@ import io.fabric8.kubernetes.client.KubernetesClientException;
 import io.qkcm.runtime.informers.ApiDiscovery;
 import io.qkcm.runtime.informers.ApiDiscovery.ApiResource;
 import io.qkcm.runtime.informers.MetadataClient;
-import io.qkcm.runtime.informers.MetadataInformers.MetadataInformer;
 import io.qkcm.runtime.informers.ObjectMetadata;
 import io.qkcm.runtime.informers.ObjectMetadata.OwnerRef;
 
@@ -199,7 +198,7 @@ final class Operations {
     /** The object's metadata from the monitor's cache, or a live GET when not cached. */
     ObjectMetadata getMetadata(ObjectRef ref) throws RestMappingException {
         ApiResource resource = apiResource(ref.apiVersion(), ref.kind());
-        MetadataInformer m = graph.monitor(resource.gvr());
+        Monitor m = graph.monitor(resource.gvr());
         String key = ref.namespace().isEmpty() ? ref.name() : ref.namespace() + "/" + ref.name();
         ObjectMetadata cached = m == null ? null : m.get(key);
         if (cached != null) {

@@ -35,7 +35,8 @@ import io.fabric8.kubernetes.client.http.HttpResponse;
  * Watches are asynchronous (no thread per watch); lists run on a small pool.
  *
  * <p>Typed informers with full objects are {@link SharedInformers}' job; this factory is for
- * consumers that need the metadata of every resource type (garbage collector, namespace deletion).
+ * consumers that need the metadata of every resource type (the garbage collector, for the types no
+ * shared informer serves; namespace deletion).
  */
 public final class MetadataInformers {
 

@@ -5,6 +5,10 @@ import java.util.List;
 
 import com.fasterxml.jackson.databind.JsonNode;
 
+import io.fabric8.kubernetes.api.model.HasMetadata;
+import io.fabric8.kubernetes.api.model.ObjectMeta;
+import io.fabric8.kubernetes.api.model.OwnerReference;
+
 /**
  * The metadata of one API object as the metadata-only caches keep it: type, coordinates, owner
  * references, finalizers, deletion timestamp and resource version; nothing else (no labels,
@@ -78,6 +82,25 @@ public final class ObjectMetadata {
         }
         return new ObjectMetadata(apiVersion, kind, text(m, "namespace"), text(m, "name"), text(m, "uid"),
                 text(m, "resourceVersion"), text(m, "deletionTimestamp"), finalizers, refs);
+    }
+
+    /**
+     * The metadata of a typed object (a shared informer's cached one); the type is given by the caller,
+     * as in {@link #fromJson}. Reads the fields only: the object itself is not kept.
+     */
+    public static ObjectMetadata of(HasMetadata object, String apiVersion, String kind) {
+        ObjectMeta m = object.getMetadata();
+        List<OwnerRef> refs = null;
+        List<OwnerReference> o = m.getOwnerReferences();
+        if (o != null && !o.isEmpty()) {
+            refs = new ArrayList<>(o.size());
+            for (OwnerReference r : o) {
+                refs.add(new OwnerRef(r.getApiVersion(), r.getKind(), r.getName(), r.getUid(), r.getController(),
+                        r.getBlockOwnerDeletion()));
+            }
+        }
+        return new ObjectMetadata(apiVersion, kind, m.getNamespace(), m.getName(), m.getUid(), m.getResourceVersion(),
+                m.getDeletionTimestamp(), m.getFinalizers(), refs);
     }
 
     private static String text(JsonNode n, String field) {

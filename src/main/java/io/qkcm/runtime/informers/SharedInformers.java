@@ -6,6 +6,7 @@ import java.util.Collection;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
@@ -141,6 +142,23 @@ public final class SharedInformers {
             throw new IllegalStateException("no shared informer for " + type.getName());
         }
         return done.copy();
+    }
+
+    /**
+     * The type whose shared informer serves the resource {@code gvr}, if some consumer has asked for one;
+     * never creates an informer. The garbage collector's monitors use it (upstream's informerfactory:
+     * the typed informer where there is one), so a type is never watched twice.
+     */
+    @SuppressWarnings("unchecked")
+    public synchronized Optional<Class<? extends HasMetadata>> typeServing(GroupVersionResource gvr) {
+        for (Class<?> type : informers.keySet()) {
+            Class<? extends HasMetadata> t = (Class<? extends HasMetadata>) type;
+            if (HasMetadata.getGroup(t).equals(gvr.group()) && HasMetadata.getVersion(t).equals(gvr.version())
+                    && HasMetadata.getPlural(t).equals(gvr.resource())) {
+                return Optional.of(t);
+            }
+        }
+        return Optional.empty();
     }
 
     public synchronized boolean started() {

@@ -550,6 +550,9 @@ class GarbageCollectorTest {
         Pod pod = w.pod("rs-0", rs);
         new io.qkcm.testing.TestKubelet(client).runningAndReady(pod);
         GroupVersionResource pods = new GroupVersionResource("", "v1", "pods");
+        // only the garbage collector runs in this profile: no shared informer caches pods, its own metadata one does
+        await().atMost(TIMEOUT).until(() -> gc().monitor(pods) != null);
+        assertThat(gc().monitor(pods).shared()).isFalse();
         await().atMost(TIMEOUT).untilAsserted(() -> {
             io.qkcm.runtime.informers.ObjectMetadata m = gc().monitor(pods).get(w.ns + "/rs-0");
             assertThat(m).isNotNull();
