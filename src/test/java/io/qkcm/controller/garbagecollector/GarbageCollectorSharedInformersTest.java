@@ -78,7 +78,8 @@ class GarbageCollectorSharedInformersTest {
         void start() {
             ControllerManagerOptions options = new ControllerManagerOptions(Flags.upstream(), flag -> Optional.empty());
             gc = new GarbageCollector(new ControllerContext(GarbageCollector.NAME, gcClient, informers,
-                    events.recorder(GarbageCollector.NAME), options, delayer, TestOperators.create()));
+                    events.recorder(GarbageCollector.NAME), options, delayer, TestOperators.create()),
+                    options.concurrentSyncs("gc"));
             informers.start();
             gc.start();
         }
