@@ -55,12 +55,13 @@ public class JobController extends KeyReconciler<Job> {
     private final JobSyncer syncer;
     private final OrphanPodFinalizers orphanPods;
 
-    public JobController(ControllerContext context) {
-        this(context, Clock.systemUTC());
+    /** {@code workers}: --concurrent-job-syncs. */
+    public JobController(ControllerContext context, int workers) {
+        this(context, workers, Clock.systemUTC());
     }
 
-    JobController(ControllerContext context, Clock clock) {
-        super(context, Job.class, QUEUE, context.options().concurrentSyncs("job"),
+    JobController(ControllerContext context, int workers, Clock clock) {
+        super(context, Job.class, QUEUE, workers,
                 RateLimiter.exponential(DEFAULT_JOB_API_BACKOFF, MAX_JOB_API_BACKOFF));
         JobFeatures features = JobFeatures.from(context.options().featureGates());
         JobMetrics metrics = new JobMetrics(context.metrics());

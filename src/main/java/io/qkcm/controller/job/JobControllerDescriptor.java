@@ -6,7 +6,7 @@ import io.qkcm.runtime.josdk.ControllerDescriptor;
 
 /**
  * job-controller's descriptor and start function (upstream's {@code newJobControllerDescriptor} and its start
- * function in cmd/kube-controller-manager/app/batch.go).
+ * function in cmd/kube-controller-manager/app/batch.go): its concurrency, --concurrent-job-syncs.
  */
 public final class JobControllerDescriptor {
 
@@ -18,6 +18,11 @@ public final class JobControllerDescriptor {
     }
 
     static Controller start(ControllerContext context) {
-        return context.operate(new JobController(context));
+        return context.operate(newController(context));
+    }
+
+    /** The controller with its flag read once: --concurrent-job-syncs. */
+    static JobController newController(ControllerContext context) {
+        return new JobController(context, context.options().concurrentSyncs("job"));
     }
 }

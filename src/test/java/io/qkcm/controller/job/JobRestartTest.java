@@ -59,7 +59,7 @@ class JobRestartTest {
 
     /** A Job controller as the manager builds it, outside the application, so that it can be killed. */
     private ControllerHarness<JobController> newController() {
-        return ControllerHarness.create(vertx, JobController.NAME, JobController::new);
+        return ControllerHarness.create(vertx, JobController.NAME, JobControllerDescriptor::newController);
     }
 
     @BeforeAll
