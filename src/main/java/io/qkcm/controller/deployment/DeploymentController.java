@@ -21,6 +21,8 @@ import io.qkcm.controller.ApiErrors;
 import io.qkcm.runtime.josdk.ControllerContext;
 import io.qkcm.controller.ControllerRefManager;
 import io.qkcm.controller.ControllerRefs;
+import io.qkcm.controller.OwnerEnqueueingHandler;
+import io.qkcm.runtime.informers.MetaNamespaceKey;
 import io.qkcm.controller.LabelSelectors;
 import io.qkcm.runtime.informers.ResourceEventHandlerFuncs;
 import io.qkcm.controller.deployment.util.DeploymentUtil;
@@ -76,8 +78,19 @@ public class DeploymentController extends KeyReconciler<Deployment> {
 
         // Deployment adds, updates and deletes reach the reconciler as JOSDK's primary events (upstream's
         // handler queues all three)
-        rsInformer.addEventHandler(ResourceEventHandlerFuncs.of(this::addReplicaSet, this::updateReplicaSet,
-                this::deleteReplicaSet));
+        rsInformer.addEventHandler(new OwnerEnqueueingHandler<ReplicaSet, Deployment>(this::resolveControllerRef,
+                this::enqueue) {
+            @Override
+            protected void orphanAdded(ReplicaSet rs) {
+                // an orphan: every matching Deployment may adopt it
+                getDeploymentsForReplicaSet(rs).forEach(DeploymentController.this::enqueue);
+            }
+
+            @Override
+            protected void orphanUpdated(ReplicaSet old, ReplicaSet cur) {
+                getDeploymentsForReplicaSet(cur).forEach(DeploymentController.this::enqueue);
+            }
+        });
         // upstream only watches pod deletions
         podInformer.addEventHandler(ResourceEventHandlerFuncs.of(null, null, this::deletePod));
     }
@@ -94,43 +107,35 @@ public class DeploymentController extends KeyReconciler<Deployment> {
     }
 
     @Override
-    protected void handleError(String key, Exception e) {
+    protected int maxRetries() {
+        return MAX_RETRIES;
+    }
+
+    @Override
+    protected boolean handleErrorFirst(String key, Exception e) {
+        // a write refused because the namespace is terminating: nothing to retry (upstream's handleErr)
         if (ApiErrors.hasStatusCause(e, ApiErrors.NAMESPACE_TERMINATING_CAUSE)) {
             queue.forget(key);
-            return;
+            return true;
         }
-        if (queue.numRequeues(key) < MAX_RETRIES) {
-            if (ApiErrors.isConflict(e)) {
-                log.debugf("Error syncing deployment %s: %s", key, e.getMessage());
-            } else {
-                log.infof("Error syncing deployment %s: %s", key, ApiErrors.message(e));
-            }
-            queue.addRateLimited(key);
-            return;
+        return false;
+    }
+
+    @Override
+    protected void logRetry(String key, int requeues, Exception e) {
+        if (ApiErrors.isConflict(e)) {
+            log.debugf("Error syncing deployment %s: %s", key, e.getMessage());
+        } else {
+            log.infof("Error syncing deployment %s: %s", key, ApiErrors.message(e));
         }
+    }
+
+    @Override
+    protected void logDropped(String key, Exception e) {
         log.errorf("Dropping deployment %s out of the queue: %s", key, ApiErrors.message(e));
-        queue.forget(key);
     }
 
     // ---- event handlers -------------------------------------------------------------------
-
-    private void addReplicaSet(ReplicaSet rs) {
-        if (rs.getMetadata().getDeletionTimestamp() != null) {
-            deleteReplicaSet(rs);
-            return;
-        }
-        OwnerReference ref = ControllerRefManager.controllerOf(rs);
-        if (ref != null) {
-            Deployment d = resolveControllerRef(rs.getMetadata().getNamespace(), ref);
-            if (d != null) {
-                enqueue(d);
-            }
-            return;
-        }
-        for (Deployment d : getDeploymentsForReplicaSet(rs)) {
-            enqueue(d);
-        }
-    }
 
     private List<Deployment> getDeploymentsForReplicaSet(ReplicaSet rs) {
         List<Deployment> out = ControllerRefs.selecting(dInformer, rs.getMetadata().getNamespace(),
@@ -140,45 +145,6 @@ public class DeploymentController extends KeyReconciler<Deployment> {
                     rs.getMetadata().getNamespace(), rs.getMetadata().getName());
         }
         return out;
-    }
-
-    private void updateReplicaSet(ReplicaSet oldRS, ReplicaSet curRS) {
-        if (Objects.equals(curRS.getMetadata().getResourceVersion(), oldRS.getMetadata().getResourceVersion())) {
-            return;
-        }
-        OwnerReference curRef = ControllerRefManager.controllerOf(curRS);
-        OwnerReference oldRef = ControllerRefManager.controllerOf(oldRS);
-        boolean refChanged = !Objects.equals(curRef, oldRef);
-        if (refChanged && oldRef != null) {
-            Deployment d = resolveControllerRef(oldRS.getMetadata().getNamespace(), oldRef);
-            if (d != null) {
-                enqueue(d);
-            }
-        }
-        if (curRef != null) {
-            Deployment d = resolveControllerRef(curRS.getMetadata().getNamespace(), curRef);
-            if (d != null) {
-                enqueue(d);
-            }
-            return;
-        }
-        boolean labelChanged = !Objects.equals(curRS.getMetadata().getLabels(), oldRS.getMetadata().getLabels());
-        if (labelChanged || refChanged) {
-            for (Deployment d : getDeploymentsForReplicaSet(curRS)) {
-                enqueue(d);
-            }
-        }
-    }
-
-    private void deleteReplicaSet(ReplicaSet rs) {
-        OwnerReference ref = ControllerRefManager.controllerOf(rs);
-        if (ref == null) {
-            return;
-        }
-        Deployment d = resolveControllerRef(rs.getMetadata().getNamespace(), ref);
-        if (d != null) {
-            enqueue(d);
-        }
     }
 
     private void deletePod(Pod pod) {
@@ -247,16 +213,9 @@ public class DeploymentController extends KeyReconciler<Deployment> {
             throw new IllegalStateException("deployment " + d.getMetadata().getNamespace() + "/" + d.getMetadata().getName()
                     + " has invalid label selector: " + e.getMessage());
         }
-        ControllerRefManager.CanAdopt canAdopt = ControllerRefManager.recheckDeletionTimestamp(() -> {
-            Deployment fresh = context.client().apps().deployments().inNamespace(d.getMetadata().getNamespace())
-                    .withName(d.getMetadata().getName()).require();
-            if (!Objects.equals(fresh.getMetadata().getUid(), d.getMetadata().getUid())) {
-                throw new IllegalStateException("original Deployment " + d.getMetadata().getNamespace() + "/"
-                        + d.getMetadata().getName() + " is gone: got uid " + fresh.getMetadata().getUid() + ", wanted "
-                        + d.getMetadata().getUid());
-            }
-            return fresh;
-        });
+        ControllerRefManager.CanAdopt canAdopt = ControllerRefManager.recheckDeletionTimestamp(d, DeploymentContext.KIND,
+                () -> context.client().apps().deployments().inNamespace(d.getMetadata().getNamespace())
+                        .withName(d.getMetadata().getName()).get());
         ControllerRefManager<ReplicaSet> cm = ControllerRefManager.forReplicaSets(context.client(), d, selector,
                 DeploymentContext.API_VERSION, DeploymentContext.KIND, canAdopt);
         // claim() may hand back cached objects; callers never mutate them in place
@@ -288,9 +247,9 @@ public class DeploymentController extends KeyReconciler<Deployment> {
 
     @Override
     protected void sync(String key) throws Exception {
-        int slash = key.indexOf('/');
-        String namespace = key.substring(0, slash);
-        String name = key.substring(slash + 1);
+        MetaNamespaceKey parts = MetaNamespaceKey.split(key);
+        String namespace = parts.namespace();
+        String name = parts.name();
         Deployment cached = dInformer.getIndexer().getByKey(key);
         if (cached == null) {
             log.debugf("Deployment %s has been deleted", key);
