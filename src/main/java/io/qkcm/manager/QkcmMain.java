@@ -34,7 +34,6 @@ public class QkcmMain implements QuarkusApplication {
         handleTerminationSignals();
         io.qkcm.runtime.clients.SharedTransports.cheapInMemoryKeyStores();
         io.qkcm.runtime.clients.BoringSslEngine.preload();
-        io.qkcm.runtime.PeriodicCollection.startDefault();
         Quarkus.run(QkcmMain.class, args);
     }
 

@@ -99,7 +99,7 @@ public class ReplicaSetController<P extends HasMetadata> extends KeyReconciler<P
         this.podControl = podControl.apply(new RealPodControl(context.client(), context.recorderFor(eventSource)));
         // Upstream runs each creation of a batch and each deletion in its own goroutine; these
         // threads play that part (the client's QPS limit is what bounds throughput).
-        this.apiCalls = ApiCallExecutor.create(name, 64);
+        this.apiCalls = ApiCallExecutor.create(name, 64, context.options().tuning().virtualThreads());
         this.podInformer = context.informers().informerFor(Pod.class);
 
         source.addEventHandler(new ResourceEventHandler<ReplicaSet>() {

@@ -15,14 +15,26 @@ public final class ControllerManagerOptions {
 
     private final Flags flags;
     private final Function<String, Optional<String>> config;
+    private final Tuning tuning;
 
+    /** The flags from {@code config}, qkcm's tuning at its defaults (tests, tools). */
     public ControllerManagerOptions(Flags flags, Function<String, Optional<String>> config) {
+        this(flags, config, Tuning.defaults());
+    }
+
+    public ControllerManagerOptions(Flags flags, Function<String, Optional<String>> config, Tuning tuning) {
         this.flags = flags;
         this.config = config;
+        this.tuning = tuning;
     }
 
     public Flags flags() {
         return flags;
+    }
+
+    /** qkcm's own tuning ({@code qkcm.tuning.*}), read once with the flags. */
+    public Tuning tuning() {
+        return tuning;
     }
 
     /** The raw value of a flag; unknown names are a programming error. */
