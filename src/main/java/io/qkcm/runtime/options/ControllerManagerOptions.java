@@ -9,7 +9,7 @@ import java.util.function.Function;
 /**
  * The manager's effective settings: for every upstream flag, the command-line value if given, else
  * the config property {@code qkcm.<flag>} (application.properties, env, -D), else upstream's default.
- * The command line reaches config as system properties (see {@link QkcmMain}), so flags win.
+ * The command line reaches config through {@link CommandLineConfigSource}, above the others, so flags win.
  */
 public final class ControllerManagerOptions {
 
