@@ -83,7 +83,7 @@ class CachedObjectsTest {
     @Test
     void managedFieldsAreDecodedWhenTheSkipIsOff() {
         KubernetesSerialization s = Json.create(new ObjectMapper(), true, true, true, true);
-        // what -Dio.qkcm.skip-managed-fields=false gives
+        // the variant with managedFields decoded (bench/decode measures it)
         KubernetesSerialization withoutSkip = Json.create(new ObjectMapper(), true, true, true, false);
         String event = "{\"type\":\"MODIFIED\",\"object\":" + POD_WITH_MANAGED_FIELDS + "}";
         assertThat(((Pod) s.unmarshal(event, WatchEvent.class).getObject()).getMetadata().getManagedFields()).isNull();

@@ -244,7 +244,7 @@ class SharedTransportsTest {
         return new com.fasterxml.jackson.databind.ObjectMapper().readTree(response.body()).at("/status/userInfo/username").asText();
     }
 
-    /** With QKCM_KUBE_API_HTTP2=true, requests and watches of several clients are streams of one HTTP/2 connection. */
+    /** With qkcm.tuning.kube-api-http2=true, requests and watches of several clients are streams of one HTTP/2 connection. */
     @Test
     void http2SharesOneConnectionForRequestsAndWatches() throws Exception {
         SharedTransports transports = new SharedTransports(vertx, true);
@@ -264,7 +264,7 @@ class SharedTransportsTest {
     }
 
     /**
-     * With QKCM_KUBE_API_HTTP2=requests, every request is a stream of one HTTP/2 connection, and each watch
+     * With qkcm.tuning.kube-api-http2=requests, every request is a stream of one HTTP/2 connection, and each watch
      * (a WebSocket, or a streaming {@code watch=true} request as the garbage collector's) keeps an HTTP/1.1
      * connection of its own.
      */
