@@ -42,7 +42,7 @@ public class DecodeBench {
         byte[] pb = Files.readAllBytes(Path.of(args[1]));
         int rounds = args.length > 2 ? Integer.parseInt(args[2]) : 15;
 
-        Class<?> apiSerialization = Class.forName("io.qkcm.runtime.clients.ApiSerialization");
+        Class<?> apiSerialization = Class.forName("io.qkcm.runtime.Json");
         Method create = apiSerialization.getDeclaredMethod("create", ObjectMapper.class, boolean.class);
         create.setAccessible(true);
         // (mapper, one pass, Blackbird registered last, shared empty maps, managedFields skipped)

@@ -13,7 +13,6 @@ import java.util.TreeMap;
 import io.fabric8.kubernetes.api.model.PodCondition;
 import io.fabric8.kubernetes.api.model.PodConditionBuilder;
 import io.fabric8.kubernetes.api.model.PodStatus;
-import io.fabric8.kubernetes.api.model.PodStatusBuilder;
 
 /**
  * Upstream's pod status patch (pkg/util/pod PatchPodStatus): the strategic merge patch
@@ -37,7 +36,7 @@ public final class PodStatusPatch {
         if (status == null) {
             return new PodStatus();
         }
-        PodStatus copy = new PodStatusBuilder(status).build();
+        PodStatus copy = io.qkcm.runtime.DeepCopy.of(status);
         if (status.getConditions() != null) {
             List<PodCondition> conditions = new ArrayList<>();
             for (PodCondition c : status.getConditions()) {

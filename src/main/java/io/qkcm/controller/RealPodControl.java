@@ -10,7 +10,6 @@ import io.fabric8.kubernetes.api.model.ObjectMeta;
 import io.fabric8.kubernetes.api.model.OwnerReference;
 import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.api.model.PodSpec;
-import io.fabric8.kubernetes.api.model.PodSpecBuilder;
 import io.fabric8.kubernetes.api.model.PodTemplateSpec;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.KubernetesClientException;
@@ -174,7 +173,7 @@ public final class RealPodControl implements PodControl {
         }
         Pod pod = new Pod();
         pod.setMetadata(meta);
-        PodSpec spec = template.getSpec() == null ? new PodSpec() : new PodSpecBuilder(template.getSpec()).build();
+        PodSpec spec = template.getSpec() == null ? new PodSpec() : io.qkcm.runtime.DeepCopy.of(template.getSpec());
         pod.setSpec(spec);
         return pod;
     }

@@ -20,7 +20,6 @@ import io.fabric8.kubernetes.api.model.StatusCause;
 import io.fabric8.kubernetes.api.model.discovery.v1.Endpoint;
 import io.fabric8.kubernetes.api.model.discovery.v1.EndpointPort;
 import io.fabric8.kubernetes.api.model.discovery.v1.EndpointSlice;
-import io.fabric8.kubernetes.api.model.discovery.v1.EndpointSliceBuilder;
 import io.fabric8.kubernetes.client.KubernetesClientException;
 import io.qkcm.runtime.events.EventRecorder;
 import io.qkcm.endpointslice.metrics.EndpointSliceMetrics;
@@ -532,7 +531,7 @@ public final class Reconciler {
 
     /** A copy that can be changed without touching the informer's object. */
     static EndpointSlice deepCopy(EndpointSlice slice) {
-        EndpointSlice copy = new EndpointSliceBuilder(slice).build();
+        EndpointSlice copy = io.qkcm.runtime.DeepCopy.of(slice);
         if (copy.getEndpoints() == null) {
             copy.setEndpoints(new ArrayList<>());
         } else {

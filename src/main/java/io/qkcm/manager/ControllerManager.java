@@ -6,6 +6,7 @@ import io.qkcm.runtime.clients.KubeClients;
 import io.qkcm.runtime.informers.SharedInformers;
 import io.qkcm.runtime.options.ControllerManagerOptions;
 import io.qkcm.runtime.options.Flags;
+import io.qkcm.runtime.options.Tuning;
 
 import java.time.Duration;
 import java.util.ArrayList;
@@ -73,6 +74,9 @@ public class ControllerManager {
 
     @Inject
     ProcessExit exit;
+    /** qkcm.tuning.*: read once here, passed down with the options. */
+    @Inject
+    Tuning tuning;
 
     private ControllerManagerOptions options;
     private KubeClients clients;
@@ -115,7 +119,7 @@ public class ControllerManager {
     }
 
     synchronized void start() {
-        options = new ControllerManagerOptions(Flags.upstream(), name -> config.getOptionalValue(name, String.class));
+        options = new ControllerManagerOptions(Flags.upstream(), name -> config.getOptionalValue(name, String.class), tuning);
         Optional<String> invalid = options.validate();
         if (invalid.isPresent()) {
             throw new IllegalArgumentException(invalid.get());
@@ -154,9 +158,8 @@ public class ControllerManager {
         // As upstream, the campaign starts once /healthz is served, before the controllers are built and the
         // informers started (upstream builds them after winning): the Lease, the first write, does not wait
         // for them. A lease won meanwhile starts the controllers once this method has returned (both are
-        // synchronized). io.qkcm.late-leader-election=true restores the old order (for A/B measurements).
-        boolean campaignFirst = options.leaderElect() && !Boolean.getBoolean("io.qkcm.late-leader-election");
-        if (campaignFirst) {
+        // synchronized).
+        if (options.leaderElect()) {
             campaign();
         }
         delayer = Executors.newSingleThreadScheduledExecutor(r -> {
@@ -195,8 +198,6 @@ public class ControllerManager {
         running = true;
         if (!options.leaderElect()) {
             startControllers();
-        } else if (!campaignFirst) {
-            campaign();
         }
     }
 

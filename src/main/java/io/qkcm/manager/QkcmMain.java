@@ -3,10 +3,13 @@ package io.qkcm.manager;
 import io.qkcm.runtime.Version;
 
 import io.qkcm.runtime.josdk.ControllerDescriptor;
+import io.qkcm.runtime.options.CommandLineConfigSource;
 import io.qkcm.runtime.options.Flag;
 import io.qkcm.runtime.options.Flags;
 
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.atomic.AtomicBoolean;
 
@@ -21,8 +24,9 @@ import io.quarkus.runtime.annotations.QuarkusMain;
 /**
  * Command line, as kube-controller-manager's: {@code --help} and {@code --version} answer before
  * anything starts; an unknown flag, a malformed value or an unknown controller is one line on
- * stderr and exit code 1. Given flags become system properties {@code qkcm.<flag>}, which outrank
- * application.properties and the environment, so one config view serves the whole process.
+ * stderr and exit code 1. Given flags become configuration properties {@code qkcm.<flag>}
+ * ({@link CommandLineConfigSource}), which outrank -D, the environment and application.properties, so one
+ * config view serves the whole process.
  */
 @QuarkusMain
 public class QkcmMain implements QuarkusApplication {
@@ -35,7 +39,6 @@ public class QkcmMain implements QuarkusApplication {
         handleTerminationSignals();
         io.qkcm.runtime.clients.SharedTransports.cheapInMemoryKeyStores();
         io.qkcm.runtime.clients.BoringSslEngine.preload();
-        io.qkcm.runtime.PeriodicCollection.startDefault();
         Quarkus.run(QkcmMain.class, args);
     }
 
@@ -107,11 +110,13 @@ public class QkcmMain implements QuarkusApplication {
                 return 1;
             }
         }
-        result.values().forEach((name, value) -> System.setProperty(Flag.CONFIG_PREFIX + name, value));
+        Map<String, String> properties = new LinkedHashMap<>();
+        result.values().forEach((name, value) -> properties.put(Flag.CONFIG_PREFIX + name, value));
         int v = Integer.parseInt(result.values().getOrDefault("v", "0").trim());
         if (v >= 4) {
-            System.setProperty("quarkus.log.category.\"io.qkcm\".level", "DEBUG");
+            properties.put("quarkus.log.category.\"io.qkcm\".level", "DEBUG");
         }
+        CommandLineConfigSource.given(properties);
         return -1;
     }
 

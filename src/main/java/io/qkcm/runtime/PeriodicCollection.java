@@ -23,7 +23,7 @@ import org.jboss.logging.Logger;
  * (bench/results/2026-11-25-perf/scale). A Go process never holds that much garbage for long: its heap
  * goal is twice the live heap, and a collection runs at least every two minutes.
  * <p>
- * {@code -Dio.qkcm.periodic-gc=<seconds>} sets the period (default 120, as Go; 0 turns it off). Only
+ * {@code qkcm.tuning.periodic-gc} sets the period (default 120 s, as Go; 0 turns it off). Only
  * collectors of the old generation count as a collection here; a young collection does not reclaim
  * what the old one holds.
  * <p>
@@ -36,9 +36,27 @@ import org.jboss.logging.Logger;
 public final class PeriodicCollection {
 
     private static final Logger LOG = Logger.getLogger(PeriodicCollection.class);
-    public static final String PROPERTY = "io.qkcm.periodic-gc";
-    /** Go's forcegcperiod. */
-    public static final Duration DEFAULT_PERIOD = Duration.ofMinutes(2);
+    /**
+     * Runs it in the qkcm process ({@code qkcm.tuning.periodic-gc}), from Quarkus' start to its shutdown; not in
+     * dev mode and tests, which are not the process whose memory is measured.
+     */
+    @jakarta.enterprise.context.ApplicationScoped
+    static final class InProcess {
+        private PeriodicCollection running;
+
+        void onStart(@jakarta.enterprise.event.Observes io.quarkus.runtime.StartupEvent event,
+                io.qkcm.runtime.options.Tuning tuning) {
+            if (io.quarkus.runtime.LaunchMode.current() == io.quarkus.runtime.LaunchMode.NORMAL) {
+                running = start(tuning.periodicGc());
+            }
+        }
+
+        void onStop(@jakarta.enterprise.event.Observes io.quarkus.runtime.ShutdownEvent event) {
+            if (running != null) {
+                running.stop();
+            }
+        }
+    }
 
     /** The MXBean names of the collectors that collect the old generation (serial, parallel, G1). */
     private static final Set<String> OLD_GENERATION = Set.of(
@@ -107,10 +125,9 @@ public final class PeriodicCollection {
         return growth >= MIN_GROWTH_BYTES || growth >= after / 5;
     }
 
-    /** Starts the periodic collection as configured; returns null when it is off or nothing to watch. */
-    public static PeriodicCollection startDefault() {
-        Duration period = configuredPeriod(System.getProperty(PROPERTY));
-        if (period.isZero()) {
+    /** Starts the periodic collection every {@code period}; returns null when it is off (zero) or nothing to watch. */
+    public static PeriodicCollection start(Duration period) {
+        if (period.isZero() || period.isNegative()) {
             return null;
         }
         PeriodicCollection pc = new PeriodicCollection(period, ManagementFactory.getGarbageCollectorMXBeans(),
@@ -121,14 +138,6 @@ public final class PeriodicCollection {
         }
         pc.start();
         return pc;
-    }
-
-    static Duration configuredPeriod(String value) {
-        if (value == null || value.isBlank()) {
-            return DEFAULT_PERIOD;
-        }
-        long seconds = Long.parseLong(value.trim());
-        return seconds <= 0 ? Duration.ZERO : Duration.ofSeconds(seconds);
     }
 
     void start() {

@@ -39,7 +39,6 @@ import io.qkcm.controller.cronjob.cron.GoTimes.GoError;
 import io.qkcm.controller.cronjob.cron.Schedule;
 import io.qkcm.runtime.events.EventRecorder;
 import io.qkcm.controller.util.job.JobUtil;
-import io.qkcm.runtime.Json;
 import io.qkcm.runtime.josdk.KeyReconciler;
 
 /**
@@ -179,7 +178,7 @@ public class CronJobController extends KeyReconciler<CronJob> {
     }
 
     static CronJob deepCopy(CronJob cj) {
-        CronJob copy = Json.mapper().convertValue(cj, CronJob.class);
+        CronJob copy = io.qkcm.runtime.DeepCopy.of(cj);
         if (copy.getStatus() == null) {
             copy.setStatus(new CronJobStatus());
         }

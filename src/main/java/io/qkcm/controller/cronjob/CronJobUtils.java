@@ -249,7 +249,7 @@ final class CronJobUtils {
             annotations.put(SCHEDULED_TIMESTAMP_ANNOTATION, GoTimes.rfc3339(scheduledTime, zone == null ? local : zone));
         }
         var spec = template == null || template.getSpec() == null ? null
-                : io.qkcm.runtime.Json.mapper().convertValue(template.getSpec(), io.fabric8.kubernetes.api.model.batch.v1.JobSpec.class);
+                : io.qkcm.runtime.DeepCopy.of(template.getSpec());
         return new JobBuilder().withNewMetadata()
                 .withName(name)
                 .withLabels(labels)

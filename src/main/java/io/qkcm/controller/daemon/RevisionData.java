@@ -32,7 +32,7 @@ import io.qkcm.controller.history.GoJson;
  */
 public final class RevisionData {
 
-    private static final KubernetesSerialization SERIALIZATION = new KubernetesSerialization();
+    private static final KubernetesSerialization SERIALIZATION = io.qkcm.runtime.Json.api();
     private static final ObjectMapper MAPPER = io.qkcm.runtime.Json.mapper();
     private static final JsonNodeFactory NODES = JsonNodeFactory.instance;
 

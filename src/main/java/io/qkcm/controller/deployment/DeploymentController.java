@@ -255,7 +255,7 @@ public class DeploymentController extends KeyReconciler<Deployment> {
             log.debugf("Deployment %s has been deleted", key);
             return;
         }
-        Deployment d = DeploymentUtil.deepCopy(cached);
+        Deployment d = io.qkcm.runtime.DeepCopy.of(cached);
 
         LabelSelector sel = d.getSpec().getSelector();
         if (sel != null && (sel.getMatchLabels() == null || sel.getMatchLabels().isEmpty())

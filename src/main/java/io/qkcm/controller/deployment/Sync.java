@@ -98,7 +98,7 @@ final class Sync {
         String newRevision = Long.toString(maxOldRevision + 1);
 
         if (existingNewRS != null) {
-            ReplicaSet rsCopy = DeploymentUtil.deepCopy(existingNewRS);
+            ReplicaSet rsCopy = io.qkcm.runtime.DeepCopy.of(existingNewRS);
             boolean annotationsUpdated = DeploymentUtil.setNewReplicaSetAnnotations(d, rsCopy, newRevision, true,
                     MAX_REV_HISTORY_LENGTH_IN_CHARS);
             boolean minReadySecondsNeedsUpdate = intOf(rsCopy.getSpec().getMinReadySeconds()) != intOf(
@@ -126,7 +126,7 @@ final class Sync {
             return null;
         }
 
-        PodTemplateSpec newRSTemplate = DeploymentUtil.deepCopy(d.getSpec().getTemplate());
+        PodTemplateSpec newRSTemplate = io.qkcm.runtime.DeepCopy.of(d.getSpec().getTemplate());
         Integer collisionCount = d.getStatus() == null ? null : d.getStatus().getCollisionCount();
         String hash = ControllerHash.computeHash(newRSTemplate, collisionCount);
         if (newRSTemplate.getMetadata() == null) {
@@ -288,7 +288,7 @@ final class Sync {
         boolean scaled = false;
         if (sizeNeedsUpdate || annotationsNeedUpdate) {
             int oldScale = replicas(rs);
-            ReplicaSet rsCopy = DeploymentUtil.deepCopy(rs);
+            ReplicaSet rsCopy = io.qkcm.runtime.DeepCopy.of(rs);
             rsCopy.getSpec().setReplicas(newScale);
             DeploymentUtil.setReplicasAnnotations(rsCopy, replicas(d), max);
             rs = ctx.updateReplicaSet(rsCopy);
@@ -365,7 +365,7 @@ final class Sync {
         List<DeploymentCondition> conditions = new ArrayList<>();
         if (d.getStatus() != null && d.getStatus().getConditions() != null) {
             for (DeploymentCondition c : d.getStatus().getConditions()) {
-                conditions.add(DeploymentUtil.deepCopy(c));
+                conditions.add(io.qkcm.runtime.DeepCopy.of(c));
             }
         }
         status.setConditions(conditions);

@@ -79,7 +79,7 @@ final class EndpointsDependent extends SharedCacheDependent<Endpoints, Service>
             current.setMetadata(meta);
         }
         List<EndpointSubset> subsets = computed.subsets();
-        Endpoints desired = new EndpointsBuilder(current).build();
+        Endpoints desired = io.qkcm.runtime.DeepCopy.of(current);
         desired.setSubsets(subsets);
         Map<String, String> annotations = current.getMetadata().getAnnotations() == null ? new LinkedHashMap<>()
                 : new LinkedHashMap<>(current.getMetadata().getAnnotations());

@@ -17,7 +17,7 @@ import io.fabric8.kubernetes.client.utils.KubernetesSerialization;
  */
 public final class ControllerHash {
 
-    private static final KubernetesSerialization SERIALIZATION = new KubernetesSerialization();
+    private static final KubernetesSerialization SERIALIZATION = io.qkcm.runtime.Json.api();
     private static final String ALPHANUMS = "bcdfghjklmnpqrstvwxz2456789";
 
     private ControllerHash() {

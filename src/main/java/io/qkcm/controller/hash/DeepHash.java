@@ -18,7 +18,7 @@ import io.fabric8.kubernetes.client.utils.KubernetesSerialization;
  */
 public final class DeepHash {
 
-    private static final KubernetesSerialization SERIALIZATION = new KubernetesSerialization();
+    private static final KubernetesSerialization SERIALIZATION = io.qkcm.runtime.Json.api();
     private static final ObjectMapper MAPPER = io.qkcm.runtime.Json.mapper();
 
     private DeepHash() {

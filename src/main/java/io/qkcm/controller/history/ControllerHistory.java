@@ -119,7 +119,7 @@ public final class ControllerHistory {
     /** A copy whose data is {@link #rawData} as a raw JSON value, so a write sends upstream's bytes. */
     static ControllerRevision withRawData(ControllerRevision revision) {
         ControllerRevision copy = new io.fabric8.kubernetes.api.model.apps.ControllerRevisionBuilder(revision).build();
-        copy.setMetadata(new ObjectMetaBuilder(revision.getMetadata()).build());
+        copy.setMetadata(io.qkcm.runtime.DeepCopy.of(revision.getMetadata()));
         copy.setData(revision.getData() == null ? null : new RawValue(rawData(revision)));
         return copy;
     }

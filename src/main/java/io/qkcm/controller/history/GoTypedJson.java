@@ -28,7 +28,7 @@ import io.qkcm.controller.hash.GoQuantityJson;
 public final class GoTypedJson {
 
     private static final JsonNodeFactory NODES = JsonNodeFactory.instance;
-    private static final KubernetesSerialization SERIALIZATION = new KubernetesSerialization();
+    private static final KubernetesSerialization SERIALIZATION = io.qkcm.runtime.Json.api();
     private static final GoTypedJson POD_TEMPLATE_SPEC = load("qkcm/history/go-podtemplatespec-json.json");
 
     private record Field(String json, boolean inline, boolean omitEmpty, boolean omitZero, String type) {

@@ -16,7 +16,6 @@ import io.qkcm.controller.ControllerExpectations;
 import io.qkcm.controller.PodIndexes;
 import io.qkcm.controller.RealPodControl;
 import io.qkcm.controller.job.metrics.JobMetrics;
-import io.qkcm.runtime.clients.ApiCallExecutor;
 import io.qkcm.runtime.informers.ResourceEventHandlerFuncs;
 import io.qkcm.runtime.josdk.ControllerContext;
 import io.qkcm.runtime.josdk.KeyReconciler;
@@ -67,7 +66,7 @@ public class JobController extends KeyReconciler<Job> {
         JobMetrics metrics = new JobMetrics(context.metrics());
         this.jobInformer = context.informers().informerFor(Job.class);
         this.podInformer = context.informers().informerFor(Pod.class);
-        this.apiCalls = ApiCallExecutor.create(NAME, 64);
+        this.apiCalls = context.newApiCallPool(NAME, 64);
         JobQueues queues = new JobQueues(log, queue,
                 context.newQueue(ORPHAN_QUEUE, RateLimiter.exponential(DEFAULT_JOB_API_BACKOFF, MAX_JOB_API_BACKOFF)));
         JobContext jc = new JobContext(log, context.client(), jobInformer, podInformer,

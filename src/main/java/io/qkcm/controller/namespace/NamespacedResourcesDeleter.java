@@ -27,7 +27,6 @@ import io.fabric8.kubernetes.client.KubernetesClientException;
 import io.fabric8.kubernetes.client.dsl.base.ResourceDefinitionContext;
 import io.fabric8.kubernetes.client.http.HttpRequest;
 import io.fabric8.kubernetes.client.http.HttpResponse;
-import io.fabric8.kubernetes.client.utils.Serialization;
 import io.fabric8.kubernetes.client.utils.URLUtils;
 
 /**
@@ -175,7 +174,7 @@ final class NamespacedResourcesDeleter {
         String url = URLUtils.join(client.getMasterUrl().toString(), "api", "v1", "namespaces",
                 namespace.getMetadata().getName(), "finalize");
         HttpRequest request = client.getHttpClient().newHttpRequestBuilder().uri(url)
-                .put("application/json", Serialization.asJson(finalize)).build();
+                .put("application/json", io.qkcm.runtime.Json.api().asJson(finalize)).build();
         HttpResponse<String> response;
         try {
             response = client.getHttpClient().sendAsync(request, String.class).get(60, TimeUnit.SECONDS);
@@ -194,7 +193,7 @@ final class NamespacedResourcesDeleter {
             throw new KubernetesClientException("finalize namespace " + namespace.getMetadata().getName()
                     + " failed: HTTP " + code + ": " + response.body(), code, null);
         }
-        return Serialization.unmarshal(response.body(), Namespace.class);
+        return io.qkcm.runtime.Json.api().unmarshal(response.body(), Namespace.class);
     }
 
     /** A resource to delete: group, version, plural name and kind. */

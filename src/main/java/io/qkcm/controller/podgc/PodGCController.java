@@ -18,7 +18,6 @@ import io.qkcm.runtime.josdk.ControllerContext;
 import io.qkcm.runtime.workqueue.WorkQueue;
 import io.qkcm.controller.podgc.metrics.PodGCMetrics;
 import io.qkcm.runtime.josdk.KeyReconciler;
-import io.qkcm.runtime.clients.ApiCallExecutor;
 
 /**
  * pod-garbage-collector-controller (upstream pkg/controller/podgc): every {@code gcCheckPeriod} (20 s)
@@ -67,7 +66,7 @@ public final class PodGCController extends KeyReconciler<Pod> {
         this.gcCheckPeriod = gcCheckPeriod;
         this.nodeQueue = context.newQueue("orphaned_pods_nodes");
         // upstream deletes each pod of a batch in its own goroutine; the client's QPS limit bounds them
-        this.apiCalls = ApiCallExecutor.create(NAME, 32);
+        this.apiCalls = context.newApiCallPool(NAME, 32);
         var nodeStore = nodes.getStore();
         this.gc = new PodGC(new RealApi(context.client()), nodeStore::getByKey, terminatedPodThreshold, quarantineTime,
                 nodeQueue, new PodGCMetrics(context.metrics()), apiCalls,

@@ -26,7 +26,6 @@ import io.fabric8.kubernetes.client.informers.ResourceEventHandler;
 import io.fabric8.kubernetes.client.informers.SharedIndexInformer;
 import io.fabric8.kubernetes.client.informers.cache.Cache;
 import io.qkcm.controller.ActivePods;
-import io.qkcm.runtime.clients.ApiCallExecutor;
 import io.qkcm.controller.ApiErrors;
 import io.qkcm.controller.CacheCatchUp;
 import io.qkcm.runtime.josdk.ControllerContext;
@@ -100,7 +99,7 @@ public class ReplicaSetController<P extends HasMetadata> extends KeyReconciler<P
         this.podControl = podControl.apply(new RealPodControl(context.client(), context.recorderFor(eventSource)));
         // Upstream runs each creation of a batch and each deletion in its own goroutine; these
         // threads play that part (the client's QPS limit is what bounds throughput).
-        this.apiCalls = ApiCallExecutor.create(name, 64);
+        this.apiCalls = context.newApiCallPool(name, 64);
         this.podInformer = context.informers().informerFor(Pod.class);
 
         source.addEventHandler(new ResourceEventHandler<ReplicaSet>() {

@@ -9,7 +9,6 @@ import java.util.Map;
 import io.fabric8.kubernetes.api.model.HasMetadata;
 import io.fabric8.kubernetes.api.model.OwnerReference;
 import io.fabric8.kubernetes.api.model.apps.ReplicaSet;
-import io.fabric8.kubernetes.api.model.apps.ReplicaSetBuilder;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.informers.ResourceEventHandler;
 import io.fabric8.kubernetes.client.informers.SharedIndexInformer;
@@ -135,6 +134,6 @@ interface ReplicaSetSource {
     }
 
     static ReplicaSet copy(ReplicaSet rs) {
-        return new ReplicaSetBuilder(rs).build();
+        return io.qkcm.runtime.DeepCopy.of(rs);
     }
 }

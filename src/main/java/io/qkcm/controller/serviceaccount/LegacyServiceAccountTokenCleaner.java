@@ -33,7 +33,6 @@ import io.fabric8.kubernetes.client.KubernetesClientException;
 import io.fabric8.kubernetes.client.dsl.base.PatchContext;
 import io.fabric8.kubernetes.client.dsl.base.PatchType;
 import io.fabric8.kubernetes.client.informers.SharedIndexInformer;
-import io.fabric8.kubernetes.client.utils.Serialization;
 import io.javaoperatorsdk.operator.api.reconciler.Context;
 import io.javaoperatorsdk.operator.api.reconciler.Ignore;
 import io.javaoperatorsdk.operator.processing.event.source.filter.GenericFilter;
@@ -188,7 +187,7 @@ public final class LegacyServiceAccountTokenCleaner extends KeyReconciler<Config
                                 Map.of(INVALID_SINCE_LABEL_KEY, invalidSince)));
                 try {
                     context.client().secrets().inNamespace(ns).withName(name)
-                            .patch(PatchContext.of(PatchType.JSON_MERGE), Serialization.asJson(patch));
+                            .patch(PatchContext.of(PatchType.JSON_MERGE), io.qkcm.runtime.Json.api().asJson(patch));
                 } catch (KubernetesClientException e) {
                     LOG.errorf("Failed to label legacy service account token secret %s/%s with invalid since date: %s",
                             ns, name, e.getMessage());

@@ -15,7 +15,6 @@ import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.KubernetesClientException;
 import io.fabric8.kubernetes.client.http.HttpRequest;
 import io.fabric8.kubernetes.client.http.HttpResponse;
-import io.fabric8.kubernetes.client.utils.Serialization;
 import io.fabric8.kubernetes.client.utils.URLUtils;
 
 /** Secret helpers shared by the token controller and the legacy token cleaner. */
@@ -70,7 +69,7 @@ final class Secrets {
         String url = URLUtils.join(client.getMasterUrl().toString(), "api", "v1", "namespaces", namespace,
                 "secrets", name);
         HttpRequest request = client.getHttpClient().newHttpRequestBuilder().uri(url)
-                .delete("application/json", Serialization.asJson(opts)).build();
+                .delete("application/json", io.qkcm.runtime.Json.api().asJson(opts)).build();
         HttpResponse<String> response;
         try {
             response = client.getHttpClient().sendAsync(request, String.class).get(60, TimeUnit.SECONDS);
@@ -89,7 +88,7 @@ final class Secrets {
         }
         Status status = null;
         try {
-            status = Serialization.unmarshal(response.body(), Status.class);
+            status = io.qkcm.runtime.Json.api().unmarshal(response.body(), Status.class);
         } catch (RuntimeException ignored) {
             // not a Status
         }

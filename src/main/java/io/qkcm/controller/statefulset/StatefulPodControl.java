@@ -7,9 +7,7 @@ import java.util.concurrent.ThreadLocalRandom;
 import org.jboss.logging.Logger;
 
 import io.fabric8.kubernetes.api.model.PersistentVolumeClaim;
-import io.fabric8.kubernetes.api.model.PersistentVolumeClaimBuilder;
 import io.fabric8.kubernetes.api.model.Pod;
-import io.fabric8.kubernetes.api.model.PodBuilder;
 import io.fabric8.kubernetes.api.model.apps.StatefulSet;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.KubernetesClientException;
@@ -146,7 +144,7 @@ class StatefulPodControl {
                     } catch (KubernetesClientException e) {
                         Pod updated = getPod(set.getMetadata().getNamespace(), pod.getMetadata().getName());
                         if (updated != null) {
-                            pod = new PodBuilder(updated).build();
+                            pod = io.qkcm.runtime.DeepCopy.of(updated);
                         } else {
                             LOG.errorf("error getting updated Pod %s/%s: not found", set.getMetadata().getNamespace(),
                                     pod.getMetadata().getName());
@@ -218,7 +216,7 @@ class StatefulPodControl {
                         + " has a conflicting OwnerReference that acts as a manging controller, the retention policy is ignored for this claim");
             }
             if (!StatefulSetUtils.isClaimOwnerUpToDate(claim, set, pod)) {
-                PersistentVolumeClaim copy = new PersistentVolumeClaimBuilder(claim).build();
+                PersistentVolumeClaim copy = io.qkcm.runtime.DeepCopy.of(claim);
                 StatefulSetUtils.updateClaimOwnerRefForSetAndPod(copy, set, pod);
                 try {
                     client.persistentVolumeClaims().inNamespace(copy.getMetadata().getNamespace()).resource(copy).update();

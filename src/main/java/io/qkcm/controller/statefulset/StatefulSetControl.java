@@ -17,7 +17,6 @@ import org.jboss.logging.Logger;
 import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.api.model.apps.ControllerRevision;
 import io.fabric8.kubernetes.api.model.apps.StatefulSet;
-import io.fabric8.kubernetes.api.model.apps.StatefulSetBuilder;
 import io.fabric8.kubernetes.api.model.apps.StatefulSetStatus;
 import io.qkcm.controller.ApiErrors;
 import io.qkcm.controller.history.ControllerHistory;
@@ -84,7 +83,7 @@ class StatefulSetControl {
 
     /** Upstream's UpdateStatefulSet: the status written, or an error. */
     StatefulSetStatus updateStatefulSet(StatefulSet set, List<Pod> pods) throws Exception {
-        set = new StatefulSetBuilder(set).build();
+        set = io.qkcm.runtime.DeepCopy.of(set);
         List<ControllerRevision> revisions = new ArrayList<>(listRevisions(set));
         ControllerHistory.sortControllerRevisions(revisions);
 
@@ -627,6 +626,6 @@ class StatefulSetControl {
         if (!StatefulSetUtils.inconsistentStatus(set, status)) {
             return;
         }
-        statusUpdater.updateStatefulSetStatus(new StatefulSetBuilder(set).build(), status);
+        statusUpdater.updateStatefulSetStatus(io.qkcm.runtime.DeepCopy.of(set), status);
     }
 }

@@ -28,7 +28,6 @@ import io.qkcm.controller.RealPodControl;
 import io.qkcm.controller.history.RealHistory;
 import io.qkcm.runtime.josdk.KeyReconciler;
 import io.qkcm.runtime.options.FeatureGates;
-import io.qkcm.runtime.clients.ApiCallExecutor;
 
 /**
  * The StatefulSet controller (upstream pkg/controller/statefulset, stateful_set.go): for each set, adopts
@@ -60,7 +59,7 @@ public class StatefulSetController extends KeyReconciler<StatefulSet> {
         FeatureGates gates = context.options().featureGates();
         boolean autoDeletePVC = gates.enabled("StatefulSetAutoDeletePVC");
         boolean podIndexLabel = gates.enabled("PodIndexLabel");
-        this.apiCalls = ApiCallExecutor.create(NAME, 64);
+        this.apiCalls = context.newApiCallPool(NAME, 64);
         StatefulPodControl spc = new StatefulPodControl(context.client(), podInformer, pvcInformer, context.events(),
                 autoDeletePVC);
         spc.setPodIndexLabel(podIndexLabel);

@@ -5,7 +5,6 @@ import java.util.concurrent.ThreadLocalRandom;
 import org.jboss.logging.Logger;
 
 import io.fabric8.kubernetes.api.model.apps.StatefulSet;
-import io.fabric8.kubernetes.api.model.apps.StatefulSetBuilder;
 import io.fabric8.kubernetes.api.model.apps.StatefulSetStatus;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.informers.SharedIndexInformer;
@@ -37,7 +36,7 @@ class StatefulSetStatusUpdater {
                 StatefulSet updated = sets.getIndexer()
                         .getByKey(set.getMetadata().getNamespace() + "/" + set.getMetadata().getName());
                 if (updated != null) {
-                    set = new StatefulSetBuilder(updated).build();
+                    set = io.qkcm.runtime.DeepCopy.of(updated);
                 } else {
                     LOG.errorf("error getting updated StatefulSet %s/%s from lister: not found",
                             set.getMetadata().getNamespace(), set.getMetadata().getName());

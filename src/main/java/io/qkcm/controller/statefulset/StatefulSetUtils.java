@@ -17,17 +17,14 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.fabric8.kubernetes.api.model.HasMetadata;
 import io.fabric8.kubernetes.api.model.IntOrString;
 import io.fabric8.kubernetes.api.model.ObjectMeta;
-import io.fabric8.kubernetes.api.model.ObjectMetaBuilder;
 import io.fabric8.kubernetes.api.model.OwnerReference;
 import io.fabric8.kubernetes.api.model.PersistentVolumeClaim;
-import io.fabric8.kubernetes.api.model.PersistentVolumeClaimBuilder;
 import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.api.model.PodTemplateSpec;
 import io.fabric8.kubernetes.api.model.Volume;
 import io.fabric8.kubernetes.api.model.VolumeBuilder;
 import io.fabric8.kubernetes.api.model.apps.ControllerRevision;
 import io.fabric8.kubernetes.api.model.apps.StatefulSet;
-import io.fabric8.kubernetes.api.model.apps.StatefulSetBuilder;
 import io.fabric8.kubernetes.api.model.apps.StatefulSetPersistentVolumeClaimRetentionPolicy;
 import io.fabric8.kubernetes.api.model.apps.StatefulSetStatus;
 import io.fabric8.kubernetes.client.utils.KubernetesSerialization;
@@ -56,7 +53,7 @@ final class StatefulSetUtils {
     static final String PARALLEL = "Parallel";
 
     private static final Pattern STATEFUL_POD = Pattern.compile("(.*)-([0-9]+)$");
-    private static final KubernetesSerialization SERIALIZATION = new KubernetesSerialization();
+    private static final KubernetesSerialization SERIALIZATION = io.qkcm.runtime.Json.api();
 
     private StatefulSetUtils() {
     }
@@ -316,9 +313,9 @@ final class StatefulSetUtils {
         int ordinal = ordinal(pod);
         Map<String, PersistentVolumeClaim> claims = new LinkedHashMap<>();
         for (PersistentVolumeClaim template : claimTemplates(set)) {
-            PersistentVolumeClaim claim = new PersistentVolumeClaimBuilder(template).build();
+            PersistentVolumeClaim claim = io.qkcm.runtime.DeepCopy.of(template);
             ObjectMeta meta = template.getMetadata() == null ? new ObjectMeta()
-                    : new ObjectMetaBuilder(template.getMetadata()).build();
+                    : io.qkcm.runtime.DeepCopy.of(template.getMetadata());
             claim.setMetadata(meta);
             meta.setName(persistentVolumeClaimName(set, template, ordinal));
             meta.setNamespace(set.getMetadata().getNamespace());
@@ -519,7 +516,7 @@ final class StatefulSetUtils {
 
     /** Upstream's ApplyRevision: the set with the revision's template ("$patch":"replace" replaces it whole). */
     static StatefulSet applyRevision(StatefulSet set, ControllerRevision revision) {
-        StatefulSet clone = new StatefulSetBuilder(set).build();
+        StatefulSet clone = io.qkcm.runtime.DeepCopy.of(set);
         JsonNode data = GoJson.parse(ControllerHistory.rawData(revision));
         JsonNode template = data.path("spec").path("template");
         if (template.isObject()) {

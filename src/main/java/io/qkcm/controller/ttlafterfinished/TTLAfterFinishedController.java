@@ -20,7 +20,6 @@ import io.fabric8.kubernetes.client.KubernetesClientException;
 import io.fabric8.kubernetes.client.http.HttpRequest;
 import io.fabric8.kubernetes.client.http.HttpResponse;
 import io.fabric8.kubernetes.client.informers.SharedIndexInformer;
-import io.fabric8.kubernetes.client.utils.Serialization;
 import io.fabric8.kubernetes.client.utils.URLUtils;
 import io.javaoperatorsdk.operator.api.reconciler.Ignore;
 import io.javaoperatorsdk.operator.processing.event.source.filter.GenericFilter;
@@ -211,7 +210,7 @@ public final class TTLAfterFinishedController extends KeyReconciler<Job> {
         String url = URLUtils.join(client.getMasterUrl().toString(), "apis", "batch", "v1", "namespaces", namespace,
                 "jobs", name);
         HttpRequest request = client.getHttpClient().newHttpRequestBuilder().uri(url)
-                .delete("application/json", Serialization.asJson(opts)).build();
+                .delete("application/json", io.qkcm.runtime.Json.api().asJson(opts)).build();
         HttpResponse<String> response;
         try {
             response = client.getHttpClient().sendAsync(request, String.class).get(60, TimeUnit.SECONDS);
@@ -226,7 +225,7 @@ public final class TTLAfterFinishedController extends KeyReconciler<Job> {
             String body = response.body();
             io.fabric8.kubernetes.api.model.Status status = null;
             try {
-                status = Serialization.unmarshal(body, io.fabric8.kubernetes.api.model.Status.class);
+                status = io.qkcm.runtime.Json.api().unmarshal(body, io.fabric8.kubernetes.api.model.Status.class);
             } catch (RuntimeException ignored) {
                 // not a Status: keep the body as message
             }

@@ -6,7 +6,6 @@ import java.util.List;
 import java.util.Map;
 
 import io.fabric8.kubernetes.api.model.discovery.v1.EndpointSlice;
-import io.fabric8.kubernetes.api.model.discovery.v1.EndpointSliceBuilder;
 
 /** The slices of one Service and address type a reconcile is about to write, update or leave alone. */
 public final class SliceInfo {
@@ -50,7 +49,7 @@ public final class SliceInfo {
         for (EndpointSlice slice : unchanged) {
             Map<String, Integer> hintsByZone = TopologyUtils.hintsByZone(slice, allocated, allocations);
             if (hintsByZone == null) {
-                toUpdate.add(new EndpointSliceBuilder(slice).build());
+                toUpdate.add(io.qkcm.runtime.DeepCopy.of(slice));
             } else {
                 still.add(slice);
                 hintsByZone.forEach((zone, n) -> allocated.merge(zone, n, Integer::sum));

@@ -13,7 +13,6 @@ import io.fabric8.kubernetes.api.model.NodeCondition;
 import io.fabric8.kubernetes.api.model.discovery.v1.Endpoint;
 import io.fabric8.kubernetes.api.model.discovery.v1.EndpointHints;
 import io.fabric8.kubernetes.api.model.discovery.v1.EndpointSlice;
-import io.fabric8.kubernetes.api.model.discovery.v1.EndpointSliceBuilder;
 import io.fabric8.kubernetes.api.model.discovery.v1.ForZone;
 
 /** k8s.io/endpointslice/topologycache/utils.go. */
@@ -42,7 +41,7 @@ public final class TopologyUtils {
         List<EndpointSlice> still = new ArrayList<>();
         for (EndpointSlice slice : si.unchanged) {
             if (endpoints(slice).stream().anyMatch(e -> e.getHints() != null)) {
-                EndpointSlice copy = new EndpointSliceBuilder(slice).build();
+                EndpointSlice copy = io.qkcm.runtime.DeepCopy.of(slice);
                 endpoints(copy).forEach(e -> e.setHints(null));
                 si.toUpdate.add(copy);
             } else {

@@ -7,7 +7,6 @@ import java.util.Set;
 import io.fabric8.kubernetes.api.model.discovery.v1.Endpoint;
 import io.fabric8.kubernetes.api.model.discovery.v1.EndpointHints;
 import io.fabric8.kubernetes.api.model.discovery.v1.EndpointSlice;
-import io.fabric8.kubernetes.api.model.discovery.v1.EndpointSliceBuilder;
 import io.fabric8.kubernetes.api.model.discovery.v1.ForNode;
 import io.fabric8.kubernetes.api.model.discovery.v1.ForZone;
 
@@ -44,7 +43,7 @@ public final class TrafficDist {
         List<EndpointSlice> stillUnchanged = new ArrayList<>();
         for (EndpointSlice slice : unchanged) {
             if (h.needsUpdate(slice)) {
-                update.add(new EndpointSliceBuilder(slice).build());
+                update.add(io.qkcm.runtime.DeepCopy.of(slice));
             } else {
                 stillUnchanged.add(slice);
             }

@@ -37,9 +37,6 @@ public final class BoringSslEngine extends OpenSSLEngineOptions {
 
     private static final Logger LOG = Logger.getLogger(BoringSslEngine.class);
 
-    /** The system property that turns BoringSSL off for the API clients ({@code false}: the JDK's TLS). */
-    static final String PROPERTY = "io.qkcm.boringssl";
-
     private final KeyManager[] keyManagers;
     private final TrustManager[] trustManagers;
     private final String[] protocols;
@@ -51,21 +48,21 @@ public final class BoringSslEngine extends OpenSSLEngineOptions {
     }
 
     /**
-     * Whether the API clients use BoringSSL: unless {@code -Dio.qkcm.boringssl=false}, when netty-tcnative
-     * loads on this platform (it is not in a native image).
+     * Whether the API clients use BoringSSL: when {@code requested} ({@code qkcm.tuning.boringssl}, true by
+     * default) and netty-tcnative loads on this platform (it is not in a native image).
      */
-    static boolean enabled() {
-        return Holder.ENABLED;
+    static boolean enabled(boolean requested) {
+        if (!requested) {
+            LOG.debug("API TLS: the JDK's (BoringSSL turned off)");
+            return false;
+        }
+        return Holder.AVAILABLE;
     }
 
     private static final class Holder {
-        static final boolean ENABLED = decide(System.getProperty(PROPERTY));
+        static final boolean AVAILABLE = load();
 
-        private static boolean decide(String property) {
-            if (!requested(property)) {
-                LOG.debug("API TLS: the JDK's (BoringSSL turned off)");
-                return false;
-            }
+        private static boolean load() {
             if (!OpenSsl.isAvailable()) {
                 LOG.infof("API TLS: the JDK's, BoringSSL (netty-tcnative) is not available here: %s",
                         OpenSsl.unavailabilityCause());
@@ -81,17 +78,14 @@ public final class BoringSslEngine extends OpenSSLEngineOptions {
      * unpacking and loading the library and Netty's probing of it took 0.6–0.8 s of a fresh JVM here
      * (0.3–0.5 s on the way to the first write, bench/results/2026-11-26-tls), while Quarkus' own start,
      * which needs no TLS client, takes about a second. The first API transport waits for the load (class
-     * initialisation is the lock) if it has not finished. Called by {@code QkcmMain} before Quarkus starts.
+     * initialisation is the lock) if it has not finished. Called by {@code QkcmMain} before Quarkus starts,
+     * that is before the configuration is read: with {@code qkcm.tuning.boringssl=false} the library is
+     * loaded all the same, off the start's path, and never used.
      */
     public static void preload() {
-        Thread loader = new Thread(BoringSslEngine::enabled, "boringssl-load");
+        Thread loader = new Thread(() -> enabled(true), "boringssl-load");
         loader.setDaemon(true);
         loader.start();
-    }
-
-    /** Requested unless the property says false. */
-    static boolean requested(String property) {
-        return property == null || property.isBlank() || Boolean.parseBoolean(property.trim());
     }
 
     @Override

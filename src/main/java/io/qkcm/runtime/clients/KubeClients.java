@@ -50,7 +50,7 @@ public final class KubeClients implements AutoCloseable {
     public KubeClients(ControllerManagerOptions options, MeterRegistry registry, Vertx vertx) {
         this.options = options;
         this.registry = registry;
-        this.transports = new SharedTransports(vertx);
+        this.transports = new SharedTransports(vertx, options.tuning());
         this.base = baseConfig(options);
     }
 
@@ -119,11 +119,8 @@ public final class KubeClients implements AutoCloseable {
         transports.prepare(config);
         RateScale scale = RateScale.of(component);
         TokenBucket bucket = new TokenBucket(options.kubeApiQps() * scale.qps(), options.kubeApiBurst() * scale.burst());
-        KubernetesClientBuilder builder = new KubernetesClientBuilder();
-        if (ApiSerialization.forClient() != null) {
-            builder.withKubernetesSerialization(ApiSerialization.forClient());
-        }
-        KubernetesClient client = builder
+        KubernetesClient client = new KubernetesClientBuilder()
+                .withKubernetesSerialization(io.qkcm.runtime.Json.api())
                 .withConfig(config)
                 .withHttpClientFactory(transports)
                 .withHttpClientBuilderConsumer(b -> b.addOrReplaceInterceptor("qkcm-throttle", new Throttle(bucket, registry))

@@ -7,6 +7,7 @@ import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.Optional;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -29,6 +30,7 @@ import io.netty.handler.ssl.ApplicationProtocolNames;
 import io.netty.handler.ssl.IdentityCipherSuiteFilter;
 import io.netty.handler.ssl.JdkSslContext;
 import io.netty.handler.ssl.SslContext;
+import io.qkcm.runtime.options.Tuning;
 import io.quarkus.runtime.annotations.RegisterForReflection;
 import io.vertx.core.Vertx;
 import io.vertx.core.http.Http2Settings;
@@ -53,11 +55,11 @@ import io.vertx.core.spi.tls.SslContextFactory;
  * fabric8 builds on the same Vert.x HTTP client.
  * <p>
  * The protocol is HTTP/1.1 with WebSocket watches by default. HTTP/2 (ALPN, every request and watch a
- * stream of one connection, as client-go) is opt-in with {@code QKCM_KUBE_API_HTTP2=true}: in the
+ * stream of one connection, as client-go) is opt-in with {@code qkcm.tuning.kube-api-http2=true}: in the
  * benchmark at 1500 pods, qkcm's busy pod watches ended again and again during bursts over HTTP/2 (one
  * connection, read by one event-loop thread, falls behind; the watch cache drops watchers that do),
  * which HTTP/1.1's per-watch connections do not suffer (bench/results/2026-11-21-transport-checks).
- * {@code QKCM_KUBE_API_HTTP2=requests} sends only the requests over HTTP/2 and keeps the watches on
+ * {@code qkcm.tuning.kube-api-http2=requests} sends only the requests over HTTP/2 and keeps the watches on
  * HTTP/1.1 ({@link WatchesApart}; opt-in: a slower big ReplicaSet at QPS 1000, bench/results/2026-11-26-startup).
  * <p>
  * Derived clients share the transport's "closed" flag: closing any client closes the transport for
@@ -67,10 +69,6 @@ import io.vertx.core.spi.tls.SslContextFactory;
 public final class SharedTransports implements HttpClient.Factory {
 
     private static final Logger LOG = Logger.getLogger(SharedTransports.class);
-
-    static {
-        cheapInMemoryKeyStores();
-    }
 
     /** The JDK's PKCS#12 key-protection iteration count (a system property outranks java.security's). */
     static final String KEY_PBE_ITERATIONS = "keystore.pkcs12.keyPbeIterationCount";
@@ -83,7 +81,8 @@ public final class SharedTransports implements HttpClient.Factory {
      * qkcm built ~10 such stores, which cost ~3.5 s of its ~4 s to the first write (JFR,
      * bench/results/2026-11-25-perf/profile.md). These stores are never written anywhere and hold a key
      * the process has in memory anyway, so the iteration count is 1 unless the user set one. Called
-     * before any client is built (QkcmMain and this class' initialisation).
+     * before any store is built: by QkcmMain before Quarkus starts, and by the transports' constructor
+     * (dev mode and tests, where QkcmMain does not run).
      */
     public static void cheapInMemoryKeyStores() {
         if (System.getProperty(KEY_PBE_ITERATIONS) == null) {
@@ -105,17 +104,18 @@ public final class SharedTransports implements HttpClient.Factory {
     private final Map<String, Long> negotiatedSuites = new ConcurrentHashMap<>();
     private final Map<String, Long> tlsEngines = new ConcurrentHashMap<>();
 
-    public SharedTransports(Vertx vertx) {
-        this(vertx, http2Requested(System.getenv(HTTP2_ENV)), PREFER_CHACHA20, BoringSslEngine.enabled(),
-                watchesApartRequested(System.getenv(HTTP2_ENV)));
+    /** The transports {@code tuning} asks for: the protocol, the TLS engine, the JDK engine's cipher order. */
+    public SharedTransports(Vertx vertx, Tuning tuning) {
+        this(vertx, tuning.kubeApiHttp2().http2(), preferChaCha20(tuning.tlsChacha20(), jitHasC2()),
+                BoringSslEngine.enabled(tuning.boringssl()), tuning.kubeApiHttp2().watchesApart());
     }
 
     SharedTransports(Vertx vertx, boolean http2) {
-        this(vertx, http2, PREFER_CHACHA20);
+        this(vertx, http2, preferChaCha20(Optional.empty(), jitHasC2()));
     }
 
     SharedTransports(Vertx vertx, boolean http2, boolean preferChaCha20) {
-        this(vertx, http2, preferChaCha20, BoringSslEngine.enabled());
+        this(vertx, http2, preferChaCha20, BoringSslEngine.enabled(true));
     }
 
     SharedTransports(Vertx vertx, boolean http2, boolean preferChaCha20, boolean boringSsl) {
@@ -124,6 +124,7 @@ public final class SharedTransports implements HttpClient.Factory {
 
     /** With {@code watchesApart}, HTTP/2 carries the requests and watches keep HTTP/1.1 connections of their own. */
     SharedTransports(Vertx vertx, boolean http2, boolean preferChaCha20, boolean boringSsl, boolean watchesApart) {
+        cheapInMemoryKeyStores();
         this.vertx = Objects.requireNonNull(vertx);
         this.http2 = http2 || watchesApart;
         this.preferChaCha20 = preferChaCha20;
@@ -139,18 +140,6 @@ public final class SharedTransports implements HttpClient.Factory {
     /** Whether the API connections' TLS runs in BoringSSL ({@link BoringSslEngine}) or in the JDK. */
     public boolean boringSsl() {
         return boringSsl;
-    }
-
-    /** The environment variable that turns HTTP/2 on. */
-    public static final String HTTP2_ENV = "QKCM_KUBE_API_HTTP2";
-
-    static boolean http2Requested(String value) {
-        return value != null && (value.trim().equalsIgnoreCase("true") || watchesApartRequested(value));
-    }
-
-    /** {@code QKCM_KUBE_API_HTTP2=requests}: HTTP/2 for requests, HTTP/1.1 for watches. */
-    static boolean watchesApartRequested(String value) {
-        return value != null && value.trim().equalsIgnoreCase("requests");
     }
 
     /** Adjusts a client configuration to the transport: over HTTP/2, watches are streams, not WebSockets. */
@@ -235,14 +224,9 @@ public final class SharedTransports implements HttpClient.Factory {
         return ordered;
     }
 
-    /** {@code -Dio.qkcm.tls-chacha20=true|false} decides; without it, ChaCha20-Poly1305 first unless C2 compiles. */
-    static final boolean PREFER_CHACHA20 = preferChaCha20(System.getProperty("io.qkcm.tls-chacha20"), jitHasC2());
-
-    static boolean preferChaCha20(String property, boolean jitHasC2) {
-        if (property != null && !property.isBlank()) {
-            return Boolean.parseBoolean(property.trim());
-        }
-        return !jitHasC2;
+    /** {@code qkcm.tuning.tls-chacha20=true|false} decides; unset, ChaCha20-Poly1305 first unless C2 compiles. */
+    static boolean preferChaCha20(Optional<Boolean> configured, boolean jitHasC2) {
+        return configured.orElse(!jitHasC2);
     }
 
     /** Whether this JVM's JIT includes C2 (tiered up to level 4, or C2 alone); false where it cannot tell. */

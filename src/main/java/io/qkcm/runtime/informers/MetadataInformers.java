@@ -30,7 +30,7 @@ import io.fabric8.kubernetes.client.http.HttpResponse;
  * asking the API server for PartialObjectMetadata(List), caching {@link ObjectMetadata} only. fabric8
  * has no such informer, so this is a small reflector of its own: a streaming list (one watch with
  * sendInitialEvents, as client-go's reflector in v1.34; paginated LIST then watch where the server
- * refuses it or {@code -Dio.qkcm.watch-list=false}), watch from the last resourceVersion with bookmarks,
+ * refuses it or {@code --feature-gates=WatchListClient=false}), watch from the last resourceVersion with bookmarks,
  * relist on 410 Gone, backoff (800ms doubling to 30s) on failures.
  * Watches are asynchronous (no thread per watch); lists run on a small pool.
  *
@@ -61,12 +61,12 @@ public final class MetadataInformers {
     private final boolean watchList;
 
     public MetadataInformers(MetadataClient client) {
-        this(client, SharedInformers.WATCH_LIST);
+        this(client, true);
     }
 
     /** With {@code watchList} false, informers LIST then WATCH instead of a streaming list. */
     public MetadataInformers(MetadataClient client, boolean watchList) {
-        this.watchList = watchList && SharedInformers.WATCH_LIST;
+        this.watchList = watchList;
         this.client = client;
         this.executor = Executors.newScheduledThreadPool(2, r -> {
             Thread t = new Thread(r, "metadata-informers");

@@ -36,14 +36,6 @@ public final class SharedInformers {
 
     private static final Logger LOG = Logger.getLogger(SharedInformers.class);
 
-    /**
-     * Informers start with a streaming list (one WATCH with sendInitialEvents, {@link WatchListListerWatcher})
-     * as upstream's do in v1.34 (its WatchListClient feature gate, on for kube-controller-manager);
-     * {@code --feature-gates=WatchListClient=false} or {@code -Dio.qkcm.watch-list=false} (the benchmark's A/B
-     * switch) give LIST then WATCH.
-     */
-    public static final boolean WATCH_LIST = !"false".equals(System.getProperty("io.qkcm.watch-list"));
-
     private final KubernetesClient client;
     private final Duration minResyncPeriod;
     private final Map<Class<?>, SharedIndexInformer<?>> informers = new LinkedHashMap<>();
@@ -54,14 +46,18 @@ public final class SharedInformers {
     private boolean started;
 
     public SharedInformers(KubernetesClient client, Duration minResyncPeriod) {
-        this(client, minResyncPeriod, WATCH_LIST);
+        this(client, minResyncPeriod, true);
     }
 
-    /** With {@code watchList} false, informers LIST then WATCH instead of a streaming list. */
+    /**
+     * Informers start with a streaming list (one WATCH with sendInitialEvents, {@link WatchListListerWatcher})
+     * as upstream's do in v1.34 (its WatchListClient feature gate, on for kube-controller-manager); with
+     * {@code watchList} false ({@code --feature-gates=WatchListClient=false}) they LIST then WATCH.
+     */
     public SharedInformers(KubernetesClient client, Duration minResyncPeriod, boolean watchList) {
         this.client = client;
         this.minResyncPeriod = minResyncPeriod;
-        this.watchList = watchList && WATCH_LIST;
+        this.watchList = watchList;
     }
 
     /** The shared informer for {@code type}, across all namespaces; created on first request. */

@@ -93,6 +93,15 @@ public final class ControllerContext {
         return operators.operate(controllerName, client, informers, java.util.List.of(reconcilers));
     }
 
+    /**
+     * The threads this controller makes its concurrent API calls on (a slow-start batch's creations, a
+     * scale-down's deletions), named after {@code name}: {@link io.qkcm.runtime.clients.ApiCallExecutor} with the
+     * process's {@code qkcm.tuning.virtual-threads}.
+     */
+    public java.util.concurrent.ExecutorService newApiCallPool(String name, int threads) {
+        return io.qkcm.runtime.clients.ApiCallExecutor.create(name, threads, options.tuning().virtualThreads());
+    }
+
     /** The process's metrics registry (upstream's legacyregistry): controllers' own metrics go here. */
     public io.micrometer.core.instrument.MeterRegistry metrics() {
         return operators.metrics().registry();

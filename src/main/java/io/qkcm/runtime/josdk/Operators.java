@@ -18,15 +18,14 @@ public final class Operators {
     private final WorkqueueMetrics metrics;
     private final Duration terminationTimeout;
 
-    static {
+    public Operators(ConfigurationService base, WorkqueueMetrics metrics, Duration terminationTimeout) {
         // JOSDK puts each event's resource into the logging MDC; qkcm's log lines do not show it, and it
-        // costs a few map writes per event on the hot path. Read once, when JOSDK's MDCUtils loads.
+        // costs a few map writes per event on the hot path. JOSDK reads the property once, when its MDCUtils
+        // loads: at the first event, after the Operators are built (here, not in a static initializer, so that
+        // loading this class changes nothing process-wide).
         if (System.getProperty("JAVA_OPERATOR_SDK_USE_MDC") == null) {
             System.setProperty("JAVA_OPERATOR_SDK_USE_MDC", "false");
         }
-    }
-
-    public Operators(ConfigurationService base, WorkqueueMetrics metrics, Duration terminationTimeout) {
         this.base = base;
         this.metrics = metrics;
         this.terminationTimeout = terminationTimeout;

@@ -9,20 +9,32 @@ import java.util.function.Function;
 /**
  * The manager's effective settings: for every upstream flag, the command-line value if given, else
  * the config property {@code qkcm.<flag>} (application.properties, env, -D), else upstream's default.
- * The command line reaches config as system properties (see {@link QkcmMain}), so flags win.
+ * The command line reaches config through {@link CommandLineConfigSource}, above the others, so flags win.
  */
 public final class ControllerManagerOptions {
 
     private final Flags flags;
     private final Function<String, Optional<String>> config;
+    private final Tuning tuning;
 
+    /** The flags from {@code config}, qkcm's tuning at its defaults (tests, tools). */
     public ControllerManagerOptions(Flags flags, Function<String, Optional<String>> config) {
+        this(flags, config, Tuning.defaults());
+    }
+
+    public ControllerManagerOptions(Flags flags, Function<String, Optional<String>> config, Tuning tuning) {
         this.flags = flags;
         this.config = config;
+        this.tuning = tuning;
     }
 
     public Flags flags() {
         return flags;
+    }
+
+    /** qkcm's own tuning ({@code qkcm.tuning.*}), read once with the flags. */
+    public Tuning tuning() {
+        return tuning;
     }
 
     /** The raw value of a flag; unknown names are a programming error. */

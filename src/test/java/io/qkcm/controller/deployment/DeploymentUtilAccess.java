@@ -4,7 +4,6 @@ import java.util.HashMap;
 import java.util.Map;
 
 import io.fabric8.kubernetes.api.model.PodTemplateSpec;
-import io.qkcm.controller.deployment.util.DeploymentUtil;
 
 /** Small template helpers for tests. */
 final class DeploymentUtilAccess {
@@ -13,7 +12,7 @@ final class DeploymentUtilAccess {
     }
 
     static PodTemplateSpec withLabel(PodTemplateSpec t, String key, String value) {
-        PodTemplateSpec copy = DeploymentUtil.deepCopy(t);
+        PodTemplateSpec copy = io.qkcm.runtime.DeepCopy.of(t);
         Map<String, String> labels = new HashMap<>(copy.getMetadata().getLabels());
         labels.put(key, value);
         copy.getMetadata().setLabels(labels);

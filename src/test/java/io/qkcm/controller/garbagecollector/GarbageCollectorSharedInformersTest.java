@@ -29,7 +29,7 @@ import io.fabric8.kubernetes.client.Config;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.KubernetesClientBuilder;
 import io.fabric8.kubernetes.client.informers.SharedIndexInformer;
-import io.qkcm.runtime.clients.ApiSerialization;
+import io.qkcm.runtime.Json;
 import io.qkcm.runtime.events.EventBroadcaster;
 import io.qkcm.runtime.informers.GroupVersionResource;
 import io.qkcm.runtime.informers.SharedInformers;
@@ -100,7 +100,7 @@ class GarbageCollectorSharedInformersTest {
     private static KubernetesClient client(RealApiServer server, String userAgent) {
         Config config = Config.fromKubeconfig(server.kubeconfigYaml());
         config.setUserAgent(userAgent);
-        return new KubernetesClientBuilder().withConfig(config).withKubernetesSerialization(ApiSerialization.forClient())
+        return new KubernetesClientBuilder().withConfig(config).withKubernetesSerialization(Json.api())
                 .build();
     }
 

@@ -12,7 +12,7 @@ class ApiCallExecutorTest {
 
     @Test
     void aPoolOfNamedDaemonThreadsByDefault() throws Exception {
-        ExecutorService pool = ApiCallExecutor.create("rs", 3);
+        ExecutorService pool = ApiCallExecutor.create("rs", 3, false);
         try {
             assertThat(pool).isInstanceOf(ThreadPoolExecutor.class);
             assertThat(((ThreadPoolExecutor) pool).getMaximumPoolSize()).isEqualTo(3);
@@ -26,13 +26,7 @@ class ApiCallExecutorTest {
 
     @Test
     void virtualThreadsWhenAskedAndTheJvmHasThem() throws Exception {
-        System.setProperty(ApiCallExecutor.VIRTUAL_THREADS, "true");
-        ExecutorService pool;
-        try {
-            pool = ApiCallExecutor.create("rs", 3);
-        } finally {
-            System.clearProperty(ApiCallExecutor.VIRTUAL_THREADS);
-        }
+        ExecutorService pool = ApiCallExecutor.create("rs", 3, true);
         try {
             Thread t = pool.submit(Thread::currentThread).get(30, TimeUnit.SECONDS);
             boolean virtual = (boolean) Thread.class.getMethod("isVirtual").invoke(t);

@@ -2,6 +2,7 @@ package io.qkcm.runtime.clients;
 
 import io.qkcm.runtime.options.ControllerManagerOptions;
 import io.qkcm.runtime.options.Flags;
+import io.qkcm.runtime.options.Tuning;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
@@ -66,7 +67,6 @@ class SharedTransportsTest {
     /** The manager's clients (HTTP/1.1 by default) share one pool: connections are bounded by concurrency, not by clients. */
     @Test
     void clientsShareOnePool() throws Exception {
-        assumeTrue(!SharedTransports.http2Requested(System.getenv(SharedTransports.HTTP2_ENV)));
         try (KubeClients clients = clients()) {
             exercise(List.of(clients.forComponent("shared-informers"), clients.forComponent("leader-election"),
                     clients.forController("replicaset-controller"), clients.forController("deployment-controller")));
@@ -78,7 +78,7 @@ class SharedTransportsTest {
             boolean boringSsl = clients.transports().boringSsl();
             assertThat(clients.transports().tlsEnginesUsed()).containsOnlyKeys(boringSsl ? "BoringSSL" : "JDK");
             assertThat(clients.transports().cipherSuitesNegotiated().keySet()).singleElement().satisfies(suite ->
-                    assertThat(suite).startsWith(!boringSsl && SharedTransports.PREFER_CHACHA20 ? "TLS_CHACHA20_POLY1305" : "TLS_AES_"));
+                    assertThat(suite).startsWith(!boringSsl && SharedTransports.preferChaCha20(java.util.Optional.empty(), SharedTransports.jitHasC2()) ? "TLS_CHACHA20_POLY1305" : "TLS_AES_"));
             // a new controller's client reuses the pool's idle connections: no new connection, no handshake
             KubernetesClient late = clients.forController("endpoint-controller");
             for (int i = 0; i < 5; i++) {
@@ -112,10 +112,10 @@ class SharedTransportsTest {
     /** ChaCha20-Poly1305 first without C2 (its AES-GCM has no intrinsics), AES-GCM first with it; the property decides. */
     @Test
     void chacha20PreferenceFollowsTheJit() {
-        assertThat(SharedTransports.preferChaCha20(null, false)).isTrue();
-        assertThat(SharedTransports.preferChaCha20(null, true)).isFalse();
-        assertThat(SharedTransports.preferChaCha20("true", true)).isTrue();
-        assertThat(SharedTransports.preferChaCha20("false", false)).isFalse();
+        assertThat(SharedTransports.preferChaCha20(java.util.Optional.empty(), false)).isTrue();
+        assertThat(SharedTransports.preferChaCha20(java.util.Optional.empty(), true)).isFalse();
+        assertThat(SharedTransports.preferChaCha20(java.util.Optional.of(true), true)).isTrue();
+        assertThat(SharedTransports.preferChaCha20(java.util.Optional.of(false), false)).isFalse();
     }
 
     /** With the JDK's TLS, the real API server (Go's TLS) takes the suite the client lists first: ChaCha20-Poly1305 or AES-GCM. */
@@ -140,11 +140,8 @@ class SharedTransportsTest {
                 && List.of("amd64", "x86_64", "aarch64").contains(System.getProperty("os.arch"));
         assumeTrue(shipped, "netty-tcnative is shipped for linux-x86_64 and linux-aarch_64 only");
         assertThat(io.netty.handler.ssl.OpenSsl.unavailabilityCause()).isNull();
-        assertThat(BoringSslEngine.enabled()).isTrue();
-        assertThat(BoringSslEngine.requested(null)).isTrue();
-        assertThat(BoringSslEngine.requested("")).isTrue();
-        assertThat(BoringSslEngine.requested("true")).isTrue();
-        assertThat(BoringSslEngine.requested("false")).isFalse();
+        assertThat(BoringSslEngine.enabled(true)).isTrue();
+        assertThat(BoringSslEngine.enabled(false)).isFalse();
     }
 
     /**
@@ -153,7 +150,7 @@ class SharedTransportsTest {
      */
     @Test
     void boringSslAuthenticatesWithTheClientCertificate() throws Exception {
-        assumeTrue(BoringSslEngine.enabled(), "netty-tcnative does not load here");
+        assumeTrue(BoringSslEngine.enabled(true), "netty-tcnative does not load here");
         for (boolean h2 : List.of(false, true)) {
             for (boolean boringSsl : List.of(true, false)) {
                 SharedTransports transports = new SharedTransports(vertx, h2, false, boringSsl);
@@ -211,7 +208,7 @@ class SharedTransportsTest {
     }
 
     private static List<Boolean> engines() {
-        return BoringSslEngine.enabled() ? List.of(true, false) : List.of(false);
+        return BoringSslEngine.enabled(true) ? List.of(true, false) : List.of(false);
     }
 
     private static List<Throwable> causes(Throwable e) {
@@ -247,7 +244,7 @@ class SharedTransportsTest {
         return new com.fasterxml.jackson.databind.ObjectMapper().readTree(response.body()).at("/status/userInfo/username").asText();
     }
 
-    /** With QKCM_KUBE_API_HTTP2=true, requests and watches of several clients are streams of one HTTP/2 connection. */
+    /** With qkcm.tuning.kube-api-http2=true, requests and watches of several clients are streams of one HTTP/2 connection. */
     @Test
     void http2SharesOneConnectionForRequestsAndWatches() throws Exception {
         SharedTransports transports = new SharedTransports(vertx, true);
@@ -267,14 +264,14 @@ class SharedTransportsTest {
     }
 
     /**
-     * With QKCM_KUBE_API_HTTP2=requests, every request is a stream of one HTTP/2 connection, and each watch
+     * With qkcm.tuning.kube-api-http2=requests, every request is a stream of one HTTP/2 connection, and each watch
      * (a WebSocket, or a streaming {@code watch=true} request as the garbage collector's) keeps an HTTP/1.1
      * connection of its own.
      */
     @Test
     void requestsOverHttp2WatchesOverHttp11() throws Exception {
-        SharedTransports transports = new SharedTransports(vertx, false, SharedTransports.PREFER_CHACHA20,
-                BoringSslEngine.enabled(), true);
+        SharedTransports transports = new SharedTransports(vertx, false, SharedTransports.preferChaCha20(java.util.Optional.empty(), SharedTransports.jitHasC2()),
+                BoringSslEngine.enabled(true), true);
         assertThat(transports.watchesApart()).isTrue();
         Config base = new ConfigBuilder(server.newClient().getConfiguration()).build();
         List<KubernetesClient> all = new ArrayList<>();
@@ -362,15 +359,42 @@ class SharedTransportsTest {
     }
 
     @Test
-    void http2OnlyWhenRequested() {
-        assertThat(SharedTransports.http2Requested(null)).isFalse();
-        assertThat(SharedTransports.http2Requested("")).isFalse();
-        assertThat(SharedTransports.http2Requested("false")).isFalse();
-        assertThat(SharedTransports.http2Requested("TRUE")).isTrue();
-        assertThat(SharedTransports.http2Requested("requests")).isTrue();
-        assertThat(SharedTransports.watchesApartRequested("requests")).isTrue();
-        assertThat(SharedTransports.watchesApartRequested("true")).isFalse();
-        assertThat(SharedTransports.watchesApartRequested(null)).isFalse();
+    void http2OnlyWhenTheTuningAsksForIt() {
+        for (Tuning.KubeApiHttp2 mode : Tuning.KubeApiHttp2.values()) {
+            Tuning defaults = Tuning.defaults();
+            Tuning tuning = new Tuning() {
+                @Override
+                public boolean boringssl() {
+                    return false;
+                }
+
+                @Override
+                public KubeApiHttp2 kubeApiHttp2() {
+                    return mode;
+                }
+
+                @Override
+                public Optional<Boolean> tlsChacha20() {
+                    return Optional.of(true);
+                }
+
+                @Override
+                public boolean virtualThreads() {
+                    return defaults.virtualThreads();
+                }
+
+                @Override
+                public java.time.Duration periodicGc() {
+                    return defaults.periodicGc();
+                }
+            };
+            SharedTransports transports = new SharedTransports(vertx, tuning);
+            Config prepared = transports.prepare(new ConfigBuilder(Config.empty()).build());
+            assertThat(prepared.isOnlyHttpWatches()).as("%s: watches as HTTP/2 streams", mode)
+                    .isEqualTo(mode == Tuning.KubeApiHttp2.TRUE);
+            assertThat(transports.watchesApart()).as("%s: watches apart", mode).isEqualTo(mode == Tuning.KubeApiHttp2.REQUESTS);
+            assertThat(transports.boringSsl()).isFalse();
+        }
     }
 
     @Test

@@ -25,7 +25,6 @@ import io.fabric8.kubernetes.client.WatcherException;
 import io.fabric8.kubernetes.client.dsl.internal.AbstractWatchManager;
 import io.fabric8.kubernetes.client.informers.SharedIndexInformer;
 import io.fabric8.kubernetes.client.informers.impl.ListerWatcher;
-import io.qkcm.runtime.clients.ApiSerialization;
 import io.qkcm.testing.AuditLog;
 import io.qkcm.testing.RealApiServer;
 
@@ -40,7 +39,7 @@ class WatchListTest {
     private static KubernetesClient client(RealApiServer server, String userAgent) {
         Config config = Config.fromKubeconfig(server.kubeconfigYaml());
         config.setUserAgent(userAgent);
-        return new KubernetesClientBuilder().withConfig(config).withKubernetesSerialization(ApiSerialization.forClient())
+        return new KubernetesClientBuilder().withConfig(config).withKubernetesSerialization(io.qkcm.runtime.Json.api())
                 .build();
     }
 

@@ -67,7 +67,7 @@ final class RootCAConfigMap extends SharedCacheDependent<ConfigMap, Namespace>
     /** Upstream's update: the cached object with the bundle as its data and the description added. */
     @Override
     public ConfigMap update(ConfigMap actual, ConfigMap desired, Namespace ns, Context<Namespace> context) {
-        ConfigMap updated = new ConfigMapBuilder(actual).build();
+        ConfigMap updated = io.qkcm.runtime.DeepCopy.of(actual);
         updated.setData(new HashMap<>(data));
         Map<String, String> annotations = actual.getMetadata().getAnnotations() == null ? new HashMap<>()
                 : new HashMap<>(actual.getMetadata().getAnnotations());

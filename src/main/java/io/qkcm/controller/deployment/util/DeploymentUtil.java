@@ -17,14 +17,10 @@ import io.fabric8.kubernetes.api.model.IntOrString;
 import io.fabric8.kubernetes.api.model.LabelSelector;
 import io.fabric8.kubernetes.api.model.LabelSelectorBuilder;
 import io.fabric8.kubernetes.api.model.PodTemplateSpec;
-import io.fabric8.kubernetes.api.model.PodTemplateSpecBuilder;
 import io.fabric8.kubernetes.api.model.apps.Deployment;
-import io.fabric8.kubernetes.api.model.apps.DeploymentBuilder;
 import io.fabric8.kubernetes.api.model.apps.DeploymentCondition;
-import io.fabric8.kubernetes.api.model.apps.DeploymentConditionBuilder;
 import io.fabric8.kubernetes.api.model.apps.DeploymentStatus;
 import io.fabric8.kubernetes.api.model.apps.ReplicaSet;
-import io.fabric8.kubernetes.api.model.apps.ReplicaSetBuilder;
 import io.fabric8.kubernetes.api.model.apps.ReplicaSetCondition;
 import io.qkcm.controller.hash.ControllerHash;
 
@@ -66,33 +62,6 @@ public final class DeploymentUtil {
     private DeploymentUtil() {
     }
 
-    /*
-     * Upstream's DeepCopy, by fabric8's builders: they copy every nested model object, list and map (a
-     * JSON round trip, fabric8's clone, cost ~7x more and was 8% of the CPU at QPS 1000). Shared with the
-     * original are only values nobody changes: strings, boxed numbers, Quantities and additionalProperties'
-     * values. DeploymentUtilTest.deepCopiesShareNothingChangeable walks both object graphs.
-     */
-
-    public static Deployment deepCopy(Deployment d) {
-        return d == null ? null : new DeploymentBuilder(d).build();
-    }
-
-    public static ReplicaSet deepCopy(ReplicaSet rs) {
-        return rs == null ? null : new ReplicaSetBuilder(rs).build();
-    }
-
-    public static PodTemplateSpec deepCopy(PodTemplateSpec t) {
-        return t == null ? null : new PodTemplateSpecBuilder(t).build();
-    }
-
-    public static DeploymentCondition deepCopy(DeploymentCondition c) {
-        return c == null ? null : new DeploymentConditionBuilder(c).build();
-    }
-
-    public static LabelSelector deepCopy(LabelSelector s) {
-        return s == null ? null : new LabelSelectorBuilder(s).build();
-    }
-
     // ---- time -----------------------------------------------------------------------------
 
     /** metav1.Now() as it will be stored: RFC 3339 with second precision. */
@@ -129,7 +98,7 @@ public final class DeploymentUtil {
         }
         for (DeploymentCondition c : status.getConditions()) {
             if (type.equals(c.getType())) {
-                return deepCopy(c);
+                return io.qkcm.runtime.DeepCopy.of(c);
             }
         }
         return null;
@@ -790,7 +759,7 @@ public final class DeploymentUtil {
     }
 
     public static void setFromReplicaSetTemplate(Deployment d, PodTemplateSpec template) {
-        PodTemplateSpec copy = deepCopy(template);
+        PodTemplateSpec copy = io.qkcm.runtime.DeepCopy.of(template);
         if (copy.getMetadata() != null && copy.getMetadata().getLabels() != null) {
             Map<String, String> labels = new LinkedHashMap<>(copy.getMetadata().getLabels());
             labels.remove(DEFAULT_DEPLOYMENT_UNIQUE_LABEL_KEY);
@@ -811,7 +780,7 @@ public final class DeploymentUtil {
     }
 
     public static LabelSelector cloneSelectorAndAddLabel(LabelSelector selector, String key, String value) {
-        LabelSelector copy = selector == null ? new LabelSelector() : deepCopy(selector);
+        LabelSelector copy = selector == null ? new LabelSelector() : io.qkcm.runtime.DeepCopy.of(selector);
         Map<String, String> ml = new java.util.TreeMap<>();
         if (copy.getMatchLabels() != null) {
             ml.putAll(copy.getMatchLabels());

@@ -217,10 +217,10 @@ class DeploymentUtilTest {
                 .withSelector(d.getSpec().getSelector()).withTemplate(d.getSpec().getTemplate()).endSpec().build();
         List<Object> originals = List.of(d, rs, d.getSpec().getTemplate(), d.getStatus().getConditions().get(0),
                 d.getSpec().getSelector());
-        List<Object> copies = List.of(DeploymentUtil.deepCopy(d), DeploymentUtil.deepCopy(rs),
-                DeploymentUtil.deepCopy(d.getSpec().getTemplate()),
-                DeploymentUtil.deepCopy(d.getStatus().getConditions().get(0)),
-                DeploymentUtil.deepCopy(d.getSpec().getSelector()));
+        List<Object> copies = List.of(io.qkcm.runtime.DeepCopy.of(d), io.qkcm.runtime.DeepCopy.of(rs),
+                io.qkcm.runtime.DeepCopy.of(d.getSpec().getTemplate()),
+                io.qkcm.runtime.DeepCopy.of(d.getStatus().getConditions().get(0)),
+                io.qkcm.runtime.DeepCopy.of(d.getSpec().getSelector()));
         for (int i = 0; i < originals.size(); i++) {
             Object original = originals.get(i);
             Object copy = copies.get(i);
@@ -237,7 +237,7 @@ class DeploymentUtilTest {
             assertThat(shared).as("changeable objects shared by %s and its copy", original.getClass().getSimpleName())
                     .isEmpty();
         }
-        assertThat(DeploymentUtil.deepCopy((Deployment) null)).isNull();
+        assertThat(io.qkcm.runtime.DeepCopy.of((Deployment) null)).isNull();
     }
 
     /**

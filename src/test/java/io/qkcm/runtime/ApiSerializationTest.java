@@ -1,10 +1,9 @@
-package io.qkcm.runtime.clients;
+package io.qkcm.runtime;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
 import java.lang.reflect.Field;
 import java.lang.reflect.Modifier;
-import java.security.KeyStore;
 import java.util.List;
 import java.util.Map;
 
@@ -32,7 +31,7 @@ import io.fabric8.kubernetes.client.utils.KubernetesSerialization;
 /** The shared, Blackbird-backed serialization reads and writes API objects exactly as fabric8's default. */
 class ApiSerializationTest {
 
-    private final KubernetesSerialization tuned = ApiSerialization.forClient();
+    private final KubernetesSerialization tuned = io.qkcm.runtime.Json.api();
     private final KubernetesSerialization plain = new KubernetesSerialization();
 
     static Pod pod() {
@@ -52,7 +51,7 @@ class ApiSerializationTest {
 
     @Test
     void oneSerializationForAllClients() {
-        assertThat(ApiSerialization.forClient()).isSameAs(tuned).isNotNull();
+        assertThat(io.qkcm.runtime.Json.api()).isSameAs(tuned).isNotNull();
     }
 
     @Test
@@ -87,7 +86,7 @@ class ApiSerializationTest {
     @Test
     void blackbirdGeneratesTheModelsSettersUnderFabric8sWrappers() throws Exception {
         ObjectMapper last = new ObjectMapper();
-        ApiSerialization.create(last, true, true);
+        Json.create(last, true, true);
         for (String property : List.of("nodeName", "containers", "affinity", "securityContext")) {
             assertThat(chain(last, PodSpec.class, property)).as(property)
                     .anyMatch(c -> c.getName().startsWith("com.fasterxml.jackson.module.blackbird."))
@@ -95,7 +94,7 @@ class ApiSerializationTest {
         }
         // registered first (as until 2026-11-25), it sees only fabric8's wrappers: reflection everywhere
         ObjectMapper first = new ObjectMapper().registerModule(new BlackbirdModule());
-        ApiSerialization.create(first, true, false);
+        Json.create(first, true, false);
         assertThat(chain(first, PodSpec.class, "nodeName"))
                 .noneMatch(c -> c.getName().startsWith("com.fasterxml.jackson.module.blackbird."));
     }
@@ -129,17 +128,4 @@ class ApiSerializationTest {
         return classes;
     }
 
-    @Test
-    void inMemoryKeyStoresKeepTheirKeysWithOneIteration() throws Exception {
-        SharedTransports.cheapInMemoryKeyStores();
-        assertThat(System.getProperty(SharedTransports.KEY_PBE_ITERATIONS)).isNotNull();
-        // a secret key: protected with the same PBE key derivation as a private key, no certificate needed
-        javax.crypto.SecretKey key = new javax.crypto.spec.SecretKeySpec(new byte[] { 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11,
-                12, 13, 14, 15, 16 }, "AES");
-        KeyStore ks = KeyStore.getInstance("PKCS12");
-        ks.load(null);
-        ks.setEntry("k", new KeyStore.SecretKeyEntry(key), new KeyStore.PasswordProtection("changeit".toCharArray()));
-        assertThat(ks.getKey("k", "changeit".toCharArray()).getEncoded()).isEqualTo(key.getEncoded());
-        assertThat(List.of(ks.aliases().nextElement())).containsExactly("k");
-    }
 }

@@ -1,4 +1,4 @@
-package io.qkcm.runtime.clients;
+package io.qkcm.runtime;
 
 import java.io.IOException;
 import java.util.Optional;

@@ -1,4 +1,4 @@
-package io.qkcm.runtime.clients;
+package io.qkcm.runtime;
 
 import java.io.IOException;
 import java.lang.invoke.LambdaMetafactory;
@@ -37,8 +37,7 @@ import io.quarkus.runtime.annotations.RegisterForReflection;
  * <b>managedFields</b> are never read by a controller; the informers' store dropped them after decoding
  * (as upstream's informer transform does). In JSON they are a third of a pod's bytes, and fabric8 decodes
  * each {@code fieldsV1} into a tree of LinkedHashMaps, where Go's protobuf decoding keeps it as raw bytes.
- * Objects bound while {@link #FOR_CACHE} is set skip the field in the stream instead
- * ({@code -Dio.qkcm.skip-managed-fields=false} decodes it, for A/B).
+ * Objects bound while {@link #FOR_CACHE} is set skip the field in the stream instead.
  * <p>
  * <b>additionalProperties</b>:
  * Every fabric8 model object carries a {@code LinkedHashMap} for fields the model does not know, made by
@@ -47,13 +46,12 @@ import io.quarkus.runtime.annotations.RegisterForReflection;
  * {@link #FOR_CACHE} attribute is set on the decoding context (watch events, which only the informers read)
  * get one shared, immutable empty map instead when theirs stayed empty. Cached objects are read-only by
  * contract (as upstream's listers' objects): a controller copies before it changes one, and fabric8's
- * builders copy the map ({@code withAdditionalProperties} makes a new {@code LinkedHashMap}).
- * {@code -Dio.qkcm.shared-empty-maps=false} turns it off (the benchmark's A/B switch).
+ * builders copy the map ({@code withAdditionalProperties} makes a new {@code LinkedHashMap}), and so
+ * does {@link DeepCopy}. bench/decode measures the two levers off in the same JVM
+ * ({@link Json#create}'s variants).
  */
 final class CachedObjects {
 
-    static final boolean SHARE_EMPTY_MAPS = !"false".equals(System.getProperty("io.qkcm.shared-empty-maps"));
-    static final boolean SKIP_MANAGED_FIELDS = !"false".equals(System.getProperty("io.qkcm.skip-managed-fields"));
     /** The decoding-context attribute that marks objects bound for a cache. */
     static final Object FOR_CACHE = CachedObjects.class;
 
@@ -157,7 +155,7 @@ final class CachedObjects {
             if (get.getReturnType() != Map.class) {
                 return null;
             }
-            return ApiSerialization.NATIVE_IMAGE ? reflective(get, set) : generated(type, get, set);
+            return Json.NATIVE_IMAGE ? reflective(get, set) : generated(type, get, set);
         } catch (ReflectiveOperationException | RuntimeException | LinkageError e) {
             return null;
         } catch (VirtualMachineError e) {

@@ -1,4 +1,4 @@
-package io.qkcm.runtime.clients;
+package io.qkcm.runtime;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -68,8 +68,8 @@ class WatchEventDeserializerTest {
     @MethodSource("events")
     void decodesAsFabric8Does(String json) {
         // managedFields decoded too here: skipping them for the caches is CachedObjectsTest's
-        KubernetesSerialization direct = ApiSerialization.create(new ObjectMapper(), true, true, true, false);
-        KubernetesSerialization tree = ApiSerialization.create(new ObjectMapper(), false);
+        KubernetesSerialization direct = Json.create(new ObjectMapper(), true, true, true, false);
+        KubernetesSerialization tree = Json.create(new ObjectMapper(), false);
         WatchEvent expected = tree.unmarshal(json, WatchEvent.class);
         WatchEvent actual = direct.unmarshal(json, WatchEvent.class);
         assertThat(actual).isEqualTo(expected);
@@ -81,8 +81,8 @@ class WatchEventDeserializerTest {
     @MethodSource("events")
     void decodesTheSameFromAStream(String json) {
         // fabric8's other entry point (bytes), which goes through the same deserializer
-        KubernetesSerialization direct = ApiSerialization.create(new ObjectMapper(), true, true, true, false);
-        KubernetesSerialization tree = ApiSerialization.create(new ObjectMapper(), false);
+        KubernetesSerialization direct = Json.create(new ObjectMapper(), true, true, true, false);
+        KubernetesSerialization tree = Json.create(new ObjectMapper(), false);
         WatchEvent expected = tree.unmarshal(new java.io.ByteArrayInputStream(json.getBytes()), WatchEvent.class);
         assertThat((WatchEvent) direct.unmarshal(new java.io.ByteArrayInputStream(json.getBytes()), WatchEvent.class))
                 .isEqualTo(expected);
@@ -90,7 +90,7 @@ class WatchEventDeserializerTest {
 
     @org.junit.jupiter.api.Test
     void bindsTheServersShapeInOnePass() {
-        KubernetesSerialization direct = ApiSerialization.create(new ObjectMapper(), true);
+        KubernetesSerialization direct = Json.create(new ObjectMapper(), true);
         long before = WatchEventDeserializer.DIRECT.sum();
         WatchEvent pod = direct.unmarshal("{\"type\":\"ADDED\",\"object\":" + POD + "}", WatchEvent.class);
         assertThat(pod.getObject()).isInstanceOf(Pod.class);
