@@ -100,6 +100,14 @@ public final class QueueProbe {
     }
 
     /**
+     * Waits until the queue is idle with its counters unchanged for a moment: every sync of what the
+     * controller has been given so far is done (a settle point, not a proof that it saw a given change).
+     */
+    public void awaitIdle(Duration timeout) {
+        awaitProcessedSince(new Mark(-1, -1), timeout);
+    }
+
+    /**
      * True when {@code informer}'s cache holds {@code object}'s key at its resource version or a later
      * one ({@code object} as the API server returned it after the change), or, with {@code gone}, no
      * longer holds the key: the controller's handlers have been given the change.
