@@ -19,6 +19,10 @@ import io.micrometer.core.instrument.Timer;
  * positive signal a test waits for before it asserts that a change made nothing happen. A sleep proves
  * nothing (the controller may not have looked yet); "the queue took the change in, finished a sync
  * after it and is idle" proves the controller has looked.
+ *
+ * <p>What the metrics do not show: a key waiting for a delayed add ({@code AddAfter}: a batch period, a
+ * rate-limited retry) is in no queue yet. A test that needs those flushed makes one more change that is
+ * delayed the same way and waits for it (a later add joins the pending one).
  */
 public final class QueueProbe {
 
