@@ -108,6 +108,15 @@ public final class RealApiServer {
         return withFlags.computeIfAbsent(List.copyOf(flags), RealApiServer::new);
     }
 
+    /**
+     * A separate API server (own etcd) with kube-api-test's flags only, that no application of the test
+     * JVM connects to: for a test of one part of a controller that writes objects no running controller
+     * (say, a garbage collector or a mirroring controller left running by another test class) may touch.
+     */
+    public static RealApiServer isolated() {
+        return withFlags(List.of());
+    }
+
     /** Kubeconfig (cluster-admin client certificate) for this API server. */
     public Path kubeconfig() {
         return kubeconfig;

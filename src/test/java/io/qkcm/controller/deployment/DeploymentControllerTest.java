@@ -22,6 +22,8 @@ import java.util.Set;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.stream.Collectors;
 
+import jakarta.inject.Inject;
+
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -36,8 +38,10 @@ import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.dsl.base.PatchContext;
 import io.fabric8.kubernetes.client.dsl.base.PatchType;
 import io.qkcm.controller.deployment.DeploymentTestSupport.KubeletLoop;
+import io.micrometer.core.instrument.MeterRegistry;
 import io.qkcm.controller.hash.ControllerHash;
 import io.qkcm.testing.Conflicts;
+import io.qkcm.testing.QueueProbe;
 import io.qkcm.testing.RealApiServer;
 import io.qkcm.testing.RealApiServerResource;
 import io.quarkus.test.common.QuarkusTestResource;
@@ -246,6 +250,7 @@ class DeploymentControllerTest {
                 Map<String, Integer> sizes = sizesByImage(ns);
                 assertThat(sizes).containsEntry("registry.k8s.io/pause:3.9", 8).containsEntry("example.com/never-ready:1", 5);
             });
+            QueueProbe.Mark beforeScale = queue().mark();
             client.apps().deployments().inNamespace(ns).withName("api").scale(20);
             // 8*23/13 = 14.15 -> 14, 5*23/13 = 8.85 -> 9
             await().atMost(TIMEOUT).untilAsserted(() -> {
@@ -256,10 +261,25 @@ class DeploymentControllerTest {
                             .containsEntry("deployment.kubernetes.io/max-replicas", "23");
                 }
             });
-            Thread.sleep(2000);
+            // and there they stay: the controller has synced the Deployment once its ReplicaSets had all 23
+            // pods (the status it writes says so) and its queue has drained since
+            await().atMost(TIMEOUT).untilAsserted(() -> {
+                Deployment d = get(ns, "api");
+                assertThat(d.getStatus().getObservedGeneration()).isEqualTo(d.getMetadata().getGeneration());
+                assertThat(d.getStatus().getReplicas()).isEqualTo(23);
+            });
+            queue().awaitProcessedSince(beforeScale, TIMEOUT);
             assertThat(sizesByImage(ns)).containsEntry("registry.k8s.io/pause:3.9", 14)
                     .containsEntry("example.com/never-ready:1", 9);
         }
+    }
+
+    @Inject
+    MeterRegistry registry;
+
+    /** The application's deployment-controller queue. */
+    QueueProbe queue() {
+        return QueueProbe.of(registry, "deployment");
     }
 
     static Map<String, Integer> sizesByImage(String ns) {

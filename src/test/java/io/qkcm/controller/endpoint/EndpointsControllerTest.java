@@ -15,6 +15,7 @@ import java.util.Map;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
+import java.util.function.BooleanSupplier;
 import java.util.stream.Collectors;
 
 import jakarta.inject.Inject;
@@ -27,6 +28,7 @@ import io.fabric8.kubernetes.api.model.EndpointAddress;
 import io.fabric8.kubernetes.api.model.EndpointSubset;
 import io.fabric8.kubernetes.api.model.Endpoints;
 import io.fabric8.kubernetes.api.model.EndpointsBuilder;
+import io.fabric8.kubernetes.api.model.HasMetadata;
 import io.fabric8.kubernetes.api.model.IntOrString;
 import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.api.model.PodBuilder;
@@ -38,8 +40,12 @@ import io.fabric8.kubernetes.api.model.ServiceBuilder;
 import io.fabric8.kubernetes.client.Config;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.KubernetesClientBuilder;
+import io.fabric8.kubernetes.client.informers.SharedIndexInformer;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.qkcm.manager.ControllerManager;
 import io.qkcm.testing.Conflicts;
 import io.qkcm.testing.ControllerHarness;
+import io.qkcm.testing.QueueProbe;
 import io.qkcm.testing.RealApiServer;
 import io.qkcm.testing.RealApiServerResource;
 import io.qkcm.testing.TestKubelet;
@@ -154,11 +160,15 @@ class EndpointsControllerTest {
                 assertThat(e.getMetadata().getAnnotations().get(TRIGGER_TIME)).isEqualTo(rfc3339(base.plusSeconds(20)));
             });
 
-            // a pod change the Endpoints do not show (a label outside the selector) writes nothing
+            // a pod change the Endpoints do not show (a label outside the selector) writes nothing. Upstream
+            // does not even queue the Service for it; a selected pod without an IP, created next on the same
+            // watch, is queued: once that sync is done, the relabelling has been seen too, and neither wrote.
             String rv = endpoints(client, ns, "web").getMetadata().getResourceVersion();
+            QueueProbe.Mark before = queue().mark();
             Conflicts.retry(() -> client.pods().inNamespace(ns).withName("web-0")
                     .edit(p -> new PodBuilder(p).editMetadata().addToLabels("unrelated", "x").endMetadata().build()));
-            sleep(1500);
+            Pod pending = pod(client, ns, "web-pending", app, port("http", 8080));
+            queue().awaitProcessedSince(before, cached(Pod.class, pending), WAIT);
             assertThat(endpoints(client, ns, "web").getMetadata().getResourceVersion()).isEqualTo(rv);
         }
     }
@@ -304,10 +314,11 @@ class EndpointsControllerTest {
             await().atMost(WAIT).untilAsserted(() -> assertThat(endpoints(client, ns, "probe").getSubsets())
                     .flatExtracting(EndpointSubset::getAddresses).extracting(EndpointAddress::getIp)
                     .containsExactly(ip(pod)));
-            // and a change of the selector-less Service itself is synced too
-            Conflicts.retry(() -> client.services().inNamespace(ns).withName("manual").edit(s -> new ServiceBuilder(s)
-                    .editMetadata().addToLabels("touched", "now").endMetadata().build()));
-            sleep(1500);
+            // and a change of the selector-less Service itself is synced too, leaving its Endpoints alone
+            QueueProbe.Mark before = queue().mark();
+            Service touched = Conflicts.retry(() -> client.services().inNamespace(ns).withName("manual")
+                    .edit(s -> new ServiceBuilder(s).editMetadata().addToLabels("touched", "now").endMetadata().build()));
+            queue().awaitProcessedSince(before, cached(Service.class, touched), WAIT);
 
             Endpoints after = endpoints(client, ns, "manual");
             assertThat(after.getMetadata().getResourceVersion()).isEqualTo(manual.getMetadata().getResourceVersion());
@@ -433,6 +444,7 @@ class EndpointsControllerTest {
             client.services().inNamespace(ns).resource(service("kept", app).build()).create();
             await().atMost(WAIT).untilAsserted(() -> assertThat(endpoints(client, ns, "kept")).isNotNull());
             // Endpoints without a Service: once written by this controller, by hand, and a leader-election record
+            QueueProbe.Mark before = queue().mark();
             for (Endpoints ep : List.of(
                     new EndpointsBuilder().withNewMetadata().withName("orphan")
                             .withLabels(Map.of(MANAGED_BY, "endpoint-controller")).endMetadata().build(),
@@ -442,9 +454,15 @@ class EndpointsControllerTest {
                             .build())) {
                 client.endpoints().inNamespace(ns).resource(ep).create();
             }
-            // in steady state nothing looks for them
-            sleep(1000);
+            // in steady state nothing looks for them: the controller ignores adds of Endpoints. The deletion
+            // of one more Endpoints, which it does queue, comes after those adds on the same watch; once that
+            // has been synced, any sync the adds had caused has happened as well.
+            Endpoints marker = client.endpoints().inNamespace(ns).resource(new EndpointsBuilder().withNewMetadata()
+                    .withName("marker").endMetadata().build()).create();
+            client.endpoints().inNamespace(ns).withName("marker").delete();
+            queue().awaitProcessedSince(before, QueueProbe.cacheHolds(informer(Endpoints.class), marker, true), WAIT);
             assertThat(endpoints(client, ns, "orphan")).isNotNull();
+            assertThat(endpoints(client, ns, "by-hand")).isNotNull();
 
             // a controller starting up (as after a restart) sweeps them, whoever wrote them, as upstream
             try (ControllerHarness<EndpointsController> second = ControllerHarness.create(vertx, EndpointsController.NAME,
@@ -460,11 +478,22 @@ class EndpointsControllerTest {
         }
     }
 
-    private static void sleep(long ms) {
-        try {
-            Thread.sleep(ms);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-        }
+    @Inject
+    MeterRegistry registry;
+    @Inject
+    ControllerManager manager;
+
+    /** The application's endpoints-controller queue. */
+    private QueueProbe queue() {
+        return QueueProbe.of(registry, EndpointsController.QUEUE);
+    }
+
+    private <T extends HasMetadata> SharedIndexInformer<T> informer(Class<T> type) {
+        return manager.informers().informerFor(type);
+    }
+
+    /** The application's cache holds {@code object} as the API server returned it after a change. */
+    private BooleanSupplier cached(Class<? extends HasMetadata> type, HasMetadata object) {
+        return QueueProbe.cacheHolds(informer(type), object, false);
     }
 }

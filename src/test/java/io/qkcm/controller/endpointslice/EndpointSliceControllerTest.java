@@ -12,11 +12,14 @@ import java.util.Objects;
 import java.util.function.Predicate;
 import java.util.stream.Collectors;
 
+import jakarta.inject.Inject;
+
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
 import io.fabric8.kubernetes.api.model.Event;
+import io.fabric8.kubernetes.api.model.HasMetadata;
 import io.fabric8.kubernetes.api.model.IntOrString;
 import io.fabric8.kubernetes.api.model.NamespaceBuilder;
 import io.fabric8.kubernetes.api.model.Node;
@@ -31,7 +34,11 @@ import io.fabric8.kubernetes.api.model.discovery.v1.Endpoint;
 import io.fabric8.kubernetes.api.model.discovery.v1.EndpointSlice;
 import io.fabric8.kubernetes.api.model.discovery.v1.EndpointSliceBuilder;
 import io.fabric8.kubernetes.client.KubernetesClient;
+import io.fabric8.kubernetes.client.informers.SharedIndexInformer;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.qkcm.manager.ControllerManager;
 import io.qkcm.testing.Conflicts;
+import io.qkcm.testing.QueueProbe;
 import io.qkcm.testing.RealApiServer;
 import io.qkcm.testing.RealApiServerResource;
 import io.qkcm.testing.TestKubelet;
@@ -336,9 +343,13 @@ class EndpointSliceControllerTest {
         // one pod turns unready: only its slice is rewritten
         String victim = "big-17";
         String victimSlice = sliceOf(slices, victim);
+        QueueProbe.Mark beforeUnready = queue().mark();
         kubelet.running(client.pods().inNamespace(ns).withName(victim).get(), false, null);
-        List<EndpointSlice> afterReady = awaitSlices("big", s -> s.size() == 3 && endpoints(s).size() == 250
+        awaitSlices("big", s -> s.size() == 3 && endpoints(s).size() == 250
                 && Boolean.FALSE.equals(endpoint(bySliceName(s, victimSlice), victim).getConditions().getReady()));
+        // every sync the change caused is done before the other slices are compared
+        queue().awaitProcessedSince(beforeUnready, TIMEOUT);
+        List<EndpointSlice> afterReady = slicesOf("big");
         for (EndpointSlice s : afterReady) {
             if (s.getMetadata().getName().equals(victimSlice)) {
                 assertThat(s.getMetadata().getResourceVersion()).isNotEqualTo(rvs.get(victimSlice));
@@ -352,8 +363,11 @@ class EndpointSliceControllerTest {
         // one pod is deleted: only its slice is rewritten
         String gone = "big-200";
         String goneSlice = sliceOf(afterReady, gone);
+        QueueProbe.Mark beforeDelete = queue().mark();
         client.pods().inNamespace(ns).withName(gone).withGracePeriod(0).delete();
-        List<EndpointSlice> afterDelete = awaitSlices("big", s -> s.size() == 3 && endpoints(s).size() == 249);
+        awaitSlices("big", s -> s.size() == 3 && endpoints(s).size() == 249);
+        queue().awaitProcessedSince(beforeDelete, TIMEOUT);
+        List<EndpointSlice> afterDelete = slicesOf("big");
         for (EndpointSlice s : afterDelete) {
             if (s.getMetadata().getName().equals(goneSlice)) {
                 assertThat(s.getMetadata().getResourceVersion()).isNotEqualTo(rvs.get(goneSlice));
@@ -373,9 +387,10 @@ class EndpointSliceControllerTest {
 
         // Upstream's controller does not delete the slices of a deleted Service: they are owned by it and
         // the garbage collector (not running in this test) removes them. The controller only forgets it.
+        // Once the controller has synced the deleted Service's key, the slice is as it was.
+        QueueProbe.Mark before = queue().mark();
         client.services().inNamespace(ns).withName("gone").delete();
-        await().atMost(TIMEOUT).until(() -> client.services().inNamespace(ns).withName("gone").get() == null);
-        sleep(3000);
+        queue().awaitProcessedSince(before, QueueProbe.cacheHolds(informer(Service.class), svc, true), TIMEOUT);
         EndpointSlice kept = client.discovery().v1().endpointSlices().inNamespace(ns)
                 .withName(slice.getMetadata().getName()).get();
         assertThat(kept).isNotNull();
@@ -415,15 +430,17 @@ class EndpointSliceControllerTest {
 
     @Test
     void servicesWithoutSelectorOrExternalNameGetNoSlices() {
+        QueueProbe.Mark before = queue().mark();
         createService(new ServiceBuilder().withNewMetadata().withName("nosel").withNamespace(ns).endMetadata()
                 .withNewSpec().addNewPort().withPort(80).endPort().endSpec().build());
         createService(new ServiceBuilder().withNewMetadata().withName("ext").withNamespace(ns).endMetadata()
                 .withNewSpec().withType("ExternalName").withExternalName("example.com")
                 .withSelector(Map.of("app", "x")).endSpec().build());
-        // a Service with a selector in the same namespace, as the sign the controller has caught up
-        createService(service("marker", Map.of("app", "marker")));
+        // a Service with a selector, created after them on the same watch: once the controller has synced
+        // it and drained its queue, it has synced the other two as well
+        Service marker = createService(service("marker", Map.of("app", "marker")));
         awaitSlices("marker", s -> s.size() == 1);
-        sleep(1000);
+        queue().awaitProcessedSince(before, QueueProbe.cacheHolds(informer(Service.class), marker, false), TIMEOUT);
         assertThat(slicesOf("nosel")).isEmpty();
         assertThat(slicesOf("ext")).isEmpty();
     }
@@ -500,19 +517,25 @@ class EndpointSliceControllerTest {
         return last.get(0);
     }
 
+    @Inject
+    MeterRegistry registry;
+    @Inject
+    ControllerManager manager;
+
+    /** The application's endpointslice-controller queue. */
+    private QueueProbe queue() {
+        return QueueProbe.of(registry, "endpoint_slice");
+    }
+
+    private <T extends HasMetadata> SharedIndexInformer<T> informer(Class<T> type) {
+        return manager.informers().informerFor(type);
+    }
+
+    /** The slices' resource versions once the controller's queue has drained: nothing more will be written. */
     private Map<String, String> awaitStableResourceVersions(String service) {
-        Map<String, String> previous = null;
-        long deadline = System.currentTimeMillis() + TIMEOUT.toMillis();
-        while (System.currentTimeMillis() < deadline) {
-            Map<String, String> now = slicesOf(service).stream().collect(
-                    Collectors.toMap(s -> s.getMetadata().getName(), s -> s.getMetadata().getResourceVersion()));
-            if (now.equals(previous)) {
-                return now;
-            }
-            previous = now;
-            sleep(2500);
-        }
-        throw new AssertionError("slices of " + service + " never settled");
+        queue().awaitIdle(TIMEOUT);
+        return slicesOf(service).stream().collect(
+                Collectors.toMap(s -> s.getMetadata().getName(), s -> s.getMetadata().getResourceVersion()));
     }
 
     private static List<Endpoint> endpoints(List<EndpointSlice> slices) {
@@ -543,13 +566,5 @@ class EndpointSliceControllerTest {
                 .filter(e -> "Service".equals(e.getInvolvedObject().getKind())
                         && service.equals(e.getInvolvedObject().getName()))
                 .toList();
-    }
-
-    private static void sleep(long ms) {
-        try {
-            Thread.sleep(ms);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-        }
     }
 }

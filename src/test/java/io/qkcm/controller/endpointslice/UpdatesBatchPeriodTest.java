@@ -7,11 +7,15 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicInteger;
+
+import jakarta.inject.Inject;
 
 import org.junit.jupiter.api.Test;
 
 import io.fabric8.kubernetes.api.model.Endpoints;
+import io.fabric8.kubernetes.api.model.HasMetadata;
 import io.fabric8.kubernetes.api.model.NamespaceBuilder;
 import io.fabric8.kubernetes.api.model.NodeBuilder;
 import io.fabric8.kubernetes.api.model.Pod;
@@ -22,6 +26,9 @@ import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.Watch;
 import io.fabric8.kubernetes.client.Watcher;
 import io.fabric8.kubernetes.client.WatcherException;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.qkcm.manager.ControllerManager;
+import io.qkcm.testing.QueueProbe;
 import io.qkcm.testing.RealApiServer;
 import io.qkcm.testing.RealApiServerResource;
 import io.qkcm.testing.TestKubelet;
@@ -53,20 +60,34 @@ class UpdatesBatchPeriodTest {
     }
 
     /** Counts MODIFIED events of the objects a watch sees. */
-    static final class Modifications<T> implements Watcher<T> {
+    static final class Modifications<T extends HasMetadata> implements Watcher<T> {
         final AtomicInteger count = new AtomicInteger();
+        /** The last resource version seen per object name. */
+        final Map<String, String> seen = new ConcurrentHashMap<>();
 
         @Override
         public void eventReceived(Action action, T resource) {
             if (action == Action.MODIFIED) {
                 count.incrementAndGet();
             }
+            seen.put(resource.getMetadata().getName(), resource.getMetadata().getResourceVersion());
+        }
+
+        /** The watch has delivered every write up to {@code current}'s. */
+        boolean caughtUp(List<? extends HasMetadata> current) {
+            return current.stream().allMatch(o -> o.getMetadata().getResourceVersion()
+                    .equals(seen.get(o.getMetadata().getName())));
         }
 
         @Override
         public void onClose(WatcherException cause) {
         }
     }
+
+    @Inject
+    MeterRegistry registry;
+    @Inject
+    ControllerManager manager;
 
     @Test
     void podChangesWithinTheBatchPeriodAreWrittenTogether() throws Exception {
@@ -121,8 +142,23 @@ class UpdatesBatchPeriodTest {
                     assertThat(slices(client, ns)).singleElement()
                             .satisfies(s -> assertThat(s.getEndpoints()).hasSize(8));
                 });
-                // two more periods: nothing left to write
-                Thread.sleep(BATCH.multipliedBy(2).toMillis());
+                // nothing left to write: one more selected pod, without an IP (in neither object), is batched
+                // after the others; once both controllers have synced it and drained their queues, no earlier
+                // batch is pending (a later add joins a pending one) and both watches have seen the last write
+                QueueProbe endpointsQueue = QueueProbe.of(registry, "endpoint");
+                QueueProbe slicesQueue = QueueProbe.of(registry, "endpoint_slice");
+                QueueProbe.Mark endpointsMark = endpointsQueue.mark();
+                QueueProbe.Mark slicesMark = slicesQueue.mark();
+                Pod pending = client.pods().inNamespace(ns).resource(new PodBuilder().withNewMetadata()
+                        .withName("web-pending").addToLabels("app", "web").endMetadata().withNewSpec()
+                        .addNewContainer().withName("c").withImage("registry.k8s.io/pause:3.9").endContainer()
+                        .endSpec().build()).create();
+                var podCache = QueueProbe.cacheHolds(manager.informers().informerFor(Pod.class), pending, false);
+                endpointsQueue.awaitProcessedSince(endpointsMark, podCache, Duration.ofSeconds(30));
+                slicesQueue.awaitProcessedSince(slicesMark, podCache, Duration.ofSeconds(30));
+                await().atMost(Duration.ofSeconds(30)).until(() -> endpointsWrites.caughtUp(
+                        List.of(client.endpoints().inNamespace(ns).withName("web").get()))
+                        && sliceWrites.caughtUp(slices(client, ns)));
             }
             // 8 pods created and made ready, each two events: one write per object (a second one only
             // if the pods' events straddled two periods)

@@ -8,6 +8,9 @@ import java.time.Duration;
 import java.util.Comparator;
 import java.util.List;
 import java.util.Map;
+import java.util.function.BooleanSupplier;
+
+import jakarta.inject.Inject;
 
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -21,6 +24,7 @@ import io.fabric8.kubernetes.api.model.EndpointSubsetBuilder;
 import io.fabric8.kubernetes.api.model.Endpoints;
 import io.fabric8.kubernetes.api.model.EndpointsBuilder;
 import io.fabric8.kubernetes.api.model.Event;
+import io.fabric8.kubernetes.api.model.HasMetadata;
 import io.fabric8.kubernetes.api.model.OwnerReference;
 import io.fabric8.kubernetes.api.model.Service;
 import io.fabric8.kubernetes.api.model.ServiceBuilder;
@@ -30,6 +34,9 @@ import io.fabric8.kubernetes.api.model.discovery.v1.EndpointSliceBuilder;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.dsl.base.PatchContext;
 import io.fabric8.kubernetes.client.dsl.base.PatchType;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.qkcm.manager.ControllerManager;
+import io.qkcm.testing.QueueProbe;
 import io.qkcm.testing.RealApiServer;
 import io.qkcm.testing.RealApiServerResource;
 import io.quarkus.test.common.QuarkusTestResource;
@@ -151,16 +158,19 @@ class EndpointSliceMirroringControllerTest {
         service(ns, "skipped", null);
         service(ns, "lock", null);
         service(ns, "plain", null);
+        QueueProbe.Mark before = queue().mark();
         endpoints(ns, "skipped", Map.of("endpointslice.kubernetes.io/skip-mirror", "true"), Map.of(),
                 subset(80, List.of("10.3.0.1"), List.of()));
         endpoints(ns, "lock", Map.of(), Map.of("control-plane.alpha.kubernetes.io/leader", "{}"),
                 subset(80, List.of("10.3.0.2"), List.of()));
         // Endpoints without a Service are not mirrored either
         endpoints(ns, "orphan", Map.of(), Map.of(), subset(80, List.of("10.3.0.4"), List.of()));
-        endpoints(ns, "plain", Map.of(), Map.of(), subset(80, List.of("10.3.0.3"), List.of()));
+        Endpoints plain = endpoints(ns, "plain", Map.of(), Map.of(), subset(80, List.of("10.3.0.3"), List.of()));
 
+        // "plain" comes last on the Endpoints watch: once it is mirrored and the queue has drained, the
+        // controller has been given the others and synced whatever it queued for them
         await().atMost(TIMEOUT).untilAsserted(() -> assertThat(mirrored(ns, "plain")).hasSize(1));
-        sleep(2000);
+        queue().awaitProcessedSince(before, cached(Endpoints.class, plain), TIMEOUT);
         assertThat(mirrored(ns, "skipped")).isEmpty();
         assertThat(mirrored(ns, "lock")).isEmpty();
         assertThat(mirrored(ns, "orphan")).isEmpty();
@@ -180,11 +190,14 @@ class EndpointSliceMirroringControllerTest {
         String ns = newNamespace(client, "mirror-selector");
         service(ns, "selected", Map.of("app", "web"));
         service(ns, "custom", null);
+        QueueProbe.Mark before = queue().mark();
         endpoints(ns, "selected", Map.of(), Map.of(), subset(80, List.of("10.4.0.1"), List.of()));
-        endpoints(ns, "custom", Map.of(), Map.of(), subset(80, List.of("10.4.0.2"), List.of()));
+        Endpoints custom = endpoints(ns, "custom", Map.of(), Map.of(), subset(80, List.of("10.4.0.2"), List.of()));
 
+        // "custom" comes after "selected" on the same watch: once it is mirrored and the queue has drained,
+        // "selected" has been synced too
         await().atMost(TIMEOUT).untilAsserted(() -> assertThat(mirrored(ns, "custom")).hasSize(1));
-        sleep(2000);
+        queue().awaitProcessedSince(before, cached(Endpoints.class, custom), TIMEOUT);
         assertThat(mirrored(ns, "selected")).isEmpty();
 
         // the Service gains a selector: its mirrored slices go
@@ -309,11 +322,18 @@ class EndpointSliceMirroringControllerTest {
                 .toList();
     }
 
-    private static void sleep(long millis) {
-        try {
-            Thread.sleep(millis);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-        }
+    @Inject
+    MeterRegistry registry;
+    @Inject
+    ControllerManager manager;
+
+    /** The application's endpointslice-mirroring-controller queue. */
+    private QueueProbe queue() {
+        return QueueProbe.of(registry, EndpointSliceMirroringController.QUEUE);
+    }
+
+    /** The application's cache holds {@code object} as the API server returned it after a change. */
+    private BooleanSupplier cached(Class<? extends HasMetadata> type, HasMetadata object) {
+        return QueueProbe.cacheHolds(manager.informers().informerFor(type), object, false);
     }
 }
