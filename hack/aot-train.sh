@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Writes qkcm's AOT cache (JEP 483/514/515, JDK 25+): target/quarkus-app/qkcm.aot, which bin/qkcm
+# Writes qkcm's AOT cache (JEP 483/514/515, JDK 25+): app/target/quarkus-app/qkcm.aot, which bin/qkcm
 # then uses (-XX:AOTCache=...) whenever it runs this build on a JDK 25+.
 #
 # The cache holds the classes a training run loaded and linked (with Quarkus' own class loader too)
@@ -18,8 +18,8 @@ set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 log() { printf '[aot-train %s] %s\n' "$(date +%H:%M:%S)" "$*" >&2; }
 
-JAR="$ROOT/target/quarkus-app/quarkus-run.jar"
-CACHE="$ROOT/target/quarkus-app/qkcm.aot"
+JAR="$ROOT/app/target/quarkus-app/quarkus-run.jar"
+CACHE="$ROOT/app/target/quarkus-app/qkcm.aot"
 [[ -f "$JAR" ]] || { echo "aot-train: no build; run ./mvnw package -DskipTests first" >&2; exit 1; }
 JAVA="$(QKCM_PRINT_JAVA=1 "$ROOT/bin/qkcm")"
 MAJOR="$("$JAVA" -XshowSettings:properties -version 2>&1 | sed -n 's/^ *java.specification.version = \([0-9]*\).*/\1/p')"
