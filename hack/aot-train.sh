@@ -10,8 +10,9 @@
 # deleted, a ReplicaSet, a Job. At SIGTERM the JVM writes the cache (tens of MiB, ~10 s).
 #
 # The cache is valid only for the same JDK build, the same JVM options that matter (GC, compact
-# headers) and the same jar: rebuild it after each ./mvnw package (the JVM ignores a stale cache with
-# a warning, and starts as without it).
+# headers, --enable-native-access: the JVM rejects a cache dumped with other module options) and the
+# same jar: rebuild it after each ./mvnw package (the JVM ignores a stale cache with a warning, and
+# starts as without it). The training takes bin/qkcm's own options, so the two always agree.
 #
 #   hack/aot-train.sh            # needs a JDK 25+ (bin/qkcm's choice, or JAVA=...)
 set -euo pipefail
