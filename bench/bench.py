@@ -350,7 +350,7 @@ def default_java():
 
 def managers(args):
     out = []
-    jar = os.path.join(ROOT, "target", "quarkus-app", "quarkus-run.jar")
+    jar = os.path.join(ROOT, "app", "target", "quarkus-app", "quarkus-run.jar")
     if args.qkcm_jar:
         jar = args.qkcm_jar
     java_opts = args.qkcm_java_opts.split() if args.qkcm_java_opts else []
@@ -374,7 +374,7 @@ def managers(args):
         if runners:
             out.append(("qkcm-native", [runners[0]]))
         else:
-            log("no native build (target/*-runner): skipping qkcm-native")
+            log("no native build (app/target/*-runner): skipping qkcm-native")
     if "upstream" in args.managers:
         out.append(("upstream", [os.path.join(args.bin_dir, "kube-controller-manager")]))
     return out

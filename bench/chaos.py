@@ -980,7 +980,7 @@ def main():
         outdir = args.out or os.path.dirname(os.path.dirname(os.path.abspath(args.report)))
         meta = [{"run": r, "loadavg": [float("nan")]} for r in dict.fromkeys(x["run"] for x in rows)]
         return 1 if report(args, rows, meta, outdir) else 0
-    jar = args.qkcm_jar or os.path.join(ROOT, "target", "quarkus-app", "quarkus-run.jar")
+    jar = args.qkcm_jar or os.path.join(ROOT, "app", "target", "quarkus-app", "quarkus-run.jar")
     # the JDK bin/qkcm picks, with the options it gives that JDK (bench.py does the same)
     ms = {"qkcm-jvm": [bench.default_java(), *args.qkcm_java_opts.split(), "-jar", jar],
           "upstream": [os.path.join(args.bin_dir, "kube-controller-manager")]}

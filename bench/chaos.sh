@@ -18,8 +18,8 @@ BIN="$("$ROOT/hack/install-control-plane.sh" --print-dir)"
 "$ROOT/hack/install-toxiproxy.sh" >/dev/null
 TOXIPROXY="$("$ROOT/hack/install-toxiproxy.sh" --print-path)"
 
-JAR="${QKCM_JAR:-$ROOT/target/quarkus-app/quarkus-run.jar}"
-if [[ -z "${QKCM_JAR:-}" ]] && [[ ! -f "$JAR" || -n "$(find "$ROOT/src/main" "$ROOT/pom.xml" "$ROOT/app-pom.xml" -newer "$JAR" -print -quit)" ]]; then
+JAR="${QKCM_JAR:-$ROOT/app/target/quarkus-app/quarkus-run.jar}"
+if [[ -z "${QKCM_JAR:-}" ]] && [[ ! -f "$JAR" || -n "$(find "$ROOT/app/src/main" "$ROOT/pom.xml" "$ROOT/app/pom.xml" -newer "$JAR" -print -quit)" ]]; then
   log "building qkcm (./mvnw package -DskipTests)"
   (cd "$ROOT" && ./mvnw -q -B package -DskipTests)
 fi

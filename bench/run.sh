@@ -14,8 +14,8 @@ log() { printf '[bench %s] %s\n' "$(date +%H:%M:%S)" "$*" >&2; }
 "$ROOT/hack/install-control-plane.sh" >/dev/null
 BIN="$("$ROOT/hack/install-control-plane.sh" --print-dir)"
 
-JAR="${QKCM_JAR:-$ROOT/target/quarkus-app/quarkus-run.jar}"
-if [[ -z "${QKCM_JAR:-}" ]] && [[ ! -f "$JAR" || -n "$(find "$ROOT/src/main" "$ROOT/devui" "$ROOT/pom.xml" "$ROOT/app-pom.xml" -path "$ROOT/devui/*/target" -prune -o -newer "$JAR" -print -quit)" ]]; then
+JAR="${QKCM_JAR:-$ROOT/app/target/quarkus-app/quarkus-run.jar}"
+if [[ -z "${QKCM_JAR:-}" ]] && [[ ! -f "$JAR" || -n "$(find "$ROOT/app/src/main" "$ROOT/devui" "$ROOT/pom.xml" "$ROOT/app/pom.xml" -path "$ROOT/devui/*/target" -prune -o -newer "$JAR" -print -quit)" ]]; then
   log "building qkcm (./mvnw package -DskipTests)"
   (cd "$ROOT" && ./mvnw -q -B package -DskipTests)
 fi

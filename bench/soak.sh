@@ -36,8 +36,8 @@ KUBECTL=("$BIN/kubectl" --kubeconfig "$QKCM_KUBECONFIG")
 mkdir -p "$OUT"
 QKCM_LOG="$OUT/qkcm.log"
 
-JAR="$ROOT/target/quarkus-app/quarkus-run.jar"
-if [[ ! -f "$JAR" || -n "$(find "$ROOT/src/main" "$ROOT/pom.xml" -newer "$JAR" -print -quit)" ]]; then
+JAR="$ROOT/app/target/quarkus-app/quarkus-run.jar"
+if [[ ! -f "$JAR" || -n "$(find "$ROOT/app/src/main" "$ROOT/pom.xml" "$ROOT/app/pom.xml" -newer "$JAR" -print -quit)" ]]; then
   log "building qkcm (./mvnw package -DskipTests)"
   (cd "$ROOT" && ./mvnw -q -B -o package -DskipTests)
 fi

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Writes qkcm's AOT cache (JEP 483/514/515, JDK 25+): target/quarkus-app/qkcm.aot, which bin/qkcm
+# Writes qkcm's AOT cache (JEP 483/514/515, JDK 25+): app/target/quarkus-app/qkcm.aot, which bin/qkcm
 # then uses (-XX:AOTCache=...) whenever it runs this build on a JDK 25+.
 #
 # The cache holds the classes a training run loaded and linked (with Quarkus' own class loader too)
@@ -10,16 +10,17 @@
 # deleted, a ReplicaSet, a Job. At SIGTERM the JVM writes the cache (tens of MiB, ~10 s).
 #
 # The cache is valid only for the same JDK build, the same JVM options that matter (GC, compact
-# headers) and the same jar: rebuild it after each ./mvnw package (the JVM ignores a stale cache with
-# a warning, and starts as without it).
+# headers, --enable-native-access: the JVM rejects a cache dumped with other module options) and the
+# same jar: rebuild it after each ./mvnw package (the JVM ignores a stale cache with a warning, and
+# starts as without it). The training takes bin/qkcm's own options, so the two always agree.
 #
 #   hack/aot-train.sh            # needs a JDK 25+ (bin/qkcm's choice, or JAVA=...)
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 log() { printf '[aot-train %s] %s\n' "$(date +%H:%M:%S)" "$*" >&2; }
 
-JAR="$ROOT/target/quarkus-app/quarkus-run.jar"
-CACHE="$ROOT/target/quarkus-app/qkcm.aot"
+JAR="$ROOT/app/target/quarkus-app/quarkus-run.jar"
+CACHE="$ROOT/app/target/quarkus-app/qkcm.aot"
 [[ -f "$JAR" ]] || { echo "aot-train: no build; run ./mvnw package -DskipTests first" >&2; exit 1; }
 JAVA="$(QKCM_PRINT_JAVA=1 "$ROOT/bin/qkcm")"
 MAJOR="$("$JAVA" -XshowSettings:properties -version 2>&1 | sed -n 's/^ *java.specification.version = \([0-9]*\).*/\1/p')"

@@ -147,7 +147,7 @@ sleep 5
 BEFORE=$(threads)
 log "live reload: touching a controller's source ($BEFORE threads before)"
 RESTARTS=$(grep -c "Restarting quarkus due to changes" "$WORK/dev.log" || true)
-touch "$ROOT/src/main/java/io/qkcm/controller/deployment/DeploymentController.java"
+touch "$ROOT/app/src/main/java/io/qkcm/controller/deployment/DeploymentController.java"
 restarted() { [[ $(grep -c "Restarting quarkus due to changes" "$WORK/dev.log") -gt $RESTARTS ]]; }
 # a request makes dev mode look for changes at once
 curl -s -m 300 -o /dev/null "$Q/q/health/live" || true

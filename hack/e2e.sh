@@ -293,7 +293,7 @@ OUT="${OUT:-/tmp/qkcm-e2e/$(date -u +%Y%m%dT%H%M%SZ)}"
 mkdir -p "$OUT"
 build
 "$HERE/install-control-plane.sh"
-if [[ ! -f "$ROOT/target/quarkus-app/quarkus-run.jar" ]] && ! ls "$ROOT"/target/*-runner >/dev/null 2>&1; then
+if [[ ! -f "$ROOT/app/target/quarkus-app/quarkus-run.jar" ]] && ! ls "$ROOT"/app/target/*-runner >/dev/null 2>&1; then
   log "building qkcm"
   (cd "$ROOT" && nice -n 19 ./mvnw -B -ntp -q package -DskipTests)
 fi

@@ -119,8 +119,8 @@ done
 "$ROOT/hack/install-control-plane.sh"
 
 QKCM="$(readlink -f "${QKCM_BINARY:-$ROOT/bin/qkcm}")"
-if ! $noqkcm && [[ -z "${QKCM_BINARY:-}" ]] && ! ls "$ROOT"/target/*-runner >/dev/null 2>&1 \
-   && [[ ! -f "$ROOT/target/quarkus-app/quarkus-run.jar" || -n "$(find "$ROOT/src/main" "$ROOT/devui" "$ROOT/pom.xml" "$ROOT/app-pom.xml" -path "$ROOT/devui/*/target" -prune -o -newer "$ROOT/target/quarkus-app/quarkus-run.jar" -print -quit)" ]]; then
+if ! $noqkcm && [[ -z "${QKCM_BINARY:-}" ]] && ! ls "$ROOT"/app/target/*-runner >/dev/null 2>&1 \
+   && [[ ! -f "$ROOT/app/target/quarkus-app/quarkus-run.jar" || -n "$(find "$ROOT/app/src/main" "$ROOT/devui" "$ROOT/pom.xml" "$ROOT/app/pom.xml" -path "$ROOT/devui/*/target" -prune -o -newer "$ROOT/app/target/quarkus-app/quarkus-run.jar" -print -quit)" ]]; then
   log "building qkcm (./mvnw package -DskipTests)"
   (cd "$ROOT" && ./mvnw -q -B package -DskipTests)
 fi

@@ -4,7 +4,7 @@ v1.34.4) into JSON with the Go expressions evaluated: times as RFC 3339, duratio
 errors by kind. CronJobControllerSyncTableTest replays it against the Java syncCronJob.
 
   python3 synccases.py $(go env GOMODCACHE)/k8s.io/kubernetes@v1.34.4/pkg/controller/cronjob/cronjob_controllerv2_test.go \
-    > ../../src/test/resources/cronjob/upstream-sync-cases.json
+    > ../../app/src/test/resources/cronjob/upstream-sync-cases.json
 """
 import datetime
 import json

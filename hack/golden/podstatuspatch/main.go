@@ -1,7 +1,7 @@
 // Golden vectors for qkcm's PodStatusPatch: for each case, upstream's pod status patch as
 // pkg/util/pod preparePatchBytesForPodStatus builds it (strategicpatch.CreateTwoWayMergePatch of
 // Pod{Status: old} and Pod{UID: uid, Status: new}), printed as JSON lines {name, uid, old, new, patch,
-// unchanged}. Nothing here is part of qkcm at runtime. Run: go run . > ../../src/test/resources/podstatuspatch.jsonl
+// unchanged}. Nothing here is part of qkcm at runtime. Run: go run . > ../../app/src/test/resources/podstatuspatch.jsonl
 package main
 
 import (

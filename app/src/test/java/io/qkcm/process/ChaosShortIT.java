@@ -12,6 +12,7 @@ import org.junit.jupiter.api.Test;
 
 import io.qkcm.testing.LogTail;
 import io.qkcm.testing.QkcmProcess;
+import io.qkcm.testing.Repository;
 
 /**
  * The chaos run's CI size in {@code ./mvnw verify} (issue 19): {@code bench/chaos.sh --short} — the
@@ -26,8 +27,8 @@ import io.qkcm.testing.QkcmProcess;
  */
 class ChaosShortIT {
 
-    private static final Path ROOT = Path.of("").toAbsolutePath();
-    private static final Path OUT = ROOT.resolve("target/chaos-short");
+    private static final Path ROOT = Repository.ROOT;
+    private static final Path OUT = Path.of("target/chaos-short").toAbsolutePath();
     /** About 3 minutes on a built machine; Toxiproxy's first build adds about one. */
     private static final long TIMEOUT_MINUTES = 30;
 

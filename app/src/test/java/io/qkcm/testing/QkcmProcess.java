@@ -18,7 +18,7 @@ import java.util.concurrent.TimeUnit;
 public final class QkcmProcess implements AutoCloseable {
 
     public static final Path APP = Path.of(System.getProperty("qkcm.it.app", "target/quarkus-app/quarkus-run.jar"));
-    public static final Path LAUNCHER = Path.of("bin/qkcm");
+    public static final Path LAUNCHER = Repository.file("bin/qkcm");
     private static final Path LOGS = Path.of("target/it-logs");
 
     private final String name;

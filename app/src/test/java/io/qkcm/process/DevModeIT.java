@@ -11,6 +11,7 @@ import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;
 
 import io.qkcm.testing.LogTail;
+import io.qkcm.testing.Repository;
 
 /**
  * {@code ./mvnw quarkus:dev} against a local cluster, in {@code ./mvnw verify} (issue 20):
@@ -23,8 +24,8 @@ import io.qkcm.testing.LogTail;
  */
 class DevModeIT {
 
-    private static final Path ROOT = Path.of("").toAbsolutePath();
-    private static final Path WORK = ROOT.resolve("target/dev-mode-check");
+    private static final Path ROOT = Repository.ROOT;
+    private static final Path WORK = Path.of("target/dev-mode-check").toAbsolutePath();
     /** About two minutes here; the script bounds each of its waits. */
     private static final long TIMEOUT_MINUTES = 20;
 

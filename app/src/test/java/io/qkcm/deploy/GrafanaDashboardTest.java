@@ -19,6 +19,8 @@ import org.junit.jupiter.api.Test;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 
+import io.qkcm.testing.Repository;
+
 /**
  * deploy/grafana/kube-controller-manager.json is a well-formed Grafana dashboard whose queries name only
  * metrics and labels that both qkcm and upstream kube-controller-manager v1.34.4 expose, as scraped on the
@@ -27,9 +29,9 @@ import com.fasterxml.jackson.databind.ObjectMapper;
  */
 class GrafanaDashboardTest {
 
-    static final Path DASHBOARD = Path.of("deploy/grafana/kube-controller-manager.json");
-    static final List<Path> SCRAPES = List.of(Path.of("deploy/grafana/scrapes/qkcm.txt"),
-            Path.of("deploy/grafana/scrapes/upstream-v1.34.4.txt"));
+    static final Path DASHBOARD = Repository.file("deploy/grafana/kube-controller-manager.json");
+    static final List<Path> SCRAPES = List.of(Repository.file("deploy/grafana/scrapes/qkcm.txt"),
+            Repository.file("deploy/grafana/scrapes/upstream-v1.34.4.txt"));
     static final String DATASOURCE = "${datasource}";
     static final Pattern SELECTOR = Pattern.compile("([a-zA-Z_:][a-zA-Z0-9_:]*)\\s*\\{([^}]*)}");
     static final Pattern MATCHER = Pattern.compile("([a-zA-Z_][a-zA-Z0-9_]*)\\s*(=~|!~|!=|=)\\s*\"");

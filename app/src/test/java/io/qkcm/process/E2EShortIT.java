@@ -25,6 +25,7 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 
 import io.qkcm.testing.LogTail;
 import io.qkcm.testing.QkcmProcess;
+import io.qkcm.testing.Repository;
 
 /**
  * Upstream's own e2e specs as acceptance, in {@code ./mvnw verify}: {@code hack/e2e.sh --short} (the CI
@@ -42,8 +43,8 @@ import io.qkcm.testing.QkcmProcess;
  */
 class E2EShortIT {
 
-    private static final Path ROOT = Path.of("").toAbsolutePath();
-    private static final Path OUT = ROOT.resolve("target/e2e-short");
+    private static final Path ROOT = Repository.ROOT;
+    private static final Path OUT = Path.of("target/e2e-short").toAbsolutePath();
     private static final Path KWOK_WORKDIR = OUT.resolve("kwok");
     /** hack/e2e.sh names the cluster {@code <QKCM_CLUSTER_NAME>-qkcm}, in {@code $KWOK_WORKDIR/qkcm}. */
     private static final String CLUSTER_BASE = "qkcm-it-e2e";

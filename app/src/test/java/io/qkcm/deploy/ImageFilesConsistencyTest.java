@@ -31,6 +31,7 @@ import io.qkcm.manager.ControllerCatalog;
 import io.qkcm.manager.ControllerSelection;
 import io.qkcm.manager.FlagParser;
 import io.qkcm.runtime.options.Flags;
+import io.qkcm.testing.Repository;
 
 /**
  * The install files agree with each other and with upstream: Dockerfile.native, Dockerfile.jvm,
@@ -40,10 +41,10 @@ import io.qkcm.runtime.options.Flags;
  */
 class ImageFilesConsistencyTest {
 
-    static final Path NATIVE = Path.of("Dockerfile.native");
-    static final Path JVM = Path.of("Dockerfile.jvm");
-    static final Path KUBEADM = Path.of("deploy/kubeadm/kube-controller-manager.yaml");
-    static final Path LAUNCHER = Path.of("bin/qkcm");
+    static final Path NATIVE = Repository.file("Dockerfile.native");
+    static final Path JVM = Repository.file("Dockerfile.jvm");
+    static final Path KUBEADM = Repository.file("deploy/kubeadm/kube-controller-manager.yaml");
+    static final Path LAUNCHER = Repository.file("bin/qkcm");
     static final Path PROPERTIES = Path.of("src/main/resources/application.properties");
     static final Path FLAGS_TSV = Path.of("src/main/resources/qkcm/flags.tsv");
 
@@ -104,10 +105,10 @@ class ImageFilesConsistencyTest {
     void jvmImageStartsQuarkusAppThroughBinQkcmWithItsDefaultJvmOptions(@TempDir Path image) throws Exception {
         List<Instruction> stage = finalStage(JVM);
         // bin/qkcm, the launcher that defines the JVM options, is the image's entrypoint, in the
-        // repository's layout (bin/qkcm finds ../target/quarkus-app/quarkus-run.jar)
+        // repository's layout (bin/qkcm finds ../app/target/quarkus-app/quarkus-run.jar)
         assertThat(all(stage, "COPY")).contains("--chmod=0755 bin/qkcm /opt/qkcm/bin/qkcm",
-                "--from=build /code/target/quarkus-app/ /opt/qkcm/target/quarkus-app/");
-        assertThat(Files.readString(LAUNCHER)).contains("TARGET=\"${QKCM_TARGET:-$ROOT/target}\"",
+                "--from=build /code/app/target/quarkus-app/ /opt/qkcm/app/target/quarkus-app/");
+        assertThat(Files.readString(LAUNCHER)).contains("TARGET=\"${QKCM_TARGET:-$ROOT/app/target}\"",
                 "JAR=\"$TARGET/quarkus-app/quarkus-run.jar\"");
         // nothing in the image replaces or adds to them
         for (String env : all(stage, "ENV")) {
@@ -126,7 +127,7 @@ class ImageFilesConsistencyTest {
         Path executable = image.resolve(EXECUTABLE.substring(1));
         Files.createDirectories(executable.getParent());
         Files.createSymbolicLink(executable, launcher);
-        // (the AOT cache option depends on a cache written into this checkout's target/ by hack/aot-train.sh)
+        // (the AOT cache option depends on a cache written into this checkout's app/target/ by hack/aot-train.sh)
         assertThat(withoutAotCache(printJavaOpts(executable))).isEqualTo(withoutAotCache(defaults));
     }
 
@@ -337,8 +338,9 @@ class ImageFilesConsistencyTest {
     }
 
     static String projectVersion() throws IOException {
-        Matcher m = Pattern.compile("<artifactId>qkcm</artifactId>\\s*<version>([^<]+)</version>")
-                .matcher(Files.readString(Path.of("app-pom.xml"))); // the application's POM (pom.xml aggregates it)
+        // the application's POM (app/pom.xml) takes its version from the repository's parent POM
+        Matcher m = Pattern.compile("<artifactId>qkcm-parent</artifactId>\\s*<version>([^<]+)</version>")
+                .matcher(Files.readString(Path.of("pom.xml")));
         assertThat(m.find()).isTrue();
         return m.group(1);
     }
