@@ -79,6 +79,8 @@ public class DaemonSetsController extends KeyReconciler<DaemonSet> {
     public static final int BURST_REPLICAS = 250;
     /** Upstream's StatusUpdateRetries. */
     static final int STATUS_UPDATE_RETRIES = 1;
+    /** Not in upstream: how soon a DaemonSet waiting on writes of unknown outcome checks its cache again. */
+    static final Duration UNCERTAIN_RECHECK = Duration.ofSeconds(1);
     /** Upstream's BackoffGCInterval. */
     static final Duration BACKOFF_GC_INTERVAL = Duration.ofMinutes(1);
 
@@ -110,9 +112,14 @@ public class DaemonSetsController extends KeyReconciler<DaemonSet> {
     }
 
     DaemonSetsController(ControllerContext context, int workers) {
+        this(context, workers, java.util.function.UnaryOperator.identity());
+    }
+
+    /** With the pod control wrapped by {@code podControl}, so that a test can lose the answers of its writes. */
+    DaemonSetsController(ControllerContext context, int workers, java.util.function.UnaryOperator<PodControl> podControl) {
         super(context, DaemonSet.class, QUEUE, workers);
         this.eventRecorder = context.recorderFor(EVENT_SOURCE);
-        PodControl podControl = new RealPodControl(context.client(), context.recorderFor(EVENT_SOURCE));
+        PodControl pods = podControl.apply(new RealPodControl(context.client(), context.recorderFor(EVENT_SOURCE)));
         this.failedPodsBackoff = new FailedPodsBackoff(Duration.ofSeconds(1), Duration.ofMinutes(15), System::nanoTime);
         this.nodeUpdateQueue = context.newQueue(NODE_UPDATE_QUEUE);
         AtomicInteger n = new AtomicInteger();
@@ -130,7 +137,7 @@ public class DaemonSetsController extends KeyReconciler<DaemonSet> {
         this.podInformer = context.informers().informerFor(Pod.class);
         this.nodeInformer = context.informers().informerFor(Node.class);
         DaemonSetContext ctx = new DaemonSetContext(context.client(), podInformer, nodeInformer, historyInformer,
-                podControl, expectations, apiCalls, BURST_REPLICAS, log);
+                pods, expectations, apiCalls, BURST_REPLICAS, log);
         this.daemonPods = new DaemonPods(ctx);
         this.update = new Update(ctx, daemonPods);
 
@@ -647,7 +654,14 @@ public class DaemonSetsController extends KeyReconciler<DaemonSet> {
         }
         String hash = labelsOf(histories.cur()).get(DaemonSetUtil.DEFAULT_DAEMON_SET_UNIQUE_LABEL_KEY);
 
-        if (!expectations.satisfiedExpectations(dsKey)) {
+        boolean dsNeedsSync = expectations.satisfiedExpectations(dsKey);
+        if (!dsNeedsSync && expectations.isUncertain(dsKey)) {
+            dsNeedsSync = daemonPods.resolveUncertainWrites(ds);
+            if (!dsNeedsSync) {
+                queue.addAfter(dsKey, UNCERTAIN_RECHECK);
+            }
+        }
+        if (!dsNeedsSync) {
             updateDaemonSetStatus(ds, nodeList, hash, false);
             return;
         }
