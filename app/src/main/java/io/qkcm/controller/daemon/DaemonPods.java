@@ -10,11 +10,13 @@ import java.util.concurrent.Future;
 
 import io.fabric8.kubernetes.api.model.OwnerReference;
 import io.fabric8.kubernetes.api.model.Pod;
+import io.fabric8.kubernetes.api.model.PodList;
 import io.fabric8.kubernetes.api.model.PodTemplateSpec;
 import io.fabric8.kubernetes.api.model.PodTemplateSpecBuilder;
 import io.fabric8.kubernetes.api.model.apps.DaemonSet;
 import io.fabric8.kubernetes.client.KubernetesClientException;
 import io.qkcm.controller.ApiErrors;
+import io.qkcm.controller.CacheCatchUp;
 import io.qkcm.controller.ControllerRefManager;
 import io.qkcm.controller.LabelSelectors;
 import io.qkcm.controller.PodIndexes;
@@ -89,7 +91,9 @@ final class DaemonPods {
     /**
      * Upstream's syncNodes: expectations first, then the creations in slow-start batches (each pod
      * bound to its node by a required node affinity) and the deletions in parallel, at most
-     * {@link DaemonSetsController#BURST_REPLICAS} of each.
+     * {@link DaemonSetsController#BURST_REPLICAS} of each. A failed write lowers the expectations as upstream,
+     * except one whose outcome is unknown ({@link ApiErrors#isOutcomeUnknown}), which keeps them raised and marks
+     * the DaemonSet (not in upstream; settled by {@link #resolveUncertainWrites}).
      */
     void syncNodes(DaemonSet ds, List<String> podsToDelete, List<String> nodesNeedingDaemonPods, String hash)
             throws Exception {
@@ -120,8 +124,16 @@ final class DaemonPods {
                         if (ApiErrors.hasStatusCause(e, ApiErrors.NAMESPACE_TERMINATING_CAUSE)) {
                             return;
                         }
-                        ctx.log().debugf("Failed creation, decrementing expectations for daemon set %s", dsKey);
-                        ctx.expectations().creationObserved(dsKey);
+                        if (ApiErrors.isOutcomeUnknown(e)) {
+                            // the pod may exist: keep expecting it (settled by resolveUncertainWrites), so
+                            // that a cache without it never makes a second pod for this node
+                            ctx.log().infof("Creation of a daemon pod on node %s for daemon set %s ended without an answer (%s); waiting for the pod cache to catch up",
+                                    nodeName, dsKey, e.getMessage());
+                            ctx.expectations().markUncertain(dsKey);
+                        } else {
+                            ctx.log().debugf("Failed creation, decrementing expectations for daemon set %s", dsKey);
+                            ctx.expectations().creationObserved(dsKey);
+                        }
                         errors.add(e);
                         ctx.log().errorf("%s", ApiErrors.message(e));
                     }
@@ -147,6 +159,15 @@ final class DaemonPods {
                 try {
                     ctx.podControl().deletePod(ds.getMetadata().getNamespace(), podName, ds);
                 } catch (RuntimeException e) {
+                    if (ApiErrors.isOutcomeUnknown(e)) {
+                        // the pod may be going: keep expecting its deletion (settled by resolveUncertainWrites)
+                        ctx.log().infof("Deletion of %s/%s for daemon set %s ended without an answer (%s); waiting for the pod cache to catch up",
+                                ds.getMetadata().getNamespace(), podName, dsKey, e.getMessage());
+                        ctx.expectations().markUncertain(dsKey);
+                        errors.add(e);
+                        ctx.log().errorf("%s", ApiErrors.message(e));
+                        return;
+                    }
                     ctx.expectations().deletionObserved(dsKey);
                     if (!ApiErrors.isNotFound(e)) {
                         ctx.log().debugf("Failed deletion, decremented expectations for daemon set %s", dsKey);
@@ -165,6 +186,42 @@ final class DaemonPods {
             errors.forEach(e -> msgs.add(ApiErrors.message(e)));
             throw new DaemonSetContext.DaemonSetSyncException("[" + String.join(", ", msgs) + "]", errors.get(0));
         }
+    }
+
+    /**
+     * Not in upstream: after a pod write of {@code ds} whose outcome is unknown (see
+     * {@link io.qkcm.controller.ControllerExpectations#markUncertain}), lists the DaemonSet's pods from the
+     * API server (a consistent read) and, when the cache holds what the list holds ({@link CacheCatchUp}),
+     * drops the expectations so that this sync acts on a cache that includes the write. Returns whether it
+     * did; if not, the caller checks again shortly. The expectations' timeout still bounds the wait.
+     */
+    boolean resolveUncertainWrites(DaemonSet ds) {
+        String dsKey = KeyReconciler.key(ds);
+        String namespace = ds.getMetadata().getNamespace();
+        LabelSelectors.Selector selector;
+        PodList live;
+        try {
+            selector = LabelSelectors.fromLabelSelector(ds.getSpec().getSelector());
+            live = ctx.client().pods().inNamespace(namespace).withLabelSelector(ds.getSpec().getSelector()).list();
+        } catch (KubernetesClientException | IllegalArgumentException e) {
+            ctx.log().debugf("Daemon set %s: listing its pods to settle writes of unknown outcome failed: %s", dsKey,
+                    e.getMessage());
+            return false;
+        }
+        // the list is by selector: compare the cached pods it could have returned
+        List<Pod> cachedPods = PodIndexes.podsInNamespace(ctx.pods(), namespace).stream()
+                .filter(p -> selector.matches(p.getMetadata().getLabels())).toList();
+        boolean caughtUp = CacheCatchUp.caughtUp(ds.getMetadata().getUid(), live.getItems(),
+                live.getMetadata().getResourceVersion(), podKey -> ctx.pods().getStore().getByKey(podKey), cachedPods);
+        if (!caughtUp) {
+            ctx.log().debugf("Daemon set %s: the pod cache has not caught up with the API server after writes of unknown outcome",
+                    dsKey);
+            return false;
+        }
+        ctx.log().infof("Daemon set %s: the pod cache has caught up with the API server; writes of unknown outcome settled",
+                dsKey);
+        ctx.expectations().deleteExpectations(dsKey);
+        return true;
     }
 
     private static void waitAll(List<Future<?>> futures) throws InterruptedException {

@@ -14,11 +14,9 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
-import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.ExecutorService;
 import java.util.concurrent.ScheduledFuture;
-import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicInteger;
 
 import io.fabric8.kubernetes.api.model.HasMetadata;
 import io.fabric8.kubernetes.api.model.LabelSelector;
@@ -79,6 +77,8 @@ public class DaemonSetsController extends KeyReconciler<DaemonSet> {
     public static final int BURST_REPLICAS = 250;
     /** Upstream's StatusUpdateRetries. */
     static final int STATUS_UPDATE_RETRIES = 1;
+    /** Not in upstream: how soon a DaemonSet waiting on writes of unknown outcome checks its cache again. */
+    static final Duration UNCERTAIN_RECHECK = Duration.ofSeconds(1);
     /** Upstream's BackoffGCInterval. */
     static final Duration BACKOFF_GC_INTERVAL = Duration.ofMinutes(1);
 
@@ -101,33 +101,31 @@ public class DaemonSetsController extends KeyReconciler<DaemonSet> {
     private final Update update;
     /** The claimed daemon pods and syncNodes, shared with {@link Update}. */
     private final DaemonPods daemonPods;
-    private final ThreadPoolExecutor apiCalls;
+    private final ExecutorService apiCalls;
     private final List<Thread> nodeUpdateWorkers = new ArrayList<>();
     private ScheduledFuture<?> backoffGc;
 
     /** {@code workers}: --concurrent-daemonset-syncs. */
     public DaemonSetsController(ControllerContext context, int workers) {
+        this(context, workers, java.util.function.UnaryOperator.identity());
+    }
+
+    /** With the pod control wrapped by {@code podControl}, so that a test can lose the answers of its writes. */
+    DaemonSetsController(ControllerContext context, int workers, java.util.function.UnaryOperator<PodControl> podControl) {
         super(context, DaemonSet.class, QUEUE, workers);
         this.eventRecorder = context.recorderFor(EVENT_SOURCE);
-        PodControl podControl = new RealPodControl(context.client(), context.recorderFor(EVENT_SOURCE));
+        PodControl pods = podControl.apply(new RealPodControl(context.client(), context.recorderFor(EVENT_SOURCE)));
         this.failedPodsBackoff = new FailedPodsBackoff(Duration.ofSeconds(1), Duration.ofMinutes(15), System::nanoTime);
         this.nodeUpdateQueue = context.newQueue(NODE_UPDATE_QUEUE);
-        AtomicInteger n = new AtomicInteger();
-        String name = context.controllerName();
         // upstream's goroutines per creation/deletion of a batch
-        this.apiCalls = new ThreadPoolExecutor(64, 64, 30, TimeUnit.SECONDS, new LinkedBlockingQueue<>(), r -> {
-            Thread t = new Thread(r, name + "-api-" + n.incrementAndGet());
-            t.setDaemon(true);
-            return t;
-        });
-        this.apiCalls.allowCoreThreadTimeOut(true);
+        this.apiCalls = context.newApiCallPool(context.controllerName(), 64);
 
         this.dsInformer = context.informers().informerFor(DaemonSet.class);
         this.historyInformer = context.informers().informerFor(ControllerRevision.class);
         this.podInformer = context.informers().informerFor(Pod.class);
         this.nodeInformer = context.informers().informerFor(Node.class);
         DaemonSetContext ctx = new DaemonSetContext(context.client(), podInformer, nodeInformer, historyInformer,
-                podControl, expectations, apiCalls, BURST_REPLICAS, log);
+                pods, expectations, apiCalls, BURST_REPLICAS, log);
         this.daemonPods = new DaemonPods(ctx);
         this.update = new Update(ctx, daemonPods);
 
@@ -644,7 +642,14 @@ public class DaemonSetsController extends KeyReconciler<DaemonSet> {
         }
         String hash = labelsOf(histories.cur()).get(DaemonSetUtil.DEFAULT_DAEMON_SET_UNIQUE_LABEL_KEY);
 
-        if (!expectations.satisfiedExpectations(dsKey)) {
+        boolean dsNeedsSync = expectations.satisfiedExpectations(dsKey);
+        if (!dsNeedsSync && expectations.isUncertain(dsKey)) {
+            dsNeedsSync = daemonPods.resolveUncertainWrites(ds);
+            if (!dsNeedsSync) {
+                queue.addAfter(dsKey, UNCERTAIN_RECHECK);
+            }
+        }
+        if (!dsNeedsSync) {
             updateDaemonSetStatus(ds, nodeList, hash, false);
             return;
         }

@@ -171,6 +171,7 @@ final class DaemonTestSupport {
                 String name = pod.getMetadata().getName();
                 try {
                     if (pod.getMetadata().getDeletionTimestamp() != null) {
+                        LOG.debugf("fake nodes: completing deletion of %s", name);
                         client.pods().inNamespace(ns).withName(name).withGracePeriod(0).delete();
                         continue;
                     }
@@ -189,6 +190,7 @@ final class DaemonTestSupport {
                     if ("Running".equals(phase) && isReady == ready) {
                         continue;
                     }
+                    LOG.debugf("fake nodes: running %s on %s (bound to %s)", name, node, pod.getSpec().getNodeName());
                     new TestKubelet(client, node).running(pod, ready, null);
                 } catch (RuntimeException e) {
                     LOG.debugf("fake nodes: pod %s: %s", name, e.getMessage());
