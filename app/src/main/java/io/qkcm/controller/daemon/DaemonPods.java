@@ -4,7 +4,6 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.Objects;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Future;
 
@@ -51,20 +50,8 @@ final class DaemonPods {
 
     /** Upstream's RecheckDeletionTimestamp on an uncached GET of the DaemonSet. */
     ControllerRefManager.CanAdopt dsNotDeleted(DaemonSet ds) {
-        String namespace = ds.getMetadata().getNamespace();
-        String name = ds.getMetadata().getName();
-        String uid = ds.getMetadata().getUid();
-        return ControllerRefManager.recheckDeletionTimestamp(() -> {
-            DaemonSet fresh = ctx.client().apps().daemonSets().inNamespace(namespace).withName(name).get();
-            if (fresh == null) {
-                throw new KubernetesClientException("daemonsets.apps \"" + name + "\" not found", 404, null);
-            }
-            if (!Objects.equals(fresh.getMetadata().getUid(), uid)) {
-                throw new IllegalStateException("original DaemonSet " + namespace + "/" + name + " is gone: got uid "
-                        + fresh.getMetadata().getUid() + ", wanted " + uid);
-            }
-            return fresh;
-        });
+        return ControllerRefManager.recheckDeletionTimestamp(ds, DaemonSetContext.KIND, () -> ctx.client().apps()
+                .daemonSets().inNamespace(ds.getMetadata().getNamespace()).withName(ds.getMetadata().getName()).get());
     }
 
     /** Upstream's getNodesToDaemonPods: the claimed pods by target node. */

@@ -607,12 +607,7 @@ public class DaemonSetsController extends KeyReconciler<DaemonSet> {
 
     @Override
     protected void sync(String key) throws Exception {
-        long start = System.nanoTime();
-        try {
-            syncDaemonSet(key);
-        } finally {
-            log.tracef("Finished syncing daemon set %s (%d ms)", key, (System.nanoTime() - start) / 1_000_000);
-        }
+        syncDaemonSet(key); // KeyReconciler times it
     }
 
     void syncDaemonSet(String key) throws Exception {
