@@ -43,9 +43,9 @@ import io.qkcm.controller.ControllerRefManager;
 import io.qkcm.controller.ControllerRefs;
 import io.qkcm.controller.PodControl;
 import io.qkcm.controller.PodIndexes;
+import io.qkcm.controller.OwnerEnqueueingHandler;
 import io.qkcm.controller.PodUtil;
 import io.qkcm.controller.RealPodControl;
-import io.qkcm.runtime.informers.ResourceEventHandlerFuncs;
 import io.qkcm.runtime.workqueue.WorkQueue;
 import io.qkcm.controller.daemon.DaemonSetContext.DaemonSetSyncException;
 import io.qkcm.controller.daemon.util.DaemonSetUtil;
@@ -150,11 +150,10 @@ public class DaemonSetsController extends KeyReconciler<DaemonSet> {
                 deleteDaemonset(ds);
             }
         });
-        historyInformer.addEventHandler(ResourceEventHandlerFuncs.of(this::addHistory, this::updateHistory,
-                this::deleteHistory));
+        historyInformer.addEventHandler(new HistoryHandler());
         PodIndexes.addPodControllerIndexer(podInformer);
         addPodNodeNameIndexer(podInformer);
-        podInformer.addEventHandler(ResourceEventHandlerFuncs.of(this::addPod, this::updatePod, this::deletePod));
+        podInformer.addEventHandler(new PodHandler());
         nodeInformer.addEventHandler(new ResourceEventHandler<Node>() {
             @Override
             public void onAdd(Node node) {
@@ -281,124 +280,79 @@ public class DaemonSetsController extends KeyReconciler<DaemonSet> {
         return sets;
     }
 
-    private void addHistory(ControllerRevision history) {
-        if (history.getMetadata().getDeletionTimestamp() != null) {
-            deleteHistory(history);
-            return;
-        }
-        OwnerReference ref = ControllerRefManager.controllerOf(history);
-        if (ref != null) {
-            DaemonSet ds = resolveControllerRef(history.getMetadata().getNamespace(), ref);
-            if (ds != null) {
-                log.tracef("Observed a ControllerRevision %s", key(history));
-            }
-            return;
-        }
-        List<DaemonSet> sets = getDaemonSetsForHistory(history);
-        if (sets.isEmpty()) {
-            return;
-        }
-        log.tracef("Orphan ControllerRevision %s added", key(history));
-        sets.forEach(this::enqueue);
-    }
-
-    private void updateHistory(ControllerRevision oldHistory, ControllerRevision curHistory) {
-        if (Objects.equals(curHistory.getMetadata().getResourceVersion(), oldHistory.getMetadata().getResourceVersion())) {
-            return;
-        }
-        OwnerReference curRef = ControllerRefManager.controllerOf(curHistory);
-        OwnerReference oldRef = ControllerRefManager.controllerOf(oldHistory);
-        boolean refChanged = !Objects.equals(curRef, oldRef);
-        if (refChanged && oldRef != null) {
-            DaemonSet ds = resolveControllerRef(oldHistory.getMetadata().getNamespace(), oldRef);
-            if (ds != null) {
-                enqueue(ds);
-            }
-        }
-        if (curRef != null) {
-            DaemonSet ds = resolveControllerRef(curHistory.getMetadata().getNamespace(), curRef);
-            if (ds == null) {
-                return;
-            }
-            log.tracef("Observed an update to a ControllerRevision %s", key(curHistory));
-            enqueue(ds);
-            return;
-        }
-        boolean labelChanged = !Objects.equals(labelsOf(curHistory), labelsOf(oldHistory));
-        if (labelChanged || refChanged) {
-            List<DaemonSet> sets = getDaemonSetsForHistory(curHistory);
-            if (sets.isEmpty()) {
-                return;
-            }
-            log.tracef("Orphan ControllerRevision %s updated", key(curHistory));
-            sets.forEach(this::enqueue);
-        }
-    }
-
-    private void deleteHistory(ControllerRevision history) {
-        OwnerReference ref = ControllerRefManager.controllerOf(history);
-        if (ref == null) {
-            return;
-        }
-        DaemonSet ds = resolveControllerRef(history.getMetadata().getNamespace(), ref);
-        if (ds == null) {
-            return;
-        }
-        log.tracef("ControllerRevision %s deleted", key(history));
-        enqueue(ds);
-    }
-
     private static Map<String, String> labelsOf(HasMetadata o) {
         Map<String, String> l = o.getMetadata().getLabels();
         return l == null ? Map.of() : l;
     }
 
-    private void addPod(Pod pod) {
-        if (pod.getMetadata().getDeletionTimestamp() != null) {
-            deletePod(pod);
-            return;
+    /** Upstream's ControllerRevision handlers: an owned revision's creation queues nothing, orphans queue their matches. */
+    private final class HistoryHandler extends OwnerEnqueueingHandler<ControllerRevision, DaemonSet> {
+        HistoryHandler() {
+            super(DaemonSetsController.this::resolveControllerRef, DaemonSetsController.this::enqueue);
         }
-        OwnerReference ref = ControllerRefManager.controllerOf(pod);
-        if (ref != null) {
-            DaemonSet ds = resolveControllerRef(pod.getMetadata().getNamespace(), ref);
-            if (ds == null) {
+
+        @Override
+        protected void added(ControllerRevision history, DaemonSet ds) {
+            log.tracef("Observed a ControllerRevision %s", key(history));
+        }
+
+        @Override
+        protected void updated(ControllerRevision old, ControllerRevision cur, DaemonSet ds) {
+            log.tracef("Observed an update to a ControllerRevision %s", key(cur));
+            enqueue(ds);
+        }
+
+        @Override
+        protected void deleted(ControllerRevision history, DaemonSet ds) {
+            log.tracef("ControllerRevision %s deleted", key(history));
+            enqueue(ds);
+        }
+
+        @Override
+        protected void orphanAdded(ControllerRevision history) {
+            List<DaemonSet> sets = getDaemonSetsForHistory(history);
+            if (!sets.isEmpty()) {
+                log.tracef("Orphan ControllerRevision %s added", key(history));
+                sets.forEach(DaemonSetsController.this::enqueue);
+            }
+        }
+
+        @Override
+        protected void orphanUpdated(ControllerRevision old, ControllerRevision cur) {
+            List<DaemonSet> sets = getDaemonSetsForHistory(cur);
+            if (!sets.isEmpty()) {
+                log.tracef("Orphan ControllerRevision %s updated", key(cur));
+                sets.forEach(DaemonSetsController.this::enqueue);
+            }
+        }
+    }
+
+    /** Upstream's pod handlers: expectations observed, a pod turning ready re-checked after minReadySeconds. */
+    private final class PodHandler extends OwnerEnqueueingHandler<Pod, DaemonSet> {
+        PodHandler() {
+            super(DaemonSetsController.this::resolveControllerRef, DaemonSetsController.this::enqueue);
+        }
+
+        @Override
+        public void onUpdate(Pod oldPod, Pod curPod) {
+            if (!Objects.equals(curPod.getMetadata().getResourceVersion(), oldPod.getMetadata().getResourceVersion())
+                    && curPod.getMetadata().getDeletionTimestamp() != null) {
+                // a graceful deletion began: replace the pod now, not when the kubelet removes it (upstream)
+                onDelete(curPod, false);
                 return;
             }
+            super.onUpdate(oldPod, curPod);
+        }
+
+        @Override
+        protected void added(Pod pod, DaemonSet ds) {
             log.tracef("Pod %s added", key(pod));
             expectations.creationObserved(key(ds));
             enqueue(ds);
-            return;
         }
-        List<DaemonSet> sets = getDaemonSetsForPod(pod);
-        if (sets.isEmpty()) {
-            return;
-        }
-        log.tracef("Orphan Pod %s added", key(pod));
-        sets.forEach(this::enqueue);
-    }
 
-    private void updatePod(Pod oldPod, Pod curPod) {
-        if (Objects.equals(curPod.getMetadata().getResourceVersion(), oldPod.getMetadata().getResourceVersion())) {
-            return;
-        }
-        if (curPod.getMetadata().getDeletionTimestamp() != null) {
-            deletePod(curPod);
-            return;
-        }
-        OwnerReference curRef = ControllerRefManager.controllerOf(curPod);
-        OwnerReference oldRef = ControllerRefManager.controllerOf(oldPod);
-        boolean refChanged = !Objects.equals(curRef, oldRef);
-        if (refChanged && oldRef != null) {
-            DaemonSet ds = resolveControllerRef(oldPod.getMetadata().getNamespace(), oldRef);
-            if (ds != null) {
-                enqueue(ds);
-            }
-        }
-        if (curRef != null) {
-            DaemonSet ds = resolveControllerRef(curPod.getMetadata().getNamespace(), curRef);
-            if (ds == null) {
-                return;
-            }
+        @Override
+        protected void updated(Pod oldPod, Pod curPod, DaemonSet ds) {
             log.tracef("Pod %s updated", key(curPod));
             enqueue(ds);
             boolean changedToReady = !PodUtil.isReady(oldPod) && PodUtil.isReady(curPod);
@@ -407,31 +361,32 @@ public class DaemonSetsController extends KeyReconciler<DaemonSet> {
                 // a second more against sub-second skew, as upstream
                 enqueueDaemonSetAfter(ds, Duration.ofSeconds(minReady + 1L));
             }
-            return;
         }
-        List<DaemonSet> sets = getDaemonSetsForPod(curPod);
-        if (sets.isEmpty()) {
-            return;
-        }
-        log.tracef("Orphan Pod %s updated", key(curPod));
-        boolean labelChanged = !Objects.equals(labelsOf(curPod), labelsOf(oldPod));
-        if (labelChanged || refChanged) {
-            sets.forEach(this::enqueue);
-        }
-    }
 
-    private void deletePod(Pod pod) {
-        OwnerReference ref = ControllerRefManager.controllerOf(pod);
-        if (ref == null) {
-            return;
+        @Override
+        protected void deleted(Pod pod, DaemonSet ds) {
+            log.tracef("Pod %s deleted", key(pod));
+            expectations.deletionObserved(key(ds));
+            enqueue(ds);
         }
-        DaemonSet ds = resolveControllerRef(pod.getMetadata().getNamespace(), ref);
-        if (ds == null) {
-            return;
+
+        @Override
+        protected void orphanAdded(Pod pod) {
+            List<DaemonSet> sets = getDaemonSetsForPod(pod);
+            if (!sets.isEmpty()) {
+                log.tracef("Orphan Pod %s added", key(pod));
+                sets.forEach(DaemonSetsController.this::enqueue);
+            }
         }
-        log.tracef("Pod %s deleted", key(pod));
-        expectations.deletionObserved(key(ds));
-        enqueue(ds);
+
+        @Override
+        protected void orphanUpdated(Pod oldPod, Pod curPod) {
+            List<DaemonSet> sets = getDaemonSetsForPod(curPod);
+            if (!sets.isEmpty()) {
+                log.tracef("Orphan Pod %s updated", key(curPod));
+                sets.forEach(DaemonSetsController.this::enqueue);
+            }
+        }
     }
 
     /** Upstream's shouldIgnoreNodeUpdate: labels and taints unchanged. */
