@@ -250,12 +250,17 @@ public class ControllerManager {
     }
 
     /**
-     * Upstream exits at once ("leaderelection lost", exit code 1) so another replica's controllers are
-     * the only ones writing. qkcm stops handing out work (no drain: syncs in flight die with the
-     * process) and exits 1 without running the shutdown sequence, which would wait for them.
+     * Upstream exits at once ("leaderelection lost", {@code klog.FlushAndExit(..., 1)}) so another replica's
+     * controllers are the only ones writing. qkcm first fences its clients (no write is sent from the moment
+     * the loss is known: syncs in flight fail their next request), logs, and halts without the shutdown
+     * sequence, which would wait for them. The controllers are stopped only if the exit returns (a test's
+     * replacement of {@link ProcessExit}).
      */
     private void lostLease() {
         leaseLost = true;
+        clients.fenceWrites();
+        LOG.error("leaderelection lost, exiting with code 1");
+        exit.exit(1);
         for (Controller c : controllers) {
             try {
                 c.shutdown(Duration.ZERO);
@@ -266,8 +271,6 @@ public class ControllerManager {
             }
             started.put(c.name(), false);
         }
-        LOG.error("leaderelection lost, exiting with code 1");
-        exit.exit(1);
     }
 
     private synchronized void startControllers() {

@@ -13,6 +13,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 
 import io.fabric8.kubernetes.client.Config;
 import io.fabric8.kubernetes.client.ConfigBuilder;
@@ -46,6 +47,9 @@ public final class KubeClients implements AutoCloseable {
     private final Config base;
     private final List<KubernetesClient> built = new ArrayList<>();
     private KubernetesClient credentialsRoot;
+
+    /** Set once the lease is lost: the clients' {@link WriteFence}s refuse writes from then on. */
+    private final AtomicBoolean fenced = new AtomicBoolean();
 
     public KubeClients(ControllerManagerOptions options, MeterRegistry registry, Vertx vertx) {
         this.options = options;
@@ -124,10 +128,27 @@ public final class KubeClients implements AutoCloseable {
                 .withConfig(config)
                 .withHttpClientFactory(transports)
                 .withHttpClientBuilderConsumer(b -> b.addOrReplaceInterceptor("qkcm-throttle", new Throttle(bucket, registry))
+                        // after the throttle: a write that waited for a token past the fence is not sent
+                        .addOrReplaceInterceptor("qkcm-write-fence", new WriteFence(fenced))
                         .addOrReplaceInterceptor("qkcm-metrics", new RequestMetrics(registry)))
                 .build();
         built.add(client);
         return client;
+    }
+
+    /**
+     * From now on no write leaves the process through any of its clients: called the moment this replica
+     * knows it lost the lease, before anything else, so that nothing it still had in hand (a sync in
+     * flight, a queued event) reaches the API server while another replica leads. Upstream gets the same
+     * by exiting at once ({@code klog.FlushAndExit}); a request already sent cannot be called back.
+     */
+    public void fenceWrites() {
+        fenced.set(true);
+    }
+
+    /** Whether {@link #fenceWrites} was called. */
+    public boolean writesFenced() {
+        return fenced.get();
     }
 
     @Override
@@ -152,6 +173,23 @@ public final class KubeClients implements AutoCloseable {
                 case "namespace-controller" -> new RateScale(20, 100);
                 default -> NONE;
             };
+        }
+    }
+
+    /** Refuses every request but reads and watches once the lease is lost ({@link #fenceWrites}). */
+    static final class WriteFence implements Interceptor {
+        private final AtomicBoolean fenced;
+
+        WriteFence(AtomicBoolean fenced) {
+            this.fenced = fenced;
+        }
+
+        @Override
+        public void before(BasicBuilder builder, HttpRequest request, RequestTags tags) {
+            if (fenced.get() && !"GET".equals(request.method()) && !"HEAD".equals(request.method())) {
+                throw new io.fabric8.kubernetes.client.KubernetesClientException(
+                        "leaderelection lost: " + request.method() + " " + request.uri().getPath() + " not sent");
+            }
         }
     }
 
