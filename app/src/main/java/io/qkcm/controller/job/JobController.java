@@ -5,6 +5,7 @@ import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutorService;
+import java.util.function.UnaryOperator;
 
 import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.api.model.batch.v1.Job;
@@ -13,6 +14,7 @@ import io.javaoperatorsdk.operator.api.reconciler.Ignore;
 import io.javaoperatorsdk.operator.processing.event.source.filter.OnAddFilter;
 import io.javaoperatorsdk.operator.processing.event.source.filter.OnUpdateFilter;
 import io.qkcm.controller.ControllerExpectations;
+import io.qkcm.controller.PodControl;
 import io.qkcm.controller.PodIndexes;
 import io.qkcm.controller.RealPodControl;
 import io.qkcm.controller.job.metrics.JobMetrics;
@@ -53,6 +55,7 @@ public class JobController extends KeyReconciler<Job> {
     private final ExecutorService apiCalls;
     private final JobSyncer syncer;
     private final OrphanPodFinalizers orphanPods;
+    private final ControllerExpectations expectations = new ControllerExpectations();
 
     /** {@code workers}: --concurrent-job-syncs. */
     public JobController(ControllerContext context, int workers) {
@@ -60,6 +63,11 @@ public class JobController extends KeyReconciler<Job> {
     }
 
     JobController(ControllerContext context, int workers, Clock clock) {
+        this(context, workers, clock, UnaryOperator.identity());
+    }
+
+    /** With {@code podControl} wrapping the real pod control (tests inject faults there). */
+    JobController(ControllerContext context, int workers, Clock clock, UnaryOperator<PodControl> podControl) {
         super(context, Job.class, QUEUE, workers,
                 RateLimiter.exponential(DEFAULT_JOB_API_BACKOFF, MAX_JOB_API_BACKOFF));
         JobFeatures features = JobFeatures.from(context.options().featureGates());
@@ -70,8 +78,8 @@ public class JobController extends KeyReconciler<Job> {
         JobQueues queues = new JobQueues(log, queue,
                 context.newQueue(ORPHAN_QUEUE, RateLimiter.exponential(DEFAULT_JOB_API_BACKOFF, MAX_JOB_API_BACKOFF)));
         JobContext jc = new JobContext(log, context.client(), jobInformer, podInformer,
-                new RealPodControl(context.client(), context.events()), context.events(), clock, features, metrics,
-                new ControllerExpectations(), new TrackingUtils.UidTrackingExpectations(), new BackoffUtils.BackoffStore(),
+                podControl.apply(new RealPodControl(context.client(), context.events())), context.events(), clock,
+                features, metrics, expectations, new TrackingUtils.UidTrackingExpectations(), new BackoffUtils.BackoffStore(),
                 ConcurrentHashMap.newKeySet(), apiCalls, queues, new JobConditions(clock, features));
         this.syncer = new JobSyncer(jc);
         this.orphanPods = new OrphanPodFinalizers(jc, () -> context.informers().waitForSync(informers()));
@@ -122,5 +130,15 @@ public class JobController extends KeyReconciler<Job> {
     @Override
     protected void sync(String key) throws Exception {
         syncer.syncJob(key);
+    }
+
+    /** One sync of {@code key}, for tests that drive syncs by hand. */
+    void syncJob(String key) throws Exception {
+        syncer.syncJob(key);
+    }
+
+    /** The pod expectations, for tests. */
+    ControllerExpectations expectations() {
+        return expectations;
     }
 }

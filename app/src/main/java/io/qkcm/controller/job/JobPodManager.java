@@ -13,14 +13,20 @@ import org.jboss.logging.Logger;
 
 import io.fabric8.kubernetes.api.model.OwnerReference;
 import io.fabric8.kubernetes.api.model.Pod;
+import io.fabric8.kubernetes.api.model.PodList;
 import io.fabric8.kubernetes.api.model.PodTemplateSpec;
 import io.fabric8.kubernetes.api.model.PodTemplateSpecBuilder;
 import io.fabric8.kubernetes.api.model.batch.v1.Job;
+import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.KubernetesClientException;
+import io.fabric8.kubernetes.client.informers.SharedIndexInformer;
 import io.qkcm.controller.ActivePods;
 import io.qkcm.controller.ApiErrors;
+import io.qkcm.controller.CacheCatchUp;
 import io.qkcm.controller.ControllerExpectations;
 import io.qkcm.controller.ControllerRefManager;
+import io.qkcm.controller.LabelSelectors;
+import io.qkcm.controller.PodIndexes;
 import io.qkcm.controller.PodControl;
 import io.qkcm.controller.PodUtil;
 import io.qkcm.controller.SlowStart;
@@ -32,11 +38,19 @@ import static io.qkcm.controller.job.JobQueues.key;
 /**
  * Upstream's manageJob (job_controller.go): deletes surplus pods, all of them while suspended, removing
  * their tracking finalizer first, or creates the missing ones (one per pending index of an Indexed Job)
- * in slow-start batches once the pod-failure backoff has passed.
+ * in slow-start batches once the pod-failure backoff has passed. Not in upstream: a creation or deletion
+ * whose outcome is unknown ({@link ApiErrors#isOutcomeUnknown}) keeps its expectation raised and marks the
+ * Job, settled by {@link #resolveUncertainWrites}, so that a stale cache never makes a pod twice (an index
+ * running twice at once) or deletes twice.
  */
 final class JobPodManager {
 
+    /** How often a Job with writes of unknown outcome checks whether its pod cache caught up. */
+    static final Duration UNCERTAIN_RECHECK = Duration.ofSeconds(1);
+
     private final Logger log;
+    private final KubernetesClient client;
+    private final SharedIndexInformer<Pod> podInformer;
     private final PodControl podControl;
     private final Clock clock;
     private final JobFeatures features;
@@ -47,6 +61,8 @@ final class JobPodManager {
 
     JobPodManager(JobContext c) {
         this.log = c.log();
+        this.client = c.client();
+        this.podInformer = c.podInformer();
         this.podControl = c.podControl();
         this.clock = c.clock();
         this.features = c.features();
@@ -221,8 +237,16 @@ final class JobPodManager {
                     // the namespace is going away; every later creation would fail the same way
                     return null;
                 }
-                log.debugf("Failed creation, decrementing expectations for job %s: %s", jobKey, KeyReconciler.shortMessage(e));
-                expectations.creationObserved(jobKey);
+                if (ApiErrors.isOutcomeUnknown(e)) {
+                    // the pod may exist: keep expecting it (settled by resolveUncertainWrites), so that a
+                    // cache without it never creates its index, or one pod more, a second time
+                    log.infof("Creation of a pod%s for job %s ended without an answer (%s); waiting for the pod cache to catch up",
+                            completionIndex == null ? "" : " of index " + completionIndex, jobKey, KeyReconciler.shortMessage(e));
+                    expectations.markUncertain(jobKey);
+                } else {
+                    log.debugf("Failed creation, decrementing expectations for job %s: %s", jobKey, KeyReconciler.shortMessage(e));
+                    expectations.creationObserved(jobKey);
+                }
                 failures.incrementAndGet();
                 // upstream counts an attempt that failed under "succeeded" too
                 creationsSucceeded.incrementAndGet();
@@ -300,14 +324,14 @@ final class JobPodManager {
                         podControl.patchPod(pod.getMetadata().getNamespace(), pod.getMetadata().getName(), patch);
                     } catch (RuntimeException e) {
                         failDelete(jobKey, pod, new KubernetesClientException("removing completion finalizer: "
-                                + ApiErrors.message(e), ApiErrors.code(e), null), successfulDeletes, errors);
+                                + ApiErrors.message(e), ApiErrors.code(e), null), false, successfulDeletes, errors);
                         return;
                     }
                 }
                 try {
                     podControl.deletePod(job.getMetadata().getNamespace(), pod.getMetadata().getName(), job);
                 } catch (RuntimeException e) {
-                    failDelete(jobKey, pod, e, successfulDeletes, errors);
+                    failDelete(jobKey, pod, e, true, successfulDeletes, errors);
                 }
                 if (PodUtil.isReady(pod)) {
                     deletedReady.incrementAndGet();
@@ -318,8 +342,21 @@ final class JobPodManager {
         return new int[] { deletedReady.get(), successfulDeletes.get() };
     }
 
-    private void failDelete(String jobKey, Pod pod, RuntimeException e, AtomicInteger successfulDeletes,
-            List<Exception> errors) {
+    /**
+     * A failed finalizer removal or deletion. A finalizer removal always counts as a plain failure: the
+     * deletion was not sent. A deletion whose outcome is unknown keeps its expectation raised (settled
+     * by {@link #resolveUncertainWrites}); any other failure lowers it, as upstream.
+     */
+    private void failDelete(String jobKey, Pod pod, RuntimeException e, boolean deletionSent,
+            AtomicInteger successfulDeletes, List<Exception> errors) {
+        if (deletionSent && ApiErrors.isOutcomeUnknown(e)) {
+            log.infof("Deletion of Pod %s of job %s ended without an answer (%s); waiting for the pod cache to catch up",
+                    pod.getMetadata().getName(), jobKey, KeyReconciler.shortMessage(e));
+            expectations.markUncertain(jobKey);
+            successfulDeletes.decrementAndGet();
+            errors.add(e);
+            return;
+        }
         // the informer will not observe this deletion
         expectations.deletionObserved(jobKey);
         if (!ApiErrors.isNotFound(e)) {
@@ -327,5 +364,38 @@ final class JobPodManager {
             successfulDeletes.decrementAndGet();
             errors.add(e);
         }
+    }
+
+    /**
+     * Not in upstream: after a pod write of {@code job} whose outcome is unknown (see
+     * {@link ControllerExpectations#markUncertain}), lists the Job's pods from the API server (a consistent
+     * read) and, when the cache holds what the list holds ({@link CacheCatchUp}, on the Job's UID), drops the
+     * expectations so that this sync acts on a cache that includes the write, whatever became of it. Returns
+     * whether it did; if not, the caller checks again after {@link #UNCERTAIN_RECHECK}. The expectations'
+     * timeout still bounds the wait.
+     */
+    boolean resolveUncertainWrites(Job job, String jobKey) {
+        String namespace = job.getMetadata().getNamespace();
+        LabelSelectors.Selector selector;
+        PodList live;
+        try {
+            selector = LabelSelectors.fromLabelSelector(job.getSpec().getSelector());
+            live = client.pods().inNamespace(namespace).withLabelSelector(job.getSpec().getSelector()).list();
+        } catch (KubernetesClientException | IllegalArgumentException e) {
+            log.debugf("Job %s: listing its pods to settle writes of unknown outcome failed: %s", jobKey, e.getMessage());
+            return false;
+        }
+        // the list is by selector: compare the cached pods it could have returned
+        List<Pod> cachedPods = PodIndexes.podsInNamespace(podInformer, namespace).stream()
+                .filter(p -> selector.matches(p.getMetadata().getLabels())).toList();
+        boolean caughtUp = CacheCatchUp.caughtUp(job.getMetadata().getUid(), live.getItems(),
+                live.getMetadata().getResourceVersion(), podKey -> podInformer.getStore().getByKey(podKey), cachedPods);
+        if (!caughtUp) {
+            log.debugf("Job %s: the pod cache has not caught up with the API server after writes of unknown outcome", jobKey);
+            return false;
+        }
+        log.infof("Job %s: the pod cache has caught up with the API server; writes of unknown outcome settled", jobKey);
+        expectations.deleteExpectations(jobKey);
+        return true;
     }
 }

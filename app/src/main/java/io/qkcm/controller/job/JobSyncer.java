@@ -192,6 +192,13 @@ final class JobSyncer {
 
         // expectations before listing pods: a pod created after this check is seen by the next sync
         boolean satisfiedExpectations = expectations.satisfiedExpectations(key);
+        if (!satisfiedExpectations && expectations.isUncertain(key)) {
+            // not in upstream: a pod write of unknown outcome waits until the cache includes it
+            satisfiedExpectations = podManager.resolveUncertainWrites(job, key);
+            if (!satisfiedExpectations) {
+                queue.addAfter(key, JobPodManager.UNCERTAIN_RECHECK);
+            }
+        }
 
         List<Pod> pods = getPodsForJob(job);
         List<Pod> activePods = ActivePods.filterActivePods(pods);
