@@ -88,6 +88,8 @@ class StatefulSetUncertainWritesTest {
     static final class LostAnswers extends StatefulPodControl {
         final StallingProxy cacheProxy;
         final AtomicBoolean lose = new AtomicBoolean();
+        /** When set, only this pod's writes are lost while {@code lose} is set. */
+        volatile String only;
         final List<String> creates = new CopyOnWriteArrayList<>();
         final List<String> deletes = new CopyOnWriteArrayList<>();
 
@@ -97,8 +99,12 @@ class StatefulSetUncertainWritesTest {
             this.cacheProxy = cacheProxy;
         }
 
-        private void maybeLose() {
-            if (lose.get()) {
+        private boolean losing(Pod pod) {
+            return lose.get() && (only == null || only.equals(pod.getMetadata().getName()));
+        }
+
+        private void maybeLose(Pod pod) {
+            if (losing(pod)) {
                 throw new KubernetesClientException("Connection was closed", new HttpClosedException("Connection was closed"));
             }
         }
@@ -106,21 +112,21 @@ class StatefulSetUncertainWritesTest {
         @Override
         void createPod(Pod pod) {
             creates.add(pod.getMetadata().getName());
-            if (lose.get()) {
+            if (losing(pod)) {
                 cacheProxy.stall();
             }
             super.createPod(pod);
-            maybeLose();
+            maybeLose(pod);
         }
 
         @Override
         void deletePod(Pod pod) {
             deletes.add(pod.getMetadata().getName());
-            if (lose.get()) {
+            if (losing(pod)) {
                 cacheProxy.stall();
             }
             super.deletePod(pod);
-            maybeLose();
+            maybeLose(pod);
         }
     }
 
@@ -304,6 +310,59 @@ class StatefulSetUncertainWritesTest {
     }
 
     /**
+     * Parallel: the pods are created in slow-start batches (web-0, then web-1 and web-2 at once); web-1's
+     * answer is lost. The controller does not stop at that ordinal; from the stale cache it creates every
+     * pod it cannot see again, and each is refused by name.
+     */
+    @Test
+    void parallelCreationsWhoseAnswerIsLostAreRefusedByName() throws Exception {
+        String ns = newNamespace(client, "sts-lost-parallel");
+        URI apiServer = URI.create(client.getConfiguration().getMasterUrl());
+        try (PodHistory history = new PodHistory(ns); StallingProxy proxy = new StallingProxy(apiServer)) {
+            Setup s = newController(proxy);
+            try (ControllerHarness<StatefulSetController> h = s.harness()) {
+                client.apps().statefulSets().inNamespace(ns).resource(statefulSet("web", 3, LABELS).editSpec()
+                        .withPodManagementPolicy("Parallel").endSpec().build()).create();
+                String key = ns + "/web";
+                awaitCaught(h, ns);
+
+                s.pods().only = "web-1";
+                s.pods().lose.set(true);
+                assertThatThrownBy(() -> h.controller.sync(key))
+                        .satisfies(e -> assertThat(ApiErrors.isOutcomeUnknown(e)).as("%s", e).isTrue());
+                s.pods().lose.set(false);
+                assertThat(podNames(client, ns)).containsExactly("web-0", "web-1", "web-2");
+                assertThat(cached(h, ns, "web-1")).isNull();
+
+                // every pod the stale cache lacks (web-1; web-2 too when the stall came before its event) is refused
+                for (int i = 0; i < 3; i++) {
+                    assertThatThrownBy(() -> h.controller.sync(key)).satisfies(e -> {
+                        // one error, or upstream's aggregate of the batch's errors (its cause the first)
+                        Throwable first = e instanceof KubernetesClientException ? e : e.getCause();
+                        assertThat(ApiErrors.isAlreadyExists(first)).as("%s", e).isTrue();
+                        assertThat(e.getMessage()).contains("pods \"web-1\" already exists");
+                    });
+                }
+                assertThat(podNames(client, ns)).containsExactly("web-0", "web-1", "web-2");
+                assertThat(s.pods().creates).contains("web-1").doesNotContain("web-3", "web-01")
+                        .filteredOn("web-1"::equals).hasSize(4);
+                assertThat(s.pods().deletes).isEmpty();
+
+                proxy.resume();
+                awaitCaught(h, ns, "web-0", "web-1", "web-2");
+                int before = s.pods().creates.size();
+                h.controller.sync(key);
+                assertThat(s.pods().creates).hasSize(before);
+                assertThat(podNames(client, ns)).containsExactly("web-0", "web-1", "web-2");
+                for (String name : List.of("web-0", "web-1", "web-2")) {
+                    assertThat(history.added(name)).as(name).hasSize(1);
+                }
+                assertThat(history.violations()).isEmpty();
+            }
+        }
+    }
+
+    /**
      * The scale-down's deletion of web-1 is performed (web-1 terminates: it is bound to a node, whose
      * kubelet takes its time), its answer lost; the set is scaled up again while the cache still shows
      * the old size and web-1 running. The controller deletes web-1 again from the stale cache (the same
@@ -331,6 +390,11 @@ class StatefulSetUncertainWritesTest {
                 Pod terminating = live(ns, "web-1");
                 assertThat(terminating.getMetadata().getDeletionTimestamp()).isNotNull();
                 assertThat(cached(h, ns, "web-1").getMetadata().getDeletionTimestamp()).isNull();
+
+                // the name stays taken while the pod terminates: a creation of it is refused
+                assertThatThrownBy(() -> client.pods().inNamespace(ns).resource(new io.fabric8.kubernetes.api.model.PodBuilder()
+                        .withNewMetadata().withName("web-1").endMetadata().withSpec(terminating.getSpec()).build()).create())
+                        .satisfies(e -> assertThat(ApiErrors.isAlreadyExists(e)).as("%s", e).isTrue());
 
                 // scaled up again while the cache still shows one replica wanted and web-1 running
                 scale(ns, 2);
