@@ -30,6 +30,13 @@ class StatefulPodControl {
     private final EventRecorder recorder;
     private final boolean autoDeletePVC;
 
+    /** How the controller builds its pod control (a test's can lose the answers of {@link #createPod}, {@link #deletePod}). */
+    @FunctionalInterface
+    interface Factory {
+        StatefulPodControl create(KubernetesClient client, SharedIndexInformer<Pod> pods,
+                SharedIndexInformer<PersistentVolumeClaim> claims, EventRecorder recorder, boolean autoDeletePVC);
+    }
+
     StatefulPodControl(KubernetesClient client, SharedIndexInformer<Pod> pods,
             SharedIndexInformer<PersistentVolumeClaim> claims, EventRecorder recorder, boolean autoDeletePVC) {
         this.client = client;
@@ -76,7 +83,7 @@ class StatefulPodControl {
         }
         Exception createErr = null;
         try {
-            client.pods().inNamespace(pod.getMetadata().getNamespace()).resource(pod).create();
+            createPod(pod);
         } catch (KubernetesClientException e) {
             if (ApiErrors.isAlreadyExists(e)) {
                 throw e;
@@ -178,12 +185,22 @@ class StatefulPodControl {
 
     void deleteStatefulPod(StatefulSet set, Pod pod) {
         try {
-            client.pods().inNamespace(pod.getMetadata().getNamespace()).withName(pod.getMetadata().getName()).delete();
+            deletePod(pod);
         } catch (KubernetesClientException e) {
             recordPodEvent("delete", set, pod, e);
             throw e;
         }
         recordPodEvent("delete", set, pod, null);
+    }
+
+    /** Upstream's objectMgr.CreatePod: the pod by its stable name (a second create of it answers AlreadyExists). */
+    void createPod(Pod pod) {
+        client.pods().inNamespace(pod.getMetadata().getNamespace()).resource(pod).create();
+    }
+
+    /** Upstream's objectMgr.DeletePod: by name, default options. */
+    void deletePod(Pod pod) {
+        client.pods().inNamespace(pod.getMetadata().getNamespace()).withName(pod.getMetadata().getName()).delete();
     }
 
     boolean claimsMatchRetentionPolicy(StatefulSet set, Pod pod) {

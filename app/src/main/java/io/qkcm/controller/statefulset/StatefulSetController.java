@@ -33,7 +33,11 @@ import io.qkcm.runtime.options.FeatureGates;
  * The StatefulSet controller (upstream pkg/controller/statefulset, stateful_set.go): for each set, adopts
  * orphan ControllerRevisions, claims its pods (by selector and by name, {@code <set>-<ordinal>}), and runs
  * {@link StatefulSetControl}. Upstream's pod handlers are registered on the shared pod informer; the set's
- * own adds, updates and deletes reach it as JOSDK primary events. No expectations (upstream has none here).
+ * own adds, updates and deletes reach it as JOSDK primary events. No expectations (upstream has none here),
+ * and none needed after a pod write whose answer is lost (unlike the ReplicaSet and DaemonSet controllers):
+ * each pod has its ordinal's stable name, which the API server keeps taken until the pod's object is gone,
+ * so a write repeated from a stale cache is answered AlreadyExists or names the same pod again
+ * ({@code StatefulSetUncertainWritesTest}).
  */
 @Ignore // run in its own Operator by the manager
 public class StatefulSetController extends KeyReconciler<StatefulSet> {
@@ -51,6 +55,11 @@ public class StatefulSetController extends KeyReconciler<StatefulSet> {
 
     /** {@code workers}: --concurrent-statefulset-syncs. */
     public StatefulSetController(ControllerContext context, int workers) {
+        this(context, workers, StatefulPodControl::new);
+    }
+
+    /** With the pod control {@code podControls} builds (tests lose write answers through it). */
+    StatefulSetController(ControllerContext context, int workers, StatefulPodControl.Factory podControls) {
         super(context, StatefulSet.class, QUEUE, workers);
         this.podInformer = context.informers().informerFor(Pod.class);
         this.setInformer = context.informers().informerFor(StatefulSet.class);
@@ -60,7 +69,7 @@ public class StatefulSetController extends KeyReconciler<StatefulSet> {
         boolean autoDeletePVC = gates.enabled("StatefulSetAutoDeletePVC");
         boolean podIndexLabel = gates.enabled("PodIndexLabel");
         this.apiCalls = context.newApiCallPool(NAME, 64);
-        StatefulPodControl spc = new StatefulPodControl(context.client(), podInformer, pvcInformer, context.events(),
+        StatefulPodControl spc = podControls.create(context.client(), podInformer, pvcInformer, context.events(),
                 autoDeletePVC);
         spc.setPodIndexLabel(podIndexLabel);
         this.control = new StatefulSetControl(spc, new StatefulSetStatusUpdater(context.client(), setInformer),
