@@ -124,7 +124,7 @@ public abstract class KeyReconciler<P extends HasMetadata> implements Reconciler
      * the queue's numRequeues is under {@link #maxRetries()}, otherwise forget the key and log that it was
      * dropped. {@link #handleErrorFirst} lets a controller decide some errors itself first.
      */
-    protected void handleError(String key, Exception e) {
+    protected final void handleError(String key, Exception e) {
         if (handleErrorFirst(key, e)) {
             return;
         }
