@@ -174,6 +174,11 @@ public final class EndpointSliceMirroringController extends KeyReconciler<Endpoi
         return List.of(endpointsInformer, endpointSliceInformer, serviceInformer);
     }
 
+    /** The slices this controller wrote, per Endpoints (tests mark a creation of unknown outcome in it). */
+    EndpointSliceTracker endpointSliceTracker() {
+        return endpointSliceTracker;
+    }
+
     @Override
     protected void sync(String key) {
         long start = System.nanoTime();
