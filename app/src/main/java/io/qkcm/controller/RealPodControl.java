@@ -13,10 +13,9 @@ import io.fabric8.kubernetes.api.model.PodSpec;
 import io.fabric8.kubernetes.api.model.PodTemplateSpec;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.KubernetesClientException;
-import io.fabric8.kubernetes.client.RequestConfig;
-import io.fabric8.kubernetes.client.RequestConfigBuilder;
 import io.fabric8.kubernetes.client.dsl.base.PatchContext;
 import io.fabric8.kubernetes.client.dsl.base.PatchType;
+import io.qkcm.runtime.clients.ClientGoCreates;
 import io.qkcm.runtime.events.EventRecorder;
 
 /** Upstream's RealPodControl, on the controller's own API client and event recorder. */
@@ -24,65 +23,19 @@ public final class RealPodControl implements PodControl {
 
     private static final Logger LOG = Logger.getLogger(RealPodControl.class);
 
-    /** client-go's most retries of one request ({@code rest.Request}'s maxRetries). */
-    static final int MAX_RETRIES = 10;
-
     private final KubernetesClient client;
-    /** The same client without fabric8's own request retries, for creations (see {@link #create}). */
-    private final KubernetesClient creations;
+    /** Pod creations as client-go sends them: never re-sent after an I/O error (see {@link ClientGoCreates}). */
+    private final ClientGoCreates creations;
     private final EventRecorder recorder;
 
     public RealPodControl(KubernetesClient client, EventRecorder recorder) {
         this.client = client;
-        this.creations = withoutRequestRetries(client);
+        this.creations = new ClientGoCreates(client);
         this.recorder = recorder;
     }
 
-    /**
-     * {@code client} with fabric8's request retries off. fabric8 re-sends any request, a POST
-     * included, after an I/O error (the connection reset after the request went out) and after any
-     * 429 or 5xx answer; a pod created from {@code generateName} and re-sent is a second pod.
-     * client-go never re-sends a write after an error and re-sends after 429/5xx only when the server
-     * says when ({@code Retry-After}): {@link #create} does that.
-     */
-    static KubernetesClient withoutRequestRetries(KubernetesClient client) {
-        RequestConfig config = new RequestConfigBuilder(client.getConfiguration().getRequestConfig())
-                .withRequestRetryBackoffLimit(0).build();
-        return client.newClient(config).adapt(KubernetesClient.class);
-    }
-
-    /** One POST, re-sent as client-go re-sends it: after 429 or 5xx with a Retry-After, at most {@link #MAX_RETRIES} times. */
     private Pod create(String namespace, Pod pod) {
-        for (int retries = 0;; retries++) {
-            try {
-                return creations.pods().inNamespace(namespace).resource(pod).create();
-            } catch (KubernetesClientException e) {
-                int after = retryAfterSeconds(e);
-                if (after <= 0 || retries >= MAX_RETRIES) {
-                    throw e;
-                }
-                LOG.debugf("pod creation in %s answered %d, retrying after %ds", namespace, e.getCode(), after);
-                try {
-                    Thread.sleep(after * 1000L);
-                } catch (InterruptedException ie) {
-                    Thread.currentThread().interrupt();
-                    throw e;
-                }
-            }
-        }
-    }
-
-    /** The Retry-After of a 429 or 5xx answer (the API server puts it in the status details too), else 0. */
-    static int retryAfterSeconds(KubernetesClientException e) {
-        int code = e.getCode();
-        if (code != 429 && (code < 500 || code > 599)) {
-            return 0;
-        }
-        if (e.getStatus() == null || e.getStatus().getDetails() == null
-                || e.getStatus().getDetails().getRetryAfterSeconds() == null) {
-            return 0;
-        }
-        return Math.max(0, e.getStatus().getDetails().getRetryAfterSeconds());
+        return creations.create(c -> c.pods().inNamespace(namespace).resource(pod).create());
     }
 
     @Override

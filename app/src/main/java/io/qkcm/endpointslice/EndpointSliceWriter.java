@@ -2,6 +2,7 @@ package io.qkcm.endpointslice;
 
 import io.fabric8.kubernetes.api.model.discovery.v1.EndpointSlice;
 import io.fabric8.kubernetes.client.KubernetesClient;
+import io.qkcm.runtime.clients.ClientGoCreates;
 
 /**
  * The API writes of a reconcile (upstream uses the clientset directly); an interface so the packing
@@ -15,12 +16,17 @@ public interface EndpointSliceWriter {
 
     void delete(String namespace, String name);
 
+    /**
+     * Writes on {@code client}. Creations (from generateName) are sent as client-go sends them, never
+     * again after an I/O error: fabric8's re-send would make a second slice ({@link ClientGoCreates}).
+     */
     static EndpointSliceWriter of(KubernetesClient client) {
+        ClientGoCreates creations = new ClientGoCreates(client);
         return new EndpointSliceWriter() {
             @Override
             public EndpointSlice create(EndpointSlice slice) {
-                return client.discovery().v1().endpointSlices().inNamespace(slice.getMetadata().getNamespace())
-                        .resource(slice).create();
+                return creations.create(c -> c.discovery().v1().endpointSlices()
+                        .inNamespace(slice.getMetadata().getNamespace()).resource(slice).create());
             }
 
             @Override

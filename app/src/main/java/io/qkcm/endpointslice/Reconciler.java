@@ -21,6 +21,7 @@ import io.fabric8.kubernetes.api.model.discovery.v1.Endpoint;
 import io.fabric8.kubernetes.api.model.discovery.v1.EndpointPort;
 import io.fabric8.kubernetes.api.model.discovery.v1.EndpointSlice;
 import io.fabric8.kubernetes.client.KubernetesClientException;
+import io.qkcm.controller.ApiErrors;
 import io.qkcm.runtime.events.EventRecorder;
 import io.qkcm.endpointslice.metrics.EndpointSliceMetrics;
 import io.qkcm.endpointslice.metrics.MetricsCache;
@@ -361,6 +362,10 @@ public final class Reconciler {
                     // creates keep failing in a terminating namespace: drop the item
                     if (hasStatusCause(e, "NamespaceTerminating")) {
                         return;
+                    }
+                    if (ApiErrors.isOutcomeUnknown(e)) {
+                        // the slice may exist: no creation for this Service until that is settled
+                        endpointSliceTracker.markCreateUncertain(ns, svcName);
                     }
                     throw new RuntimeException(String.format("failed to create EndpointSlice for Service %s/%s: %s",
                             ns, svcName, apiMessage(e)), e);

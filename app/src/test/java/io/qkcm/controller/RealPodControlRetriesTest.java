@@ -3,12 +3,9 @@ package io.qkcm.controller;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.catchThrowable;
 
-import java.io.InputStream;
 import java.io.OutputStream;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
-import java.net.ServerSocket;
-import java.net.Socket;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.Collections;
@@ -33,6 +30,7 @@ import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.KubernetesClientBuilder;
 import io.fabric8.kubernetes.client.KubernetesClientException;
 import io.qkcm.runtime.events.EventRecorder;
+import io.qkcm.testing.ResettingServer;
 
 /**
  * Pod creations are sent as client-go sends them: never again after an I/O error (fabric8 would
@@ -46,7 +44,7 @@ class RealPodControlRetriesTest {
     private final EventRecorder recorder = (object, type, reason, message) -> events.add(reason);
 
     /** A client with fabric8's retries on (as every client of the manager has them), quick for the test. */
-    private static KubernetesClient clientFor(int port) {
+    static KubernetesClient clientFor(int port) {
         Config config = new ConfigBuilder(Config.empty()).withMasterUrl("http://127.0.0.1:" + port)
                 .withRequestRetryBackoffLimit(3).withRequestRetryBackoffInterval(10).withRequestTimeout(10_000).build();
         return new KubernetesClientBuilder().withConfig(config).build();
@@ -60,41 +58,9 @@ class RealPodControlRetriesTest {
             .withLabels(Map.of("app", "web")).endMetadata().withNewSpec().addNewContainer().withName("c").withImage("i")
             .endContainer().endSpec().build();
 
-    /** Accepts connections, reads what arrives, and answers each with a TCP reset. */
-    private static final class ResettingServer implements AutoCloseable {
-        final ServerSocket server;
-        final AtomicInteger requests = new AtomicInteger();
-
-        ResettingServer() throws Exception {
-            server = new ServerSocket(0, 50, InetAddress.getLoopbackAddress());
-            Thread t = new Thread(() -> {
-                while (!server.isClosed()) {
-                    try {
-                        Socket s = server.accept();
-                        InputStream in = s.getInputStream();
-                        if (in.read(new byte[65536]) > 0) {
-                            requests.incrementAndGet();
-                        }
-                        s.setSoLinger(true, 0);
-                        s.close();
-                    } catch (Exception e) {
-                        // closed
-                    }
-                }
-            }, "resetting-server");
-            t.setDaemon(true);
-            t.start();
-        }
-
-        @Override
-        public void close() throws Exception {
-            server.close();
-        }
-    }
-
     @Test
     void aCreationIsNotSentAgainAfterTheConnectionWasReset() throws Exception {
-        try (ResettingServer server = new ResettingServer(); KubernetesClient client = clientFor(server.server.getLocalPort())) {
+        try (ResettingServer server = new ResettingServer(); KubernetesClient client = clientFor(server.port())) {
             // the premise: fabric8 itself re-sends a POST after a reset
             catchThrowable(() -> client.pods().inNamespace("ns")
                     .resource(new PodBuilder().withNewMetadata().withGenerateName("web-").endMetadata().build()).create());

@@ -10,6 +10,7 @@ import io.fabric8.kubernetes.api.model.batch.v1.CronJob;
 import io.fabric8.kubernetes.api.model.batch.v1.Job;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.KubernetesClientException;
+import io.qkcm.runtime.clients.ClientGoCreates;
 
 /**
  * Upstream's injection.go: the CronJob controller's API calls, behind interfaces so the sync logic
@@ -63,7 +64,12 @@ final class Injection {
         }
     }
 
-    record RealJobControl(KubernetesClient client) implements JobControl {
+    /** Job creations are sent as client-go sends them ({@link ClientGoCreates}): never again after an I/O error. */
+    record RealJobControl(KubernetesClient client, ClientGoCreates creations) implements JobControl {
+        RealJobControl(KubernetesClient client) {
+            this(client, new ClientGoCreates(client));
+        }
+
         @Override
         public Job getJob(String namespace, String name) {
             if (namespace == null || namespace.isEmpty()) {
@@ -83,7 +89,7 @@ final class Injection {
 
         @Override
         public Job createJob(String namespace, Job job) {
-            return client.batch().v1().jobs().inNamespace(namespace).resource(job).create();
+            return creations.create(c -> c.batch().v1().jobs().inNamespace(namespace).resource(job).create());
         }
 
         @Override

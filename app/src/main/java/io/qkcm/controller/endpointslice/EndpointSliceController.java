@@ -10,12 +10,14 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.function.UnaryOperator;
 
 import io.fabric8.kubernetes.api.model.Node;
 import io.fabric8.kubernetes.api.model.NodeCondition;
 import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.api.model.Service;
 import io.fabric8.kubernetes.api.model.discovery.v1.EndpointSlice;
+import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.informers.ResourceEventHandler;
 import io.fabric8.kubernetes.client.informers.SharedIndexInformer;
 import io.fabric8.kubernetes.client.informers.cache.Cache;
@@ -64,6 +66,7 @@ public final class EndpointSliceController extends KeyReconciler<Service> {
     private final SharedIndexInformer<Pod> pods;
     private final SharedIndexInformer<Node> nodes;
     private final SharedIndexInformer<EndpointSlice> endpointSlices;
+    private final KubernetesClient client;
     private final EndpointSliceTracker endpointSliceTracker = new EndpointSliceTracker();
     private final TriggerTimeTracker triggerTimeTracker = new TriggerTimeTracker();
     private final TopologyCache topologyCache;
@@ -80,12 +83,19 @@ public final class EndpointSliceController extends KeyReconciler<Service> {
      */
     public EndpointSliceController(ControllerContext context, int workers, Duration batchPeriod,
             int maxEndpointsPerSlice) {
+        this(context, workers, batchPeriod, maxEndpointsPerSlice, UnaryOperator.identity());
+    }
+
+    /** {@code writer} wraps the slice writes (tests lose their answers). */
+    EndpointSliceController(ControllerContext context, int workers, Duration batchPeriod, int maxEndpointsPerSlice,
+            UnaryOperator<EndpointSliceWriter> writer) {
         // Upstream's own limiter: like the default one but with a 1s base backoff, as a sync may rewrite
         // many slices.
         super(context, Service.class, "endpoint_slice", workers,
                 RateLimiter.maxOf(RateLimiter.exponential(DEFAULT_SYNC_BACKOFF, MAX_SYNC_BACKOFF),
                         RateLimiter.bucket(10, 100)));
         this.recorder = context.recorderFor(EVENT_SOURCE);
+        this.client = context.client();
         this.metrics = new EndpointSliceMetrics(context.metrics());
         this.endpointUpdatesBatchPeriod = batchPeriod;
         // upstream's topology queue is unnamed, so it has no metrics
@@ -98,7 +108,7 @@ public final class EndpointSliceController extends KeyReconciler<Service> {
 
         var gates = context.options().featureGates();
         this.topologyCache = gates.enabled("TopologyAwareHints") ? new TopologyCache() : null;
-        this.reconciler = new Reconciler(EndpointSliceWriter.of(context.client()), this::node, maxEndpointsPerSlice,
+        this.reconciler = new Reconciler(writer.apply(EndpointSliceWriter.of(client)), this::node, maxEndpointsPerSlice,
                 endpointSliceTracker, topologyCache, recorder, CONTROLLER_NAME,
                 gates.enabled("ServiceTrafficDistribution"), gates.enabled("PreferSameTrafficDistribution"), metrics);
 
@@ -284,6 +294,9 @@ public final class EndpointSliceController extends KeyReconciler<Service> {
             }
         }
 
+        if (endpointSliceTracker.createUncertain(namespace, name)) {
+            settleUncertainCreate(namespace, name);
+        }
         if (endpointSliceTracker.staleSlices(service, slices)) {
             throw new StaleInformerCacheException("EndpointSlice informer cache is out of date");
         }
@@ -299,6 +312,20 @@ public final class EndpointSliceController extends KeyReconciler<Service> {
                     "Error updating Endpoint Slices for Service %s/%s: %s", namespace, name, e.getMessage());
             throw e;
         }
+    }
+
+    /**
+     * Not in upstream: after a slice creation whose answer was lost, the Service's slices as the API
+     * server has them (a consistent list), so that the sync waits until the cache shows each of them
+     * rather than creating the lost slice a second time. A failed list fails the sync (retried).
+     */
+    private void settleUncertainCreate(String namespace, String name) {
+        List<EndpointSlice> listed = client.discovery().v1().endpointSlices().inNamespace(namespace)
+                .withLabel(ReconcilerUtils.LABEL_SERVICE_NAME, name).withLabel(ReconcilerUtils.LABEL_MANAGED_BY, CONTROLLER_NAME)
+                .list().getItems();
+        endpointSliceTracker.settleUncertainCreate(namespace, name, listed);
+        log.debugf("%s: %s/%s: settled a slice creation of unknown outcome against %d listed slices", NAME, namespace,
+                name, listed.size());
     }
 
     private void onEndpointSliceUpdate(EndpointSlice prev, EndpointSlice slice) {

@@ -14,6 +14,7 @@ import java.util.Map;
 import io.fabric8.kubernetes.api.model.Endpoints;
 import io.fabric8.kubernetes.api.model.Service;
 import io.fabric8.kubernetes.api.model.discovery.v1.EndpointSlice;
+import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.informers.ResourceEventHandler;
 import io.fabric8.kubernetes.client.informers.SharedIndexInformer;
 import io.fabric8.kubernetes.client.informers.cache.Cache;
@@ -44,6 +45,7 @@ public final class EndpointSliceMirroringController extends KeyReconciler<Endpoi
     private final SharedIndexInformer<Endpoints> endpointsInformer;
     private final SharedIndexInformer<EndpointSlice> endpointSliceInformer;
     private final SharedIndexInformer<Service> serviceInformer;
+    private final KubernetesClient client;
     private final EndpointSliceTracker endpointSliceTracker = new EndpointSliceTracker();
     private final Reconciler reconciler;
     private final MirroringMetrics metrics;
@@ -62,7 +64,8 @@ public final class EndpointSliceMirroringController extends KeyReconciler<Endpoi
                         RateLimiter.<String>bucket(10, 100)));
         this.endpointUpdatesBatchPeriod = batchPeriod;
         this.metrics = new MirroringMetrics(context.metrics());
-        this.reconciler = new Reconciler(context.client(), endpointSliceTracker,
+        this.client = context.client();
+        this.reconciler = new Reconciler(client, endpointSliceTracker,
                 context.recorderFor(EVENT_SOURCE), maxEndpointsPerSubset, metrics);
 
         this.endpointsInformer = context.informers().informerFor(Endpoints.class);
@@ -171,6 +174,11 @@ public final class EndpointSliceMirroringController extends KeyReconciler<Endpoi
         return List.of(endpointsInformer, endpointSliceInformer, serviceInformer);
     }
 
+    /** The slices this controller wrote, per Endpoints (tests mark a creation of unknown outcome in it). */
+    EndpointSliceTracker endpointSliceTracker() {
+        return endpointSliceTracker;
+    }
+
     @Override
     protected void sync(String key) {
         long start = System.nanoTime();
@@ -215,6 +223,14 @@ public final class EndpointSliceMirroringController extends KeyReconciler<Endpoi
         }
 
         List<EndpointSlice> endpointSlices = endpointSlicesMirroredForService(namespace, name);
+        if (endpointSliceTracker.createUncertain(namespace, name)) {
+            // Not in upstream: after a slice creation whose answer was lost, wait until the cache shows
+            // the slices the API server has (a consistent list) rather than create the lost one again
+            List<EndpointSlice> listed = client.discovery().v1().endpointSlices().inNamespace(namespace)
+                    .withLabel(MirroringUtil.LABEL_SERVICE_NAME, name)
+                    .withLabel(MirroringUtil.LABEL_MANAGED_BY, MirroringUtil.CONTROLLER_NAME).list().getItems();
+            endpointSliceTracker.settleUncertainCreate(namespace, name, listed);
+        }
         if (endpointSliceTracker.staleSlices(svc, endpointSlices)) {
             throw new StaleInformerCacheException("EndpointSlice informer cache is out of date");
         }

@@ -17,12 +17,14 @@ import io.fabric8.kubernetes.api.model.discovery.v1.EndpointPort;
 import io.fabric8.kubernetes.api.model.discovery.v1.EndpointSlice;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.KubernetesClientException;
+import io.qkcm.controller.ApiErrors;
 import io.qkcm.controller.EndpointSubsets;
 import io.qkcm.controller.endpointslicemirroring.ReconcilerHelpers.DesiredCalc;
 import io.qkcm.controller.endpointslicemirroring.ReconcilerHelpers.SlicesByAction;
 import io.qkcm.controller.endpointslicemirroring.ReconcilerHelpers.TotalsByAction;
 import io.qkcm.controller.endpointslicemirroring.metrics.MetricsCache;
 import io.qkcm.controller.endpointslicemirroring.metrics.MirroringMetrics;
+import io.qkcm.runtime.clients.ClientGoCreates;
 import io.qkcm.runtime.events.EventRecorder;
 import io.qkcm.endpointslice.util.EndpointSet;
 import io.qkcm.endpointslice.util.EndpointSliceTracker;
@@ -38,6 +40,8 @@ final class Reconciler {
     private static final Logger LOG = Logger.getLogger(Reconciler.class);
 
     private final KubernetesClient client;
+    /** Slice creations (from generateName) as client-go sends them, never again after an I/O error. */
+    private final ClientGoCreates creations;
     private final EndpointSliceTracker endpointSliceTracker;
     private final EventRecorder eventRecorder;
     private final int maxEndpointsPerSubset;
@@ -47,6 +51,7 @@ final class Reconciler {
     Reconciler(KubernetesClient client, EndpointSliceTracker endpointSliceTracker, EventRecorder eventRecorder,
             int maxEndpointsPerSubset, MirroringMetrics metrics) {
         this.client = client;
+        this.creations = new ClientGoCreates(client);
         this.endpointSliceTracker = endpointSliceTracker;
         this.eventRecorder = eventRecorder;
         this.maxEndpointsPerSubset = maxEndpointsPerSubset;
@@ -204,11 +209,16 @@ final class Reconciler {
             for (EndpointSlice slice : slices.toCreate) {
                 EndpointSlice created;
                 try {
-                    created = client.discovery().v1().endpointSlices().inNamespace(ns).resource(slice).create();
+                    created = creations.create(c -> c.discovery().v1().endpointSlices().inNamespace(ns).resource(slice)
+                            .create());
                 } catch (KubernetesClientException e) {
                     // creates keep failing in a terminating namespace: drop the item
                     if (hasStatusCause(e, "NamespaceTerminating")) {
                         return;
+                    }
+                    if (ApiErrors.isOutcomeUnknown(e)) {
+                        // the slice may exist: no creation for these Endpoints until that is settled
+                        endpointSliceTracker.markCreateUncertain(ns, name);
                     }
                     throw new MirroringException(String.format("failed to create EndpointSlice for Endpoints %s/%s: %s",
                             ns, name, e.getMessage()), e);

@@ -1,8 +1,10 @@
 package io.qkcm.endpointslice.util;
 
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 
 import io.fabric8.kubernetes.api.model.Service;
 import io.fabric8.kubernetes.api.model.discovery.v1.EndpointSlice;
@@ -19,6 +21,8 @@ public final class EndpointSliceTracker {
     static final long DELETION_EXPECTED = -1;
 
     private final Map<String, Map<String, Long>> generationsByService = new HashMap<>();
+    /** Not in upstream: Services with a slice creation whose answer was lost (see {@link #markCreateUncertain}). */
+    private final Set<String> uncertainCreates = new HashSet<>();
 
     private static String serviceKey(String namespace, String name) {
         return namespace + "/" + name;
@@ -87,6 +91,42 @@ public final class EndpointSliceTracker {
 
     public synchronized void deleteService(String namespace, String name) {
         generationsByService.remove(serviceKey(namespace, name));
+        uncertainCreates.remove(serviceKey(namespace, name));
+    }
+
+    /**
+     * Not in upstream: a slice creation for the Service was sent and its answer lost (the API server
+     * may have made the slice, under a name generated there). Until {@link #settleUncertainCreate} the
+     * cache cannot tell: a slice missing from it may exist, and creating it again from the cache would
+     * make a second one. Upstream makes it and removes the surplus on a later sync.
+     */
+    public synchronized void markCreateUncertain(String namespace, String name) {
+        uncertainCreates.add(serviceKey(namespace, name));
+    }
+
+    /** Whether a slice creation for the Service has an unknown outcome not yet settled. */
+    public synchronized boolean createUncertain(String namespace, String name) {
+        return uncertainCreates.contains(serviceKey(namespace, name));
+    }
+
+    /**
+     * Settles {@link #markCreateUncertain} with the Service's slices listed from the API server (a
+     * consistent read, so it holds the lost creation if it was made): each is recorded as this
+     * controller's write, so {@link #staleSlices} holds the Service back until the cache shows them
+     * all. Slices being deleted are left out, as the controllers leave them out of their syncs.
+     */
+    public synchronized void settleUncertainCreate(String namespace, String name, List<EndpointSlice> listed) {
+        Map<String, Long> gens = generationsByService.computeIfAbsent(serviceKey(namespace, name), k -> new HashMap<>());
+        for (EndpointSlice slice : listed) {
+            if (slice.getMetadata().getDeletionTimestamp() != null) {
+                continue;
+            }
+            Long g = gens.get(slice.getMetadata().getUid());
+            if (g == null || (g != DELETION_EXPECTED && g < generation(slice))) {
+                gens.put(slice.getMetadata().getUid(), generation(slice));
+            }
+        }
+        uncertainCreates.remove(serviceKey(namespace, name));
     }
 
     /** Records that this controller deleted the slice. */
