@@ -8,15 +8,12 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
 import java.net.URI;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
-import java.util.concurrent.atomic.AtomicBoolean;
-import java.util.concurrent.atomic.AtomicInteger;
 import java.util.stream.Collectors;
 
 import jakarta.inject.Inject;
@@ -34,9 +31,9 @@ import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.KubernetesClientException;
 import io.qkcm.controller.ActivePods;
 import io.qkcm.controller.ApiErrors;
-import io.qkcm.controller.PodControl;
 import io.qkcm.testing.Conflicts;
 import io.qkcm.testing.ControllerHarness;
+import io.qkcm.testing.LosingPodControl;
 import io.qkcm.testing.ManagerOffProfile;
 import io.qkcm.testing.RealApiServer;
 import io.qkcm.testing.RealApiServerResource;
@@ -45,7 +42,6 @@ import io.quarkus.test.common.QuarkusTestResource;
 import io.quarkus.test.junit.QuarkusTest;
 import io.quarkus.test.junit.TestProfile;
 import io.vertx.core.Vertx;
-import io.vertx.core.http.HttpClosedException;
 
 /**
  * Job pod writes whose answer is lost: the API server performed the write, the connection closed before
@@ -78,70 +74,14 @@ class JobUncertainWritesTest {
         client.close();
     }
 
-    /** Performs each write, then, while {@code lose} is set, stalls the cache's proxy and throws what a lost answer throws. */
-    static final class LostAnswers implements PodControl {
-        final PodControl real;
-        final StallingProxy cacheProxy;
-        final AtomicBoolean lose = new AtomicBoolean();
-        /** Lose the request itself (never performed), the cache left alone: an unknown outcome that was a failure. */
-        final AtomicBoolean loseRequest = new AtomicBoolean();
-        final AtomicInteger creates = new AtomicInteger();
-        final AtomicInteger deletes = new AtomicInteger();
-        final AtomicInteger patches = new AtomicInteger();
-
-        LostAnswers(PodControl real, StallingProxy cacheProxy) {
-            this.real = real;
-            this.cacheProxy = cacheProxy;
-        }
-
-        private void maybeLose() {
-            if (lose.get()) {
-                throw new KubernetesClientException("Connection was closed", new HttpClosedException("Connection was closed"));
-            }
-        }
-
-        @Override
-        public Pod createPodsWithGenerateName(String namespace, PodTemplateSpec template, HasMetadata controllerObject,
-                OwnerReference controllerRef, String generateName) {
-            creates.incrementAndGet();
-            if (loseRequest.get()) {
-                throw new KubernetesClientException("Connection was closed", new HttpClosedException("Connection was closed"));
-            }
-            if (lose.get()) {
-                cacheProxy.stall();
-            }
-            Pod pod = real.createPodsWithGenerateName(namespace, template, controllerObject, controllerRef, generateName);
-            maybeLose();
-            return pod;
-        }
-
-        @Override
-        public void deletePod(String namespace, String podName, HasMetadata controllerObject) {
-            deletes.incrementAndGet();
-            if (lose.get()) {
-                cacheProxy.stall();
-            }
-            real.deletePod(namespace, podName, controllerObject);
-            maybeLose();
-        }
-
-        @Override
-        public void patchPod(String namespace, String name, String strategicMergePatch) {
-            patches.incrementAndGet();
-            real.patchPod(namespace, name, strategicMergePatch);
-        }
-    }
-
-    private record Setup(ControllerHarness<JobController> harness, LostAnswers pods) {
+    private record Setup(ControllerHarness<JobController> harness, LosingPodControl pods) {
     }
 
     private Setup newController(StallingProxy proxy) throws Exception {
-        Path kubeconfig = Files.createTempFile("job-lost-answers", ".kubeconfig");
-        String server = client.getConfiguration().getMasterUrl().replaceAll("/$", "");
-        Files.writeString(kubeconfig, Files.readString(RealApiServer.get().kubeconfig()).replace(server, proxy.url()));
-        LostAnswers[] wrapper = new LostAnswers[1];
+        Path kubeconfig = LosingPodControl.kubeconfigVia(proxy, client, "job-lost-answers");
+        LosingPodControl[] wrapper = new LosingPodControl[1];
         ControllerHarness<JobController> harness = ControllerHarness.withInformersVia(vertx, JobController.NAME, kubeconfig,
-                ctx -> new JobController(ctx, 1, Clock.systemUTC(), real -> wrapper[0] = new LostAnswers(real, proxy)));
+                ctx -> new JobController(ctx, 1, Clock.systemUTC(), real -> wrapper[0] = new LosingPodControl(real, proxy)));
         harness.startInformers();
         return new Setup(harness, wrapper[0]);
     }

@@ -8,12 +8,9 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
 import java.net.URI;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Map;
-import java.util.concurrent.atomic.AtomicBoolean;
-import java.util.concurrent.atomic.AtomicInteger;
 
 import jakarta.inject.Inject;
 
@@ -29,8 +26,8 @@ import io.fabric8.kubernetes.api.model.apps.ReplicaSet;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.KubernetesClientException;
 import io.qkcm.controller.ApiErrors;
-import io.qkcm.controller.PodControl;
 import io.qkcm.testing.ControllerHarness;
+import io.qkcm.testing.LosingPodControl;
 import io.qkcm.testing.ManagerOffProfile;
 import io.qkcm.testing.RealApiServer;
 import io.qkcm.testing.RealApiServerResource;
@@ -39,7 +36,6 @@ import io.quarkus.test.common.QuarkusTestResource;
 import io.quarkus.test.junit.QuarkusTest;
 import io.quarkus.test.junit.TestProfile;
 import io.vertx.core.Vertx;
-import io.vertx.core.http.HttpClosedException;
 
 /**
  * Writes whose answer is lost (issue 19's split run: the API server created the pod, the connection
@@ -72,66 +68,17 @@ class ReplicaSetUncertainWritesTest {
         client.close();
     }
 
-    /** Performs each write, then, while {@code lose} is set, stalls the cache's proxy and throws what a lost answer throws. */
-    static final class LostAnswers implements PodControl {
-        final PodControl real;
-        final StallingProxy cacheProxy;
-        final AtomicBoolean lose = new AtomicBoolean();
-        final AtomicInteger creates = new AtomicInteger();
-        final AtomicInteger deletes = new AtomicInteger();
-
-        LostAnswers(PodControl real, StallingProxy cacheProxy) {
-            this.real = real;
-            this.cacheProxy = cacheProxy;
-        }
-
-        private void maybeLose() {
-            if (lose.get()) {
-                throw new KubernetesClientException("Connection was closed", new HttpClosedException("Connection was closed"));
-            }
-        }
-
-        @Override
-        public Pod createPodsWithGenerateName(String namespace, PodTemplateSpec template, HasMetadata controllerObject,
-                OwnerReference controllerRef, String generateName) {
-            creates.incrementAndGet();
-            if (lose.get()) {
-                cacheProxy.stall();
-            }
-            Pod pod = real.createPodsWithGenerateName(namespace, template, controllerObject, controllerRef, generateName);
-            maybeLose();
-            return pod;
-        }
-
-        @Override
-        public void deletePod(String namespace, String podName, HasMetadata controllerObject) {
-            deletes.incrementAndGet();
-            if (lose.get()) {
-                cacheProxy.stall();
-            }
-            real.deletePod(namespace, podName, controllerObject);
-            maybeLose();
-        }
-
-        @Override
-        public void patchPod(String namespace, String name, String strategicMergePatch) {
-            real.patchPod(namespace, name, strategicMergePatch);
-        }
-    }
-
-    private record Setup(ControllerHarness<ReplicaSetController<ReplicaSet>> harness, LostAnswers pods) {
+    private record Setup(ControllerHarness<ReplicaSetController<ReplicaSet>> harness, LosingPodControl pods) {
     }
 
     private Setup newController(StallingProxy proxy) throws Exception {
-        Path kubeconfig = Files.createTempFile("rs-lost-answers", ".kubeconfig");
-        String server = client.getConfiguration().getMasterUrl().replaceAll("/$", "");
-        Files.writeString(kubeconfig, Files.readString(RealApiServer.get().kubeconfig()).replace(server, proxy.url()));
-        LostAnswers[] wrapper = new LostAnswers[1];
+        Path kubeconfig = LosingPodControl.kubeconfigVia(proxy, client, "rs-lost-answers");
+        LosingPodControl[] wrapper = new LosingPodControl[1];
         ControllerHarness<ReplicaSetController<ReplicaSet>> harness = ControllerHarness.withInformersVia(vertx,
                 ReplicaSetController.NAME, kubeconfig,
                 ctx -> new ReplicaSetController<>(ctx, ReplicaSet.class, ReplicaSetController.QUEUE, 1,
                         ReplicaSetSource.replicaSets(ctx.informers(), ctx.client()), ReplicaSetController.EVENT_SOURCE,
-                        real -> wrapper[0] = new LostAnswers(real, proxy)));
+                        real -> wrapper[0] = new LosingPodControl(real, proxy)));
         harness.startInformers();
         return new Setup(harness, wrapper[0]);
     }
