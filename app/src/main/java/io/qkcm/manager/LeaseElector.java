@@ -5,6 +5,7 @@ import java.time.ZoneOffset;
 import java.time.ZonedDateTime;
 import java.time.temporal.ChronoUnit;
 import java.util.Objects;
+import java.util.concurrent.CancellationException;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -22,6 +23,7 @@ import io.fabric8.kubernetes.api.model.coordination.v1.LeaseBuilder;
 import io.fabric8.kubernetes.api.model.coordination.v1.LeaseSpec;
 import io.fabric8.kubernetes.api.model.coordination.v1.LeaseSpecBuilder;
 import io.fabric8.kubernetes.client.KubernetesClient;
+import io.fabric8.kubernetes.client.KubernetesClientException;
 
 /**
  * client-go's leader elector (tools/leaderelection) on a Lease, replacing fabric8's LeaderElector,
@@ -77,6 +79,8 @@ final class LeaseElector {
     });
     /** Identifies the attempt allowed to commit what it observed; an abandoned one is not. */
     private final AtomicLong attempts = new AtomicLong();
+    /** The request of the latest attempt: a release waits for it, so it does not race a renewal in flight. */
+    private volatile Future<Boolean> inFlight;
 
     // client-go's LeaseLock.lease and LeaderElector.observedRecord/observedTime/reportedLeader
     private Lease lease;
@@ -195,6 +199,7 @@ final class LeaseElector {
     private boolean attempt(long timeoutNanos) throws InterruptedException {
         long id = attempts.incrementAndGet();
         Future<Boolean> f = requests.submit(() -> tryAcquireOrRenew(id));
+        inFlight = f;
         try {
             return f.get(timeoutNanos, TimeUnit.NANOSECONDS);
         } catch (TimeoutException e) {
@@ -207,7 +212,8 @@ final class LeaseElector {
             LOG.errorf("lease %s/%s: %s", namespace, name, e.getCause());
             return false;
         } catch (InterruptedException e) {
-            f.cancel(true);
+            // stopped (SIGTERM): the request is left to finish and commit what it wrote, so a release that
+            // follows starts from the Lease the server holds instead of conflicting with its own renewal
             throw e;
         }
     }
@@ -314,6 +320,18 @@ final class LeaseElector {
      * standby takes it at its next try. Bounded by the renew deadline.
      */
     private boolean release() {
+        long deadline = nanoClock.getAsLong() + renewDeadline.toNanos();
+        Future<Boolean> pending = inFlight;
+        if (pending != null) {
+            try {
+                pending.get(renewDeadline.toNanos(), TimeUnit.NANOSECONDS);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                return false;
+            } catch (ExecutionException | TimeoutException | CancellationException e) {
+                // its outcome is unknown: the conflict path below reads the Lease again
+            }
+        }
         LeaseSpec observed;
         Lease base;
         synchronized (this) {
@@ -326,9 +344,25 @@ final class LeaseElector {
         ZonedDateTime now = ZonedDateTime.now(ZoneOffset.UTC).truncatedTo(ChronoUnit.MICROS);
         LeaseSpec released = new LeaseSpecBuilder().withHolderIdentity("").withLeaseDurationSeconds(1)
                 .withRenewTime(now).withAcquireTime(now).withLeaseTransitions(observed.getLeaseTransitions()).build();
-        Future<Lease> f = requests.submit(() -> update(base, released));
+        Future<Lease> f = requests.submit(() -> {
+            try {
+                return update(base, released);
+            } catch (KubernetesClientException e) {
+                if (e.getCode() != 409) {
+                    throw e;
+                }
+                // a renewal whose answer was lost moved the Lease on: release it from what the server holds,
+                // only while this process still holds it
+                Lease read = client.leases().inNamespace(namespace).withName(name).get();
+                if (read == null || read.getSpec() == null || !identity.equals(read.getSpec().getHolderIdentity())) {
+                    return read;
+                }
+                return update(read, new LeaseSpecBuilder(released)
+                        .withLeaseTransitions(read.getSpec().getLeaseTransitions()).build());
+            }
+        });
         try {
-            Lease written = f.get(renewDeadline.toNanos(), TimeUnit.NANOSECONDS);
+            Lease written = f.get(Math.max(1, deadline - nanoClock.getAsLong()), TimeUnit.NANOSECONDS);
             synchronized (this) {
                 lease = written;
                 observedRecord = released;
