@@ -33,6 +33,8 @@
 #   QKCM_BINARY         controller manager to run (default bin/qkcm: the native binary if built, else
 #                       the JVM app; upstream's kube-controller-manager works as well)
 #   QKCM_ARGS           extra flags for qkcm, each as --name=value or --name (e.g. "--kube-api-qps=100 --kube-api-burst=200")
+#   QKCM_KWOK_ARGS      extra flags for kwok, as QKCM_ARGS (bench/compare's nodes scenario: kwok managing only
+#                       the nodes of a label selector, so that one node can be left to die)
 #   QKCM_VERBOSE        1: show kwokctl's own output (otherwise kept in $KWOK_WORKDIR/<name>-kwokctl.log)
 set -euo pipefail
 
@@ -104,6 +106,7 @@ case "$cmd" in
 esac
 
 # QKCM_ARGS as kwokctl --extra-args (component=name=value); kwokctl appends them as --name=value.
+# QKCM_KWOK_ARGS likewise for kwok-controller.
 EXTRA=(--extra-args "kube-controller-manager=bind-address=127.0.0.1"
        --extra-args "kube-controller-manager=leader-elect=true")
 # shellcheck disable=SC2206 # QKCM_ARGS is a list of flags
@@ -115,6 +118,24 @@ for arg in ${USER_ARGS[@]+"${USER_ARGS[@]}"}; do
     *) echo "local-cluster: QKCM_ARGS: write each flag as --name=value or --name, got: $arg" >&2; exit 1 ;;
   esac
 done
+# QKCM_KWOK_ARGS go to kwok through a kwokctl configuration (its componentsPatches): kwokctl v0.7.0's
+# --extra-args panics when two components each get more than one.
+KWOK_EXTRA=()
+if [[ -n "${QKCM_KWOK_ARGS:-}" ]]; then
+  mkdir -p "$KWOK_WORKDIR"
+  kwok_config="$KWOK_WORKDIR/$NAME-kwokctl-patches.yaml"
+  { echo "apiVersion: config.kwok.x-k8s.io/v1alpha1"; echo "kind: KwokctlConfiguration"
+    echo "componentsPatches:"; echo "- name: kwok-controller"; echo "  extraArgs:"
+    # shellcheck disable=SC2206 # QKCM_KWOK_ARGS is a list of flags
+    KWOK_ARGS=(${QKCM_KWOK_ARGS})
+    for arg in "${KWOK_ARGS[@]}"; do
+      case "$arg" in
+        --*=*) kv="${arg#--}"; printf '  - key: %s\n    value: "%s"\n' "${kv%%=*}" "${kv#*=}" ;;
+        *) echo "local-cluster: QKCM_KWOK_ARGS: write each flag as --name=value, got: $arg" >&2; exit 1 ;;
+      esac
+    done; } > "$kwok_config"
+  KWOK_EXTRA=(--config "$kwok_config")
+fi
 
 "$ROOT/hack/install-control-plane.sh"
 
@@ -142,7 +163,7 @@ if $noqkcm; then
   kwokctl create cluster --name "$NAME" --runtime binary \
     --etcd-binary "$BIN/etcd" --kube-apiserver-binary "$BIN/kube-apiserver" \
     --kube-scheduler-binary "$BIN/kube-scheduler" --kwok-controller-binary "$BIN/kwok" \
-    --disable kube-controller-manager --kubeconfig "$KUBECONFIG_OUT" --wait 2m {create_lock}>&-
+    --disable kube-controller-manager ${KWOK_EXTRA[@]+"${KWOK_EXTRA[@]}"} --kubeconfig "$KUBECONFIG_OUT" --wait 2m {create_lock}>&-
   kwokctl --name "$NAME" scale node --replicas "$NODES" {create_lock}>&-
 else
   log "creating cluster $NAME: etcd, kube-apiserver, kube-scheduler, kwok ($NODES nodes), qkcm as kube-controller-manager"
@@ -150,7 +171,7 @@ else
     --etcd-binary "$BIN/etcd" --kube-apiserver-binary "$BIN/kube-apiserver" \
     --kube-scheduler-binary "$BIN/kube-scheduler" --kwok-controller-binary "$BIN/kwok" \
     --kube-controller-manager-binary "$QKCM" --kube-controller-manager-port "$PORT" \
-    "${EXTRA[@]}" --kubeconfig "$KUBECONFIG_OUT" --wait 2m {create_lock}>&-
+    "${EXTRA[@]}" ${KWOK_EXTRA[@]+"${KWOK_EXTRA[@]}"} --kubeconfig "$KUBECONFIG_OUT" --wait 2m {create_lock}>&-
   kwokctl --name "$NAME" scale node --replicas "$NODES" {create_lock}>&-
   # the log's path before kwokctl started qkcm (bench/ and the README name it)
   ln -sfn logs/kube-controller-manager.log "$CLUSTER_DIR/qkcm.log"

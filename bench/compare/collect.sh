@@ -10,11 +10,19 @@
 #                created from the CronJob, collected once the CronJob has a successful run
 #   workloads    examples/workloads.yaml (a DaemonSet, a StatefulSet) and a StatefulSet with claims;
 #                then both rolled to a new image (the StatefulSet with partition 1), and scaled down
+#   nodes        bench/compare/nodes.yaml (6 pods tolerating a dead node for 20 s, a Service); then the
+#                node running most of them is taken out of kwok's hands (kwok manages the nodes of a
+#                label selector in this scenario; the node is labelled out of it): the seconds until it is Unknown, tainted unreachable:NoExecute, its pods out of
+#                the Endpoints, deleted, and replaced (6 available elsewhere) go to $1.timings.json; the
+#                dead node is named <dead-node> in what is collected
 set -e
 OUT="${OUT:-/tmp/qkcm-compare}"
 SCENARIO="${SCENARIO:-replicasets}"
 mkdir -p "$OUT"
 export QKCM_KUBECONFIG=$OUT/$1.kubeconfig KWOK_WORKDIR=$OUT/kwok QKCM_BINARY=$2
+if [[ "$SCENARIO" == nodes ]]; then
+  export QKCM_KWOK_ARGS='--manage-all-nodes=false --manage-nodes-with-label-selector=!qkcm-compare/dead'
+fi
 cd "$(dirname "$0")/../.."
 hack/local-cluster.sh up --detach > $OUT/$1.up.log 2>&1
 K="kubectl --kubeconfig $QKCM_KUBECONFIG"
@@ -59,8 +67,62 @@ case "$SCENARIO" in
     sleep 10
     $K get daemonsets,statefulsets,controllerrevisions,pods,persistentvolumeclaims -o json > $OUT/$1.objects.json
     ;;
+  nodes)
+    $K apply -f bench/compare/nodes.yaml >/dev/null
+    $K rollout status deployment/web-n --timeout=120s >/dev/null 2>&1 || true
+    sleep 5
+    dead=$($K get pods -l app=web-n -o jsonpath='{range .items[*]}{.spec.nodeName}{"\n"}{end}' | sort | uniq -c | sort -k1,1nr -k2 | awk 'NR==1{print $2}')
+    t0=$(date +%s.%N)
+    # kwok manages the nodes without this label (QKCM_KWOK_ARGS below); labelled, nothing renews the
+    # node's Lease or posts its status any more, as when a kubelet dies
+    $K label node "$dead" qkcm-compare/dead=true >/dev/null
+    declare -A at=()
+    for i in $(seq 1 600); do
+      now=$(date +%s.%N)
+      $K get node "$dead" -o json > $OUT/$1.n.json 2>/dev/null || echo '{}' > $OUT/$1.n.json
+      $K get endpoints web-n -o json > $OUT/$1.e.json 2>/dev/null || echo '{}' > $OUT/$1.e.json
+      $K get pods -l app=web-n -o json > $OUT/$1.p.json 2>/dev/null || echo '{"items":[]}' > $OUT/$1.p.json
+      $K get deployment web-n -o json > $OUT/$1.d.json 2>/dev/null || echo '{}' > $OUT/$1.d.json
+      # the steps that hold now: Ready Unknown, the NoExecute unreachable taint, no address of the dead
+      # node in the Endpoints, every pod there being deleted, 6 available replicas
+      for step in $(python3 - "$OUT/$1" "$dead" <<'PY'
+import json, sys
+base, dead = sys.argv[1], sys.argv[2]
+n, e, p, d = (json.load(open(f"{base}.{x}.json")) for x in "nepd")
+if any(c["type"] == "Ready" and c["status"] == "Unknown" for c in n.get("status", {}).get("conditions", [])):
+    print("unknown")
+if any(t["key"] == "node.kubernetes.io/unreachable" and t["effect"] == "NoExecute" for t in n.get("spec", {}).get("taints", []) or []):
+    print("tainted")
+if not any(a.get("nodeName") == dead for s in e.get("subsets", []) or [] for a in s.get("addresses", []) or []):
+    print("endpoints")
+if all(x["metadata"].get("deletionTimestamp") for x in p["items"] if x["spec"].get("nodeName") == dead):
+    print("evicted")
+if d.get("status", {}).get("availableReplicas") == 6:
+    print("available")
+PY
+); do
+        case "$step" in
+          unknown|tainted) [[ -z "${at[$step]:-}" ]] && at[$step]=$now ;;
+          endpoints) [[ -z "${at[endpoints]:-}" && -n "${at[unknown]:-}" ]] && at[endpoints]=$now ;;
+          evicted) [[ -z "${at[evicted]:-}" && -n "${at[tainted]:-}" ]] && at[evicted]=$now ;;
+          available) [[ -z "${at[replaced]:-}" && -n "${at[evicted]:-}" ]] && at[replaced]=$now ;;
+        esac
+      done
+      [[ -n "${at[replaced]:-}" ]] && break
+      sleep 1
+    done
+    python3 - "$t0" "$OUT/$1.timings.json" unknown "${at[unknown]:-}" tainted "${at[tainted]:-}" endpoints "${at[endpoints]:-}" evicted "${at[evicted]:-}" replaced "${at[replaced]:-}" <<'PY'
+import json, sys
+t0, out, rest = float(sys.argv[1]), sys.argv[2], sys.argv[3:]
+json.dump({k: (round(float(v) - t0, 1) if v else None) for k, v in zip(rest[::2], rest[1::2])}, open(out, "w"), indent=1)
+PY
+    sleep 10
+    $K get node "$dead" -o json | sed "s/$dead/<dead-node>/g" > $OUT/$1.node.json
+    $K get deployments,replicasets,pods,endpoints -o json | sed "s/$dead/<dead-node>/g" > $OUT/$1.objects.json
+    $K get events -o json | sed "s/$dead/<dead-node>/g" > $OUT/$1.events.json
+    ;;
   *) echo "unknown scenario $SCENARIO" >&2; exit 2 ;;
 esac
-$K get events -o json > $OUT/$1.events.json
+[[ "$SCENARIO" == nodes ]] || $K get events -o json > $OUT/$1.events.json
 cp "$KWOK_WORKDIR/clusters/${QKCM_CLUSTER_NAME:-qkcm}/logs/kube-controller-manager.log" "$OUT/$1.manager.log" 2>/dev/null || true
 hack/local-cluster.sh down > /dev/null 2>&1

@@ -1,6 +1,8 @@
 """Normalises (uids, times, random names, node placement, pod IPs) and diffs the objects and events
 collected by collect.sh for upstream and qkcm. Usage: normalize_diff.py <dir>"""
-import json, re, sys
+import json, os, re, sys
+NODES = os.environ.get("SCENARIO") == "nodes"
+LIVE_NODE = re.compile(r"\bnode-\d{6}\b")
 def norm_obj(o):
     md = o["metadata"]
     kind = o["kind"]
@@ -75,6 +77,15 @@ def events(label):
     ev = json.load(open(f"{sys.argv[1]}/{label}.events.json"))["items"]
     out = set()
     for e in ev:
+        # the nodes scenario also compares what happened to the dead node and its pods (not the scheduler's)
+        if NODES and e["involvedObject"]["kind"] in ("Node", "Pod"):
+            if e["source"].get("component") in (None, "default-scheduler"):
+                continue  # the scheduler's placements differ by nature
+            # the live nodes are interchangeable (which one died differs); the dead one is <dead-node>
+            msg = LIVE_NODE.sub("<node>", generic(re.sub(r"-[a-z0-9]{8,10}-[a-z0-9]{5}\b", "-xxxxx", e["message"])))
+            out.add((e["source"].get("component"), e["involvedObject"]["kind"],
+                     LIVE_NODE.sub("<node>", POD_NAME.sub("-xxxxx", e["involvedObject"]["name"])), e["type"], e["reason"], msg))
+            continue
         if e["involvedObject"]["kind"] in ("ReplicaSet", "ReplicationController", "Service", "Endpoints", "EndpointSlice",
                                            "Job", "CronJob", "DaemonSet", "StatefulSet", "PersistentVolumeClaim"):
             msg = generic(re.sub(r"-[a-z0-9]{5}\b", "-xxxxx", e["message"]))
@@ -115,3 +126,9 @@ def walk(a, b, path=""):
         print("  ", path, repr(a)[:80], "!=", repr(b)[:80])
 for (kind, name), oa, ob in pairs:
     print(kind, name); walk(oa, ob)
+if NODES:
+    # the dead node as each manager left it, and the time each step took from the moment it went silent
+    for label in ("upstream", "qkcm"):
+        print("timings", label, json.load(open(f"{sys.argv[1]}/{label}.timings.json")))
+    na, nb = (norm_obj(json.load(open(f"{sys.argv[1]}/{l}.node.json")))[2] for l in ("upstream", "qkcm"))
+    print("Node <dead-node>"); walk(na, nb)
