@@ -15,6 +15,9 @@
 #                label selector in this scenario; the node is labelled out of it): the seconds until it is Unknown, tainted unreachable:NoExecute, its pods out of
 #                the Endpoints, deleted, and replaced (6 available elsewhere) go to $1.timings.json; the
 #                dead node is named <dead-node> in what is collected
+#   policy       bench/compare/policy.yaml (quotas, PDBs, a Deployment of 4), a ConfigMap too many for
+#                the quota, then `kubectl drain` of the node running most of the pods (the PDBs allow one
+#                disruption at a time): quotas, PDBs, pods and their events; the node is <drained-node>
 set -e
 OUT="${OUT:-/tmp/qkcm-compare}"
 SCENARIO="${SCENARIO:-replicasets}"
@@ -121,8 +124,20 @@ PY
     $K get deployments,replicasets,pods,endpoints -o json | sed "s/$dead/<dead-node>/g" > $OUT/$1.objects.json
     $K get events -o json | sed "s/$dead/<dead-node>/g" > $OUT/$1.events.json
     ;;
+  policy)
+    $K apply -f bench/compare/policy.yaml >/dev/null
+    $K rollout status deployment/web-p --timeout=120s >/dev/null 2>&1 || true
+    $K rollout status deployment/web-q --timeout=60s >/dev/null 2>&1 || true
+    sleep 10
+    for i in 1 2 3 4 5 6; do $K create configmap "cm-$i" --from-literal=k=v >/dev/null 2>&1 || echo "cm-$i refused" >> $OUT/$1.refused; done
+    drained=$($K get pods -l "app in (web-p,web-q)" -o jsonpath='{range .items[*]}{.spec.nodeName}{"\n"}{end}' | sort | uniq -c | sort -k1,1nr -k2 | awk 'NR==1{print $2}')
+    $K drain "$drained" --ignore-daemonsets --delete-emptydir-data --timeout=90s > $OUT/$1.drain.log 2>&1 || echo "drain: exit $?" >> $OUT/$1.drain.log
+    sleep 15
+    $K get resourcequotas,poddisruptionbudgets,deployments,pods -o json | sed "s/$drained/<drained-node>/g" > $OUT/$1.objects.json
+    $K get events -o json | sed "s/$drained/<drained-node>/g" > $OUT/$1.events.json
+    ;;
   *) echo "unknown scenario $SCENARIO" >&2; exit 2 ;;
 esac
-[[ "$SCENARIO" == nodes ]] || $K get events -o json > $OUT/$1.events.json
+[[ "$SCENARIO" == nodes || "$SCENARIO" == policy ]] || $K get events -o json > $OUT/$1.events.json
 cp "$KWOK_WORKDIR/clusters/${QKCM_CLUSTER_NAME:-qkcm}/logs/kube-controller-manager.log" "$OUT/$1.manager.log" 2>/dev/null || true
 hack/local-cluster.sh down > /dev/null 2>&1

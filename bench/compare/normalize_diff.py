@@ -34,6 +34,9 @@ def norm_obj(o):
             c.pop(t, None)
     if kind == "PersistentVolumeClaim":
         o.pop("status", None)
+    if kind == "PodDisruptionBudget" and st.get("disruptedPods"):
+        # pod names are random; which pods and when differs, how many does not
+        st["disruptedPods"] = len(st["disruptedPods"])
     # the ServiceAccount admission plugin names the projected token volume randomly
     o = json.loads(generic(re.sub(r"kube-api-access-[a-z0-9]{5}", "kube-api-access-xxxxx", json.dumps(o))))
     return kind, generic(name), o
@@ -86,7 +89,7 @@ def events(label):
             out.add((e["source"].get("component"), e["involvedObject"]["kind"],
                      LIVE_NODE.sub("<node>", POD_NAME.sub("-xxxxx", e["involvedObject"]["name"])), e["type"], e["reason"], msg))
             continue
-        if e["involvedObject"]["kind"] in ("ReplicaSet", "ReplicationController", "Service", "Endpoints", "EndpointSlice",
+        if e["involvedObject"]["kind"] in ("ResourceQuota", "PodDisruptionBudget", "ReplicaSet", "ReplicationController", "Service", "Endpoints", "EndpointSlice",
                                            "Job", "CronJob", "DaemonSet", "StatefulSet", "PersistentVolumeClaim"):
             msg = generic(re.sub(r"-[a-z0-9]{5}\b", "-xxxxx", e["message"]))
             out.add((e["source"].get("component"), e["involvedObject"]["kind"], generic(e["involvedObject"]["name"]), e["type"], e["reason"], msg))
@@ -132,3 +135,9 @@ if NODES:
         print("timings", label, json.load(open(f"{sys.argv[1]}/{label}.timings.json")))
     na, nb = (norm_obj(json.load(open(f"{sys.argv[1]}/{l}.node.json")))[2] for l in ("upstream", "qkcm"))
     print("Node <dead-node>"); walk(na, nb)
+if os.environ.get("SCENARIO") == "policy":
+    # what the API server refused (quota admission, working from the quota's status) and how the drain ended
+    for label in ("upstream", "qkcm"):
+        refused = open(f"{sys.argv[1]}/{label}.refused").read().split() if os.path.exists(f"{sys.argv[1]}/{label}.refused") else []
+        drain = open(f"{sys.argv[1]}/{label}.drain.log").read().strip().splitlines()
+        print("policy", label, "refused:", " ".join(refused) or "none", "| drain:", drain[-1] if drain else "")
