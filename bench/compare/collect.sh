@@ -18,11 +18,20 @@
 #   policy       bench/compare/policy.yaml (quotas, PDBs, a Deployment of 4), a ConfigMap too many for
 #                the quota, then `kubectl drain` of the node running most of the pods (the PDBs allow one
 #                disruption at a time): quotas, PDBs, pods and their events; the node is <drained-node>
+#   certificates bench/compare/certificates.yaml (bootstrap tokens, cluster-info, an aggregated role) with
+#                the cluster's CA as signing key and bootstrapsigner/tokencleaner on; CSRs: a client
+#                certificate (approved, then used to authenticate), a kubelet client CSR (auto-approved),
+#                a disallowed usage, another signer's; CSRs, cluster-info, token Secrets, `view` and
+#                `whoami` with the issued certificate are collected
 set -e
 OUT="${OUT:-/tmp/qkcm-compare}"
 SCENARIO="${SCENARIO:-replicasets}"
 mkdir -p "$OUT"
 export QKCM_KUBECONFIG=$OUT/$1.kubeconfig KWOK_WORKDIR=$OUT/kwok QKCM_BINARY=$2
+if [[ "$SCENARIO" == certificates ]]; then
+  pki="$KWOK_WORKDIR/clusters/${QKCM_CLUSTER_NAME:-qkcm}/pki"
+  export QKCM_ARGS="--cluster-signing-cert-file=$pki/ca.crt --cluster-signing-key-file=$pki/ca.key --controllers=*,bootstrapsigner,tokencleaner"
+fi
 if [[ "$SCENARIO" == nodes ]]; then
   export QKCM_KWOK_ARGS='--manage-all-nodes=false --manage-nodes-with-label-selector=!qkcm-compare/dead'
 fi
@@ -136,8 +145,44 @@ PY
     $K get resourcequotas,poddisruptionbudgets,deployments,pods -o json | sed "s/$drained/<drained-node>/g" > $OUT/$1.objects.json
     $K get events -o json | sed "s/$drained/<drained-node>/g" > $OUT/$1.events.json
     ;;
+  certificates)
+    $K apply -f bench/compare/certificates.yaml >/dev/null
+    csr() { # name signer usages CN O [expirationSeconds]
+      openssl req -new -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -keyout "$OUT/$1.$2.key" \
+        -subj "/CN=$4${5:+/O=$5}" 2>/dev/null > "$OUT/$1.$2.csr"
+      cat <<CSR | $K apply -f - >/dev/null
+apiVersion: certificates.k8s.io/v1
+kind: CertificateSigningRequest
+metadata: {name: $2}
+spec:
+  signerName: $3
+  usages: [$6]
+  ${7:+expirationSeconds: $7}
+  request: $(base64 -w0 < "$OUT/$1.$2.csr")
+CSR
+    }
+    csr "$1" alice kubernetes.io/kube-apiserver-client alice devs "digital signature, client auth" 3600
+    csr "$1" node-csr kubernetes.io/kube-apiserver-client-kubelet system:node:node-x system:nodes "digital signature, client auth"
+    csr "$1" bad-usage kubernetes.io/kube-apiserver-client bob "" "server auth"
+    csr "$1" other-signer example.com/custom carol "" "client auth"
+    $K certificate approve alice bad-usage other-signer >/dev/null
+    for i in $(seq 1 60); do
+      [[ -n "$($K get csr alice -o jsonpath='{.status.certificate}')" && -n "$($K get csr node-csr -o jsonpath='{.status.certificate}')" ]] && break
+      sleep 1
+    done
+    sleep 10
+    $K get csr alice -o jsonpath='{.status.certificate}' | base64 -d > "$OUT/$1.alice.crt" 2>/dev/null || true
+    server=$($K config view --minify -o jsonpath='{.clusters[0].cluster.server}')
+    kubectl --server "$server" --certificate-authority "$KWOK_WORKDIR/clusters/${QKCM_CLUSTER_NAME:-qkcm}/pki/ca.crt" \
+      --client-certificate "$OUT/$1.alice.crt" --client-key "$OUT/$1.alice.key" auth whoami -o json > "$OUT/$1.whoami.json" 2>&1 || true
+    { $K get csr -o json; } > $OUT/$1.csr.json
+    $K get configmap -n kube-public cluster-info -o json > $OUT/$1.cluster-info.json
+    $K get secrets -n kube-system -o json | python3 -c 'import json,sys; l=json.load(sys.stdin); l["items"]=[s for s in l["items"] if s["type"]=="bootstrap.kubernetes.io/token"]; print(json.dumps(l))' > $OUT/$1.tokens.json
+    { $K get clusterrole view widgets-view -o json; } > $OUT/$1.objects.json
+    $K get events -A -o json > $OUT/$1.events.json
+    ;;
   *) echo "unknown scenario $SCENARIO" >&2; exit 2 ;;
 esac
-[[ "$SCENARIO" == nodes || "$SCENARIO" == policy ]] || $K get events -o json > $OUT/$1.events.json
+[[ "$SCENARIO" == nodes || "$SCENARIO" == policy || "$SCENARIO" == certificates ]] || $K get events -o json > $OUT/$1.events.json
 cp "$KWOK_WORKDIR/clusters/${QKCM_CLUSTER_NAME:-qkcm}/logs/kube-controller-manager.log" "$OUT/$1.manager.log" 2>/dev/null || true
 hack/local-cluster.sh down > /dev/null 2>&1

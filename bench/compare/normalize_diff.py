@@ -141,3 +141,47 @@ if os.environ.get("SCENARIO") == "policy":
         refused = open(f"{sys.argv[1]}/{label}.refused").read().split() if os.path.exists(f"{sys.argv[1]}/{label}.refused") else []
         drain = open(f"{sys.argv[1]}/{label}.drain.log").read().strip().splitlines()
         print("policy", label, "refused:", " ".join(refused) or "none", "| drain:", drain[-1] if drain else "")
+if os.environ.get("SCENARIO") == "certificates":
+    # CSRs: conditions and what the issued certificate says (keys and serials are random by nature);
+    # cluster-info's JWS signatures, the token Secrets left, and who the issued certificate authenticates as
+    import base64, datetime
+    from cryptography import x509
+    def cert_summary(pem):
+        c = x509.load_pem_x509_certificate(base64.b64decode(pem))
+        out = {"subject": c.subject.rfc4514_string(), "issuer": c.issuer.rfc4514_string(),
+               "lifetime_s": int((c.not_valid_after_utc - c.not_valid_before_utc).total_seconds()),
+               "serial_bits": c.serial_number.bit_length() > 64, "extensions": {}}
+        for e in c.extensions:
+            v = e.value
+            if isinstance(v, x509.KeyUsage):
+                v = [k for k in ("digital_signature", "key_encipherment", "key_cert_sign", "crl_sign") if getattr(v, k)]
+            elif isinstance(v, x509.ExtendedKeyUsage):
+                v = [u._name for u in v]
+            elif isinstance(v, x509.BasicConstraints):
+                v = {"ca": v.ca}
+            elif isinstance(v, x509.AuthorityKeyIdentifier):
+                v = "present"
+            else:
+                v = str(type(v).__name__)
+            out["extensions"][e.oid._name] = (e.critical, v)
+        return out
+    def csrs(label):
+        out = {}
+        for o in json.load(open(f"{sys.argv[1]}/{label}.csr.json"))["items"]:
+            st = o.get("status", {})
+            out[o["metadata"]["name"]] = {
+                "conditions": [(c["type"], c["status"], c.get("reason"), c.get("message")) for c in st.get("conditions", [])],
+                "certificate": cert_summary(st["certificate"]) if st.get("certificate") else None}
+        return out
+    ca, cb = csrs("upstream"), csrs("qkcm")
+    for name in sorted(set(ca) | set(cb)):
+        same = json.dumps(ca.get(name), sort_keys=True) == json.dumps(cb.get(name), sort_keys=True)
+        print("CSR", name, "same" if same else "DIFF")
+        if not same:
+            print("  upstream:", json.dumps(ca.get(name), sort_keys=True)); print("  qkcm:    ", json.dumps(cb.get(name), sort_keys=True))
+    ia, ib = (json.load(open(f"{sys.argv[1]}/{l}.cluster-info.json"))["data"] for l in ("upstream", "qkcm"))
+    print("cluster-info data keys:", sorted(ia), "vs", sorted(ib), "| byte-identical:", ia == ib)
+    ta, tb = ([s["metadata"]["name"] for s in json.load(open(f"{sys.argv[1]}/{l}.tokens.json"))["items"]] for l in ("upstream", "qkcm"))
+    print("bootstrap tokens left:", sorted(ta), "vs", sorted(tb))
+    for label in ("upstream", "qkcm"):
+        print("whoami", label, open(f"{sys.argv[1]}/{label}.whoami.json").read().replace("\n", " ")[:300])
