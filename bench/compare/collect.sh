@@ -23,6 +23,9 @@
 #                certificate (approved, then used to authenticate), a kubelet client CSR (auto-approved),
 #                a disallowed usage, another signer's; CSRs, cluster-info, token Secrets, `view` and
 #                `whoami` with the issued certificate are collected
+#   storage      bench/compare/storage.yaml (a static PV and claim, a pod using it, an ephemeral volume, a
+#                ResourceClaim from a template); then the claim in use deleted (protected until its pod
+#                goes), its pod deleted, the PV deleted: PVs, PVCs, pods, ResourceClaims and their events
 set -e
 OUT="${OUT:-/tmp/qkcm-compare}"
 SCENARIO="${SCENARIO:-replicasets}"
@@ -180,6 +183,18 @@ CSR
     $K get secrets -n kube-system -o json | python3 -c 'import json,sys; l=json.load(sys.stdin); l["items"]=[s for s in l["items"] if s["type"]=="bootstrap.kubernetes.io/token"]; print(json.dumps(l))' > $OUT/$1.tokens.json
     { $K get clusterrole view widgets-view -o json; } > $OUT/$1.objects.json
     $K get events -A -o json > $OUT/$1.events.json
+    ;;
+  storage)
+    $K apply -f bench/compare/storage.yaml >/dev/null
+    sleep 20
+    $K delete pvc data --wait=false >/dev/null
+    sleep 10
+    $K get pvc data -o json > $OUT/$1.pvc-in-use.json 2>&1 || true
+    $K delete pod uses-data --wait=false >/dev/null
+    sleep 15
+    $K delete pv pv-static --wait=false >/dev/null
+    sleep 10
+    $K get pv,pvc,pods,resourceclaims -o json > $OUT/$1.objects.json
     ;;
   *) echo "unknown scenario $SCENARIO" >&2; exit 2 ;;
 esac

@@ -2,13 +2,18 @@
 collected by collect.sh for upstream and qkcm. Usage: normalize_diff.py <dir>"""
 import json, os, re, sys
 NODES = os.environ.get("SCENARIO") == "nodes"
+STORAGE = os.environ.get("SCENARIO") == "storage"
 LIVE_NODE = re.compile(r"\bnode-\d{6}\b")
 def norm_obj(o):
     md = o["metadata"]
     kind = o["kind"]
     name = md["name"]
-    if kind == "Pod":
+    if kind in ("Pod", "ResourceClaim"):
         name = re.sub(r"-[a-z0-9]{5}$", "-xxxxx", name)
+    # generated claims' names (generateName) are random; the pod's status names them
+    for cs in (o.get("status") or {}).get("resourceClaimStatuses") or []:
+        if cs.get("resourceClaimName"):
+            cs["resourceClaimName"] = re.sub(r"-[a-z0-9]{5}$", "-xxxxx", cs["resourceClaimName"])
     for k in ["uid", "resourceVersion", "creationTimestamp", "managedFields", "generateName" if kind != "Pod" else "_"]:
         md.pop(k, None)
     md["name"] = name
@@ -32,7 +37,7 @@ def norm_obj(o):
     for c in st.get("conditions", []):
         for t in ["lastTransitionTime", "lastProbeTime", "lastUpdateTime"]:
             c.pop(t, None)
-    if kind == "PersistentVolumeClaim":
+    if kind == "PersistentVolumeClaim" and not STORAGE:
         o.pop("status", None)
     if kind == "PodDisruptionBudget" and st.get("disruptedPods"):
         # pod names are random; which pods and when differs, how many does not
@@ -89,7 +94,7 @@ def events(label):
             out.add((e["source"].get("component"), e["involvedObject"]["kind"],
                      LIVE_NODE.sub("<node>", POD_NAME.sub("-xxxxx", e["involvedObject"]["name"])), e["type"], e["reason"], msg))
             continue
-        if e["involvedObject"]["kind"] in ("ResourceQuota", "PodDisruptionBudget", "ReplicaSet", "ReplicationController", "Service", "Endpoints", "EndpointSlice",
+        if e["involvedObject"]["kind"] in ("PersistentVolume", "ResourceClaim", "ResourceQuota", "PodDisruptionBudget", "ReplicaSet", "ReplicationController", "Service", "Endpoints", "EndpointSlice",
                                            "Job", "CronJob", "DaemonSet", "StatefulSet", "PersistentVolumeClaim"):
             msg = generic(re.sub(r"-[a-z0-9]{5}\b", "-xxxxx", e["message"]))
             out.add((e["source"].get("component"), e["involvedObject"]["kind"], generic(e["involvedObject"]["name"]), e["type"], e["reason"], msg))
@@ -185,3 +190,12 @@ if os.environ.get("SCENARIO") == "certificates":
     print("bootstrap tokens left:", sorted(ta), "vs", sorted(tb))
     for label in ("upstream", "qkcm"):
         print("whoami", label, open(f"{sys.argv[1]}/{label}.whoami.json").read().replace("\n", " ")[:300])
+if STORAGE:
+    # the claim deleted while a pod used it: still there, held by its protection finalizer
+    for label in ("upstream", "qkcm"):
+        t = open(f"{sys.argv[1]}/{label}.pvc-in-use.json").read()
+        try:
+            md = json.loads(t)["metadata"]
+            print("pvc in use after delete", label, "finalizers:", md.get("finalizers"), "deleting:", "deletionTimestamp" in md)
+        except ValueError:
+            print("pvc in use after delete", label, t.strip()[:200])
