@@ -20,6 +20,8 @@ import io.fabric8.kubernetes.api.model.Event;
 import io.fabric8.kubernetes.api.model.Node;
 import io.fabric8.kubernetes.api.model.NodeBuilder;
 import io.fabric8.kubernetes.client.KubernetesClient;
+import io.fabric8.kubernetes.client.dsl.base.PatchContext;
+import io.fabric8.kubernetes.client.dsl.base.PatchType;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import io.qkcm.testing.ControllerHarness;
 import io.qkcm.testing.ManagerOffProfile;
@@ -119,10 +121,8 @@ class NodeIpamControllerTest {
 
     /** Queues the node again (an update), as a kubelet's next status write would. */
     private static void touch(String name) {
-        client.nodes().withName(name).edit(n -> {
-            n.getMetadata().setLabels(Map.of("touched", Long.toString(System.nanoTime())));
-            return n;
-        });
+        client.nodes().withName(name).patch(PatchContext.of(PatchType.JSON_MERGE),
+                "{\"metadata\":{\"labels\":{\"touched\":\"" + System.nanoTime() + "\"}}}");
     }
 
     /** "When there's no ServiceCIDR return first CIDR in range", then the block after it. */
