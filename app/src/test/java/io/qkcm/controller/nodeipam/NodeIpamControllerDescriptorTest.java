@@ -37,6 +37,14 @@ class NodeIpamControllerDescriptorTest {
     }
 
     @Test
+    void startsNothingUnlessAllocateNodeCIDRs() {
+        // upstream's start function returns "not started" before it touches anything else
+        var context = new io.qkcm.runtime.josdk.ControllerContext(NodeIpamController.NAME, null, null, null,
+                options("cluster-cidr", "10.244.0.0/16"), null, null);
+        assertThat(NodeIpamControllerDescriptor.start(context)).isNull();
+    }
+
+    @Test
     void singleStackDefaultsAndServiceRanges() {
         RangeAllocator.Params p = NodeIpamControllerDescriptor.params(options("allocate-node-cidrs", "true",
                 "cluster-cidr", "10.244.0.0/16", "service-cluster-ip-range", "10.96.0.0/12,fd00:10:96::/112"));

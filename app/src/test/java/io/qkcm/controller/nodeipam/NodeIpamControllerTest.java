@@ -255,6 +255,29 @@ class NodeIpamControllerTest {
     }
 
     /**
+     * A replica that starts allocating later (a standby taking the lease) first rebuilds its sets from the
+     * nodes as they are then: a block given to a node after this controller was built is not handed out
+     * again, whichever node is synced first.
+     */
+    @Test
+    void setsAreRebuiltBeforeTheFirstAllocation() throws Exception {
+        Map<String, String> config = Map.of("qkcm.allocate-node-cidrs", "true", "qkcm.cluster-cidr", "10.10.0.0/22",
+                "qkcm.node-cidr-mask-size", "24");
+        try (var c = ControllerHarness.create(vertx, NodeIpamController.NAME, "node-controller", config,
+                ctx -> new NodeIpamController(ctx, NodeIpamControllerDescriptor.params(ctx.options())))) {
+            // given out by another leader after this replica was built
+            node("held", "10.10.0.0/24");
+            node("node0");
+            c.startInformers();
+            await().atMost(TIMEOUT).until(() -> c.informers.informerFor(Node.class).getStore().getByKey("node0") != null
+                    && c.informers.informerFor(Node.class).getStore().getByKey("held") != null);
+            // node0 synced before "held" ever is
+            c.controller.sync("node0");
+            assertThat(awaitPodCIDRs("node0")).containsExactly("10.10.1.0/24");
+        }
+    }
+
+    /**
      * TestOccupyPreExistingCIDR: the podCIDRs nodes hold when the allocator is built must lie in the
      * cluster CIDRs, index by index; otherwise the controller (and the process) does not start.
      */
