@@ -17,6 +17,7 @@ import io.qkcm.controller.endpointslicemirroring.EndpointSliceMirroringControlle
 import io.qkcm.controller.garbagecollector.GarbageCollectorControllerDescriptor;
 import io.qkcm.controller.job.JobControllerDescriptor;
 import io.qkcm.controller.namespace.NamespaceControllerDescriptor;
+import io.qkcm.controller.nodeipam.NodeIpamControllerDescriptor;
 import io.qkcm.controller.nodelifecycle.NodeLifecycleControllerDescriptor;
 import io.qkcm.controller.podgc.PodGarbageCollectorControllerDescriptor;
 import io.qkcm.controller.replicaset.ReplicaSetControllerDescriptor;
@@ -24,6 +25,7 @@ import io.qkcm.controller.replicaset.ReplicationControllerDescriptor;
 import io.qkcm.controller.serviceaccount.LegacyServiceAccountTokenCleanerControllerDescriptor;
 import io.qkcm.controller.serviceaccount.ServiceAccountControllerDescriptor;
 import io.qkcm.controller.serviceaccount.ServiceAccountTokenControllerDescriptor;
+import io.qkcm.controller.servicecidrs.ServiceCIDRsControllerDescriptor;
 import io.qkcm.controller.statefulset.StatefulSetControllerDescriptor;
 import io.qkcm.controller.ttlafterfinished.TTLAfterFinishedControllerDescriptor;
 import io.qkcm.runtime.josdk.ControllerDescriptor;
@@ -72,8 +74,7 @@ public final class ControllerCatalog {
                         .withClientName("bootstrap-signer").offByDefault(),
                 ControllerDescriptor.of("token-cleaner-controller").withAliases("tokencleaner")
                         .withClientName("token-cleaner").offByDefault(),
-                ControllerDescriptor.of("node-ipam-controller").withAliases("nodeipam")
-                        .withClientName("node-controller"),
+                NodeIpamControllerDescriptor.DESCRIPTOR,
                 NodeLifecycleControllerDescriptor.DESCRIPTOR,
                 ControllerDescriptor.of("service-lb-controller").withAliases("service").requiringCloudProvider(),
                 ControllerDescriptor.of("node-route-controller").withAliases("route").requiringCloudProvider(),
@@ -106,8 +107,7 @@ public final class ControllerCatalog {
                 ControllerDescriptor.of("validatingadmissionpolicy-status-controller"),
                 ControllerDescriptor.of("taint-eviction-controller").withClientName("node-controller")
                         .requiringFeatureGates("SeparateTaintEvictionController"),
-                ControllerDescriptor.of("service-cidr-controller").withClientName("service-cidrs-controller")
-                        .requiringFeatureGates("MultiCIDRServiceAllocator"),
+                ServiceCIDRsControllerDescriptor.DESCRIPTOR,
                 ControllerDescriptor.of("storage-version-migrator-controller").withAliases("svm")
                         .requiringFeatureGates("StorageVersionMigrator"),
                 ControllerDescriptor.of("selinux-warning-controller").offByDefault()
