@@ -80,6 +80,13 @@ public final class Flags {
         IMPLEMENTED.put("endpointslice-updates-batch-period", "Delay of endpointslice-controller syncs triggered by pod changes, to batch them.");
         IMPLEMENTED.put("concurrent-ttl-after-finished-syncs", "Workers of ttl-after-finished-controller.");
         IMPLEMENTED.put("terminated-pod-gc-threshold", "Terminated pods (Succeeded or Failed) kept before pod-garbage-collector-controller deletes the oldest; 0 or less disables that deletion.");
+        IMPLEMENTED.put("node-monitor-period", "How often node-lifecycle-controller checks every node's Lease and status.");
+        IMPLEMENTED.put("node-monitor-grace-period", "How long a node may go without a renewed Lease or a new status before node-lifecycle-controller sets its conditions to Unknown.");
+        IMPLEMENTED.put("node-startup-grace-period", "As --node-monitor-grace-period, for a node that never posted a status.");
+        IMPLEMENTED.put("node-eviction-rate", "NoExecute taints per second node-lifecycle-controller adds to unhealthy nodes of a zone that is not in partial disruption.");
+        IMPLEMENTED.put("secondary-node-eviction-rate", "NoExecute taints per second in a zone in partial disruption larger than --large-cluster-size-threshold.");
+        IMPLEMENTED.put("large-cluster-size-threshold", "Nodes a zone needs for --secondary-node-eviction-rate; a smaller zone in partial disruption gets no NoExecute taints.");
+        IMPLEMENTED.put("unhealthy-zone-threshold", "Share of not Ready nodes (at least 3) that puts a zone in partial disruption.");
         NOTES.put("kube-api-content-type", "qkcm always speaks application/json");
     }
 

@@ -84,8 +84,10 @@ public final class NodeLifecycleMetrics {
     private void gauge(String name, String help, String zone, double value) {
         AtomicLong holder = GAUGES.computeIfAbsent(name + "\n" + zone, k -> new AtomicLong());
         holder.set(Double.doubleToRawLongBits(value));
-        Gauge.builder(SUBSYSTEM + name, holder, h -> Double.longBitsToDouble(h.get())).description(help)
-                .tag("zone", zone).register(registry);
+        if (registry.find(SUBSYSTEM + name).tag("zone", zone).gauge() == null) {
+            Gauge.builder(SUBSYSTEM + name, holder, h -> Double.longBitsToDouble(h.get())).description(help)
+                    .tag("zone", zone).register(registry);
+        }
     }
 
     private static double[] exponential(double start, double factor, int count) {
