@@ -626,7 +626,10 @@ final class NodeHealthMonitor {
                 }
                 // no more tainting anywhere
                 for (String zone : zoneStates.keySet()) {
-                    zoneNoExecuteTainter.get(zone).swapLimiter(0);
+                    RateLimitedTimedQueue queue = zoneNoExecuteTainter.get(zone);
+                    if (queue != null) {
+                        queue.swapLimiter(0);
+                    }
                 }
                 for (String zone : zoneStates.keySet()) {
                     zoneStates.put(zone, ZoneState.FULL_DISRUPTION);
