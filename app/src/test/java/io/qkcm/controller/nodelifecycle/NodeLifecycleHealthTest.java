@@ -292,6 +292,61 @@ class NodeLifecycleHealthTest {
     }
 
     @Test
+    void partialDisruptionStopsTaintingInASmallZoneAndSlowsItInALargeOne() throws Exception {
+        // --large-cluster-size-threshold 4: a zone of 5 is large, a zone of 4 small; 0.01 taints/s in the large one
+        String large = "zone-" + suffix();
+        String small = "zone-" + suffix();
+        clock = new MutableClock(now());
+        List<String> healthy = new ArrayList<>();
+        List<String> silentLarge = new ArrayList<>();
+        List<String> silentSmall = new ArrayList<>();
+        healthy.add(node("large-up", large, List.of(condition("Ready", "True", clock.instant()))));
+        healthy.add(node("small-up", small, List.of(condition("Ready", "True", clock.instant()))));
+        for (int i = 0; i < 4; i++) {
+            silentLarge.add(node("large-down" + i, large, List.of(condition("Ready", "True", clock.instant()))));
+        }
+        for (int i = 0; i < 3; i++) {
+            silentSmall.add(node("small-down" + i, small, List.of(condition("Ready", "True", clock.instant()))));
+        }
+        for (String n : nodes) {
+            renewLease(n, clock.instant());
+        }
+        start(settings(50, 4));
+        for (String n : nodes) {
+            cached(n, x -> true);
+        }
+        monitor().monitorNodeHealth();
+
+        clock.advance(Duration.ofSeconds(51));
+        for (String n : healthy) {
+            renewLease(n, clock.instant());
+            cachedLease(n);
+        }
+        monitor().monitorNodeHealth();
+        assertThat(monitor().zoneState(":\0:" + large)).isEqualTo(ZoneState.PARTIAL_DISRUPTION);
+        assertThat(monitor().zoneState(":\0:" + small)).isEqualTo(ZoneState.PARTIAL_DISRUPTION);
+        assertThat(monitor().zoneTainter(":\0:" + large).qps()).isEqualTo(0.01f);
+        for (String n : silentLarge) {
+            cached(n, x -> "Unknown".equals(readyOf(x)));
+        }
+        for (String n : silentSmall) {
+            cached(n, x -> "Unknown".equals(readyOf(x)));
+        }
+        // a second of tainting passes: the large zone's one token, nothing in the small zone
+        for (int i = 0; i < 10; i++) {
+            monitor().doNoExecuteTaintingPass();
+            Thread.sleep(100);
+        }
+        assertThat(silentLarge.stream().filter(n -> !noExecute(n).isEmpty()).count()).isEqualTo(1);
+        for (String n : silentSmall) {
+            assertThat(noExecute(n)).as(n).isEmpty();
+        }
+        for (String n : healthy) {
+            assertThat(noExecute(n)).as(n).isEmpty();
+        }
+    }
+
+    @Test
     void podBoundToAnUnhealthyNodeIsMarkedNotReadyAndDeletedNodeIsRemoved() throws Exception {
         String zone = "zone-" + suffix();
         clock = new MutableClock(now());
