@@ -9,8 +9,12 @@
 # kwokctl runs `qkcm --version` (qkcm answers `Kubernetes v1.34.4 (qkcm ...)`, which kwokctl parses
 # as 1.34.4) and starts it with the flags it gives upstream's kube-controller-manager: --kubeconfig,
 # --authorization-always-allow-paths, --bind-address, --secure-port, --root-ca-file,
-# --service-account-private-key-file (the cluster's CA and SA key) and --node-monitor-period=25s
-# --node-monitor-grace-period=3m20s (kwok renews node leases slowly). This script adds
+# --service-account-private-key-file (the cluster's CA and SA key) and the node monitor periods that
+# match kwok's heartbeats. kwokctl scales every heartbeat by --heartbeat-factor (default 5: node Leases
+# of 200 s renewed every ~50 s, and --node-monitor-grace-period=3m20s); this script creates the cluster
+# with factor 1 — Leases of 40 s renewed every 10 s, --node-monitor-period=5s
+# --node-monitor-grace-period=40s — so that a node that stops heartbeating is noticed as quickly as in a
+# real cluster (upstream's default grace is 50 s). This script adds
 # --bind-address=127.0.0.1 (the last flag wins, as with upstream's flag parser), --leader-elect=true
 # and QKCM_ARGS through kwokctl's --extra-args. In the foreground qkcm's log is followed on this terminal.
 #
@@ -160,14 +164,14 @@ exec {create_lock}>/tmp/qkcm-kwokctl-create.lock
 flock "$create_lock"
 if $noqkcm; then
   log "creating cluster $NAME: etcd, kube-apiserver, kube-scheduler, kwok ($NODES nodes), no controller manager"
-  kwokctl create cluster --name "$NAME" --runtime binary \
+  kwokctl create cluster --name "$NAME" --runtime binary --heartbeat-factor 1 \
     --etcd-binary "$BIN/etcd" --kube-apiserver-binary "$BIN/kube-apiserver" \
     --kube-scheduler-binary "$BIN/kube-scheduler" --kwok-controller-binary "$BIN/kwok" \
     --disable kube-controller-manager ${KWOK_EXTRA[@]+"${KWOK_EXTRA[@]}"} --kubeconfig "$KUBECONFIG_OUT" --wait 2m {create_lock}>&-
   kwokctl --name "$NAME" scale node --replicas "$NODES" {create_lock}>&-
 else
   log "creating cluster $NAME: etcd, kube-apiserver, kube-scheduler, kwok ($NODES nodes), qkcm as kube-controller-manager"
-  kwokctl create cluster --name "$NAME" --runtime binary \
+  kwokctl create cluster --name "$NAME" --runtime binary --heartbeat-factor 1 \
     --etcd-binary "$BIN/etcd" --kube-apiserver-binary "$BIN/kube-apiserver" \
     --kube-scheduler-binary "$BIN/kube-scheduler" --kwok-controller-binary "$BIN/kwok" \
     --kube-controller-manager-binary "$QKCM" --kube-controller-manager-port "$PORT" \
@@ -187,7 +191,7 @@ if $noqkcm; then
     "--root-ca-file=$CLUSTER_DIR/pki/ca.crt"
     "--service-account-private-key-file=$CLUSTER_DIR/pki/admin.key"
     "--leader-elect=true"
-    "--node-monitor-period=25s" "--node-monitor-grace-period=3m20s"
+    "--node-monitor-period=5s" "--node-monitor-grace-period=40s"
   )
   ARGS+=(${USER_ARGS[@]+"${USER_ARGS[@]}"})
   # Dev mode takes the flags as config properties (qkcm.<flag>): QkcmMain's command line is not used there.
