@@ -402,4 +402,29 @@ class ResourceQuotaControllerTest {
                 .containsEntry(new io.qkcm.runtime.informers.GroupVersionResource("apps", "v1", "deployments"), false);
         assertThat(controller.registry().list().size()).isGreaterThan(7);
     }
+
+    /**
+     * A discovered type counted by listing is handed over to the process's shared informer once some
+     * controller asks for one (here the test, as the ReplicaSet controller would): its deletes then
+     * replenish at once, with the resync an hour away.
+     */
+    @Test
+    void listedResourceIsHandedOverToASharedInformer() throws Exception {
+        ResourceQuotaController controller = controller();
+        var replicaSets = new io.qkcm.runtime.informers.GroupVersionResource("apps", "v1", "replicasets");
+        harness.informers.informerFor(io.fabric8.kubernetes.api.model.apps.ReplicaSet.class);
+        await().atMost(TIMEOUT).untilAsserted(() -> assertThat(controller.quotaMonitor().monitoredByInformer())
+                .containsEntry(replicaSets, true));
+
+        String ns = newNamespace(client, "rq-handover");
+        client.apps().replicaSets().inNamespace(ns).resource(new io.fabric8.kubernetes.api.model.apps.ReplicaSetBuilder()
+                .withNewMetadata().withName("rs").endMetadata().withNewSpec().withReplicas(0).withNewSelector()
+                .addToMatchLabels("app", "rs").endSelector().withNewTemplate().withNewMetadata().addToLabels("app", "rs")
+                .endMetadata().withNewSpec().addNewContainer().withName("c").withImage("i").endContainer().endSpec()
+                .endTemplate().endSpec().build()).create();
+        createQuota(ns, "q1", hard("count/replicasets.apps", "5"));
+        awaitUsed(ns, "q1", strings("count/replicasets.apps", "1"));
+        client.apps().replicaSets().inNamespace(ns).withName("rs").delete();
+        awaitUsed(ns, "q1", strings("count/replicasets.apps", "0"));
+    }
 }
