@@ -147,28 +147,37 @@ public final class ResourceQuotaController extends KeyReconciler<ResourceQuota> 
         return (n, o) -> false;
     }
 
-    /** addQuota: the priority queue when the status lacks the spec or a usage some evaluator can compute. */
+    /** addQuota: the priority queue when {@link #needsPriority}, the primary queue otherwise. */
     void addQuota(ResourceQuota quota) {
-        String key = key(quota);
+        if (needsPriority(quota, registry)) {
+            missingUsageQueue.add(key(quota));
+        } else {
+            queue.add(key(quota));
+        }
+    }
+
+    /**
+     * Whether a quota goes to the priority queue: its status lacks the spec's hard limits, or lacks the
+     * usage of a limit some evaluator can compute.
+     */
+    static boolean needsPriority(ResourceQuota quota, Registry registry) {
         Map<String, Quantity> specHard = ResourceLists.of(quota.getSpec() == null ? null : quota.getSpec().getHard());
         ResourceQuotaStatus status = quota.getStatus();
         Map<String, Quantity> statusHard = ResourceLists.of(status == null ? null : status.getHard());
         if (!ResourceLists.equals(specHard, statusHard)) {
-            missingUsageQueue.add(key);
-            return;
+            return true;
         }
         Map<String, ?> used = status == null || status.getUsed() == null ? Map.of() : status.getUsed();
         for (String constraint : statusHard.keySet()) {
             if (!used.containsKey(constraint)) {
                 for (Evaluator evaluator : registry.list()) {
                     if (!evaluator.matchingResources(List.of(constraint)).isEmpty()) {
-                        missingUsageQueue.add(key);
-                        return;
+                        return true;
                     }
                 }
             }
         }
-        queue.add(key);
+        return false;
     }
 
     @Override
