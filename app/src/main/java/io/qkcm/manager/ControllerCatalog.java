@@ -22,6 +22,7 @@ import io.qkcm.controller.nodelifecycle.NodeLifecycleControllerDescriptor;
 import io.qkcm.controller.podgc.PodGarbageCollectorControllerDescriptor;
 import io.qkcm.controller.replicaset.ReplicaSetControllerDescriptor;
 import io.qkcm.controller.replicaset.ReplicationControllerDescriptor;
+import io.qkcm.controller.resourcequota.ResourceQuotaControllerDescriptor;
 import io.qkcm.controller.serviceaccount.LegacyServiceAccountTokenCleanerControllerDescriptor;
 import io.qkcm.controller.serviceaccount.ServiceAccountControllerDescriptor;
 import io.qkcm.controller.serviceaccount.ServiceAccountTokenControllerDescriptor;
@@ -48,7 +49,7 @@ public final class ControllerCatalog {
                 EndpointSliceMirroringControllerDescriptor.DESCRIPTOR,
                 ReplicationControllerDescriptor.DESCRIPTOR,
                 PodGarbageCollectorControllerDescriptor.DESCRIPTOR,
-                ControllerDescriptor.of("resourcequota-controller").withAliases("resourcequota"),
+                ResourceQuotaControllerDescriptor.DESCRIPTOR,
                 NamespaceControllerDescriptor.DESCRIPTOR,
                 ServiceAccountControllerDescriptor.DESCRIPTOR,
                 GarbageCollectorControllerDescriptor.DESCRIPTOR,
