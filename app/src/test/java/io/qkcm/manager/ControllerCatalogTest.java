@@ -111,7 +111,7 @@ class ControllerCatalogTest {
     }
 
     @Test
-    void qkcmsControllersAreImplementedAndNoneOnlyInPart() {
+    void qkcmsControllersAreImplementedAndThosePartialSaySo() {
         assertThat(ControllerCatalog.descriptors().stream().filter(ControllerDescriptor::implemented)
                 .map(ControllerDescriptor::name)).containsExactlyInAnyOrder("serviceaccount-token-controller",
                         "endpoints-controller", "endpointslice-controller", "endpointslice-mirroring-controller",
