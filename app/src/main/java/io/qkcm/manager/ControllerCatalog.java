@@ -7,7 +7,10 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 
+import io.qkcm.controller.bootstrap.BootstrapSignerControllerDescriptor;
+import io.qkcm.controller.bootstrap.TokenCleanerControllerDescriptor;
 import io.qkcm.controller.certificates.rootcacertpublisher.RootCACertificatePublisherControllerDescriptor;
+import io.qkcm.controller.clusterroleaggregation.ClusterRoleAggregationControllerDescriptor;
 import io.qkcm.controller.cronjob.CronJobControllerDescriptor;
 import io.qkcm.controller.daemon.DaemonSetControllerDescriptor;
 import io.qkcm.controller.deployment.DeploymentControllerDescriptor;
@@ -71,10 +74,8 @@ public final class ControllerCatalog {
                 ControllerDescriptor.of("podcertificaterequest-cleaner-controller")
                         .withClientName("podcertificaterequestcleaner").requiringFeatureGates("PodCertificateRequest"),
                 ControllerDescriptor.of("ttl-controller").withAliases("ttl"),
-                ControllerDescriptor.of("bootstrap-signer-controller").withAliases("bootstrapsigner")
-                        .withClientName("bootstrap-signer").offByDefault(),
-                ControllerDescriptor.of("token-cleaner-controller").withAliases("tokencleaner")
-                        .withClientName("token-cleaner").offByDefault(),
+                BootstrapSignerControllerDescriptor.DESCRIPTOR,
+                TokenCleanerControllerDescriptor.DESCRIPTOR,
                 NodeIpamControllerDescriptor.DESCRIPTOR,
                 NodeLifecycleControllerDescriptor.DESCRIPTOR,
                 ControllerDescriptor.of("service-lb-controller").withAliases("service").requiringCloudProvider(),
@@ -87,7 +88,7 @@ public final class ControllerCatalog {
                         .withClientName("attachdetach-controller"),
                 ControllerDescriptor.of("persistentvolume-expander-controller").withAliases("persistentvolume-expander")
                         .withClientName("expand-controller"),
-                ControllerDescriptor.of("clusterrole-aggregation-controller").withAliases("clusterrole-aggregation"),
+                ClusterRoleAggregationControllerDescriptor.DESCRIPTOR,
                 ControllerDescriptor.of("persistentvolumeclaim-protection-controller").withAliases("pvc-protection"),
                 ControllerDescriptor.of("persistentvolume-protection-controller").withAliases("pv-protection"),
                 ControllerDescriptor.of("volumeattributesclass-protection-controller")

@@ -121,7 +121,8 @@ class ControllerCatalogTest {
                         "job-controller", "deployment-controller", "replicaset-controller", "statefulset-controller",
                         "cronjob-controller", "node-lifecycle-controller", "ttl-after-finished-controller",
                         "root-ca-certificate-publisher-controller", "legacy-serviceaccount-token-cleaner-controller",
-                        "node-ipam-controller", "service-cidr-controller");
+                        "node-ipam-controller", "service-cidr-controller",
+                        "bootstrap-signer-controller", "token-cleaner-controller", "clusterrole-aggregation-controller");
         assertThat(ControllerCatalog.upstream().partial()).containsOnlyKeys("resourcequota-controller");
     }
 
