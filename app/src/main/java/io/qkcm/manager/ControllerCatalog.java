@@ -10,6 +10,7 @@ import java.util.Optional;
 import io.qkcm.controller.certificates.rootcacertpublisher.RootCACertificatePublisherControllerDescriptor;
 import io.qkcm.controller.cronjob.CronJobControllerDescriptor;
 import io.qkcm.controller.daemon.DaemonSetControllerDescriptor;
+import io.qkcm.controller.disruption.DisruptionControllerDescriptor;
 import io.qkcm.controller.deployment.DeploymentControllerDescriptor;
 import io.qkcm.controller.endpoint.EndpointsControllerDescriptor;
 import io.qkcm.controller.endpointslice.EndpointSliceControllerDescriptor;
@@ -56,7 +57,7 @@ public final class ControllerCatalog {
                 ReplicaSetControllerDescriptor.DESCRIPTOR,
                 ControllerDescriptor.of("horizontal-pod-autoscaler-controller").withAliases("horizontalpodautoscaling")
                         .withClientName("horizontal-pod-autoscaler"),
-                ControllerDescriptor.of("disruption-controller").withAliases("disruption"),
+                DisruptionControllerDescriptor.DESCRIPTOR,
                 StatefulSetControllerDescriptor.DESCRIPTOR,
                 CronJobControllerDescriptor.DESCRIPTOR,
                 ControllerDescriptor.of("certificatesigningrequest-signing-controller").withAliases("csrsigning")
