@@ -27,10 +27,13 @@ import io.fabric8.kubernetes.api.model.PodConditionBuilder;
 import io.fabric8.kubernetes.api.model.policy.v1.PodDisruptionBudget;
 import io.fabric8.kubernetes.api.model.policy.v1.PodDisruptionBudgetBuilder;
 import io.fabric8.kubernetes.api.model.policy.v1.PodDisruptionBudgetStatus;
+import io.fabric8.kubernetes.client.Config;
 import io.fabric8.kubernetes.client.KubernetesClient;
+import io.fabric8.kubernetes.client.KubernetesClientBuilder;
 import io.fabric8.kubernetes.client.http.HttpRequest;
 import io.fabric8.kubernetes.client.http.HttpResponse;
 import io.qkcm.testing.ControllerHarness;
+import io.qkcm.testing.RealApiServer;
 import io.vertx.core.Vertx;
 
 /** What the disruption controller's tests share: objects as upstream's test builders make them, and waits. */
@@ -181,15 +184,21 @@ final class DisruptionTestSupport {
     record Answer(int code, String body) {
     }
 
+    /**
+     * The eviction request, from a client that does not retry: fabric8 retries a 429 with backoff, which
+     * would turn a refusal into a long wait.
+     */
     static Answer evict(KubernetesClient client, String ns, String name) throws Exception {
         String body = "{\"apiVersion\":\"policy/v1\",\"kind\":\"Eviction\",\"metadata\":{\"name\":\"" + name
                 + "\",\"namespace\":\"" + ns + "\"}}";
-        String url = client.getMasterUrl().toString().replaceAll("/$", "") + "/api/v1/namespaces/" + ns + "/pods/"
-                + name + "/eviction";
-        HttpRequest request = client.getHttpClient().newHttpRequestBuilder().uri(url)
-                .post("application/json", body).build();
-        try {
-            HttpResponse<String> response = client.getHttpClient().sendAsync(request, String.class).get(30,
+        Config config = Config.fromKubeconfig(RealApiServer.get().kubeconfigYaml());
+        config.setRequestRetryBackoffLimit(0);
+        try (KubernetesClient once = new KubernetesClientBuilder().withConfig(config).build()) {
+            String url = once.getMasterUrl().toString().replaceAll("/$", "") + "/api/v1/namespaces/" + ns + "/pods/"
+                    + name + "/eviction";
+            HttpRequest request = once.getHttpClient().newHttpRequestBuilder().uri(url)
+                    .post("application/json", body).build();
+            HttpResponse<String> response = once.getHttpClient().sendAsync(request, String.class).get(30,
                     TimeUnit.SECONDS);
             return new Answer(response.code(), response.body());
         } catch (ExecutionException | TimeoutException e) {
