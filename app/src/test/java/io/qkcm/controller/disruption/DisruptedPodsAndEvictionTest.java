@@ -206,4 +206,40 @@ class DisruptedPodsAndEvictionTest {
         awaitStatus(client, ns, "foobar", 0, 2, 2, 4);
         assertThat(getPdb(client, ns, "foobar").getStatus().getDisruptedPods()).isNullOrEmpty();
     }
+
+    /**
+     * unhealthyPodEvictionPolicy as the eviction API reads it: an unready pod goes when the computed
+     * currentHealthy reaches desiredHealthy (IfHealthyBudget, the default), not when it is below, and always
+     * with AlwaysAllow once the controller has observed that generation.
+     */
+    @Test
+    void unreadyPodsAreEvictedAsTheirPolicyReadsTheComputedHealth() throws Exception {
+        String ns = newNamespace(client, "pdb-unhealthy");
+        TestKubelet kubelet = new TestKubelet(client);
+        pdb(client, ns, "foobar", new IntOrString(2), null, fooBar());
+        kubelet.runningAndReady(pod(client, ns, "p0", fooBar(), null, true));
+        Pod p1 = kubelet.runningAndReady(pod(client, ns, "p1", fooBar(), null, true));
+        kubelet.running(pod(client, ns, "unready", fooBar(), null, false), false, null);
+        awaitStatus(client, ns, "foobar", 0, 2, 2, 3);
+
+        DisruptionTestSupport.Answer unready = evict(client, ns, "unready");
+        assertThat(unready.code()).as(unready.body()).isEqualTo(201);
+        assertThat(evict(client, ns, "p0").code()).isEqualTo(429);
+
+        kubelet.running(p1, false, null);
+        awaitStatus(client, ns, "foobar", 0, 1, 2, 3);
+        DisruptionTestSupport.Answer belowBudget = evict(client, ns, "p1");
+        assertThat(belowBudget.code()).as(belowBudget.body()).isEqualTo(429);
+
+        PodDisruptionBudget always = client.policy().v1().podDisruptionBudget().inNamespace(ns).withName("foobar")
+                .edit(p -> {
+                    p.getSpec().setUnhealthyPodEvictionPolicy("AlwaysAllow");
+                    return p;
+                });
+        assertThat(always.getMetadata().getGeneration()).isEqualTo(2L);
+        assertThat(awaitStatus(client, ns, "foobar", 0, 1, 2, 3).getStatus().getObservedGeneration()).isEqualTo(2L);
+        DisruptionTestSupport.Answer alwaysAllowed = evict(client, ns, "p1");
+        assertThat(alwaysAllowed.code()).as(alwaysAllowed.body()).isEqualTo(201);
+        assertThat(client.pods().inNamespace(ns).withName("p0").get().getMetadata().getDeletionTimestamp()).isNull();
+    }
 }
