@@ -373,48 +373,53 @@ class DisruptionControllerTest {
         String suffix = Long.toString(System.nanoTime() % 1_000_000L, 36);
         CustomResourceDefinition scaled = crd(group, "scalers" + suffix, "Scaler" + suffix, true);
         CustomResourceDefinition plain = crd(group, "plains" + suffix, "Plain" + suffix, false);
-        String ns = newNamespace(client, "pdb-crd");
+        try {
+            String ns = newNamespace(client, "pdb-crd");
 
-        GenericKubernetesResource scaler = client.genericKubernetesResources(context(scaled)).inNamespace(ns)
-                .resource(new GenericKubernetesResourceBuilder().withApiVersion(group + "/v1")
-                        .withKind(scaled.getSpec().getNames().getKind()).withNewMetadata().withName("workload")
-                        .endMetadata().addToAdditionalProperties("spec", Map.of("replicas", 5)).build())
-                .create();
-        pdb(client, ns, "scaled", null, new IntOrString(3), Map.of("app", "scaled"));
-        List<Pod> pods = new ArrayList<>();
-        for (int i = 0; i < 3; i++) {
-            pods.add(pod(client, ns, "scaled-" + i, Map.of("app", "scaled"), controllerRef(scaler), true));
+            GenericKubernetesResource scaler = client.genericKubernetesResources(context(scaled)).inNamespace(ns)
+                    .resource(new GenericKubernetesResourceBuilder().withApiVersion(group + "/v1")
+                            .withKind(scaled.getSpec().getNames().getKind()).withNewMetadata().withName("workload")
+                            .endMetadata().addToAdditionalProperties("spec", Map.of("replicas", 5)).build())
+                    .create();
+            pdb(client, ns, "scaled", null, new IntOrString(3), Map.of("app", "scaled"));
+            List<Pod> pods = new ArrayList<>();
+            for (int i = 0; i < 3; i++) {
+                pods.add(pod(client, ns, "scaled-" + i, Map.of("app", "scaled"), controllerRef(scaler), true));
+            }
+            // the controller's REST mapper may predate the CRD: it rediscovers on a miss, so a later pod change
+            // gets it right (upstream's mapper resets every 30 s)
+            await().atMost(Duration.ofSeconds(60)).pollInterval(Duration.ofSeconds(2)).until(() -> {
+                PodDisruptionBudget p = getPdb(client, ns, "scaled");
+                boolean done = p.getStatus() != null && DisruptionTestSupport.Counts.of(p.getStatus())
+                        .equals(new DisruptionTestSupport.Counts(1, 3, 2, 5));
+                if (!done) {
+                    poke(client, pods.get(0));
+                }
+                return done;
+            });
+
+            GenericKubernetesResource plainObject = client.genericKubernetesResources(context(plain)).inNamespace(ns)
+                    .resource(new GenericKubernetesResourceBuilder().withApiVersion(group + "/v1")
+                            .withKind(plain.getSpec().getNames().getKind()).withNewMetadata().withName("workload")
+                            .endMetadata().build())
+                    .create();
+            pdb(client, ns, "plain", new IntOrString("50%"), null, Map.of("app", "plain"));
+            Pod plainPod = pod(client, ns, "plain-0", Map.of("app", "plain"), controllerRef(plainObject), true);
+            String message = plain.getSpec().getNames().getPlural() + "." + group
+                    + " does not implement the scale subresource";
+            await().atMost(Duration.ofSeconds(60)).pollInterval(Duration.ofSeconds(2)).until(() -> {
+                PodDisruptionBudget p = getPdb(client, ns, "plain");
+                Condition c = p.getStatus() == null ? null : condition(p);
+                boolean done = c != null && message.equals(c.getMessage()) && "SyncFailed".equals(c.getReason());
+                if (!done) {
+                    poke(client, plainPod);
+                }
+                return done;
+            });
+        } finally {
+            client.apiextensions().v1().customResourceDefinitions().resource(scaled).delete();
+            client.apiextensions().v1().customResourceDefinitions().resource(plain).delete();
         }
-        // the controller's REST mapper may predate the CRD: it rediscovers on a miss, so a later pod change
-        // gets it right (upstream's mapper resets every 30 s)
-        await().atMost(Duration.ofSeconds(60)).pollInterval(Duration.ofSeconds(2)).until(() -> {
-            PodDisruptionBudget p = getPdb(client, ns, "scaled");
-            boolean done = p.getStatus() != null && DisruptionTestSupport.Counts.of(p.getStatus())
-                    .equals(new DisruptionTestSupport.Counts(1, 3, 2, 5));
-            if (!done) {
-                poke(client, pods.get(0));
-            }
-            return done;
-        });
-
-        GenericKubernetesResource plainObject = client.genericKubernetesResources(context(plain)).inNamespace(ns)
-                .resource(new GenericKubernetesResourceBuilder().withApiVersion(group + "/v1")
-                        .withKind(plain.getSpec().getNames().getKind()).withNewMetadata().withName("workload")
-                        .endMetadata().build())
-                .create();
-        pdb(client, ns, "plain", new IntOrString("50%"), null, Map.of("app", "plain"));
-        Pod plainPod = pod(client, ns, "plain-0", Map.of("app", "plain"), controllerRef(plainObject), true);
-        String message = plain.getSpec().getNames().getPlural() + "." + group
-                + " does not implement the scale subresource";
-        await().atMost(Duration.ofSeconds(60)).pollInterval(Duration.ofSeconds(2)).until(() -> {
-            PodDisruptionBudget p = getPdb(client, ns, "plain");
-            Condition c = p.getStatus() == null ? null : condition(p);
-            boolean done = c != null && message.equals(c.getMessage()) && "SyncFailed".equals(c.getReason());
-            if (!done) {
-                poke(client, plainPod);
-            }
-            return done;
-        });
     }
 
     private static ResourceDefinitionContext context(CustomResourceDefinition crd) {
