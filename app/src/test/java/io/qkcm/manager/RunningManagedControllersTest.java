@@ -75,9 +75,9 @@ class RunningManagedControllersTest {
                     .isEqualTo(manager.leaderElection().orElseThrow().identity());
         }
         // enabled but not implemented: reported, and no series pretending they run
-        assertThat(manager.selection().notImplemented()).contains("ttl-controller", "disruption-controller")
+        assertThat(manager.selection().notImplemented()).contains("ttl-controller", "clusterrole-aggregation-controller")
                 .doesNotContain("replicaset-controller", "deployment-controller", ProbeControllerImplementation.NAME);
-        for (String name : new String[] { "ttl-controller", "disruption-controller", "replicaset-controller",
+        for (String name : new String[] { "ttl-controller", "clusterrole-aggregation-controller", "replicaset-controller",
                 "deployment-controller", "token-cleaner-controller" }) {
             assertThat(running(name)).as(name).isNull();
         }

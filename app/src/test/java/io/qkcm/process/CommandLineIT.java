@@ -49,7 +49,8 @@ class CommandLineIT {
                     "--leader-elect-release-on-cancel", "[no effect]", "replicaset-controller",
                     "bootstrap-signer-controller");
             // implemented (+), partial (~, with what is missing) and not implemented are told apart
-            assertThat(p.stdout()).contains("*+ replicaset-controller\n", "*+ job-controller\n", "*  disruption-controller\n",
+            assertThat(p.stdout()).contains("*+ replicaset-controller\n", "*+ job-controller\n", "*+ disruption-controller\n",
+                    "*  ttl-controller\n",
                     "*~ node-lifecycle-controller (partial: only the NoSchedule taint pass");
         }
     }

@@ -48,10 +48,11 @@ class ControllerSelectionIT {
     void notImplementedControllersAreReportedByName() {
         String out = runUntilStarted("selection-star", "*,-replicaset,-endpoint,bootstrapsigner");
         List<String> reported = notImplemented(out);
-        assertThat(reported).contains("disruption-controller", "resourcequota-controller", "bootstrap-signer-controller")
+        assertThat(reported).contains("ttl-controller", "resourcequota-controller", "bootstrap-signer-controller")
                 // implemented ones run instead of being reported
                 .doesNotContain("garbage-collector-controller", "namespace-controller", "deployment-controller",
-                        "job-controller", "daemonset-controller", "statefulset-controller", "cronjob-controller")
+                        "job-controller", "daemonset-controller", "statefulset-controller", "cronjob-controller",
+                        "disruption-controller")
                 // removed by name or alias
                 .doesNotContain("replicaset-controller", "endpoints-controller")
                 // off by default and not named
@@ -61,7 +62,7 @@ class ControllerSelectionIT {
         assertThat(out).contains("skipping service-lb-controller: cloud provider controller",
                 "skipping podcertificaterequest-cleaner-controller: feature gate PodCertificateRequest is disabled");
         assertThat(out).doesNotContain("Started controller bootstrap-signer-controller",
-                "Started controller replicaset-controller", "Started controller disruption-controller");
+                "Started controller replicaset-controller", "Started controller ttl-controller");
         assertThat(out).contains("Started controller garbage-collector-controller",
                 "Started controller deployment-controller", "Started controller job-controller");
     }
