@@ -13,6 +13,7 @@ import io.qkcm.controller.certificates.rootcacertpublisher.RootCACertificatePubl
 import io.qkcm.controller.clusterroleaggregation.ClusterRoleAggregationControllerDescriptor;
 import io.qkcm.controller.cronjob.CronJobControllerDescriptor;
 import io.qkcm.controller.daemon.DaemonSetControllerDescriptor;
+import io.qkcm.controller.disruption.DisruptionControllerDescriptor;
 import io.qkcm.controller.deployment.DeploymentControllerDescriptor;
 import io.qkcm.controller.endpoint.EndpointsControllerDescriptor;
 import io.qkcm.controller.endpointslice.EndpointSliceControllerDescriptor;
@@ -62,7 +63,7 @@ public final class ControllerCatalog {
                 ReplicaSetControllerDescriptor.DESCRIPTOR,
                 ControllerDescriptor.of("horizontal-pod-autoscaler-controller").withAliases("horizontalpodautoscaling")
                         .withClientName("horizontal-pod-autoscaler"),
-                ControllerDescriptor.of("disruption-controller").withAliases("disruption"),
+                DisruptionControllerDescriptor.DESCRIPTOR,
                 StatefulSetControllerDescriptor.DESCRIPTOR,
                 CronJobControllerDescriptor.DESCRIPTOR,
                 ControllerDescriptor.of("certificatesigningrequest-signing-controller").withAliases("csrsigning")

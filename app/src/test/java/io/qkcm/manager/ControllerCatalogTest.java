@@ -122,7 +122,8 @@ class ControllerCatalogTest {
                         "cronjob-controller", "node-lifecycle-controller", "ttl-after-finished-controller",
                         "root-ca-certificate-publisher-controller", "legacy-serviceaccount-token-cleaner-controller",
                         "node-ipam-controller", "service-cidr-controller",
-                        "bootstrap-signer-controller", "token-cleaner-controller", "clusterrole-aggregation-controller");
+                        "bootstrap-signer-controller", "token-cleaner-controller", "clusterrole-aggregation-controller",
+                        "disruption-controller");
         assertThat(ControllerCatalog.upstream().partial()).containsOnlyKeys("resourcequota-controller");
     }
 

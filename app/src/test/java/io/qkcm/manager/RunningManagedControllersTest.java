@@ -75,9 +75,9 @@ class RunningManagedControllersTest {
                     .isEqualTo(manager.leaderElection().orElseThrow().identity());
         }
         // enabled but not implemented: reported, and no series pretending they run
-        assertThat(manager.selection().notImplemented()).contains("ttl-controller", "disruption-controller")
+        assertThat(manager.selection().notImplemented()).contains("horizontal-pod-autoscaler-controller", "persistentvolume-binder-controller")
                 .doesNotContain("replicaset-controller", "deployment-controller", ProbeControllerImplementation.NAME);
-        for (String name : new String[] { "ttl-controller", "disruption-controller", "replicaset-controller",
+        for (String name : new String[] { "horizontal-pod-autoscaler-controller", "persistentvolume-binder-controller", "replicaset-controller",
                 "deployment-controller", "token-cleaner-controller" }) {
             assertThat(running(name)).as(name).isNull();
         }

@@ -48,9 +48,10 @@ class CommandLineIT {
             assertThat(p.stdout()).contains("--kube-api-qps", "--leader-elect-lease-duration", "--controllers",
                     "--leader-elect-release-on-cancel", "[no effect]", "replicaset-controller",
                     "bootstrap-signer-controller");
-            // implemented (+) and not implemented are told apart
-            assertThat(p.stdout()).contains("*+ replicaset-controller\n", "*+ job-controller\n", "*  disruption-controller\n",
-                    "*+ node-lifecycle-controller\n");
+            // implemented (+), partial (~, with what is missing) and not implemented are told apart
+            assertThat(p.stdout()).contains("*+ replicaset-controller\n", "*+ job-controller\n", "*+ disruption-controller\n",
+                    "*+ node-lifecycle-controller\n", "*  horizontal-pod-autoscaler-controller\n",
+                    "*~ resourcequota-controller (partial: ");
         }
     }
 

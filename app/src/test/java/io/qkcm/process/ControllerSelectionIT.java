@@ -48,11 +48,11 @@ class ControllerSelectionIT {
     void notImplementedControllersAreReportedByName() {
         String out = runUntilStarted("selection-star", "*,-replicaset,-endpoint,bootstrapsigner");
         List<String> reported = notImplemented(out);
-        assertThat(reported).contains("disruption-controller", "resourcequota-controller")
+        assertThat(reported).contains("horizontal-pod-autoscaler-controller", "persistentvolume-binder-controller")
                 // implemented ones run instead of being reported (bootstrap-signer: off by default, named)
                 .doesNotContain("garbage-collector-controller", "namespace-controller", "deployment-controller",
                         "job-controller", "daemonset-controller", "statefulset-controller", "cronjob-controller",
-                        "bootstrap-signer-controller")
+                        "bootstrap-signer-controller", "disruption-controller", "resourcequota-controller")
                 // removed by name or alias
                 .doesNotContain("replicaset-controller", "endpoints-controller")
                 // off by default and not named
@@ -62,16 +62,16 @@ class ControllerSelectionIT {
         assertThat(out).contains("skipping service-lb-controller: cloud provider controller",
                 "skipping podcertificaterequest-cleaner-controller: feature gate PodCertificateRequest is disabled");
         assertThat(out).doesNotContain("Started controller replicaset-controller",
-                "Started controller disruption-controller", "Started controller token-cleaner-controller");
+                "Started controller token-cleaner-controller", "Started controller horizontal-pod-autoscaler-controller");
         assertThat(out).contains("Started controller bootstrap-signer-controller",
-                "Started controller garbage-collector-controller",
+                "Started controller disruption-controller", "Started controller garbage-collector-controller",
                 "Started controller deployment-controller", "Started controller job-controller");
     }
 
     @Test
     void onlyNamedControllersWithoutStar() {
-        String out = runUntilStarted("selection-named", "tokencleaner,ttl");
-        assertThat(notImplemented(out)).containsExactly("ttl-controller");
+        String out = runUntilStarted("selection-named", "tokencleaner,horizontalpodautoscaling");
+        assertThat(notImplemented(out)).containsExactly("horizontal-pod-autoscaler-controller");
         assertThat(out).contains("Started controller token-cleaner-controller");
     }
 }
