@@ -26,6 +26,7 @@ import io.qkcm.controller.serviceaccount.ServiceAccountControllerDescriptor;
 import io.qkcm.controller.serviceaccount.ServiceAccountTokenControllerDescriptor;
 import io.qkcm.controller.statefulset.StatefulSetControllerDescriptor;
 import io.qkcm.controller.ttlafterfinished.TTLAfterFinishedControllerDescriptor;
+import io.qkcm.controller.volume.pvcprotection.PersistentVolumeClaimProtectionControllerDescriptor;
 import io.qkcm.runtime.josdk.ControllerDescriptor;
 
 /**
@@ -86,7 +87,7 @@ public final class ControllerCatalog {
                 ControllerDescriptor.of("persistentvolume-expander-controller").withAliases("persistentvolume-expander")
                         .withClientName("expand-controller"),
                 ControllerDescriptor.of("clusterrole-aggregation-controller").withAliases("clusterrole-aggregation"),
-                ControllerDescriptor.of("persistentvolumeclaim-protection-controller").withAliases("pvc-protection"),
+                PersistentVolumeClaimProtectionControllerDescriptor.DESCRIPTOR,
                 ControllerDescriptor.of("persistentvolume-protection-controller").withAliases("pv-protection"),
                 ControllerDescriptor.of("volumeattributesclass-protection-controller")
                         .requiringFeatureGates("VolumeAttributesClass"),

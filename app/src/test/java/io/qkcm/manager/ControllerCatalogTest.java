@@ -78,8 +78,8 @@ class ControllerCatalogTest {
             row("persistentvolume-attach-detach-controller", "attachdetach", "attachdetach-controller"),
             row("persistentvolume-expander-controller", "persistentvolume-expander", "expand-controller"),
             row("clusterrole-aggregation-controller", "clusterrole-aggregation", null),
-            row("persistentvolumeclaim-protection-controller", "pvc-protection", null),
-            row("persistentvolume-protection-controller", "pv-protection", null),
+            row("persistentvolumeclaim-protection-controller", "pvc-protection", "pvc-protection-controller"),
+            row("persistentvolume-protection-controller", "pv-protection", "pv-protection-controller"),
             row("volumeattributesclass-protection-controller", null, null, "VolumeAttributesClass"),
             row("ttl-after-finished-controller", "ttl-after-finished", null),
             row("root-ca-certificate-publisher-controller", "root-ca-cert-publisher", "root-ca-cert-publisher"),
@@ -119,7 +119,8 @@ class ControllerCatalogTest {
                         "serviceaccount-controller", "garbage-collector-controller", "daemonset-controller",
                         "job-controller", "deployment-controller", "replicaset-controller", "statefulset-controller",
                         "cronjob-controller", "node-lifecycle-controller", "ttl-after-finished-controller",
-                        "root-ca-certificate-publisher-controller", "legacy-serviceaccount-token-cleaner-controller");
+                        "root-ca-certificate-publisher-controller", "legacy-serviceaccount-token-cleaner-controller",
+                        "persistentvolumeclaim-protection-controller");
         assertThat(ControllerCatalog.upstream().partial()).containsOnlyKeys("node-lifecycle-controller");
     }
 
