@@ -27,6 +27,7 @@ import io.qkcm.controller.serviceaccount.ServiceAccountTokenControllerDescriptor
 import io.qkcm.controller.statefulset.StatefulSetControllerDescriptor;
 import io.qkcm.controller.ttlafterfinished.TTLAfterFinishedControllerDescriptor;
 import io.qkcm.controller.volume.pvcprotection.PersistentVolumeClaimProtectionControllerDescriptor;
+import io.qkcm.controller.volume.pvprotection.PersistentVolumeProtectionControllerDescriptor;
 import io.qkcm.runtime.josdk.ControllerDescriptor;
 
 /**
@@ -88,7 +89,7 @@ public final class ControllerCatalog {
                         .withClientName("expand-controller"),
                 ControllerDescriptor.of("clusterrole-aggregation-controller").withAliases("clusterrole-aggregation"),
                 PersistentVolumeClaimProtectionControllerDescriptor.DESCRIPTOR,
-                ControllerDescriptor.of("persistentvolume-protection-controller").withAliases("pv-protection"),
+                PersistentVolumeProtectionControllerDescriptor.DESCRIPTOR,
                 ControllerDescriptor.of("volumeattributesclass-protection-controller")
                         .requiringFeatureGates("VolumeAttributesClass"),
                 TTLAfterFinishedControllerDescriptor.DESCRIPTOR,
