@@ -26,6 +26,7 @@ import io.qkcm.controller.serviceaccount.ServiceAccountControllerDescriptor;
 import io.qkcm.controller.serviceaccount.ServiceAccountTokenControllerDescriptor;
 import io.qkcm.controller.statefulset.StatefulSetControllerDescriptor;
 import io.qkcm.controller.ttlafterfinished.TTLAfterFinishedControllerDescriptor;
+import io.qkcm.controller.volume.ephemeral.EphemeralVolumeControllerDescriptor;
 import io.qkcm.controller.volume.pvcprotection.PersistentVolumeClaimProtectionControllerDescriptor;
 import io.qkcm.controller.volume.pvprotection.PersistentVolumeProtectionControllerDescriptor;
 import io.qkcm.runtime.josdk.ControllerDescriptor;
@@ -96,7 +97,7 @@ public final class ControllerCatalog {
                 RootCACertificatePublisherControllerDescriptor.DESCRIPTOR,
                 ControllerDescriptor.of("kube-apiserver-serving-clustertrustbundle-publisher-controller")
                         .requiringFeatureGates("ClusterTrustBundle"),
-                ControllerDescriptor.of("ephemeral-volume-controller").withAliases("ephemeral-volume"),
+                EphemeralVolumeControllerDescriptor.DESCRIPTOR,
                 ControllerDescriptor.of("storageversion-garbage-collector-controller").withAliases("storage-version-gc")
                         .withClientName("storage-version-garbage-collector")
                         .requiringFeatureGates("APIServerIdentity", "StorageVersionAPI"),

@@ -120,7 +120,8 @@ class ControllerCatalogTest {
                         "job-controller", "deployment-controller", "replicaset-controller", "statefulset-controller",
                         "cronjob-controller", "node-lifecycle-controller", "ttl-after-finished-controller",
                         "root-ca-certificate-publisher-controller", "legacy-serviceaccount-token-cleaner-controller",
-                        "persistentvolumeclaim-protection-controller", "persistentvolume-protection-controller");
+                        "persistentvolumeclaim-protection-controller", "persistentvolume-protection-controller",
+                        "ephemeral-volume-controller");
         assertThat(ControllerCatalog.upstream().partial()).containsOnlyKeys("node-lifecycle-controller");
     }
 

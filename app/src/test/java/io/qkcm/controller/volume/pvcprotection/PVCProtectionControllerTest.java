@@ -239,6 +239,8 @@ class PVCProtectionControllerTest {
                     .isZero();
             release(owner);
             release(stranger);
+            // no pod with an ephemeral volume is left for other tests' controllers
+            forceDelete(stranger);
         }
     }
 
