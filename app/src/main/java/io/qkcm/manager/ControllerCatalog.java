@@ -21,6 +21,7 @@ import io.qkcm.controller.nodelifecycle.NodeLifecycleControllerDescriptor;
 import io.qkcm.controller.podgc.PodGarbageCollectorControllerDescriptor;
 import io.qkcm.controller.replicaset.ReplicaSetControllerDescriptor;
 import io.qkcm.controller.replicaset.ReplicationControllerDescriptor;
+import io.qkcm.controller.resourceclaim.ResourceClaimControllerDescriptor;
 import io.qkcm.controller.serviceaccount.LegacyServiceAccountTokenCleanerControllerDescriptor;
 import io.qkcm.controller.serviceaccount.ServiceAccountControllerDescriptor;
 import io.qkcm.controller.serviceaccount.ServiceAccountTokenControllerDescriptor;
@@ -101,8 +102,7 @@ public final class ControllerCatalog {
                 ControllerDescriptor.of("storageversion-garbage-collector-controller").withAliases("storage-version-gc")
                         .withClientName("storage-version-garbage-collector")
                         .requiringFeatureGates("APIServerIdentity", "StorageVersionAPI"),
-                ControllerDescriptor.of("resourceclaim-controller").withAliases("resource-claim-controller")
-                        .withClientName("resource-claim-controller").requiringFeatureGates("DynamicResourceAllocation"),
+                ResourceClaimControllerDescriptor.DESCRIPTOR,
                 ControllerDescriptor.of("device-taint-eviction-controller")
                         .requiringFeatureGates("DynamicResourceAllocation", "DRADeviceTaints"),
                 LegacyServiceAccountTokenCleanerControllerDescriptor.DESCRIPTOR,

@@ -121,8 +121,9 @@ class ControllerCatalogTest {
                         "cronjob-controller", "node-lifecycle-controller", "ttl-after-finished-controller",
                         "root-ca-certificate-publisher-controller", "legacy-serviceaccount-token-cleaner-controller",
                         "persistentvolumeclaim-protection-controller", "persistentvolume-protection-controller",
-                        "ephemeral-volume-controller");
-        assertThat(ControllerCatalog.upstream().partial()).containsOnlyKeys("node-lifecycle-controller");
+                        "ephemeral-volume-controller", "resourceclaim-controller");
+        assertThat(ControllerCatalog.upstream().partial()).containsOnlyKeys("node-lifecycle-controller",
+                "resourceclaim-controller");
     }
 
     /**
