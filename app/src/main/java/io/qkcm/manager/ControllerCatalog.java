@@ -30,6 +30,7 @@ import io.qkcm.controller.ttlafterfinished.TTLAfterFinishedControllerDescriptor;
 import io.qkcm.controller.volume.ephemeral.EphemeralVolumeControllerDescriptor;
 import io.qkcm.controller.volume.pvcprotection.PersistentVolumeClaimProtectionControllerDescriptor;
 import io.qkcm.controller.volume.pvprotection.PersistentVolumeProtectionControllerDescriptor;
+import io.qkcm.controller.volume.vacprotection.VolumeAttributesClassProtectionControllerDescriptor;
 import io.qkcm.runtime.josdk.ControllerDescriptor;
 
 /**
@@ -92,8 +93,7 @@ public final class ControllerCatalog {
                 ControllerDescriptor.of("clusterrole-aggregation-controller").withAliases("clusterrole-aggregation"),
                 PersistentVolumeClaimProtectionControllerDescriptor.DESCRIPTOR,
                 PersistentVolumeProtectionControllerDescriptor.DESCRIPTOR,
-                ControllerDescriptor.of("volumeattributesclass-protection-controller")
-                        .requiringFeatureGates("VolumeAttributesClass"),
+                VolumeAttributesClassProtectionControllerDescriptor.DESCRIPTOR,
                 TTLAfterFinishedControllerDescriptor.DESCRIPTOR,
                 RootCACertificatePublisherControllerDescriptor.DESCRIPTOR,
                 ControllerDescriptor.of("kube-apiserver-serving-clustertrustbundle-publisher-controller")

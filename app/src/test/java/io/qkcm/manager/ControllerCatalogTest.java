@@ -121,7 +121,8 @@ class ControllerCatalogTest {
                         "cronjob-controller", "node-lifecycle-controller", "ttl-after-finished-controller",
                         "root-ca-certificate-publisher-controller", "legacy-serviceaccount-token-cleaner-controller",
                         "persistentvolumeclaim-protection-controller", "persistentvolume-protection-controller",
-                        "ephemeral-volume-controller", "resourceclaim-controller");
+                        "ephemeral-volume-controller", "resourceclaim-controller",
+                        "volumeattributesclass-protection-controller");
         assertThat(ControllerCatalog.upstream().partial()).containsOnlyKeys("node-lifecycle-controller",
                 "resourceclaim-controller");
     }
