@@ -27,12 +27,17 @@ import io.qkcm.controller.podgc.PodGarbageCollectorControllerDescriptor;
 import io.qkcm.controller.replicaset.ReplicaSetControllerDescriptor;
 import io.qkcm.controller.replicaset.ReplicationControllerDescriptor;
 import io.qkcm.controller.resourcequota.ResourceQuotaControllerDescriptor;
+import io.qkcm.controller.resourceclaim.ResourceClaimControllerDescriptor;
 import io.qkcm.controller.serviceaccount.LegacyServiceAccountTokenCleanerControllerDescriptor;
 import io.qkcm.controller.serviceaccount.ServiceAccountControllerDescriptor;
 import io.qkcm.controller.serviceaccount.ServiceAccountTokenControllerDescriptor;
 import io.qkcm.controller.servicecidrs.ServiceCIDRsControllerDescriptor;
 import io.qkcm.controller.statefulset.StatefulSetControllerDescriptor;
 import io.qkcm.controller.ttlafterfinished.TTLAfterFinishedControllerDescriptor;
+import io.qkcm.controller.volume.ephemeral.EphemeralVolumeControllerDescriptor;
+import io.qkcm.controller.volume.pvcprotection.PersistentVolumeClaimProtectionControllerDescriptor;
+import io.qkcm.controller.volume.pvprotection.PersistentVolumeProtectionControllerDescriptor;
+import io.qkcm.controller.volume.vacprotection.VolumeAttributesClassProtectionControllerDescriptor;
 import io.qkcm.runtime.josdk.ControllerDescriptor;
 
 /**
@@ -90,20 +95,18 @@ public final class ControllerCatalog {
                 ControllerDescriptor.of("persistentvolume-expander-controller").withAliases("persistentvolume-expander")
                         .withClientName("expand-controller"),
                 ClusterRoleAggregationControllerDescriptor.DESCRIPTOR,
-                ControllerDescriptor.of("persistentvolumeclaim-protection-controller").withAliases("pvc-protection"),
-                ControllerDescriptor.of("persistentvolume-protection-controller").withAliases("pv-protection"),
-                ControllerDescriptor.of("volumeattributesclass-protection-controller")
-                        .requiringFeatureGates("VolumeAttributesClass"),
+                PersistentVolumeClaimProtectionControllerDescriptor.DESCRIPTOR,
+                PersistentVolumeProtectionControllerDescriptor.DESCRIPTOR,
+                VolumeAttributesClassProtectionControllerDescriptor.DESCRIPTOR,
                 TTLAfterFinishedControllerDescriptor.DESCRIPTOR,
                 RootCACertificatePublisherControllerDescriptor.DESCRIPTOR,
                 ControllerDescriptor.of("kube-apiserver-serving-clustertrustbundle-publisher-controller")
                         .requiringFeatureGates("ClusterTrustBundle"),
-                ControllerDescriptor.of("ephemeral-volume-controller").withAliases("ephemeral-volume"),
+                EphemeralVolumeControllerDescriptor.DESCRIPTOR,
                 ControllerDescriptor.of("storageversion-garbage-collector-controller").withAliases("storage-version-gc")
                         .withClientName("storage-version-garbage-collector")
                         .requiringFeatureGates("APIServerIdentity", "StorageVersionAPI"),
-                ControllerDescriptor.of("resourceclaim-controller").withAliases("resource-claim-controller")
-                        .withClientName("resource-claim-controller").requiringFeatureGates("DynamicResourceAllocation"),
+                ResourceClaimControllerDescriptor.DESCRIPTOR,
                 ControllerDescriptor.of("device-taint-eviction-controller")
                         .requiringFeatureGates("DynamicResourceAllocation", "DRADeviceTaints"),
                 LegacyServiceAccountTokenCleanerControllerDescriptor.DESCRIPTOR,

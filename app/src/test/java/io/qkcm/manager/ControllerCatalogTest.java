@@ -78,8 +78,8 @@ class ControllerCatalogTest {
             row("persistentvolume-attach-detach-controller", "attachdetach", "attachdetach-controller"),
             row("persistentvolume-expander-controller", "persistentvolume-expander", "expand-controller"),
             row("clusterrole-aggregation-controller", "clusterrole-aggregation", null),
-            row("persistentvolumeclaim-protection-controller", "pvc-protection", null),
-            row("persistentvolume-protection-controller", "pv-protection", null),
+            row("persistentvolumeclaim-protection-controller", "pvc-protection", "pvc-protection-controller"),
+            row("persistentvolume-protection-controller", "pv-protection", "pv-protection-controller"),
             row("volumeattributesclass-protection-controller", null, null, "VolumeAttributesClass"),
             row("ttl-after-finished-controller", "ttl-after-finished", null),
             row("root-ca-certificate-publisher-controller", "root-ca-cert-publisher", "root-ca-cert-publisher"),
@@ -123,8 +123,12 @@ class ControllerCatalogTest {
                         "root-ca-certificate-publisher-controller", "legacy-serviceaccount-token-cleaner-controller",
                         "node-ipam-controller", "service-cidr-controller",
                         "bootstrap-signer-controller", "token-cleaner-controller", "clusterrole-aggregation-controller",
-                        "disruption-controller");
-        assertThat(ControllerCatalog.upstream().partial()).containsOnlyKeys("resourcequota-controller");
+                        "disruption-controller",
+                        "persistentvolumeclaim-protection-controller", "persistentvolume-protection-controller",
+                        "ephemeral-volume-controller", "resourceclaim-controller",
+                        "volumeattributesclass-protection-controller");
+        assertThat(ControllerCatalog.upstream().partial()).containsOnlyKeys("resourcequota-controller",
+                "resourceclaim-controller");
     }
 
     /**

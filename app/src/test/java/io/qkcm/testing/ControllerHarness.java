@@ -62,7 +62,17 @@ public final class ControllerHarness<C extends KeyReconciler<?>> implements Auto
      */
     public static <C extends KeyReconciler<?>> ControllerHarness<C> create(Vertx vertx, String name, String clientName,
             Map<String, String> config, Function<ControllerContext, C> build) {
-        return new ControllerHarness<>(vertx, name, clientName, config, null, build);
+        return new ControllerHarness<>(vertx, name, clientName, config, null, build, null);
+    }
+
+    /**
+     * As {@link #create(Vertx, String, String, Map, Function)}, with {@code companions} of the controller run in
+     * its Operator beside it (a controller whose upstream queue is two reconcilers here).
+     */
+    public static <C extends KeyReconciler<?>> ControllerHarness<C> create(Vertx vertx, String name, String clientName,
+            Map<String, String> config, Function<ControllerContext, C> build,
+            Function<C, java.util.List<KeyReconciler<?>>> companions) {
+        return new ControllerHarness<>(vertx, name, clientName, config, null, build, companions);
     }
 
     /**
@@ -72,11 +82,12 @@ public final class ControllerHarness<C extends KeyReconciler<?>> implements Auto
      */
     public static <C extends KeyReconciler<?>> ControllerHarness<C> withInformersVia(Vertx vertx, String name,
             java.nio.file.Path informerKubeconfig, Function<ControllerContext, C> build) {
-        return new ControllerHarness<>(vertx, name, name, Map.of(), informerKubeconfig, build);
+        return new ControllerHarness<>(vertx, name, name, Map.of(), informerKubeconfig, build, null);
     }
 
     private ControllerHarness(Vertx vertx, String name, String clientName, Map<String, String> config,
-            java.nio.file.Path informerKubeconfig, Function<ControllerContext, C> build) {
+            java.nio.file.Path informerKubeconfig, Function<ControllerContext, C> build,
+            Function<C, java.util.List<KeyReconciler<?>>> companions) {
         Map<String, String> all = new HashMap<>(config);
         all.put("qkcm.kubeconfig", RealApiServer.get().kubeconfig().toString());
         options = new ControllerManagerOptions(Flags.upstream(), flag -> Optional.ofNullable(all.get(flag)));
@@ -101,7 +112,12 @@ public final class ControllerHarness<C extends KeyReconciler<?>> implements Auto
         context = new ControllerContext(name, clients.forComponent(clientName), informers, events.recorder(name), options,
                 delayer, events::recorder, TestOperators.create());
         controller = build.apply(context);
-        running = context.operate(controller);
+        java.util.List<KeyReconciler<?>> operated = new java.util.ArrayList<>();
+        operated.add(controller);
+        if (companions != null) {
+            operated.addAll(companions.apply(controller));
+        }
+        running = context.operate(operated.toArray(KeyReconciler<?>[]::new));
     }
 
     /** Starts the informers and waits for their caches; the workers are started by {@link #start}. */
