@@ -79,6 +79,9 @@ public final class Flags {
         IMPLEMENTED.put("max-endpoints-per-slice", "Most endpoints endpointslice-controller puts in one EndpointSlice.");
         IMPLEMENTED.put("endpointslice-updates-batch-period", "Delay of endpointslice-controller syncs triggered by pod changes, to batch them.");
         IMPLEMENTED.put("concurrent-ttl-after-finished-syncs", "Workers of ttl-after-finished-controller.");
+        IMPLEMENTED.put("concurrent-resource-quota-syncs", "Workers of resourcequota-controller (each for its queue and its priority queue).");
+        IMPLEMENTED.put("resource-quota-sync-period", "How often resourcequota-controller recalculates every quota's usage in full.");
+        IMPLEMENTED.put("concurrent-ephemeralvolume-syncs", "Workers of ephemeral-volume-controller.");
         IMPLEMENTED.put("terminated-pod-gc-threshold", "Terminated pods (Succeeded or Failed) kept before pod-garbage-collector-controller deletes the oldest; 0 or less disables that deletion.");
         IMPLEMENTED.put("allocate-node-cidrs", "Run node-ipam-controller: give every node spec.podCIDR(s) from --cluster-cidr.");
         IMPLEMENTED.put("cidr-allocator-type", "node-ipam-controller's allocator; only RangeAllocator exists (as upstream without a cloud provider).");
