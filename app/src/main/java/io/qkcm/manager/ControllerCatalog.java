@@ -33,6 +33,8 @@ import io.qkcm.controller.serviceaccount.ServiceAccountControllerDescriptor;
 import io.qkcm.controller.serviceaccount.ServiceAccountTokenControllerDescriptor;
 import io.qkcm.controller.servicecidrs.ServiceCIDRsControllerDescriptor;
 import io.qkcm.controller.statefulset.StatefulSetControllerDescriptor;
+import io.qkcm.controller.tainteviction.TaintEvictionControllerDescriptor;
+import io.qkcm.controller.ttl.TTLControllerDescriptor;
 import io.qkcm.controller.ttlafterfinished.TTLAfterFinishedControllerDescriptor;
 import io.qkcm.controller.volume.ephemeral.EphemeralVolumeControllerDescriptor;
 import io.qkcm.controller.volume.pvcprotection.PersistentVolumeClaimProtectionControllerDescriptor;
@@ -79,7 +81,7 @@ public final class ControllerCatalog {
                         .withClientName("certificate-controller"),
                 ControllerDescriptor.of("podcertificaterequest-cleaner-controller")
                         .withClientName("podcertificaterequestcleaner").requiringFeatureGates("PodCertificateRequest"),
-                ControllerDescriptor.of("ttl-controller").withAliases("ttl"),
+                TTLControllerDescriptor.DESCRIPTOR,
                 BootstrapSignerControllerDescriptor.DESCRIPTOR,
                 TokenCleanerControllerDescriptor.DESCRIPTOR,
                 NodeIpamControllerDescriptor.DESCRIPTOR,
@@ -111,8 +113,7 @@ public final class ControllerCatalog {
                         .requiringFeatureGates("DynamicResourceAllocation", "DRADeviceTaints"),
                 LegacyServiceAccountTokenCleanerControllerDescriptor.DESCRIPTOR,
                 ControllerDescriptor.of("validatingadmissionpolicy-status-controller"),
-                ControllerDescriptor.of("taint-eviction-controller").withClientName("node-controller")
-                        .requiringFeatureGates("SeparateTaintEvictionController"),
+                TaintEvictionControllerDescriptor.DESCRIPTOR,
                 ServiceCIDRsControllerDescriptor.DESCRIPTOR,
                 ControllerDescriptor.of("storage-version-migrator-controller").withAliases("svm")
                         .requiringFeatureGates("StorageVersionMigrator"),
