@@ -126,7 +126,7 @@ class ControllerCatalogTest {
                         "disruption-controller",
                         "persistentvolumeclaim-protection-controller", "persistentvolume-protection-controller",
                         "ephemeral-volume-controller", "resourceclaim-controller",
-                        "volumeattributesclass-protection-controller");
+                        "volumeattributesclass-protection-controller", "taint-eviction-controller", "ttl-controller");
         assertThat(ControllerCatalog.upstream().partial()).containsOnlyKeys("resourcequota-controller",
                 "resourceclaim-controller");
     }

@@ -111,6 +111,11 @@ final class TimedWorkerQueue {
         return workers.get(key);
     }
 
+    /** Whether {@code key} has work, scheduled or running. */
+    synchronized boolean hasWork(String key) {
+        return workers.containsKey(key);
+    }
+
     /** Stops every timer (the controller stops). */
     synchronized void shutDown() {
         workers.values().forEach(w -> {
