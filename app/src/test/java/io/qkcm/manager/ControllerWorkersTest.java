@@ -51,7 +51,9 @@ class ControllerWorkersTest {
                 .containsEntry("ttl-after-finished-controller", 5)
                 .containsEntry("statefulset-controller", 5)
                 .containsEntry("pod-garbage-collector-controller", 1)
-                .containsEntry("daemonset-controller", 2);
+                .containsEntry("daemonset-controller", 2)
+                .containsEntry("ttl-controller", 5)
+                .containsEntry("taint-eviction-controller", 8);
         assertThat(queues).containsEntry("replicaset-controller", "replicaset")
                 .containsEntry("replicationcontroller-controller", "replicationmanager")
                 .containsEntry("deployment-controller", "deployment")
@@ -63,7 +65,9 @@ class ControllerWorkersTest {
                 .containsEntry("cronjob-controller", "cronjob")
                 .containsEntry("ttl-after-finished-controller", "ttl_jobs_to_delete")
                 .containsEntry("statefulset-controller", "statefulset")
-                .containsEntry("daemonset-controller", "daemonset");
+                .containsEntry("daemonset-controller", "daemonset")
+                .containsEntry("ttl-controller", "ttlcontroller")
+                .containsEntry("taint-eviction-controller", "noexec_taint_node");
         // every implemented controller but the garbage collector is a JOSDK Operator
         assertThat(manager.controllers()).filteredOn(c -> !(c instanceof OperatorController))
                 .extracting(Controller::name).containsOnly("garbage-collector-controller");

@@ -83,7 +83,7 @@ class RunningManagedControllersTest {
         }
         assertThat(manager.controllers()).extracting(c -> c.name())
                 .contains(ProbeControllerImplementation.NAME, "namespace-controller", "garbage-collector-controller",
-                        "job-controller")
+                        "job-controller", "ttl-controller", "taint-eviction-controller")
                 .allSatisfy(name -> assertThat(running(name)).as(name).isEqualTo(1.0));
     }
 }
