@@ -6,8 +6,11 @@ import java.util.ArrayList;
 import java.util.List;
 
 /**
- * A clock whose time moves only when told ({@link #step}), its timers fired by the step that reaches
- * them, as k8s.io/utils/clock/testing's FakeClock that upstream's tests give the TimedWorkerQueue.
+ * A clock whose time moves when told ({@link #step}), its timers fired by the step that reaches them, as
+ * k8s.io/utils/clock/testing's FakeClock that upstream's tests give the TimedWorkerQueue. Each reading
+ * also moves it on by a microsecond, as a real clock is never read twice at the same instant: the taint
+ * manager keeps a scheduled deletion when a second sync of the same taints comes strictly later
+ * (upstream's {@code Before}), and re-schedules it, with a cancel event, at an equal instant.
  */
 final class FakeClock implements TimedWorkerQueue.Clock {
 
@@ -23,6 +26,7 @@ final class FakeClock implements TimedWorkerQueue.Clock {
 
     @Override
     public synchronized Instant now() {
+        now = now.plusNanos(1000);
         return now;
     }
 

@@ -298,9 +298,10 @@ class TaintEvictionControllerTest {
         setTaints(nodeName, noExecute(1), noExecute(2));
 
         await().atMost(TIMEOUT).until(() -> scheduled("thirty") != null && scheduled("sixty") != null);
-        assertThat(scheduled("thirty").createdAt()).isEqualTo(taintedAt);
-        assertThat(scheduled("thirty").fireAt()).isEqualTo(taintedAt.plusSeconds(30));
-        assertThat(scheduled("sixty").fireAt()).isEqualTo(taintedAt.plusSeconds(60));
+        Instant createdAt = scheduled("thirty").createdAt();
+        assertThat(createdAt).isAfter(taintedAt).isBefore(taintedAt.plusSeconds(1));
+        assertThat(scheduled("thirty").fireAt()).isEqualTo(createdAt.plusSeconds(30));
+        assertThat(scheduled("sixty").fireAt()).isEqualTo(scheduled("sixty").createdAt().plusSeconds(60));
 
         clock.step(Duration.ofSeconds(29));
         // nothing was due: both timers are still set, neither pod was touched
@@ -367,7 +368,8 @@ class TaintEvictionControllerTest {
             return cached.getSpec().getTolerations().get(0).getTolerationSeconds() == 100L;
         });
         podQueue().awaitIdle(TIMEOUT);
-        assertThat(scheduled("lengthened").fireAt()).isEqualTo(taintedAt.plusSeconds(10));
+        assertThat(scheduled("lengthened").createdAt()).isAfter(taintedAt).isBefore(taintedAt.plusSeconds(1));
+        assertThat(scheduled("lengthened").fireAt()).isEqualTo(scheduled("lengthened").createdAt().plusSeconds(10));
 
         clock.step(Duration.ofSeconds(9));
         await().atMost(TIMEOUT).until(() -> deleted("lengthened"));
