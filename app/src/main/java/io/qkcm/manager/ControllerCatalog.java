@@ -7,7 +7,10 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 
+import io.qkcm.controller.certificates.approver.CertificateSigningRequestApprovingControllerDescriptor;
+import io.qkcm.controller.certificates.cleaner.CertificateSigningRequestCleanerControllerDescriptor;
 import io.qkcm.controller.certificates.rootcacertpublisher.RootCACertificatePublisherControllerDescriptor;
+import io.qkcm.controller.certificates.signer.CertificateSigningRequestSigningControllerDescriptor;
 import io.qkcm.controller.cronjob.CronJobControllerDescriptor;
 import io.qkcm.controller.daemon.DaemonSetControllerDescriptor;
 import io.qkcm.controller.deployment.DeploymentControllerDescriptor;
@@ -59,12 +62,9 @@ public final class ControllerCatalog {
                 ControllerDescriptor.of("disruption-controller").withAliases("disruption"),
                 StatefulSetControllerDescriptor.DESCRIPTOR,
                 CronJobControllerDescriptor.DESCRIPTOR,
-                ControllerDescriptor.of("certificatesigningrequest-signing-controller").withAliases("csrsigning")
-                        .withClientName("certificate-controller"),
-                ControllerDescriptor.of("certificatesigningrequest-approving-controller").withAliases("csrapproving")
-                        .withClientName("certificate-controller"),
-                ControllerDescriptor.of("certificatesigningrequest-cleaner-controller").withAliases("csrcleaner")
-                        .withClientName("certificate-controller"),
+                CertificateSigningRequestSigningControllerDescriptor.DESCRIPTOR,
+                CertificateSigningRequestApprovingControllerDescriptor.DESCRIPTOR,
+                CertificateSigningRequestCleanerControllerDescriptor.DESCRIPTOR,
                 ControllerDescriptor.of("podcertificaterequest-cleaner-controller")
                         .withClientName("podcertificaterequestcleaner").requiringFeatureGates("PodCertificateRequest"),
                 ControllerDescriptor.of("ttl-controller").withAliases("ttl"),

@@ -23,6 +23,7 @@ public final class RealApiServer {
 
     private final KubeAPIServer server;
     private final Path kubeconfig;
+    private final Path certDir;
 
     private RealApiServer(List<String> extraFlags) {
         String version = System.getProperty("qkcm.test.kubernetes-version");
@@ -37,7 +38,9 @@ public final class RealApiServer {
         if (!flags.isEmpty()) {
             config.withApiServerFlags(flags);
         }
-        server = new KubeAPIServer(config.build());
+        io.fabric8.kubeapitest.KubeAPIServerConfig built = config.build();
+        certDir = Path.of(built.getKubeAPITestDir());
+        server = new KubeAPIServer(built);
         server.start();
         try {
             kubeconfig = Files.createTempFile("qkcm-test-kubeconfig", ".yaml");
@@ -129,5 +132,18 @@ public final class RealApiServer {
     /** A new admin client; the caller closes it. */
     public KubernetesClient newClient() {
         return new KubernetesClientBuilder().withConfig(Config.fromKubeconfig(kubeconfigYaml())).build();
+    }
+
+    /**
+     * The CA certificate of the API server's {@code --client-ca-file} (kube-api-test's self-signed admin
+     * certificate, O=system:masters): a certificate it signs authenticates to this API server.
+     */
+    public Path clientCaCertFile() {
+        return certDir.resolve("client.crt");
+    }
+
+    /** The private key of {@link #clientCaCertFile()}. */
+    public Path clientCaKeyFile() {
+        return certDir.resolve("client.key");
     }
 }
