@@ -78,7 +78,8 @@ public final class ControllerHarness<C extends KeyReconciler<?>> implements Auto
     private ControllerHarness(Vertx vertx, String name, String clientName, Map<String, String> config,
             java.nio.file.Path informerKubeconfig, Function<ControllerContext, C> build) {
         Map<String, String> all = new HashMap<>(config);
-        all.put("qkcm.kubeconfig", RealApiServer.get().kubeconfig().toString());
+        // a test may point the controller at another API server of its own
+        all.putIfAbsent("qkcm.kubeconfig", RealApiServer.get().kubeconfig().toString());
         options = new ControllerManagerOptions(Flags.upstream(), flag -> Optional.ofNullable(all.get(flag)));
         clients = new KubeClients(options, new SimpleMeterRegistry(), vertx);
         if (informerKubeconfig == null) {

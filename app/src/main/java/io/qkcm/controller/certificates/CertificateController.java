@@ -81,6 +81,11 @@ public abstract class CertificateController extends KeyReconciler<CertificateSig
         }
     }
 
+    /** How often a key has failed since it last succeeded (its backoff; tests). */
+    public int requeues(String key) {
+        return queue.numRequeues(key);
+    }
+
     /** Upstream's ignorableError: retried with backoff like any other, but not worth an error line. */
     public static final class IgnorableError extends Exception {
         public IgnorableError(String message) {

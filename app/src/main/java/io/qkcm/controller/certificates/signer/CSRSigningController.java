@@ -42,11 +42,6 @@ public final class CSRSigningController extends CertificateController {
         }
     }
 
-    /** How often a key has been retried since it last succeeded (tests: backoff, not a hot loop). */
-    int requeues(String key) {
-        return queue.numRequeues(key);
-    }
-
     /** The signer names this controller signs for. */
     public java.util.Set<String> signerNames() {
         return signers.keySet();

@@ -86,12 +86,17 @@ final class CertificateAuthority {
 
     /** Upstream's Sign: the DER certificate for {@code request} under {@code policy}. */
     byte[] sign(X509CertificateRequest request, PermissiveSigningPolicy policy) throws SigningException {
+        return sign(request, policy, new BigInteger(128, RANDOM).mod(SERIAL_LIMIT));
+    }
+
+    /** {@link #sign} with the serial given (tests compare with Go's certificate byte for byte). */
+    byte[] sign(X509CertificateRequest request, PermissiveSigningPolicy policy, BigInteger serial)
+            throws SigningException {
         try {
             request.checkSignature();
         } catch (GeneralSecurityException e) {
             throw new SigningException("unable to verify certificate request signature: " + e.getMessage());
         }
-        BigInteger serial = new BigInteger(128, RANDOM).mod(SERIAL_LIMIT);
 
         // policy.apply
         int keyUsage = 0;
