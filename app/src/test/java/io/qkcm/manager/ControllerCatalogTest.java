@@ -119,7 +119,9 @@ class ControllerCatalogTest {
                         "serviceaccount-controller", "garbage-collector-controller", "daemonset-controller",
                         "job-controller", "deployment-controller", "replicaset-controller", "statefulset-controller",
                         "cronjob-controller", "node-lifecycle-controller", "ttl-after-finished-controller",
-                        "root-ca-certificate-publisher-controller", "legacy-serviceaccount-token-cleaner-controller");
+                        "root-ca-certificate-publisher-controller", "legacy-serviceaccount-token-cleaner-controller",
+                        "certificatesigningrequest-signing-controller", "certificatesigningrequest-approving-controller",
+                        "certificatesigningrequest-cleaner-controller");
         assertThat(ControllerCatalog.upstream().partial()).containsOnlyKeys("node-lifecycle-controller");
     }
 

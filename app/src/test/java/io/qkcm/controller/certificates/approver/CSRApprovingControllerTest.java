@@ -121,15 +121,18 @@ class CSRApprovingControllerTest {
             String notRecognised = "serving-" + n;
             String wrongUsages = "usages-" + n;
             String denied = "denied-" + n;
+            // denied before anyone may approve it (the node has no nodeclient permission): never approved
+            try (KubernetesClient asNode = as(node, "system:nodes")) {
+                create(asNode, denied, KUBELET_CLIENT, CLIENT_USAGES, null,
+                        csrPem(TestCsrs.ecKey(), "O=system:nodes,CN=system:node:b" + n));
+            }
+            TestCsrs.deny(admin, denied);
             try (KubernetesClient asBootstrap = as(bootstrap, "system:bootstrappers")) {
                 create(asBootstrap, notRecognised, "kubernetes.io/kubelet-serving",
                         List.of("digital signature", "server auth"), null, csrPem(TestCsrs.ecKey(),
                                 "O=system:nodes,CN=system:node:b" + n, TestCsrs.dns("b.example")));
                 create(asBootstrap, wrongUsages, KUBELET_CLIENT, List.of("digital signature", "server auth", "client auth"),
                         null, csrPem(TestCsrs.ecKey(), "O=system:nodes,CN=system:node:b" + n));
-                create(asBootstrap, denied, KUBELET_CLIENT, CLIENT_USAGES, null,
-                        csrPem(TestCsrs.ecKey(), "O=system:nodes,CN=system:node:b" + n));
-                TestCsrs.deny(admin, denied);
                 create(asBootstrap, forNode, KUBELET_CLIENT, CLIENT_USAGES, null,
                         csrPem(TestCsrs.rsaKey(), "O=system:nodes,CN=system:node:b" + n));
             }
