@@ -114,6 +114,10 @@ final class CAProvider {
         if (cert.length == 0 || key.length == 0) {
             throw new CAException("missing content for serving cert \"" + name + "\"");
         }
+        Content previous = loaded;
+        if (previous != null && Arrays.equals(previous.cert(), cert) && Arrays.equals(previous.key(), key)) {
+            return previous; // unchanged: validated when it was loaded
+        }
         List<X509Certificate> certs = parseCerts(cert);
         if (certs.isEmpty()) {
             throw new CAException("tls: failed to find any PEM data in certificate input");

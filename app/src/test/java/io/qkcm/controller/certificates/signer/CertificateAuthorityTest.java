@@ -125,4 +125,34 @@ class CertificateAuthorityTest {
         assertThat(Signer.validAPIServerClientUsages(List.of("digital signature", "key encipherment"))).isEqualTo(
                 "missing required usage for client certificate: client auth");
     }
+
+    @Test
+    void anEcdsaCaSignsWithItsCurvesHash(@TempDir Path dir) throws Exception {
+        java.security.KeyPairGenerator gen = java.security.KeyPairGenerator.getInstance("EC");
+        gen.initialize(384);
+        java.security.KeyPair key = gen.generateKeyPair();
+        org.bouncycastle.asn1.x500.X500Name name = new org.bouncycastle.asn1.x500.X500Name("CN=qkcm-ec-ca");
+        Instant now = Instant.now();
+        var builder = new org.bouncycastle.cert.jcajce.JcaX509v3CertificateBuilder(name, BigInteger.TEN,
+                java.util.Date.from(now.minusSeconds(3600)), java.util.Date.from(now.plus(Duration.ofDays(1))), name,
+                key.getPublic());
+        builder.addExtension(org.bouncycastle.asn1.x509.Extension.basicConstraints, true,
+                new org.bouncycastle.asn1.x509.BasicConstraints(true));
+        var caCert = new org.bouncycastle.cert.jcajce.JcaX509CertificateConverter()
+                .getCertificate(builder.build(new org.bouncycastle.operator.jcajce.JcaContentSignerBuilder("SHA384withECDSA")
+                        .build(key.getPrivate())));
+        Path certFile = dir.resolve("ec.crt");
+        Path keyFile = dir.resolve("ec.key");
+        Files.writeString(certFile, TestCsrs.pem(caCert));
+        Files.writeString(keyFile, TestCsrs.pem(key.getPrivate()));
+        CertificateAuthority ca = new CAProvider(certFile.toString(), keyFile.toString()).currentCA();
+        X509CertificateRequest request = X509CertificateRequest.parseCSR(
+                TestCsrs.csrPem(TestCsrs.rsaKey(), "CN=ec-signed").getBytes());
+        byte[] der = ca.sign(request, new CertificateAuthority.PermissiveSigningPolicy(Duration.ofHours(1),
+                List.of("client auth"), Signer.BACKDATE, Signer.SHORT, now));
+        java.security.cert.X509Certificate cert = (java.security.cert.X509Certificate) java.security.cert.CertificateFactory
+                .getInstance("X.509").generateCertificate(new java.io.ByteArrayInputStream(der));
+        assertThat(cert.getSigAlgOID()).isEqualTo("1.2.840.10045.4.3.3");
+        TestCsrs.pkixValidate(caCert, cert, new java.util.Date());
+    }
 }
