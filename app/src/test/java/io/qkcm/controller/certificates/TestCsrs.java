@@ -120,6 +120,26 @@ public final class TestCsrs {
                         .withLastUpdateTime(Instant.now().truncatedTo(ChronoUnit.SECONDS).toString()).build());
     }
 
+    /**
+     * {@code kubectl certificate approve} itself when kubectl is on the machine (its output), else the same
+     * approval through the client (null).
+     */
+    public static String kubectlApprove(KubernetesClient client, Path kubeconfig, String name) throws Exception {
+        Process p;
+        try {
+            p = new ProcessBuilder("kubectl", "--kubeconfig", kubeconfig.toString(), "certificate", "approve", name)
+                    .redirectErrorStream(true).start();
+        } catch (IOException e) {
+            approve(client, name);
+            return null;
+        }
+        String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8).trim();
+        if (p.waitFor() != 0) {
+            throw new IllegalStateException("kubectl certificate approve failed: " + out);
+        }
+        return out;
+    }
+
     /** kubectl certificate deny. */
     public static void deny(KubernetesClient client, String name) {
         client.certificates().v1().certificateSigningRequests().withName(name).deny(

@@ -130,7 +130,10 @@ class CSRSigningControllerTest {
             Thread.sleep(1000);
             assertThat(certificatePem(get(client, csrName))).isNull();
             Instant approvedAt = Instant.now();
-            approve(client, csrName);
+            String kubectl = TestCsrs.kubectlApprove(client, server.kubeconfig(), csrName);
+            if (kubectl != null) {
+                assertThat(kubectl).contains(csrName).contains("approved");
+            }
             String pem = certificatePem(awaitCertificate(client, csrName));
             X509Certificate cert = TestCsrs.parse(pem);
             X509Certificate ca = TestCsrs.parse(Files.readString(server.clientCaCertFile()));

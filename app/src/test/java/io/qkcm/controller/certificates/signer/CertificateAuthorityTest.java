@@ -144,7 +144,10 @@ class CertificateAuthorityTest {
         Path certFile = dir.resolve("ec.crt");
         Path keyFile = dir.resolve("ec.key");
         Files.writeString(certFile, TestCsrs.pem(caCert));
-        Files.writeString(keyFile, TestCsrs.pem(key.getPrivate()));
+        // PKCS#8: BouncyCastle's SEC1 of a JDK key leaves the curve out, which Go refuses as well
+        Files.writeString(keyFile, "-----BEGIN PRIVATE KEY-----\n"
+                + Base64.getMimeEncoder(64, new byte[] { '\n' }).encodeToString(key.getPrivate().getEncoded())
+                + "\n-----END PRIVATE KEY-----\n");
         CertificateAuthority ca = new CAProvider(certFile.toString(), keyFile.toString()).currentCA();
         X509CertificateRequest request = X509CertificateRequest.parseCSR(
                 TestCsrs.csrPem(TestCsrs.rsaKey(), "CN=ec-signed").getBytes());
