@@ -147,8 +147,8 @@ public final class RealApiServer {
      * A separate API server (own etcd) whose {@code --client-ca-file} can sign client certificates: kube-api-test's
      * own admin certificate is self-signed without basicConstraints, which Go refuses as an issuer, so this one's
      * is generated with CA:TRUE (still O=system:masters, CN=kubeapitest, the admin of its kubeconfig). For the
-     * CSR signer's test that a certificate it issues authenticates. Binaries and serving certificate are
-     * kube-api-test's.
+     * CSR signer's test that a certificate it issues authenticates, and bootstrap tokens are accepted
+     * ({@code --enable-bootstrap-token-auth}). Binaries and serving certificate are kube-api-test's.
      */
     public static synchronized RealApiServer withSigningClientCa() {
         if (signingClientCa == null) {
@@ -159,7 +159,8 @@ public final class RealApiServer {
                 Files.copy(shared.resolve("apiserver.crt"), dir.resolve("apiserver.crt"));
                 Files.copy(shared.resolve("apiserver.key"), dir.resolve("apiserver.key"));
                 writeSigningAdminCertificate(dir.resolve("client.crt"), dir.resolve("client.key"));
-                signingClientCa = new RealApiServer(List.of(), dir);
+                // bootstrap tokens authenticate too, for a kubelet-style TLS bootstrap
+                signingClientCa = new RealApiServer(List.of("--enable-bootstrap-token-auth=true"), dir);
             } catch (Exception e) {
                 throw new IllegalStateException("cannot prepare the API server with a signing client CA", e);
             }
