@@ -113,7 +113,7 @@ class Cluster:
             self.kwokctl("delete", "cluster", "--name", self.name, "--kubeconfig", self.kubeconfig_out, check=False)
             shutil.rmtree(self.dir, ignore_errors=True)
 
-    def create(self, nodes):
+    def create(self, nodes, namespaces=()):
         self.delete()
         os.makedirs(self.args.kwok_workdir, exist_ok=True)
         b = self.bin
@@ -141,7 +141,7 @@ class Cluster:
         for n in self.api.get("/api/v1/nodes")["items"]:
             self.api.req("PATCH", f"/api/v1/nodes/{n['metadata']['name']}", {"spec": {"taints": None}},
                          ctype="application/merge-patch+json")
-        for ns in (NS_RS, NS_DEP):
+        for ns in namespaces:
             self.api.req("POST", "/api/v1/namespaces", {"apiVersion": "v1", "kind": "Namespace",
                                                         "metadata": {"name": ns}})
             self.api.req("POST", f"/api/v1/namespaces/{ns}/serviceaccounts",
@@ -275,10 +275,10 @@ class Audit:
         return None, None
 
 
-def analyse(recs, t0, t1):
+def analyse(recs, t0, t1, namespaces=(NS_RS, NS_DEP)):
     """Figures of the requests received in [t0, t1)."""
     w = [r for r in recs if t0 <= r["t"] < t1]
-    pods = [r for r in w if r["res"] == "pods" and r["sub"] is None and r["ns"] in (NS_RS, NS_DEP)]
+    pods = [r for r in w if r["res"] == "pods" and r["sub"] is None and r["ns"] in namespaces]
     return {
         "creates": sum(1 for r in pods if r["verb"] == "create" and r["code"] == 201),
         "deletes": sum(1 for r in pods if r["verb"] == "delete" and r["code"] in (200, 202)),
@@ -450,16 +450,37 @@ class Watch(bench.PodWatch):
 
 
 class Workload:
+    """The ReplicaSet and Deployments workload (the first one: rs-up, rs-down, rollout). Every workload has
+    namespaces, controllers, nodes(args), watches, setup(), kinds(n), start(kind), kind_name(kind),
+    converged() and violations(t0, t1): its own invariant's breaches in a window (0 where it has none
+    beyond pods created/deleted beyond spec)."""
+    name = "deployments"
+    namespaces = (NS_RS, NS_DEP)
+    controllers = CONTROLLERS
+
+    @staticmethod
+    def nodes(a):
+        return int((a.rs_replicas + 2 * a.deployments * a.replicas) / 100) + 2
+
     def __init__(self, api, args):
         self.api, self.args = api, args
         self.N, self.D, self.R = args.rs_replicas, args.deployments, args.replicas
         self.rs_at, self.rev = 0, 0
+        self.set_up = False
         self.watch = Watch(api, NS_RS)
         self.watch_dep = Watch(api, NS_DEP)
-        self.watch.start()
-        self.watch_dep.start()
+        self.watches = [self.watch, self.watch_dep]
+        for w in self.watches:
+            w.start()
+
+    def kinds(self, n):
+        return ["rs" if i % 2 == 0 else "rollout" for i in range(n)]
+
+    def violations(self, t0, t1):
+        return {}
 
     def setup(self):
+        self.set_up = True
         self.api.req("POST", f"/apis/apps/v1/namespaces/{NS_RS}/replicasets",
                      {"apiVersion": "apps/v1", "kind": "ReplicaSet", "metadata": {"name": "big"},
                       "spec": {"replicas": 0, "selector": {"matchLabels": {"app": "big"}},
@@ -523,13 +544,302 @@ class Workload:
             pod_ok(p) and (p["metadata"].get("annotations") or {}).get("chaos/rev") == rev for p in ps)
 
 
+class Timeline(Watch):
+    """A pod watch that also keeps, per pod, the interval in which it was live (seen neither deleting nor
+    terminal) and the key it holds (a Job's completion index, a daemon pod's node, a StatefulSet ordinal):
+    two live pods holding one key at once is the workload's invariant broken."""
+
+    def __init__(self, api, ns, key):
+        super().__init__(api, ns)
+        self.key_of = key
+        self.intervals = {}  # uid -> [key, start, end or None]
+
+    def apply(self, typ, pod):
+        uid, now = pod["metadata"]["uid"], time.time()
+        ended = typ == "DELETED" or pod["metadata"].get("deletionTimestamp") \
+            or (pod.get("status") or {}).get("phase") in ("Succeeded", "Failed")
+        with self.lock:
+            iv = self.intervals.get(uid)
+            if iv is None and not ended:
+                k = self.key_of(pod)
+                if k is not None:
+                    self.intervals[uid] = [k, now, None]
+            elif iv is not None and ended and iv[2] is None:
+                iv[2] = now
+        super().apply(typ, pod)
+
+    def relist(self):
+        super().relist()
+        # pods gone while the watch was broken end their interval at the relist
+        now = time.time()
+        with self.lock:
+            for uid, iv in self.intervals.items():
+                if iv[2] is None and uid not in self.live:
+                    iv[2] = now
+
+    def overlapping(self, t0, t1, allowed=1):
+        """Keys held by more than `allowed` live pods at some moment of [t0, t1)."""
+        with self.lock:
+            ivs = [(k, s, e if e is not None else float("inf")) for k, s, e in self.intervals.values()
+                   if s < t1 and (e is None or e > t0)]
+        by = {}
+        for k, s, e in ivs:
+            by.setdefault(k, []).append((s, e))
+        bad = 0
+        for k, spans in by.items():
+            events = sorted([(s, 1) for s, _ in spans] + [(e, -1) for _, e in spans], key=lambda x: (x[0], x[1]))
+            live = peak = 0
+            for _, d in events:
+                live += d
+                peak = max(peak, live)
+            bad += peak > allowed
+        return bad
+
+
+NS_JOB, NS_DS, NS_STS = "chaos-job", "chaos-ds", "chaos-sts"
+
+
+def job_index(p):
+    ann = p["metadata"].get("annotations") or {}
+    labels = p["metadata"].get("labels") or {}
+    idx = ann.get("batch.kubernetes.io/job-completion-index")
+    return None if idx is None else (labels.get("batch.kubernetes.io/job-name") or labels.get("job-name"), idx)
+
+
+class JobWorkload:
+    """Jobs of --job-completions pods, --job-parallelism at a time, Indexed and NonIndexed in turn (kwok
+    completes each pod at once); the previous Job deleted (background) when the next starts. Invariants:
+    completions counted exactly once (status.succeeded == completions, pods created == completions) and
+    no completion index with two live pods at once."""
+    name = "job"
+    namespaces = (NS_JOB,)
+    controllers = "job-controller,garbage-collector-controller"
+
+    @staticmethod
+    def nodes(a):
+        return int(a.job_parallelism / 50) + 2
+
+    def __init__(self, api, args):
+        self.api, self.args = api, args
+        self.C, self.P = args.job_completions, args.job_parallelism
+        self.n, self.set_up = 0, False
+        self.timeline = Timeline(api, NS_JOB, job_index)
+        self.watches = [self.timeline]
+        self.timeline.start()
+
+    def setup(self):
+        self.set_up = True
+        return {"creates": 0, "deletes": 0}
+
+    def kinds(self, n):
+        return ["Indexed" if i % 2 == 0 else "NonIndexed" for i in range(n)]
+
+    def kind_name(self, kind):
+        return f"job-{kind.lower()}"
+
+    def start(self, kind):
+        prev = f"j{self.n}" if self.n else None
+        if prev:
+            self.api.req("DELETE", f"/apis/batch/v1/namespaces/{NS_JOB}/jobs/{prev}",
+                         {"apiVersion": "v1", "kind": "DeleteOptions", "propagationPolicy": "Background"})
+        self.n += 1
+        name = f"j{self.n}"
+        spec = dict(POD_SPEC, restartPolicy="Never")
+        self.api.req("POST", f"/apis/batch/v1/namespaces/{NS_JOB}/jobs",
+                     {"apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": name},
+                      "spec": {"completions": self.C, "parallelism": self.P, "completionMode": kind,
+                               "backoffLimit": 1000, "template": {"spec": spec}}})
+
+        def progress():
+            j = self.api.get(f"/apis/batch/v1/namespaces/{NS_JOB}/jobs/{name}")
+            return ((j.get("status") or {}).get("succeeded") or 0) / self.C
+        return self.C, (self.C if prev else 0), progress
+
+    def converged(self):
+        if not self.n:
+            return True
+        name = f"j{self.n}"
+        j = self.api.get(f"/apis/batch/v1/namespaces/{NS_JOB}/jobs/{name}")
+        st = j.get("status") or {}
+        if st.get("succeeded") != self.C or st.get("active") or st.get("uncountedTerminatedPods", {}).get("succeeded"):
+            return False
+        if not any(c["type"] == "Complete" and c["status"] == "True" for c in st.get("conditions") or []):
+            return False
+        ps = pods(self.api, NS_JOB)
+        mine = [p for p in ps if (p["metadata"].get("labels") or {}).get("batch.kubernetes.io/job-name") == name]
+        # every completion counted once: as many pods as completions, none still tracked, the old Job's gone
+        return (len(mine) == self.C and len(ps) == self.C
+                and not any("batch.kubernetes.io/job-tracking" in (p["metadata"].get("finalizers") or []) for p in mine))
+
+    def violations(self, t0, t1):
+        return {"indexes_run_twice": self.timeline.overlapping(t0, t1)}
+
+
+def daemon_node(p):
+    """The node a daemon pod is for: upstream binds it by node affinity (matchFields metadata.name)."""
+    try:
+        terms = p["spec"]["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]["nodeSelectorTerms"]
+        for t in terms:
+            for f in t.get("matchFields") or []:
+                if f["key"] == "metadata.name":
+                    return f["values"][0]
+    except (KeyError, TypeError):
+        pass
+    return p["spec"].get("nodeName")
+
+
+class DaemonSetWorkload:
+    """A DaemonSet over --ds-nodes kwok nodes, rolled (RollingUpdate, maxUnavailable 10%, maxSurge 0) by a
+    template change every episode. Invariant: never two live daemon pods on one node (maxSurge 0)."""
+    name = "daemonset"
+    namespaces = (NS_DS,)
+    controllers = "daemonset-controller,garbage-collector-controller"
+
+    @staticmethod
+    def nodes(a):
+        return a.ds_nodes
+
+    def __init__(self, api, args):
+        self.api, self.args = api, args
+        self.N, self.rev, self.set_up = args.ds_nodes, 0, False
+        self.timeline = Timeline(api, NS_DS, daemon_node)
+        self.watches = [self.timeline]
+        self.timeline.start()
+
+    def setup(self):
+        self.set_up = True
+        self.api.req("POST", f"/apis/apps/v1/namespaces/{NS_DS}/daemonsets",
+                     {"apiVersion": "apps/v1", "kind": "DaemonSet", "metadata": {"name": "ds"},
+                      "spec": {"selector": {"matchLabels": {"app": "ds"}},
+                               "updateStrategy": {"type": "RollingUpdate",
+                                                  "rollingUpdate": {"maxUnavailable": "10%", "maxSurge": 0}},
+                               "template": {"metadata": {"labels": {"app": "ds"}}, "spec": POD_SPEC}}})
+        return {"creates": self.N, "deletes": 0}
+
+    def kinds(self, n):
+        return ["roll"] * n
+
+    def kind_name(self, kind):
+        return "ds-rollout"
+
+    def start(self, kind):
+        self.rev += 1
+        rev = str(self.rev)
+        self.api.req("PATCH", f"/apis/apps/v1/namespaces/{NS_DS}/daemonsets/ds",
+                     {"spec": {"template": {"metadata": {"annotations": {"chaos/rev": rev}}}}},
+                     ctype="application/strategic-merge-patch+json")
+
+        def progress():
+            ps = pods(self.api, NS_DS)
+            return sum(1 for p in ps if (p["metadata"].get("annotations") or {}).get("chaos/rev") == rev) / self.N
+        return self.N, self.N, progress
+
+    def converged(self):
+        ds = self.api.get(f"/apis/apps/v1/namespaces/{NS_DS}/daemonsets/ds")
+        st = ds.get("status") or {}
+        if st.get("observedGeneration", 0) < ds["metadata"]["generation"]:
+            return False
+        if not all(st.get(k) == self.N for k in ("desiredNumberScheduled", "currentNumberScheduled",
+                                                  "updatedNumberScheduled", "numberReady", "numberAvailable")):
+            return False
+        rev = str(self.rev) if self.rev else None
+        ps = pods(self.api, NS_DS)
+        return len(ps) == self.N and all(
+            pod_ok(p) and (p["metadata"].get("annotations") or {}).get("chaos/rev") == rev for p in ps)
+
+    def violations(self, t0, t1):
+        return {"nodes_with_two_daemon_pods": self.timeline.overlapping(t0, t1)}
+
+
+class StatefulSetWorkload:
+    """A StatefulSet (Parallel) scaled 0 -> --sts-replicas, rolled by a template change, scaled to 0, in
+    turn. Invariant (upstream's central one): never two live pods with one ordinal."""
+    name = "statefulset"
+    namespaces = (NS_STS,)
+    controllers = "statefulset-controller,garbage-collector-controller"
+
+    @staticmethod
+    def nodes(a):
+        return int(a.sts_replicas / 100) + 2
+
+    def __init__(self, api, args):
+        self.api, self.args = api, args
+        self.N, self.at, self.rev, self.set_up = args.sts_replicas, 0, 0, False
+        self.timeline = Timeline(api, NS_STS, lambda p: p["metadata"]["name"])
+        self.watches = [self.timeline]
+        self.timeline.start()
+
+    def setup(self):
+        self.set_up = True
+        self.api.req("POST", f"/apis/apps/v1/namespaces/{NS_STS}/statefulsets",
+                     {"apiVersion": "apps/v1", "kind": "StatefulSet", "metadata": {"name": "s"},
+                      "spec": {"replicas": 0, "serviceName": "s", "podManagementPolicy": "Parallel",
+                               "selector": {"matchLabels": {"app": "s"}},
+                               "template": {"metadata": {"labels": {"app": "s"}}, "spec": POD_SPEC}}})
+        return {"creates": 0, "deletes": 0}
+
+    def kinds(self, n):
+        return [("up", "roll", "down")[i % 3] for i in range(n)]
+
+    def kind_name(self, kind):
+        return f"sts-{kind}"
+
+    def start(self, kind):
+        base = f"/apis/apps/v1/namespaces/{NS_STS}/statefulsets/s"
+        if kind == "roll" and not self.at:
+            kind = "up"  # nothing to roll
+        if kind == "down" and not self.at:
+            kind = "up"
+        if kind == "up" and self.at:
+            kind = "roll"
+        if kind in ("up", "down"):
+            target = self.N if kind == "up" else 0
+            start_live = self.timeline.counts()[0]
+            self.api.req("PATCH", base, {"spec": {"replicas": target}}, ctype="application/merge-patch+json")
+            self.at = target
+            total = abs(target - start_live) or 1
+            if target:
+                return self.N, 0, lambda: (self.timeline.counts()[0] - start_live) / total
+            return 0, self.N, lambda: (start_live - self.timeline.counts()[0]) / total
+        self.rev += 1
+        rev = str(self.rev)
+        self.api.req("PATCH", base, {"spec": {"template": {"metadata": {"annotations": {"chaos/rev": rev}}}}},
+                     ctype="application/strategic-merge-patch+json")
+
+        def progress():
+            ps = pods(self.api, NS_STS)
+            return sum(1 for p in ps if (p["metadata"].get("annotations") or {}).get("chaos/rev") == rev) / self.N
+        return self.N, self.N, progress
+
+    def converged(self):
+        ss = self.api.get(f"/apis/apps/v1/namespaces/{NS_STS}/statefulsets/s")
+        st = ss.get("status") or {}
+        if st.get("observedGeneration", 0) < ss["metadata"]["generation"] or (st.get("replicas") or 0) != self.at:
+            return False
+        if self.at and not ((st.get("readyReplicas") == self.at) and st.get("updatedReplicas") == self.at
+                            and st.get("currentRevision") == st.get("updateRevision")):
+            return False
+        rev = str(self.rev) if self.rev else None
+        ps = pods(self.api, NS_STS)
+        return len(ps) == self.at and all(
+            pod_ok(p) and (p["metadata"].get("annotations") or {}).get("chaos/rev") == rev for p in ps)
+
+    def violations(self, t0, t1):
+        return {"ordinals_twice": self.timeline.overlapping(t0, t1)}
+
+
+WORKLOADS = {"deployments": Workload, "job": JobWorkload, "daemonset": DaemonSetWorkload,
+             "statefulset": StatefulSetWorkload}
+
+
 # ---------------------------------------------------------------------------------------------
 # one manager at one QPS: a cluster, the variants, the episodes
 
 class Run:
     def __init__(self, args, manager, argv, qps, rawdir):
         self.args, self.manager, self.argv, self.qps = args, manager, argv, qps
-        self.tag = f"{manager}-qps{int(qps)}"
+        self.workload = WORKLOADS[args.workload]
+        self.tag = f"{manager}-qps{int(qps)}" + ("" if args.workload == "deployments" else f"-{args.workload}")
         self.rawdir = rawdir
         self.rng = random.Random(args.seed)
         self.rows = []
@@ -538,7 +848,7 @@ class Run:
     def flags(self, kubeconfig, key):
         a = self.args
         return [f"--kubeconfig={kubeconfig}", f"--kube-api-qps={self.qps:g}", f"--kube-api-burst={int(self.qps * 2)}",
-                f"--controllers={CONTROLLERS}", "--leader-elect=true",
+                f"--controllers={self.workload.controllers}", "--leader-elect=true",
                 f"--leader-elect-lease-duration={a.lease_duration}s",
                 f"--leader-elect-renew-deadline={a.renew_deadline}s",
                 f"--leader-elect-retry-period={a.retry_period}s",
@@ -562,12 +872,12 @@ class Run:
 
     def go(self):
         a = self.args
-        nodes = int((a.rs_replicas + 2 * a.deployments * a.replicas) / 100) + 2
+        nodes = self.workload.nodes(a)
         log(f"=== {self.tag}: cluster {a.cluster_name} ({nodes} kwok nodes)")
-        self.cluster.create(nodes)
+        self.cluster.create(nodes, self.workload.namespaces)
         self.audit = Audit(self.cluster.audit_log)
         self.toxi = Toxi(a.toxiproxy, self.cluster.api_port, os.path.join(self.rawdir, f"{self.tag}-toxiproxy.log"))
-        self.wl = Workload(self.cluster.api, a)
+        self.wl = self.workload(self.cluster.api, a)
         self.t_start = time.time()
         self.loadavg = os.getloadavg()
         try:
@@ -579,7 +889,8 @@ class Run:
                     self.rows.append({"run": self.tag, "variant": v, "episode": "-", "error": repr(e)})
         finally:
             self.toxi.stop()
-            self.wl.watch.stop_flag = self.wl.watch_dep.stop_flag = True
+            for w in self.wl.watches:
+                w.stop_flag = True
             shutil.copy(self.cluster.audit_log, os.path.join(self.rawdir, f"{self.tag}.audit.log"))
             shutil.copy(os.path.join(self.cluster.dir, "logs", "kube-apiserver.log"),
                         os.path.join(self.rawdir, f"{self.tag}.kube-apiserver.log"))
@@ -604,7 +915,7 @@ class Run:
         sup = Supervisor(reps, self.args.restart_delay)
         sup.start()
         try:
-            if not self.wl.rs_at and not self.wl.rev and variant == self.args.variants[0]:
+            if not self.wl.set_up:
                 self.episode(variant, "setup", "none", lambda: None, setup=True)
             body(reps)
         finally:
@@ -617,7 +928,7 @@ class Run:
                     log(f"  {variant}: replica {r.key} exited by itself {len(r.exits)}× (rc {[x['rc'] for x in r.exits]})")
 
     def kinds(self, n):
-        return ["rs" if i % 2 == 0 else "rollout" for i in range(n)]
+        return self.wl.kinds(n)
 
     def episode(self, variant, kind, fault, inject, setup=False):
         """One step of the workload with one fault: start, wait for progress f, inject, converge."""
@@ -659,9 +970,10 @@ class Run:
         eps = [r for r in self.rows if r["variant"] == variant and "t0" in r]
         for i, r in enumerate(eps):
             t1 = eps[i + 1]["t0"] if i + 1 < len(eps) else t_end
-            c = analyse(recs, r["t0"], t1)
+            c = analyse(recs, r["t0"], t1, self.wl.namespaces)
             r.update(c)
-            wc = [w.between(r["t0"], t1) for w in (self.wl.watch, self.wl.watch_dep)]
+            r["violations"] = self.wl.violations(r["t0"], t1)
+            wc = [w.between(r["t0"], t1) for w in self.wl.watches]
             r["watch_creates"], r["watch_deletes"] = sum(x[0] for x in wc), sum(x[1] for x in wc)
             # the larger of the two witnesses: the audit log misses a create answered 5xx, the watch
             # misses a pod created and deleted while it was reconnecting
@@ -823,6 +1135,9 @@ def summary(rows):
             "margin_min_s": min((r["old_leader_last_write_before_takeover_s"] for r in rs
                                  if r.get("old_leader_last_write_before_takeover_s") is not None), default=None),
             "self_exits": sum(r.get("self_exits", 0) for r in rs),
+            # the workload's own invariant (indexes run twice, two daemon pods on a node, an ordinal twice)
+            "violations": {k: sum((r.get("violations") or {}).get(k, 0) for r in rs)
+                           for k in sorted({k for r in rs for k in (r.get("violations") or {})})},
         }
     return res
 
@@ -836,8 +1151,12 @@ def report(args, rows, runs_meta, outdir):
     variants = [v for v in args.variants if any(k[0] == v for k in S)]
     md = [f"# Chaos run — {dt.datetime.now().isoformat(timespec='minutes')}", "",
           f"- command: `bench/chaos.sh {' '.join(args.argv)}`",
-          f"- managers × QPS: {', '.join(runs)}; burst = 2 × QPS; controllers {CONTROLLERS}",
-          f"- sizes: ReplicaSet 0 ↔ {args.rs_replicas}, {args.deployments} Deployments × {args.replicas} replicas; "
+          f"- managers × QPS: {', '.join(runs)}; burst = 2 × QPS; controllers {WORKLOADS[args.workload].controllers}",
+          f"- workload: {args.workload}; sizes: "
+          + {"deployments": f"ReplicaSet 0 ↔ {args.rs_replicas}, {args.deployments} Deployments × {args.replicas} replicas; ",
+             "job": f"Jobs of {args.job_completions} completions, parallelism {args.job_parallelism}, Indexed and NonIndexed in turn; ",
+             "daemonset": f"a DaemonSet over {args.ds_nodes} nodes rolled (maxUnavailable 10%, maxSurge 0); ",
+             "statefulset": f"a StatefulSet (Parallel) 0 → {args.sts_replicas}, rolled, → 0 in turn; "}[args.workload] +
           f"kills {args.kills}, failovers {args.failovers}, other variants {args.reps} episode(s) each (network: 3 × that)",
           f"- leader election: lease {args.lease_duration}s, renew deadline {args.renew_deadline}s, retry {args.retry_period}s "
           f"(both managers); replicas restarted {args.restart_delay}s after they exit",
@@ -866,13 +1185,16 @@ def report(args, rows, runs_meta, outdir):
                 c += f"; writes after the renew deadline {s['late_writes']}"
             if s["margin_min_s"] is not None:
                 c += f"; old leader's last write ≥ {fmt(s['margin_min_s'])} s before takeover"
+            for k, n in s["violations"].items():
+                c += f"; {k.replace('_', ' ')} **{n}**"
             if s["not_converged"]:
                 c += f"; **{s['not_converged']} not converged**"
             if s["errors"]:
                 c += f"; **{s['errors']} failed**"
             cells.append(c)
         md.append(f"| {v} | " + " | ".join(cells) + " |")
-    md += ["", "Beyond spec = pods created (deleted) in the episode's window minus what the step needs (a positive remainder "
+    md += ["", "The workload's own invariant, counted from a pod watch started before the run (each pod live from when it is first seen until it is seen deleting, terminal or gone): Jobs — a completion index with two live pods at once; DaemonSet — a node with two live daemon pods at once (maxSurge 0); StatefulSet — an ordinal with two live pods at once. "
+           "Beyond spec = pods created (deleted) in the episode's window minus what the step needs (a positive remainder "
            "per episode; summed); created/deleted is the larger of two witnesses: the replicas' successful pod "
            "creates (deletes) in the audit log, and the pods a watch started before the run saw appear (disappear). Converge = end of the "
            "fault → pods and ReplicaSet/Deployment status as the spec says. Takeover = fault → first successful "
@@ -901,7 +1223,8 @@ def report(args, rows, runs_meta, outdir):
         json.dump({f"{k[0]} {k[1]}": v for k, v in S.items()}, f, indent=1)
     print("\n".join(md[:md.index("## Episodes")]), flush=True)
     bad = [k for k, s in S.items() if k[1].startswith("qkcm") and (s["created_beyond"] or s["deleted_beyond"]
-                                                                  or s["overlap_writes"] or s["not_converged"] or s["errors"])]
+                                                                  or s["overlap_writes"] or s["not_converged"] or s["errors"]
+                                                                  or any(s.get("violations", {}).values()))]
     return bad
 
 
@@ -923,6 +1246,12 @@ def main():
     p.add_argument("--rs-replicas", type=int, help="ReplicaSet size (default 1000; --short 200)")
     p.add_argument("--deployments", type=int, help="(default 20; --short 5)")
     p.add_argument("--replicas", type=int, help="per Deployment (default 10; --short 4)")
+    p.add_argument("--workload", default="deployments", choices=sorted(WORKLOADS),
+                   help="deployments (ReplicaSet + Deployments, the default), job, daemonset, statefulset")
+    p.add_argument("--job-completions", type=int, help="job: completions per Job (default 500; --short 60)")
+    p.add_argument("--job-parallelism", type=int, help="job: parallelism (default 100; --short 20)")
+    p.add_argument("--ds-nodes", type=int, help="daemonset: kwok nodes, one daemon pod each (default 200; --short 20)")
+    p.add_argument("--sts-replicas", type=int, help="statefulset: replicas (default 300; --short 40)")
     p.add_argument("--lease-duration", type=int, default=8)
     p.add_argument("--renew-deadline", type=int, default=6)
     p.add_argument("--retry-period", type=int, default=2)
@@ -959,7 +1288,8 @@ def main():
     s = args.short
     for k, full, short in (("managers", "qkcm-jvm,upstream", "qkcm-jvm"), ("qps", "100,1000", "100"),
                            ("kills", 20, 2), ("reps", 3, 1), ("rs_replicas", 1000, 200),
-                           ("deployments", 20, 5), ("replicas", 10, 4)):
+                           ("deployments", 20, 5), ("replicas", 10, 4), ("job_completions", 500, 60),
+                           ("job_parallelism", 100, 20), ("ds_nodes", 200, 20), ("sts_replicas", 300, 40)):
         if getattr(args, k) is None:
             setattr(args, k, short if s else full)
     if args.failovers is None:

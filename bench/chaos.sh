@@ -5,6 +5,7 @@
 # server's audit log. See bench/README.md ("Chaos run").
 #
 #   bench/chaos.sh [--short] [chaos.py options...]   e.g. --managers qkcm-jvm,upstream --qps 100,1000 --kills 6
+#   bench/chaos.sh --workload job|daemonset|statefulset ...   the workload variants (issue 38)
 #
 # Builds what is missing (control-plane binaries, Toxiproxy, qkcm), then runs bench/chaos.py.
 # Results go to bench/results/<date>-chaos/ (results.md, summary.json; raw data under raw/).

@@ -67,6 +67,9 @@ FOCUS_FULL+='|\[sig-network\] (EndpointSlice|EndpointSliceMirroring) '
 FOCUS_FULL+='|\[sig-network\] Services should (test the lifecycle of an Endpoint|complete a service status lifecycle|find a service from listing all namespaces)'
 FOCUS_FULL+='|\[sig-auth\] ServiceAccounts '
 FOCUS_FULL+='|\[sig-node\] NoExecuteTaintManager '
+FOCUS_FULL+='|\[sig-api-machinery\] ResourceQuota '
+FOCUS_FULL+='|\[sig-auth\] Certificates API '
+FOCUS_FULL+='|\[sig-storage\] (PV Protection|PVC Protection) '
 # Never: specs that disrupt the cluster (restart components, reboot nodes), need a cloud provider,
 # alpha/beta features that are off by default, or are known to be flaky upstream.
 SKIP_FULL='\[Disruptive\]|\[Flaky\]|\[Feature:|\[Alpha\]|should not disrupt a cloud load-balancer'
@@ -96,7 +99,10 @@ unimplemented_specs() {
     daemonset-controller) echo '\[sig-apps\] (Daemon set|ControllerRevision) ' ;;
     disruption-controller) echo '\[sig-apps\] DisruptionController ' ;;
     # CronJob specs that wait for a Job to finish, and the Garbage collector's CronJob spec (its Jobs' pods)
-    resourcequota-controller) echo '(ReplicaSet|ReplicationController) should surface a failure condition on a common issue like exceeded quota' ;;
+    resourcequota-controller) echo '\[sig-api-machinery\] ResourceQuota |(ReplicaSet|ReplicationController) should surface a failure condition on a common issue like exceeded quota' ;;
+    certificatesigningrequest-signing-controller|certificatesigningrequest-approving-controller) echo '\[sig-auth\] Certificates API ' ;;
+    persistentvolumeclaim-protection-controller) echo '\[sig-storage\] PVC Protection ' ;;
+    persistentvolume-protection-controller) echo '\[sig-storage\] PV Protection ' ;;
     job-controller) echo '\[sig-apps\] (Job|TTLAfterFinished) |\[sig-apps\] CronJob should (delete (successful|failed) finished jobs|not emit unexpected warnings)|Garbage collector should delete jobs and pods created by cronjob' ;;
     cronjob-controller) echo '\[sig-apps\] CronJob ' ;;
     statefulset-controller) echo '\[sig-apps\] StatefulSet ' ;;

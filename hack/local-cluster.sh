@@ -9,8 +9,12 @@
 # kwokctl runs `qkcm --version` (qkcm answers `Kubernetes v1.34.4 (qkcm ...)`, which kwokctl parses
 # as 1.34.4) and starts it with the flags it gives upstream's kube-controller-manager: --kubeconfig,
 # --authorization-always-allow-paths, --bind-address, --secure-port, --root-ca-file,
-# --service-account-private-key-file (the cluster's CA and SA key) and --node-monitor-period=25s
-# --node-monitor-grace-period=3m20s (kwok renews node leases slowly). This script adds
+# --service-account-private-key-file (the cluster's CA and SA key) and the node monitor periods that
+# match kwok's heartbeats. kwokctl scales every heartbeat by --heartbeat-factor (default 5: node Leases
+# of 200 s renewed every ~50 s, and --node-monitor-grace-period=3m20s); this script creates the cluster
+# with factor 1 — Leases of 40 s renewed every 10 s, --node-monitor-period=5s
+# --node-monitor-grace-period=40s — so that a node that stops heartbeating is noticed as quickly as in a
+# real cluster (upstream's default grace is 50 s). This script adds
 # --bind-address=127.0.0.1 (the last flag wins, as with upstream's flag parser), --leader-elect=true
 # and QKCM_ARGS through kwokctl's --extra-args. In the foreground qkcm's log is followed on this terminal.
 #
@@ -33,6 +37,8 @@
 #   QKCM_BINARY         controller manager to run (default bin/qkcm: the native binary if built, else
 #                       the JVM app; upstream's kube-controller-manager works as well)
 #   QKCM_ARGS           extra flags for qkcm, each as --name=value or --name (e.g. "--kube-api-qps=100 --kube-api-burst=200")
+#   QKCM_KWOK_ARGS      extra flags for kwok, as QKCM_ARGS (bench/compare's nodes scenario: kwok managing only
+#                       the nodes of a label selector, so that one node can be left to die)
 #   QKCM_VERBOSE        1: show kwokctl's own output (otherwise kept in $KWOK_WORKDIR/<name>-kwokctl.log)
 set -euo pipefail
 
@@ -104,6 +110,7 @@ case "$cmd" in
 esac
 
 # QKCM_ARGS as kwokctl --extra-args (component=name=value); kwokctl appends them as --name=value.
+# QKCM_KWOK_ARGS likewise for kwok-controller.
 EXTRA=(--extra-args "kube-controller-manager=bind-address=127.0.0.1"
        --extra-args "kube-controller-manager=leader-elect=true")
 # shellcheck disable=SC2206 # QKCM_ARGS is a list of flags
@@ -115,6 +122,24 @@ for arg in ${USER_ARGS[@]+"${USER_ARGS[@]}"}; do
     *) echo "local-cluster: QKCM_ARGS: write each flag as --name=value or --name, got: $arg" >&2; exit 1 ;;
   esac
 done
+# QKCM_KWOK_ARGS go to kwok through a kwokctl configuration (its componentsPatches): kwokctl v0.7.0's
+# --extra-args panics when two components each get more than one.
+KWOK_EXTRA=()
+if [[ -n "${QKCM_KWOK_ARGS:-}" ]]; then
+  mkdir -p "$KWOK_WORKDIR"
+  kwok_config="$KWOK_WORKDIR/$NAME-kwokctl-patches.yaml"
+  { echo "apiVersion: config.kwok.x-k8s.io/v1alpha1"; echo "kind: KwokctlConfiguration"
+    echo "componentsPatches:"; echo "- name: kwok-controller"; echo "  extraArgs:"
+    # shellcheck disable=SC2206 # QKCM_KWOK_ARGS is a list of flags
+    KWOK_ARGS=(${QKCM_KWOK_ARGS})
+    for arg in "${KWOK_ARGS[@]}"; do
+      case "$arg" in
+        --*=*) kv="${arg#--}"; printf '  - key: %s\n    value: "%s"\n' "${kv%%=*}" "${kv#*=}" ;;
+        *) echo "local-cluster: QKCM_KWOK_ARGS: write each flag as --name=value, got: $arg" >&2; exit 1 ;;
+      esac
+    done; } > "$kwok_config"
+  KWOK_EXTRA=(--config "$kwok_config")
+fi
 
 "$ROOT/hack/install-control-plane.sh"
 
@@ -139,18 +164,18 @@ exec {create_lock}>/tmp/qkcm-kwokctl-create.lock
 flock "$create_lock"
 if $noqkcm; then
   log "creating cluster $NAME: etcd, kube-apiserver, kube-scheduler, kwok ($NODES nodes), no controller manager"
-  kwokctl create cluster --name "$NAME" --runtime binary \
+  kwokctl create cluster --name "$NAME" --runtime binary --heartbeat-factor 1 \
     --etcd-binary "$BIN/etcd" --kube-apiserver-binary "$BIN/kube-apiserver" \
     --kube-scheduler-binary "$BIN/kube-scheduler" --kwok-controller-binary "$BIN/kwok" \
-    --disable kube-controller-manager --kubeconfig "$KUBECONFIG_OUT" --wait 2m {create_lock}>&-
+    --disable kube-controller-manager ${KWOK_EXTRA[@]+"${KWOK_EXTRA[@]}"} --kubeconfig "$KUBECONFIG_OUT" --wait 2m {create_lock}>&-
   kwokctl --name "$NAME" scale node --replicas "$NODES" {create_lock}>&-
 else
   log "creating cluster $NAME: etcd, kube-apiserver, kube-scheduler, kwok ($NODES nodes), qkcm as kube-controller-manager"
-  kwokctl create cluster --name "$NAME" --runtime binary \
+  kwokctl create cluster --name "$NAME" --runtime binary --heartbeat-factor 1 \
     --etcd-binary "$BIN/etcd" --kube-apiserver-binary "$BIN/kube-apiserver" \
     --kube-scheduler-binary "$BIN/kube-scheduler" --kwok-controller-binary "$BIN/kwok" \
     --kube-controller-manager-binary "$QKCM" --kube-controller-manager-port "$PORT" \
-    "${EXTRA[@]}" --kubeconfig "$KUBECONFIG_OUT" --wait 2m {create_lock}>&-
+    "${EXTRA[@]}" ${KWOK_EXTRA[@]+"${KWOK_EXTRA[@]}"} --kubeconfig "$KUBECONFIG_OUT" --wait 2m {create_lock}>&-
   kwokctl --name "$NAME" scale node --replicas "$NODES" {create_lock}>&-
   # the log's path before kwokctl started qkcm (bench/ and the README name it)
   ln -sfn logs/kube-controller-manager.log "$CLUSTER_DIR/qkcm.log"
@@ -166,7 +191,7 @@ if $noqkcm; then
     "--root-ca-file=$CLUSTER_DIR/pki/ca.crt"
     "--service-account-private-key-file=$CLUSTER_DIR/pki/admin.key"
     "--leader-elect=true"
-    "--node-monitor-period=25s" "--node-monitor-grace-period=3m20s"
+    "--node-monitor-period=5s" "--node-monitor-grace-period=40s"
   )
   ARGS+=(${USER_ARGS[@]+"${USER_ARGS[@]}"})
   # Dev mode takes the flags as config properties (qkcm.<flag>): QkcmMain's command line is not used there.

@@ -2,7 +2,7 @@
 # Side by side: the same manifests under upstream kube-controller-manager and under qkcm, each as the
 # only controller manager of a fresh local cluster; prints every field that differs after
 # normalisation, and the events only one produced.
-#   bench/compare/compare.sh [replicasets|services|batch|workloads]      (default replicasets; see collect.sh)
+#   bench/compare/compare.sh [replicasets|services|batch|workloads|nodes|policy|certificates|storage]      (default replicasets; see collect.sh)
 set -euo pipefail
 HERE="$(cd "$(dirname "$0")" && pwd)"
 export SCENARIO="${1:-replicasets}"

@@ -1,12 +1,19 @@
 """Normalises (uids, times, random names, node placement, pod IPs) and diffs the objects and events
 collected by collect.sh for upstream and qkcm. Usage: normalize_diff.py <dir>"""
-import json, re, sys
+import json, os, re, sys
+NODES = os.environ.get("SCENARIO") == "nodes"
+STORAGE = os.environ.get("SCENARIO") == "storage"
+LIVE_NODE = re.compile(r"\bnode-\d{6}\b")
 def norm_obj(o):
     md = o["metadata"]
     kind = o["kind"]
     name = md["name"]
-    if kind == "Pod":
+    if kind in ("Pod", "ResourceClaim"):
         name = re.sub(r"-[a-z0-9]{5}$", "-xxxxx", name)
+    # generated claims' names (generateName) are random; the pod's status names them
+    for cs in (o.get("status") or {}).get("resourceClaimStatuses") or []:
+        if cs.get("resourceClaimName"):
+            cs["resourceClaimName"] = re.sub(r"-[a-z0-9]{5}$", "-xxxxx", cs["resourceClaimName"])
     for k in ["uid", "resourceVersion", "creationTimestamp", "managedFields", "generateName" if kind != "Pod" else "_"]:
         md.pop(k, None)
     md["name"] = name
@@ -30,8 +37,11 @@ def norm_obj(o):
     for c in st.get("conditions", []):
         for t in ["lastTransitionTime", "lastProbeTime", "lastUpdateTime"]:
             c.pop(t, None)
-    if kind == "PersistentVolumeClaim":
+    if kind == "PersistentVolumeClaim" and not STORAGE:
         o.pop("status", None)
+    if kind == "PodDisruptionBudget" and st.get("disruptedPods"):
+        # pod names are random; which pods and when differs, how many does not
+        st["disruptedPods"] = len(st["disruptedPods"])
     # the ServiceAccount admission plugin names the projected token volume randomly
     o = json.loads(generic(re.sub(r"kube-api-access-[a-z0-9]{5}", "kube-api-access-xxxxx", json.dumps(o))))
     return kind, generic(name), o
@@ -75,7 +85,16 @@ def events(label):
     ev = json.load(open(f"{sys.argv[1]}/{label}.events.json"))["items"]
     out = set()
     for e in ev:
-        if e["involvedObject"]["kind"] in ("ReplicaSet", "ReplicationController", "Service", "Endpoints", "EndpointSlice",
+        # the nodes scenario also compares what happened to the dead node and its pods (not the scheduler's)
+        if NODES and e["involvedObject"]["kind"] in ("Node", "Pod"):
+            if e["source"].get("component") in (None, "default-scheduler"):
+                continue  # the scheduler's placements differ by nature
+            # the live nodes are interchangeable (which one died differs); the dead one is <dead-node>
+            msg = LIVE_NODE.sub("<node>", generic(re.sub(r"-[a-z0-9]{8,10}-[a-z0-9]{5}\b", "-xxxxx", e["message"])))
+            out.add((e["source"].get("component"), e["involvedObject"]["kind"],
+                     LIVE_NODE.sub("<node>", POD_NAME.sub("-xxxxx", e["involvedObject"]["name"])), e["type"], e["reason"], msg))
+            continue
+        if e["involvedObject"]["kind"] in ("PersistentVolume", "ResourceClaim", "ResourceQuota", "PodDisruptionBudget", "ReplicaSet", "ReplicationController", "Service", "Endpoints", "EndpointSlice",
                                            "Job", "CronJob", "DaemonSet", "StatefulSet", "PersistentVolumeClaim"):
             msg = generic(re.sub(r"-[a-z0-9]{5}\b", "-xxxxx", e["message"]))
             out.add((e["source"].get("component"), e["involvedObject"]["kind"], generic(e["involvedObject"]["name"]), e["type"], e["reason"], msg))
@@ -115,3 +134,68 @@ def walk(a, b, path=""):
         print("  ", path, repr(a)[:80], "!=", repr(b)[:80])
 for (kind, name), oa, ob in pairs:
     print(kind, name); walk(oa, ob)
+if NODES:
+    # the dead node as each manager left it, and the time each step took from the moment it went silent
+    for label in ("upstream", "qkcm"):
+        print("timings", label, json.load(open(f"{sys.argv[1]}/{label}.timings.json")))
+    na, nb = (norm_obj(json.load(open(f"{sys.argv[1]}/{l}.node.json")))[2] for l in ("upstream", "qkcm"))
+    print("Node <dead-node>"); walk(na, nb)
+if os.environ.get("SCENARIO") == "policy":
+    # what the API server refused (quota admission, working from the quota's status) and how the drain ended
+    for label in ("upstream", "qkcm"):
+        refused = open(f"{sys.argv[1]}/{label}.refused").read().split() if os.path.exists(f"{sys.argv[1]}/{label}.refused") else []
+        drain = open(f"{sys.argv[1]}/{label}.drain.log").read().strip().splitlines()
+        print("policy", label, "refused:", " ".join(refused) or "none", "| drain:", drain[-1] if drain else "")
+if os.environ.get("SCENARIO") == "certificates":
+    # CSRs: conditions and what the issued certificate says (keys and serials are random by nature);
+    # cluster-info's JWS signatures, the token Secrets left, and who the issued certificate authenticates as
+    import base64, datetime
+    from cryptography import x509
+    def cert_summary(pem):
+        c = x509.load_pem_x509_certificate(base64.b64decode(pem))
+        out = {"subject": c.subject.rfc4514_string(), "issuer": c.issuer.rfc4514_string(),
+               "lifetime_s": int((c.not_valid_after_utc - c.not_valid_before_utc).total_seconds()),
+               "serial_bits": c.serial_number.bit_length() > 64, "extensions": {}}
+        for e in c.extensions:
+            v = e.value
+            if isinstance(v, x509.KeyUsage):
+                v = [k for k in ("digital_signature", "key_encipherment", "key_cert_sign", "crl_sign") if getattr(v, k)]
+            elif isinstance(v, x509.ExtendedKeyUsage):
+                v = [u._name for u in v]
+            elif isinstance(v, x509.BasicConstraints):
+                v = {"ca": v.ca}
+            elif isinstance(v, x509.AuthorityKeyIdentifier):
+                v = "present"
+            else:
+                v = str(type(v).__name__)
+            out["extensions"][e.oid._name] = (e.critical, v)
+        return out
+    def csrs(label):
+        out = {}
+        for o in json.load(open(f"{sys.argv[1]}/{label}.csr.json"))["items"]:
+            st = o.get("status", {})
+            out[o["metadata"]["name"]] = {
+                "conditions": [(c["type"], c["status"], c.get("reason"), c.get("message")) for c in st.get("conditions", [])],
+                "certificate": cert_summary(st["certificate"]) if st.get("certificate") else None}
+        return out
+    ca, cb = csrs("upstream"), csrs("qkcm")
+    for name in sorted(set(ca) | set(cb)):
+        same = json.dumps(ca.get(name), sort_keys=True) == json.dumps(cb.get(name), sort_keys=True)
+        print("CSR", name, "same" if same else "DIFF")
+        if not same:
+            print("  upstream:", json.dumps(ca.get(name), sort_keys=True)); print("  qkcm:    ", json.dumps(cb.get(name), sort_keys=True))
+    ia, ib = (json.load(open(f"{sys.argv[1]}/{l}.cluster-info.json"))["data"] for l in ("upstream", "qkcm"))
+    print("cluster-info data keys:", sorted(ia), "vs", sorted(ib), "| byte-identical:", ia == ib)
+    ta, tb = ([s["metadata"]["name"] for s in json.load(open(f"{sys.argv[1]}/{l}.tokens.json"))["items"]] for l in ("upstream", "qkcm"))
+    print("bootstrap tokens left:", sorted(ta), "vs", sorted(tb))
+    for label in ("upstream", "qkcm"):
+        print("whoami", label, open(f"{sys.argv[1]}/{label}.whoami.json").read().replace("\n", " ")[:300])
+if STORAGE:
+    # the claim deleted while a pod used it: still there, held by its protection finalizer
+    for label in ("upstream", "qkcm"):
+        t = open(f"{sys.argv[1]}/{label}.pvc-in-use.json").read()
+        try:
+            md = json.loads(t)["metadata"]
+            print("pvc in use after delete", label, "finalizers:", md.get("finalizers"), "deleting:", "deletionTimestamp" in md)
+        except ValueError:
+            print("pvc in use after delete", label, t.strip()[:200])

@@ -7,10 +7,13 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 
+import io.qkcm.controller.bootstrap.BootstrapSignerControllerDescriptor;
+import io.qkcm.controller.bootstrap.TokenCleanerControllerDescriptor;
 import io.qkcm.controller.certificates.approver.CertificateSigningRequestApprovingControllerDescriptor;
 import io.qkcm.controller.certificates.cleaner.CertificateSigningRequestCleanerControllerDescriptor;
 import io.qkcm.controller.certificates.rootcacertpublisher.RootCACertificatePublisherControllerDescriptor;
 import io.qkcm.controller.certificates.signer.CertificateSigningRequestSigningControllerDescriptor;
+import io.qkcm.controller.clusterroleaggregation.ClusterRoleAggregationControllerDescriptor;
 import io.qkcm.controller.cronjob.CronJobControllerDescriptor;
 import io.qkcm.controller.daemon.DaemonSetControllerDescriptor;
 import io.qkcm.controller.deployment.DeploymentControllerDescriptor;
@@ -20,13 +23,16 @@ import io.qkcm.controller.endpointslicemirroring.EndpointSliceMirroringControlle
 import io.qkcm.controller.garbagecollector.GarbageCollectorControllerDescriptor;
 import io.qkcm.controller.job.JobControllerDescriptor;
 import io.qkcm.controller.namespace.NamespaceControllerDescriptor;
+import io.qkcm.controller.nodeipam.NodeIpamControllerDescriptor;
 import io.qkcm.controller.nodelifecycle.NodeLifecycleControllerDescriptor;
 import io.qkcm.controller.podgc.PodGarbageCollectorControllerDescriptor;
 import io.qkcm.controller.replicaset.ReplicaSetControllerDescriptor;
 import io.qkcm.controller.replicaset.ReplicationControllerDescriptor;
+import io.qkcm.controller.resourcequota.ResourceQuotaControllerDescriptor;
 import io.qkcm.controller.serviceaccount.LegacyServiceAccountTokenCleanerControllerDescriptor;
 import io.qkcm.controller.serviceaccount.ServiceAccountControllerDescriptor;
 import io.qkcm.controller.serviceaccount.ServiceAccountTokenControllerDescriptor;
+import io.qkcm.controller.servicecidrs.ServiceCIDRsControllerDescriptor;
 import io.qkcm.controller.statefulset.StatefulSetControllerDescriptor;
 import io.qkcm.controller.ttlafterfinished.TTLAfterFinishedControllerDescriptor;
 import io.qkcm.runtime.josdk.ControllerDescriptor;
@@ -49,7 +55,7 @@ public final class ControllerCatalog {
                 EndpointSliceMirroringControllerDescriptor.DESCRIPTOR,
                 ReplicationControllerDescriptor.DESCRIPTOR,
                 PodGarbageCollectorControllerDescriptor.DESCRIPTOR,
-                ControllerDescriptor.of("resourcequota-controller").withAliases("resourcequota"),
+                ResourceQuotaControllerDescriptor.DESCRIPTOR,
                 NamespaceControllerDescriptor.DESCRIPTOR,
                 ServiceAccountControllerDescriptor.DESCRIPTOR,
                 GarbageCollectorControllerDescriptor.DESCRIPTOR,
@@ -68,12 +74,9 @@ public final class ControllerCatalog {
                 ControllerDescriptor.of("podcertificaterequest-cleaner-controller")
                         .withClientName("podcertificaterequestcleaner").requiringFeatureGates("PodCertificateRequest"),
                 ControllerDescriptor.of("ttl-controller").withAliases("ttl"),
-                ControllerDescriptor.of("bootstrap-signer-controller").withAliases("bootstrapsigner")
-                        .withClientName("bootstrap-signer").offByDefault(),
-                ControllerDescriptor.of("token-cleaner-controller").withAliases("tokencleaner")
-                        .withClientName("token-cleaner").offByDefault(),
-                ControllerDescriptor.of("node-ipam-controller").withAliases("nodeipam")
-                        .withClientName("node-controller"),
+                BootstrapSignerControllerDescriptor.DESCRIPTOR,
+                TokenCleanerControllerDescriptor.DESCRIPTOR,
+                NodeIpamControllerDescriptor.DESCRIPTOR,
                 NodeLifecycleControllerDescriptor.DESCRIPTOR,
                 ControllerDescriptor.of("service-lb-controller").withAliases("service").requiringCloudProvider(),
                 ControllerDescriptor.of("node-route-controller").withAliases("route").requiringCloudProvider(),
@@ -85,7 +88,7 @@ public final class ControllerCatalog {
                         .withClientName("attachdetach-controller"),
                 ControllerDescriptor.of("persistentvolume-expander-controller").withAliases("persistentvolume-expander")
                         .withClientName("expand-controller"),
-                ControllerDescriptor.of("clusterrole-aggregation-controller").withAliases("clusterrole-aggregation"),
+                ClusterRoleAggregationControllerDescriptor.DESCRIPTOR,
                 ControllerDescriptor.of("persistentvolumeclaim-protection-controller").withAliases("pvc-protection"),
                 ControllerDescriptor.of("persistentvolume-protection-controller").withAliases("pv-protection"),
                 ControllerDescriptor.of("volumeattributesclass-protection-controller")
@@ -106,8 +109,7 @@ public final class ControllerCatalog {
                 ControllerDescriptor.of("validatingadmissionpolicy-status-controller"),
                 ControllerDescriptor.of("taint-eviction-controller").withClientName("node-controller")
                         .requiringFeatureGates("SeparateTaintEvictionController"),
-                ControllerDescriptor.of("service-cidr-controller").withClientName("service-cidrs-controller")
-                        .requiringFeatureGates("MultiCIDRServiceAllocator"),
+                ServiceCIDRsControllerDescriptor.DESCRIPTOR,
                 ControllerDescriptor.of("storage-version-migrator-controller").withAliases("svm")
                         .requiringFeatureGates("StorageVersionMigrator"),
                 ControllerDescriptor.of("selinux-warning-controller").offByDefault()

@@ -111,18 +111,21 @@ class ControllerCatalogTest {
     }
 
     @Test
-    void qkcmsControllersAreImplementedAndNodeLifecycleOnlyInPart() {
+    void qkcmsControllersAreImplementedAndThosePartialSaySo() {
         assertThat(ControllerCatalog.descriptors().stream().filter(ControllerDescriptor::implemented)
                 .map(ControllerDescriptor::name)).containsExactlyInAnyOrder("serviceaccount-token-controller",
                         "endpoints-controller", "endpointslice-controller", "endpointslice-mirroring-controller",
-                        "replicationcontroller-controller", "pod-garbage-collector-controller", "namespace-controller",
+                        "replicationcontroller-controller", "pod-garbage-collector-controller", "resourcequota-controller",
+                        "namespace-controller",
                         "serviceaccount-controller", "garbage-collector-controller", "daemonset-controller",
                         "job-controller", "deployment-controller", "replicaset-controller", "statefulset-controller",
                         "cronjob-controller", "node-lifecycle-controller", "ttl-after-finished-controller",
                         "root-ca-certificate-publisher-controller", "legacy-serviceaccount-token-cleaner-controller",
+                        "node-ipam-controller", "service-cidr-controller",
+                        "bootstrap-signer-controller", "token-cleaner-controller", "clusterrole-aggregation-controller",
                         "certificatesigningrequest-signing-controller", "certificatesigningrequest-approving-controller",
                         "certificatesigningrequest-cleaner-controller");
-        assertThat(ControllerCatalog.upstream().partial()).containsOnlyKeys("node-lifecycle-controller");
+        assertThat(ControllerCatalog.upstream().partial()).containsOnlyKeys("resourcequota-controller");
     }
 
     /**

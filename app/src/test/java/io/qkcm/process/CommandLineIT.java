@@ -48,9 +48,9 @@ class CommandLineIT {
             assertThat(p.stdout()).contains("--kube-api-qps", "--leader-elect-lease-duration", "--controllers",
                     "--leader-elect-release-on-cancel", "[no effect]", "replicaset-controller",
                     "bootstrap-signer-controller");
-            // implemented (+), partial (~, with what is missing) and not implemented are told apart
+            // implemented (+) and not implemented are told apart
             assertThat(p.stdout()).contains("*+ replicaset-controller\n", "*+ job-controller\n", "*  disruption-controller\n",
-                    "*~ node-lifecycle-controller (partial: only the NoSchedule taint pass");
+                    "*+ node-lifecycle-controller\n");
         }
     }
 

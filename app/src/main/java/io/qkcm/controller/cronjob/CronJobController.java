@@ -94,7 +94,7 @@ public class CronJobController extends KeyReconciler<CronJob> {
                 .register(context.metrics());
 
         // upstream's addJob, updateJob, deleteJob: the owning CronJob is queued
-        jobInformer.addEventHandler(new OwnerEnqueueingHandler<>(this::resolveControllerRef, this::enqueueController));
+        owned(Job.class, new OwnerEnqueueingHandler<>(this::resolveControllerRef, this::enqueueController));
         // adds and deletes of CronJobs queue them through JOSDK's primary events; updates go through
         // upstream's updateCronJob (a schedule change is queued for the new schedule's next time)
         cronJobInformer.addEventHandler(ResourceEventHandlerFuncs.of(null, this::updateCronJob, null));

@@ -150,10 +150,10 @@ public class DaemonSetsController extends KeyReconciler<DaemonSet> {
                 deleteDaemonset(ds);
             }
         });
-        historyInformer.addEventHandler(new HistoryHandler());
+        owned(ControllerRevision.class, new HistoryHandler());
         PodIndexes.addPodControllerIndexer(podInformer);
         addPodNodeNameIndexer(podInformer);
-        podInformer.addEventHandler(new PodHandler());
+        owned(Pod.class, new PodHandler());
         nodeInformer.addEventHandler(new ResourceEventHandler<Node>() {
             @Override
             public void onAdd(Node node) {

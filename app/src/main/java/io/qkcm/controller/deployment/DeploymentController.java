@@ -78,7 +78,7 @@ public class DeploymentController extends KeyReconciler<Deployment> {
 
         // Deployment adds, updates and deletes reach the reconciler as JOSDK's primary events (upstream's
         // handler queues all three)
-        rsInformer.addEventHandler(new OwnerEnqueueingHandler<ReplicaSet, Deployment>(this::resolveControllerRef,
+        owned(ReplicaSet.class, new OwnerEnqueueingHandler<ReplicaSet, Deployment>(this::resolveControllerRef,
                 this::enqueue) {
             @Override
             protected void orphanAdded(ReplicaSet rs) {

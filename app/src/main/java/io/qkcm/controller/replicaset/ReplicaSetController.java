@@ -120,7 +120,7 @@ public class ReplicaSetController<P extends HasMetadata> extends KeyReconciler<P
             }
         });
         PodIndexes.addPodControllerIndexer(podInformer);
-        podInformer.addEventHandler(new PodHandler());
+        owned(Pod.class, new PodHandler());
     }
 
     @Override

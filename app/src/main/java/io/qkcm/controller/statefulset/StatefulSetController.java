@@ -81,7 +81,7 @@ public class StatefulSetController extends KeyReconciler<StatefulSet> {
 
         PodIndexes.addPodControllerIndexer(podInformer);
         // upstream's addPod, updatePod, deletePod
-        podInformer.addEventHandler(new OwnerEnqueueingHandler<Pod, StatefulSet>(
+        owned(Pod.class, new OwnerEnqueueingHandler<Pod, StatefulSet>(
                 (ns, ref) -> ControllerRefs.resolveControllerRef(StatefulSetUtils.KIND, setInformer, ns, ref), this::enqueue) {
             @Override
             protected void added(Pod pod, StatefulSet set) {

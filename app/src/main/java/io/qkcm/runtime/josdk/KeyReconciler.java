@@ -43,6 +43,7 @@ public abstract class KeyReconciler<P extends HasMetadata> implements Reconciler
     private final Class<P> primaryType;
     private final String queueName;
     private final int workers;
+    private final List<OwnedEventSource<?, P>> owned = new java.util.concurrent.CopyOnWriteArrayList<>();
 
     /** With upstream's default controller rate limiter. */
     protected KeyReconciler(ControllerContext context, Class<P> primaryType, String queueName, int workers) {
@@ -214,9 +215,27 @@ public abstract class KeyReconciler<P extends HasMetadata> implements Reconciler
         return MetaNamespaceKey.of(object);
     }
 
+    /**
+     * Registers upstream's {@code handler} for the objects of {@code type} this controller owns on the shared
+     * informer, and lists them among the controller's JOSDK event sources ({@link OwnedEventSource}): the
+     * handler queues owners into {@link #queue}; {@code Context.getSecondaryResources(type)} reads the owned
+     * objects of a primary from the shared cache. Call from the constructor.
+     */
+    protected final <D extends HasMetadata> OwnedEventSource<D, P> owned(Class<D> type,
+            io.fabric8.kubernetes.client.informers.ResourceEventHandler<D> handler) {
+        OwnedEventSource<D, P> source = new OwnedEventSource<>(type, queueName, context.informers().informerFor(type),
+                handler);
+        owned.add(source);
+        return source;
+    }
+
+    /** The work queue, then one source per owned kind. */
     @Override
     public List<EventSource<?, P>> prepareEventSources(EventSourceContext<P> ctx) {
-        return List.of(queue);
+        List<EventSource<?, P>> sources = new java.util.ArrayList<>();
+        sources.add(queue);
+        sources.addAll(owned);
+        return sources;
     }
 
     /**

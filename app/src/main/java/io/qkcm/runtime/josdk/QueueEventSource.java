@@ -112,16 +112,21 @@ public final class QueueEventSource<P extends HasMetadata> extends AbstractEvent
         if (shutDown) {
             return;
         }
-        long due = System.nanoTime() + delay.toNanos();
+        long now = System.nanoTime();
+        long due = now + delay.toNanos();
+        if (due < now) {
+            due = Long.MAX_VALUE; // a delay of centuries (a token expiring in 9999): no overflow into the past
+        }
+        long dueAt = due;
         waiting.compute(key, (k, pending) -> {
-            if (pending != null && pending.dueNanos() <= due && !pending.future().isDone()) {
+            if (pending != null && pending.dueNanos() <= dueAt && !pending.future().isDone()) {
                 return pending;
             }
             if (pending != null) {
                 pending.future().cancel(false);
             }
-            ScheduledFuture<?> future = delayer.schedule(() -> fire(k, due), delay.toNanos(), TimeUnit.NANOSECONDS);
-            return new Pending(due, future);
+            ScheduledFuture<?> future = delayer.schedule(() -> fire(k, dueAt), delay.toNanos(), TimeUnit.NANOSECONDS);
+            return new Pending(dueAt, future);
         });
     }
 

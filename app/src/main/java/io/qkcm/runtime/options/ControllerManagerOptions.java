@@ -113,6 +113,10 @@ public final class ControllerManagerOptions {
                 }
             }
         }
+        // upstream's NodeIPAMControllerOptions.Validate
+        if (raw("service-cluster-ip-range").split(",", -1).length > 2) {
+            return Optional.of("--service-cluster-ip-range can not contain more than two entries");
+        }
         for (Object[] range : RANGES) {
             String flag = (String) range[0];
             int value = integer(flag);

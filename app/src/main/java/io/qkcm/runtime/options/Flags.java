@@ -91,6 +91,20 @@ public final class Flags {
         IMPLEMENTED.put("endpointslice-updates-batch-period", "Delay of endpointslice-controller syncs triggered by pod changes, to batch them.");
         IMPLEMENTED.put("concurrent-ttl-after-finished-syncs", "Workers of ttl-after-finished-controller.");
         IMPLEMENTED.put("terminated-pod-gc-threshold", "Terminated pods (Succeeded or Failed) kept before pod-garbage-collector-controller deletes the oldest; 0 or less disables that deletion.");
+        IMPLEMENTED.put("allocate-node-cidrs", "Run node-ipam-controller: give every node spec.podCIDR(s) from --cluster-cidr.");
+        IMPLEMENTED.put("cidr-allocator-type", "node-ipam-controller's allocator; only RangeAllocator exists (as upstream without a cloud provider).");
+        IMPLEMENTED.put("cluster-cidr", "The pod CIDR(s) node-ipam-controller splits into node blocks: one, or an IPv4 and an IPv6 one, comma-separated.");
+        IMPLEMENTED.put("node-cidr-mask-size", "Mask size of the node blocks of a single-stack cluster (default 24 for IPv4, 64 for IPv6).");
+        IMPLEMENTED.put("node-cidr-mask-size-ipv4", "Mask size of the IPv4 node blocks (default 24).");
+        IMPLEMENTED.put("node-cidr-mask-size-ipv6", "Mask size of the IPv6 node blocks (default 64).");
+        IMPLEMENTED.put("service-cluster-ip-range", "Service range(s), at most two comma-separated, that node-ipam-controller never gives to nodes.");
+        IMPLEMENTED.put("node-monitor-period", "How often node-lifecycle-controller checks every node's Lease and status.");
+        IMPLEMENTED.put("node-monitor-grace-period", "How long a node may go without a renewed Lease or a new status before node-lifecycle-controller sets its conditions to Unknown.");
+        IMPLEMENTED.put("node-startup-grace-period", "As --node-monitor-grace-period, for a node that never posted a status.");
+        IMPLEMENTED.put("node-eviction-rate", "NoExecute taints per second node-lifecycle-controller adds to unhealthy nodes of a zone that is not in partial disruption.");
+        IMPLEMENTED.put("secondary-node-eviction-rate", "NoExecute taints per second in a zone in partial disruption larger than --large-cluster-size-threshold.");
+        IMPLEMENTED.put("large-cluster-size-threshold", "Nodes a zone needs for --secondary-node-eviction-rate; a smaller zone in partial disruption gets no NoExecute taints.");
+        IMPLEMENTED.put("unhealthy-zone-threshold", "Share of not Ready nodes (at least 3) that puts a zone in partial disruption.");
         NOTES.put("kube-api-content-type", "qkcm always speaks application/json");
     }
 

@@ -57,21 +57,21 @@ class NodeLifecycleControllerTest {
     @Test
     void noScheduleTaintsFollowConditionsAndCordon() {
         // A node registered as the API server's node admission leaves it: not-ready taint, plus a
-        // user's own taint and a NoExecute taint this pass must not touch.
+        // user's own taints, NoSchedule and NoExecute, this pass must not touch.
         client.nodes().resource(new NodeBuilder().withNewMetadata().withName(nodeName).endMetadata()
                 .withNewSpec()
                 .addNewTaint().withKey("node.kubernetes.io/not-ready").withEffect("NoSchedule").endTaint()
                 .addNewTaint().withKey("example.com/dedicated").withValue("db").withEffect("NoSchedule").endTaint()
-                .addNewTaint().withKey("node.kubernetes.io/not-ready").withEffect("NoExecute").endTaint()
+                .addNewTaint().withKey("example.com/maintenance").withEffect("NoExecute").endTaint()
                 .endSpec().build()).create();
         setConditions(condition("Ready", "True"), condition("MemoryPressure", "False"));
 
         await().atMost(Duration.ofSeconds(30)).untilAsserted(() -> assertThat(taints())
-                .containsExactlyInAnyOrder("example.com/dedicated:NoSchedule", "node.kubernetes.io/not-ready:NoExecute"));
+                .containsExactlyInAnyOrder("example.com/dedicated:NoSchedule", "example.com/maintenance:NoExecute"));
 
         setConditions(condition("Ready", "Unknown"), condition("MemoryPressure", "True"));
         await().atMost(Duration.ofSeconds(30)).untilAsserted(() -> assertThat(taints()).containsExactlyInAnyOrder(
-                "example.com/dedicated:NoSchedule", "node.kubernetes.io/not-ready:NoExecute",
+                "example.com/dedicated:NoSchedule", "example.com/maintenance:NoExecute",
                 "node.kubernetes.io/unreachable:NoSchedule", "node.kubernetes.io/memory-pressure:NoSchedule"));
         Node tainted = client.nodes().withName(nodeName).get();
         assertThat(tainted.getSpec().getTaints()).filteredOn(t -> t.getKey().equals("node.kubernetes.io/unreachable"))
@@ -83,14 +83,17 @@ class NodeLifecycleControllerTest {
         }));
         setConditions(condition("Ready", "True"), condition("MemoryPressure", "False"));
         await().atMost(Duration.ofSeconds(30)).untilAsserted(() -> assertThat(taints()).containsExactlyInAnyOrder(
-                "example.com/dedicated:NoSchedule", "node.kubernetes.io/not-ready:NoExecute",
+                "example.com/dedicated:NoSchedule", "example.com/maintenance:NoExecute",
                 "node.kubernetes.io/unschedulable:NoSchedule"));
     }
 
+    /** The node's taints but the NoExecute not-ready and unreachable ones, the health pass's (NodeLifecycleHealthTest). */
     private List<String> taints() {
         Node n = client.nodes().withName(nodeName).get();
         List<Taint> taints = n.getSpec().getTaints() == null ? List.of() : n.getSpec().getTaints();
-        return taints.stream().map(t -> t.getKey() + ":" + t.getEffect()).toList();
+        return taints.stream().filter(t -> !("NoExecute".equals(t.getEffect())
+                && List.of("node.kubernetes.io/not-ready", "node.kubernetes.io/unreachable").contains(t.getKey())))
+                .map(t -> t.getKey() + ":" + t.getEffect()).toList();
     }
 
     /** Writes status as a kubelet would, retrying when the controller updated the node meanwhile. */

@@ -64,6 +64,15 @@ class QueueEventSourceTest {
     }
 
     @Test
+    void aDelayOfCenturiesDoesNotHideAnEarlierTime() {
+        QueueEventSource<ConfigMap> q = queue(false);
+        // a bootstrap token expiring in 9999: the due time must not wrap into the past and win
+        q.addAfter("ns/e", Duration.ofNanos(Long.MAX_VALUE));
+        q.addAfter("ns/e", Duration.ofMillis(100));
+        await().atMost(Duration.ofSeconds(2)).until(() -> events.size() == 1);
+    }
+
+    @Test
     void rateLimitedAddsBackOffUntilForgotten() {
         QueueEventSource<ConfigMap> q = queue(false);
         for (int i = 0; i < 3; i++) {

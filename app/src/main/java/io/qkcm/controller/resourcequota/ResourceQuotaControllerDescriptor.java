@@ -1,0 +1,41 @@
+package io.qkcm.controller.resourcequota;
+
+import java.time.Clock;
+import java.time.Duration;
+
+import io.qkcm.runtime.josdk.Controller;
+import io.qkcm.runtime.josdk.ControllerContext;
+import io.qkcm.runtime.josdk.ControllerDescriptor;
+
+/**
+ * resourcequota-controller's descriptor and start function (upstream's
+ * {@code newResourceQuotaControllerDescriptor} and {@code startResourceQuotaController} in
+ * cmd/kube-controller-manager/app/core.go): --concurrent-resource-quota-syncs and
+ * --resource-quota-sync-period; discovery of new types every 30 seconds
+ * ({@code qkcm.internal.resourcequota.discovery-period} shortens it in tests).
+ */
+public final class ResourceQuotaControllerDescriptor {
+
+    public static final ControllerDescriptor DESCRIPTOR = ControllerDescriptor.of(ResourceQuotaController.NAME)
+            .withAliases("resourcequota")
+            .partially("count/<resource>.<group> of a type no shared informer of the process serves (custom resources) "
+                    + "is counted by a metadata-only LIST at each sync, and its deletes reach the quota at the next "
+                    + "--resource-quota-sync-period instead of at once (the process's metadata informers are the garbage "
+                    + "collector's); no ResourceClaim evaluator (<class>.deviceclass.resource.k8s.io/devices): fabric8 "
+                    + "7.4 has no resource.k8s.io/v1 model")
+            .startedBy(ResourceQuotaControllerDescriptor::start);
+
+    private ResourceQuotaControllerDescriptor() {
+    }
+
+    static Controller start(ControllerContext context) {
+        return context.operate(newController(context));
+    }
+
+    static ResourceQuotaController newController(ControllerContext context) {
+        Duration discoveryPeriod = context.options().internal("resourcequota.discovery-period")
+                .map(io.qkcm.runtime.options.GoDuration::parse).orElse(ResourceQuotaController.DISCOVERY_PERIOD);
+        return new ResourceQuotaController(context, context.options().concurrentSyncs("resource-quota"),
+                context.options().duration("resource-quota-sync-period"), discoveryPeriod, Clock.systemUTC());
+    }
+}
