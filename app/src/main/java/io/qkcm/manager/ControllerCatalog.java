@@ -9,7 +9,10 @@ import java.util.Optional;
 
 import io.qkcm.controller.bootstrap.BootstrapSignerControllerDescriptor;
 import io.qkcm.controller.bootstrap.TokenCleanerControllerDescriptor;
+import io.qkcm.controller.certificates.approver.CertificateSigningRequestApprovingControllerDescriptor;
+import io.qkcm.controller.certificates.cleaner.CertificateSigningRequestCleanerControllerDescriptor;
 import io.qkcm.controller.certificates.rootcacertpublisher.RootCACertificatePublisherControllerDescriptor;
+import io.qkcm.controller.certificates.signer.CertificateSigningRequestSigningControllerDescriptor;
 import io.qkcm.controller.clusterroleaggregation.ClusterRoleAggregationControllerDescriptor;
 import io.qkcm.controller.cronjob.CronJobControllerDescriptor;
 import io.qkcm.controller.daemon.DaemonSetControllerDescriptor;
@@ -73,12 +76,9 @@ public final class ControllerCatalog {
                 DisruptionControllerDescriptor.DESCRIPTOR,
                 StatefulSetControllerDescriptor.DESCRIPTOR,
                 CronJobControllerDescriptor.DESCRIPTOR,
-                ControllerDescriptor.of("certificatesigningrequest-signing-controller").withAliases("csrsigning")
-                        .withClientName("certificate-controller"),
-                ControllerDescriptor.of("certificatesigningrequest-approving-controller").withAliases("csrapproving")
-                        .withClientName("certificate-controller"),
-                ControllerDescriptor.of("certificatesigningrequest-cleaner-controller").withAliases("csrcleaner")
-                        .withClientName("certificate-controller"),
+                CertificateSigningRequestSigningControllerDescriptor.DESCRIPTOR,
+                CertificateSigningRequestApprovingControllerDescriptor.DESCRIPTOR,
+                CertificateSigningRequestCleanerControllerDescriptor.DESCRIPTOR,
                 ControllerDescriptor.of("podcertificaterequest-cleaner-controller")
                         .withClientName("podcertificaterequestcleaner").requiringFeatureGates("PodCertificateRequest"),
                 TTLControllerDescriptor.DESCRIPTOR,

@@ -126,7 +126,9 @@ class ControllerCatalogTest {
                         "disruption-controller",
                         "persistentvolumeclaim-protection-controller", "persistentvolume-protection-controller",
                         "ephemeral-volume-controller", "resourceclaim-controller",
-                        "volumeattributesclass-protection-controller", "taint-eviction-controller", "ttl-controller");
+                        "volumeattributesclass-protection-controller", "taint-eviction-controller", "ttl-controller",
+                        "certificatesigningrequest-signing-controller", "certificatesigningrequest-approving-controller",
+                        "certificatesigningrequest-cleaner-controller");
         assertThat(ControllerCatalog.upstream().partial()).containsOnlyKeys("resourcequota-controller",
                 "resourceclaim-controller");
     }

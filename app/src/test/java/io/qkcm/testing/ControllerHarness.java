@@ -89,7 +89,8 @@ public final class ControllerHarness<C extends KeyReconciler<?>> implements Auto
             java.nio.file.Path informerKubeconfig, Function<ControllerContext, C> build,
             Function<C, java.util.List<KeyReconciler<?>>> companions) {
         Map<String, String> all = new HashMap<>(config);
-        all.put("qkcm.kubeconfig", RealApiServer.get().kubeconfig().toString());
+        // a test may point the controller at another API server of its own
+        all.putIfAbsent("qkcm.kubeconfig", RealApiServer.get().kubeconfig().toString());
         options = new ControllerManagerOptions(Flags.upstream(), flag -> Optional.ofNullable(all.get(flag)));
         clients = new KubeClients(options, new SimpleMeterRegistry(), vertx);
         if (informerKubeconfig == null) {

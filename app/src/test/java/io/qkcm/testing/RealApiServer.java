@@ -23,8 +23,13 @@ public final class RealApiServer {
 
     private final KubeAPIServer server;
     private final Path kubeconfig;
+    private final Path certDir;
 
     private RealApiServer(List<String> extraFlags) {
+        this(extraFlags, null);
+    }
+
+    private RealApiServer(List<String> extraFlags, Path testDir) {
         String version = System.getProperty("qkcm.test.kubernetes-version");
         KubeAPIServerConfigBuilder config = KubeAPIServerConfigBuilder.anAPIServerConfig()
                 .withOfflineMode(true)
@@ -33,11 +38,16 @@ public final class RealApiServer {
         if (version != null) {
             config.withApiServerVersion(version);
         }
+        if (testDir != null) {
+            config.withTestDir(testDir.toString());
+        }
         List<String> flags = new ArrayList<>(extraFlags);
         if (!flags.isEmpty()) {
             config.withApiServerFlags(flags);
         }
-        server = new KubeAPIServer(config.build());
+        io.fabric8.kubeapitest.KubeAPIServerConfig built = config.build();
+        certDir = Path.of(built.getKubeAPITestDir());
+        server = new KubeAPIServer(built);
         server.start();
         try {
             kubeconfig = Files.createTempFile("qkcm-test-kubeconfig", ".yaml");
@@ -129,5 +139,67 @@ public final class RealApiServer {
     /** A new admin client; the caller closes it. */
     public KubernetesClient newClient() {
         return new KubernetesClientBuilder().withConfig(Config.fromKubeconfig(kubeconfigYaml())).build();
+    }
+
+    private static RealApiServer signingClientCa;
+
+    /**
+     * A separate API server (own etcd) whose {@code --client-ca-file} can sign client certificates: kube-api-test's
+     * own admin certificate is self-signed without basicConstraints, which Go refuses as an issuer, so this one's
+     * is generated with CA:TRUE (still O=system:masters, CN=kubeapitest, the admin of its kubeconfig). For the
+     * CSR signer's test that a certificate it issues authenticates, and bootstrap tokens are accepted
+     * ({@code --enable-bootstrap-token-auth}). Binaries and serving certificate are kube-api-test's.
+     */
+    public static synchronized RealApiServer withSigningClientCa() {
+        if (signingClientCa == null) {
+            try {
+                Path shared = Path.of(System.getProperty("user.home"), ".kubeapitest");
+                Path dir = Files.createTempDirectory("qkcm-kubeapitest-ca");
+                Files.createSymbolicLink(dir.resolve("k8s"), shared.resolve("k8s"));
+                Files.copy(shared.resolve("apiserver.crt"), dir.resolve("apiserver.crt"));
+                Files.copy(shared.resolve("apiserver.key"), dir.resolve("apiserver.key"));
+                writeSigningAdminCertificate(dir.resolve("client.crt"), dir.resolve("client.key"));
+                // bootstrap tokens authenticate too, for a kubelet-style TLS bootstrap
+                signingClientCa = new RealApiServer(List.of("--enable-bootstrap-token-auth=true"), dir);
+            } catch (Exception e) {
+                throw new IllegalStateException("cannot prepare the API server with a signing client CA", e);
+            }
+        }
+        return signingClientCa;
+    }
+
+    private static void writeSigningAdminCertificate(Path certFile, Path keyFile) throws Exception {
+        java.security.KeyPairGenerator gen = java.security.KeyPairGenerator.getInstance("RSA");
+        gen.initialize(2048);
+        java.security.KeyPair key = gen.generateKeyPair();
+        org.bouncycastle.asn1.x500.X500Name name = new org.bouncycastle.asn1.x500.X500Name("O=system:masters,CN=kubeapitest");
+        java.time.Instant now = java.time.Instant.now();
+        var builder = new org.bouncycastle.cert.jcajce.JcaX509v3CertificateBuilder(name,
+                java.math.BigInteger.valueOf(now.toEpochMilli()), java.util.Date.from(now.minusSeconds(3600)),
+                java.util.Date.from(now.plusSeconds(365L * 24 * 3600)), name, key.getPublic());
+        builder.addExtension(org.bouncycastle.asn1.x509.Extension.basicConstraints, true,
+                new org.bouncycastle.asn1.x509.BasicConstraints(true));
+        var cert = builder.build(new org.bouncycastle.operator.jcajce.JcaContentSignerBuilder("SHA256WithRSA")
+                .build(key.getPrivate()));
+        for (Object[] o : new Object[][] { { certFile, cert }, { keyFile, key.getPrivate() } }) {
+            java.io.StringWriter out = new java.io.StringWriter();
+            try (var w = new org.bouncycastle.openssl.jcajce.JcaPEMWriter(out)) {
+                w.writeObject(o[1]);
+            }
+            Files.writeString((Path) o[0], out.toString());
+        }
+    }
+
+    /**
+     * The CA certificate of the API server's {@code --client-ca-file} (kube-api-test's self-signed admin
+     * certificate, O=system:masters). Only {@link #withSigningClientCa()}'s can sign certificates Go accepts.
+     */
+    public Path clientCaCertFile() {
+        return certDir.resolve("client.crt");
+    }
+
+    /** The private key of {@link #clientCaCertFile()}. */
+    public Path clientCaKeyFile() {
+        return certDir.resolve("client.key");
     }
 }

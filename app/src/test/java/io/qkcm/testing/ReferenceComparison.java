@@ -51,6 +51,12 @@ public final class ReferenceComparison {
      */
     public static Result run(String prefix, String controllers, Scenario scenario, Duration settle, Snapshot snapshot,
             Path report) throws Exception {
+        return run(prefix, controllers, List.of(), scenario, settle, snapshot, report);
+    }
+
+    /** As {@link #run(String, String, Scenario, Duration, Snapshot, Path)}, upstream started with {@code flags} too. */
+    public static Result run(String prefix, String controllers, List<String> flags, Scenario scenario, Duration settle,
+            Snapshot snapshot, Path report) throws Exception {
         String ns = prefix + "-" + Long.toString(System.nanoTime() % 1_000_000_000L, 36);
         KubeAPIServer refServer = new KubeAPIServer(KubeAPIServerConfigBuilder.anAPIServerConfig().withOfflineMode(true)
                 .withUpdateKubeConfig(false).withStartupTimeout(120_000).build());
@@ -62,8 +68,11 @@ public final class ReferenceComparison {
                 .withConfig(Config.fromKubeconfig(refServer.getKubeConfigYaml())).build();
                 KubernetesClient ours = RealApiServer.get().newClient()) {
             Files.writeString(kubeconfig, refServer.getKubeConfigYaml());
-            kcm = new ProcessBuilder(System.getProperty("user.home") + "/.kubeapitest/k8s/1.34.4-linux-amd64/kube-controller-manager",
-                    "--kubeconfig=" + kubeconfig, "--controllers=" + controllers, "--leader-elect=false", "--secure-port=0")
+            List<String> command = new ArrayList<>(List.of(
+                    System.getProperty("user.home") + "/.kubeapitest/k8s/1.34.4-linux-amd64/kube-controller-manager",
+                    "--kubeconfig=" + kubeconfig, "--controllers=" + controllers, "--leader-elect=false", "--secure-port=0"));
+            command.addAll(flags);
+            kcm = new ProcessBuilder(command)
                     .redirectErrorStream(true).redirectOutput(kcmLog.toFile()).start();
 
             List<Thread> sides = new ArrayList<>();

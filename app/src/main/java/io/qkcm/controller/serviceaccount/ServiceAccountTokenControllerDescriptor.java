@@ -1,5 +1,6 @@
 package io.qkcm.controller.serviceaccount;
 
+import io.qkcm.pki.PrivateKeys;
 import java.io.IOException;
 import java.nio.file.Path;
 

@@ -64,6 +64,17 @@ public final class Flags {
         IMPLEMENTED.put("namespace-sync-period", "How often namespace-controller re-examines every namespace (resync of its namespace handler).");
         IMPLEMENTED.put("concurrent-serviceaccount-token-syncs", "Workers of each of serviceaccount-token-controller's two queues.");
         IMPLEMENTED.put("root-ca-file", "CA bundle (PEM) published as ca.crt in kube-root-ca.crt ConfigMaps and service-account token Secrets; without it, the CA of qkcm's API client configuration.");
+        IMPLEMENTED.put("cluster-signing-cert-file", "PEM CA certificate with which certificatesigningrequest-signing-controller signs for every kubernetes.io signer (with --cluster-signing-key-file); re-read when it changes. Without it and without per-signer files the controller does not run.");
+        IMPLEMENTED.put("cluster-signing-key-file", "PEM RSA or ECDSA private key of --cluster-signing-cert-file.");
+        IMPLEMENTED.put("cluster-signing-duration", "Longest validity of a signed certificate; spec.expirationSeconds may ask for less (10 minutes at least).");
+        IMPLEMENTED.put("cluster-signing-kubelet-serving-cert-file", "CA certificate of the kubernetes.io/kubelet-serving signer only (excludes --cluster-signing-cert-file).");
+        IMPLEMENTED.put("cluster-signing-kubelet-serving-key-file", "Key of --cluster-signing-kubelet-serving-cert-file.");
+        IMPLEMENTED.put("cluster-signing-kubelet-client-cert-file", "CA certificate of the kubernetes.io/kube-apiserver-client-kubelet signer only (excludes --cluster-signing-cert-file).");
+        IMPLEMENTED.put("cluster-signing-kubelet-client-key-file", "Key of --cluster-signing-kubelet-client-cert-file.");
+        IMPLEMENTED.put("cluster-signing-kube-apiserver-client-cert-file", "CA certificate of the kubernetes.io/kube-apiserver-client signer only (excludes --cluster-signing-cert-file).");
+        IMPLEMENTED.put("cluster-signing-kube-apiserver-client-key-file", "Key of --cluster-signing-kube-apiserver-client-cert-file.");
+        IMPLEMENTED.put("cluster-signing-legacy-unknown-cert-file", "CA certificate of the kubernetes.io/legacy-unknown signer only (excludes --cluster-signing-cert-file).");
+        IMPLEMENTED.put("cluster-signing-legacy-unknown-key-file", "Key of --cluster-signing-legacy-unknown-cert-file.");
         IMPLEMENTED.put("service-account-private-key-file", "PEM RSA or ECDSA private key signing legacy service-account tokens; without it serviceaccount-token-controller does not run.");
         IMPLEMENTED.put("legacy-service-account-token-clean-up-period", "How long an auto-generated legacy token must go unused before it is labelled invalid, and stay invalid before it is deleted.");
         IMPLEMENTED.put("concurrent-daemonset-syncs", "Workers of daemonset-controller (and as many for its node-update queue).");

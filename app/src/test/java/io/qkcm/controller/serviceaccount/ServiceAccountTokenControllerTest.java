@@ -1,5 +1,6 @@
 package io.qkcm.controller.serviceaccount;
 
+import io.qkcm.pki.PrivateKeys;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 

@@ -1,4 +1,4 @@
-package io.qkcm.controller.serviceaccount;
+package io.qkcm.pki;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
@@ -28,7 +28,6 @@ import org.bouncycastle.openssl.jcajce.JcaPEMWriter;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
-import io.qkcm.pki.Der;
 
 /**
  * {@link PrivateKeys} (keyutil.PrivateKeyFromFile): every supported PEM format, keys from the JDK, from

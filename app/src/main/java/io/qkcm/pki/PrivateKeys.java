@@ -1,4 +1,4 @@
-package io.qkcm.controller.serviceaccount;
+package io.qkcm.pki;
 
 import java.io.IOException;
 import java.math.BigInteger;
@@ -23,7 +23,6 @@ import java.util.Base64;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
-import io.qkcm.pki.Der;
 
 /**
  * client-go's keyutil.PrivateKeyFromFile for the service-account signing key: the first RSA
