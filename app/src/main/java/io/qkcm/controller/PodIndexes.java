@@ -19,6 +19,8 @@ import io.fabric8.kubernetes.client.informers.cache.Cache;
 public final class PodIndexes {
 
     public static final String POD_CONTROLLER_INDEX = "podController";
+    /** Upstream's PodNodeNameKeyIndex. */
+    public static final String POD_NODE_NAME_INDEX = "spec.nodeName";
 
     private PodIndexes() {
     }
@@ -42,6 +44,19 @@ public final class PodIndexes {
             }
             podInformer.addIndexers(Map.of(POD_CONTROLLER_INDEX, pod -> List.of(
                     podControllerIndexKey(pod.getMetadata().getNamespace(), ControllerRefManager.controllerOf(pod)))));
+        }
+    }
+
+    /** Upstream's AddPodNodeNameIndexer: pods by {@code spec.nodeName}, unbound pods not indexed; once, whoever asks first. */
+    public static void addPodNodeNameIndexer(SharedIndexInformer<Pod> podInformer) {
+        synchronized (podInformer) {
+            if (podInformer.getIndexer().getIndexers().containsKey(POD_NODE_NAME_INDEX)) {
+                return;
+            }
+            podInformer.addIndexers(Map.of(POD_NODE_NAME_INDEX, pod -> {
+                String nodeName = pod.getSpec() == null ? null : pod.getSpec().getNodeName();
+                return nodeName == null || nodeName.isEmpty() ? List.of() : List.of(nodeName);
+            }));
         }
     }
 

@@ -87,8 +87,6 @@ public class DaemonSetsController extends KeyReconciler<DaemonSet> {
     public static final String FAILED_DAEMON_POD_REASON = "FailedDaemonPod";
     public static final String SUCCEEDED_DAEMON_POD_REASON = "SucceededDaemonPod";
 
-    /** Upstream's controller.PodNodeNameKeyIndex. */
-    static final String POD_NODE_NAME_INDEX = "spec.nodeName";
 
     private final SharedIndexInformer<DaemonSet> dsInformer;
     private final SharedIndexInformer<ControllerRevision> historyInformer;
@@ -152,7 +150,7 @@ public class DaemonSetsController extends KeyReconciler<DaemonSet> {
         });
         owned(ControllerRevision.class, new HistoryHandler());
         PodIndexes.addPodControllerIndexer(podInformer);
-        addPodNodeNameIndexer(podInformer);
+        PodIndexes.addPodNodeNameIndexer(podInformer);
         owned(Pod.class, new PodHandler());
         nodeInformer.addEventHandler(new ResourceEventHandler<Node>() {
             @Override
@@ -177,18 +175,6 @@ public class DaemonSetsController extends KeyReconciler<DaemonSet> {
         });
     }
 
-    /** Upstream's controller.AddPodNodeNameIndexer: pods by {@code spec.nodeName}, unbound pods not indexed. */
-    static void addPodNodeNameIndexer(SharedIndexInformer<Pod> podInformer) {
-        synchronized (podInformer) {
-            if (podInformer.getIndexer().getIndexers().containsKey(POD_NODE_NAME_INDEX)) {
-                return;
-            }
-            podInformer.addIndexers(Map.of(POD_NODE_NAME_INDEX, pod -> {
-                String nodeName = pod.getSpec() == null ? null : pod.getSpec().getNodeName();
-                return nodeName == null || nodeName.isEmpty() ? List.of() : List.of(nodeName);
-            }));
-        }
-    }
 
     @Override
     protected List<SharedIndexInformer<?>> informers() {
@@ -433,7 +419,7 @@ public class DaemonSetsController extends KeyReconciler<DaemonSet> {
             return;
         }
         Map<String, List<Pod>> podsByDS = new HashMap<>();
-        for (Pod pod : Indexes.byIndex(podInformer, POD_NODE_NAME_INDEX, nodeName)) {
+        for (Pod pod : Indexes.byIndex(podInformer, PodIndexes.POD_NODE_NAME_INDEX, nodeName)) {
             OwnerReference ref = ControllerRefManager.controllerOf(pod);
             if (ref == null || !KIND.equals(ref.getKind())) {
                 continue;

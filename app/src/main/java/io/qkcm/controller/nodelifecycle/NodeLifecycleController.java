@@ -1,5 +1,6 @@
 package io.qkcm.controller.nodelifecycle;
 
+import io.qkcm.controller.PodIndexes;
 import io.javaoperatorsdk.operator.api.reconciler.Ignore;
 import io.qkcm.runtime.josdk.KeyReconciler;
 import java.time.Clock;
@@ -97,12 +98,12 @@ public final class NodeLifecycleController extends KeyReconciler<Node> {
         // upstream waits for the DaemonSet cache too (it once skipped daemon pods when evicting)
         SharedIndexInformer<DaemonSet> daemonSets = context.informers().informerFor(DaemonSet.class);
         this.waitFor = List.of(leases, nodes, pods, daemonSets);
-        addPodNodeNameIndexer(pods);
+        PodIndexes.addPodNodeNameIndexer(pods);
         this.nodeWorkers = context.newApiCallPool(NAME, NodeHealthMonitor.NODE_UPDATE_WORKER_SIZE);
         var nodeStore = nodes.getStore();
         var leaseStore = leases.getStore();
         this.monitor = new NodeHealthMonitor(settings, clock, context.client(), nodeStore::getByKey, nodeStore::list,
-                leaseStore::getByKey, nodeName -> Indexes.byIndex(pods, POD_NODE_NAME_INDEX, nodeName),
+                leaseStore::getByKey, nodeName -> Indexes.byIndex(pods, PodIndexes.POD_NODE_NAME_INDEX, nodeName),
                 context.recorderFor(EVENT_SOURCE), new NodeLifecycleMetrics(context.metrics()), nodeWorkers);
         this.podReconciler = new NodeLifecyclePodReconciler(context, monitor, waitFor);
         // Node adds and updates reach the reconciler as JOSDK's primary events, as upstream's handler
@@ -182,21 +183,7 @@ public final class NodeLifecycleController extends KeyReconciler<Node> {
         }
     }
 
-    /** Upstream's controller.PodNodeNameKeyIndex. */
-    static final String POD_NODE_NAME_INDEX = "spec.nodeName";
 
-    /** controller.AddPodNodeNameIndexer: pods by {@code spec.nodeName}, unbound pods not indexed. */
-    static void addPodNodeNameIndexer(SharedIndexInformer<Pod> podInformer) {
-        synchronized (podInformer) {
-            if (podInformer.getIndexer().getIndexers().containsKey(POD_NODE_NAME_INDEX)) {
-                return;
-            }
-            podInformer.addIndexers(Map.of(POD_NODE_NAME_INDEX, pod -> {
-                String nodeName = pod.getSpec() == null ? null : pod.getSpec().getNodeName();
-                return nodeName == null || nodeName.isEmpty() ? List.of() : List.of(nodeName);
-            }));
-        }
-    }
 
     @Override
     protected void sync(String name) {

@@ -1,5 +1,6 @@
 package io.qkcm.controller.tainteviction;
 
+import io.qkcm.controller.PodIndexes;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.time.Instant;
@@ -46,8 +47,6 @@ public final class TaintEvictionController extends KeyReconciler<Node> {
     static final String POD_QUEUE = "noexec_taint_pod";
     /** Upstream's UpdateWorkerSize: the workers of each queue, and the shards of node names. */
     static final int UPDATE_WORKER_SIZE = 8;
-    /** Upstream's PodNodeNameKeyIndex, shared with the other controllers that add it. */
-    static final String POD_NODE_NAME_INDEX = "spec.nodeName";
     /** Threads the fired evictions run on (upstream: a goroutine each; the client's QPS bounds them). */
     private static final int EVICTION_THREADS = 32;
 
@@ -78,7 +77,7 @@ public final class TaintEvictionController extends KeyReconciler<Node> {
         this.clock = clock;
         this.nodes = context.informers().informerFor(Node.class);
         this.pods = context.informers().informerFor(Pod.class);
-        addPodNodeNameIndexer(pods);
+        PodIndexes.addPodNodeNameIndexer(pods);
         for (int i = 0; i < shards.length; i++) {
             shards[i] = new Object();
         }
@@ -183,7 +182,7 @@ public final class TaintEvictionController extends KeyReconciler<Node> {
         }
         // taintedNodes is updated before the pods are listed: a pod the cache does not show yet is
         // handled by its own update, which reads taintedNodes
-        List<Pod> podsOnNode = Indexes.byIndex(pods, POD_NODE_NAME_INDEX, nodeName);
+        List<Pod> podsOnNode = Indexes.byIndex(pods, PodIndexes.POD_NODE_NAME_INDEX, nodeName);
         if (podsOnNode.isEmpty()) {
             return;
         }
@@ -319,18 +318,6 @@ public final class TaintEvictionController extends KeyReconciler<Node> {
         return shards[(int) (Integer.toUnsignedLong(hash) % UPDATE_WORKER_SIZE)];
     }
 
-    /** Upstream's controller.AddPodNodeNameIndexer: pods by {@code spec.nodeName}, unbound pods not indexed. */
-    static void addPodNodeNameIndexer(SharedIndexInformer<Pod> podInformer) {
-        synchronized (podInformer) {
-            if (podInformer.getIndexer().getIndexers().containsKey(POD_NODE_NAME_INDEX)) {
-                return;
-            }
-            podInformer.addIndexers(Map.of(POD_NODE_NAME_INDEX, pod -> {
-                String nodeName = pod.getSpec() == null ? null : pod.getSpec().getNodeName();
-                return nodeName == null || nodeName.isEmpty() ? List.of() : List.of(nodeName);
-            }));
-        }
-    }
 
     private static List<Taint> taints(Node node) {
         return node.getSpec() == null || node.getSpec().getTaints() == null ? List.of() : node.getSpec().getTaints();

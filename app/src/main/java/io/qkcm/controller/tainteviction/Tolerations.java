@@ -1,5 +1,6 @@
 package io.qkcm.controller.tainteviction;
 
+import io.qkcm.controller.TaintTolerations;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -64,21 +65,9 @@ final class Tolerations {
         return new Match(true, used);
     }
 
-    /** v1.Toleration.ToleratesTaint: effect and key when set, then Equal (the default) or Exists. */
+    /** v1.Toleration.ToleratesTaint. */
     static boolean toleratesTaint(Toleration t, Taint taint) {
-        String effect = nz(t.getEffect());
-        if (!effect.isEmpty() && !effect.equals(nz(taint.getEffect()))) {
-            return false;
-        }
-        String key = nz(t.getKey());
-        if (!key.isEmpty() && !key.equals(nz(taint.getKey()))) {
-            return false;
-        }
-        return switch (nz(t.getOperator())) {
-            case "", "Equal" -> nz(t.getValue()).equals(nz(taint.getValue()));
-            case "Exists" -> true;
-            default -> false;
-        };
+        return TaintTolerations.toleratesTaint(t, taint);
     }
 
     /**
@@ -109,7 +98,4 @@ final class Tolerations {
         return Duration.ofNanos(min * 1_000_000_000L);
     }
 
-    private static String nz(String s) {
-        return s == null ? "" : s;
-    }
 }

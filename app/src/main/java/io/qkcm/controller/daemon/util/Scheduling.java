@@ -1,5 +1,6 @@
 package io.qkcm.controller.daemon.util;
 
+import io.qkcm.controller.TaintTolerations;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -30,22 +31,7 @@ public final class Scheduling {
 
     /** v1.Toleration.ToleratesTaint. */
     public static boolean toleratesTaint(Toleration t, Taint taint) {
-        String effect = nz(t.getEffect());
-        if (!effect.isEmpty() && !effect.equals(nz(taint.getEffect()))) {
-            return false;
-        }
-        String key = nz(t.getKey());
-        if (!key.isEmpty() && !key.equals(nz(taint.getKey()))) {
-            return false;
-        }
-        switch (nz(t.getOperator())) {
-            case "", "Equal":
-                return nz(t.getValue()).equals(nz(taint.getValue()));
-            case "Exists":
-                return true;
-            default:
-                return false;
-        }
+        return TaintTolerations.toleratesTaint(t, taint);
     }
 
     /** v1helper.TolerationsTolerateTaint. */
