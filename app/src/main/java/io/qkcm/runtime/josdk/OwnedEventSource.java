@@ -13,6 +13,7 @@ import io.fabric8.kubernetes.client.informers.SharedIndexInformer;
 import io.fabric8.kubernetes.client.informers.cache.Cache;
 import io.javaoperatorsdk.operator.OperatorException;
 import io.javaoperatorsdk.operator.processing.event.source.AbstractEventSource;
+import io.qkcm.runtime.informers.Indexes;
 
 /**
  * The objects a controller owns (a ReplicaSet's pods, a CronJob's Jobs, …) as a JOSDK event source, so
@@ -78,7 +79,7 @@ public final class OwnedEventSource<D extends HasMetadata, P extends HasMetadata
         }
         String namespace = primary.getMetadata().getNamespace();
         List<D> candidates = primary instanceof Namespaced && namespace != null
-                ? informer.getIndexer().byIndex(Cache.NAMESPACE_INDEX, namespace)
+                ? Indexes.byIndex(informer, Cache.NAMESPACE_INDEX, namespace)
                 : informer.getStore().list();
         Set<D> owned = new HashSet<>();
         for (D d : candidates) {
