@@ -102,7 +102,8 @@ unimplemented_specs() {
     resourcequota-controller) echo '\[sig-api-machinery\] ResourceQuota |(ReplicaSet|ReplicationController) should surface a failure condition on a common issue like exceeded quota' ;;
     certificatesigningrequest-signing-controller|certificatesigningrequest-approving-controller) echo '\[sig-auth\] Certificates API ' ;;
     persistentvolumeclaim-protection-controller) echo '\[sig-storage\] PVC Protection ' ;;
-    persistentvolume-protection-controller) echo '\[sig-storage\] PV Protection ' ;;
+    # PV Protection's specs wait for the binder to make their volume Available first
+    persistentvolume-protection-controller|persistentvolume-binder-controller) echo '\[sig-storage\] PV Protection ' ;;
     job-controller) echo '\[sig-apps\] (Job|TTLAfterFinished) |\[sig-apps\] CronJob should (delete (successful|failed) finished jobs|not emit unexpected warnings)|Garbage collector should delete jobs and pods created by cronjob' ;;
     cronjob-controller) echo '\[sig-apps\] CronJob ' ;;
     statefulset-controller) echo '\[sig-apps\] StatefulSet ' ;;
