@@ -12,6 +12,7 @@ import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 
 import io.fabric8.kubernetes.client.KubernetesClient;
+import io.fabric8.kubernetes.client.KubernetesClientException;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import io.qkcm.runtime.options.ControllerManagerOptions;
@@ -94,13 +95,22 @@ class LeaderElectionSlowPathTest {
                 String holder = admin.leases().inNamespace("kube-system").withName(lease).get().getSpec()
                         .getHolderIdentity();
                 assertThat(holder).isNotEmpty();
-                admin.leases().inNamespace("kube-system").withName(lease).edit(l -> {
-                    l.getMetadata().setLabels(Map.of("touched", "by-another-writer"));
-                    return l;
+                // the elector renews once right after acquiring (client-go's renew loop starts at once); the other
+                // writer edits after that renewal (retrying a conflict with it), so the elector's copy is stale
+                await().atMost(Duration.ofSeconds(20)).until(() -> {
+                    var spec = admin.leases().inNamespace("kube-system").withName(lease).get().getSpec();
+                    return spec.getRenewTime().isAfter(spec.getAcquireTime());
                 });
+                await().atMost(Duration.ofSeconds(20)).ignoreExceptionsInstanceOf(KubernetesClientException.class)
+                        .until(() -> admin.leases().inNamespace("kube-system").withName(lease).edit(l -> {
+                            l.getMetadata().setLabels(Map.of("touched", "by-another-writer"));
+                            return l;
+                        }) != null);
             } finally {
                 election.stop();
             }
+            assertThat(admin.leases().inNamespace("kube-system").withName(lease).get().getMetadata().getLabels())
+                    .containsEntry("touched", "by-another-writer");
             assertThat(admin.leases().inNamespace("kube-system").withName(lease).get().getSpec()
                     .getHolderIdentity()).isNullOrEmpty();
         }

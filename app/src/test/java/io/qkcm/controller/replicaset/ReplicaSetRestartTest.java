@@ -19,6 +19,7 @@ import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
+import io.fabric8.kubernetes.api.model.ListOptionsBuilder;
 import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.api.model.apps.ReplicaSet;
 import io.fabric8.kubernetes.client.KubernetesClient;
@@ -116,7 +117,10 @@ class ReplicaSetRestartTest {
         // the API server's create counter is server-wide: pods other tests' controllers create meanwhile
         // (in other namespaces) are seen by this watch and taken off
         Set<String> elsewhere = ConcurrentHashMap.newKeySet();
-        Watch others = client.pods().inAnyNamespace().watch(new Watcher<Pod>() {
+        // from the list's resourceVersion: a watch without one starts with an ADDED for every existing pod
+        String listed = client.pods().inAnyNamespace().list(new ListOptionsBuilder().withLimit(1L).build())
+                .getMetadata().getResourceVersion();
+        Watch others = client.pods().inAnyNamespace().withResourceVersion(listed).watch(new Watcher<Pod>() {
             @Override
             public void eventReceived(Action action, Pod pod) {
                 if (action == Action.ADDED && !ns.equals(pod.getMetadata().getNamespace())) {
