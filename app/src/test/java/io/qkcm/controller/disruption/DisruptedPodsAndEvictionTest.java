@@ -18,11 +18,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CopyOnWriteArrayList;
 
-import jakarta.inject.Inject;
 
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
 import io.fabric8.kubernetes.api.model.IntOrString;
@@ -30,20 +26,16 @@ import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.api.model.PodBuilder;
 import io.fabric8.kubernetes.api.model.policy.v1.PodDisruptionBudget;
 import io.fabric8.kubernetes.api.model.policy.v1.PodDisruptionBudgetStatus;
-import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.Watch;
 import io.fabric8.kubernetes.client.Watcher;
 import io.fabric8.kubernetes.client.WatcherException;
 import io.qkcm.controller.PodStatusPatch;
-import io.qkcm.testing.ControllerHarness;
 import io.qkcm.testing.ManagerOffProfile;
-import io.qkcm.testing.RealApiServer;
 import io.qkcm.testing.RealApiServerResource;
 import io.qkcm.testing.TestKubelet;
 import io.quarkus.test.common.QuarkusTestResource;
 import io.quarkus.test.junit.QuarkusTest;
 import io.quarkus.test.junit.TestProfile;
-import io.vertx.core.Vertx;
 
 /**
  * The disrupted-pods map between the API server's eviction subresource and the disruption controller, against
@@ -56,39 +48,10 @@ import io.vertx.core.Vertx;
 @QuarkusTest
 @QuarkusTestResource(value = RealApiServerResource.class, restrictToAnnotatedClass = false)
 @TestProfile(ManagerOffProfile.class)
-class DisruptedPodsAndEvictionTest {
+class DisruptedPodsAndEvictionTest extends RunningDisruptionController {
 
     private static final String HOLD = "disruption.qkcm.test/hold";
 
-    @Inject
-    Vertx vertx;
-
-    static KubernetesClient client;
-    static DisruptionTestSupport.MutableClock clock;
-    static ControllerHarness<DisruptionController> instance;
-
-    @BeforeAll
-    static void setUp() {
-        client = RealApiServer.get().newClient();
-    }
-
-    @BeforeEach
-    void startController() throws InterruptedException {
-        if (instance == null) {
-            clock = new DisruptionTestSupport.MutableClock(Instant.now());
-            instance = DisruptionTestSupport.startController(vertx, clock);
-        }
-        clock.set(Instant.now());
-    }
-
-    @AfterAll
-    static void tearDown() {
-        if (instance != null) {
-            instance.close();
-            instance = null;
-        }
-        client.close();
-    }
 
     private static String at(Instant t) {
         return PodStatusPatch.metaTime(t);

@@ -20,11 +20,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 
-import jakarta.inject.Inject;
 
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
 import io.fabric8.kubernetes.api.model.Condition;
@@ -51,18 +47,14 @@ import io.fabric8.kubernetes.api.model.apps.ReplicaSetBuilder;
 import io.fabric8.kubernetes.api.model.apps.StatefulSet;
 import io.fabric8.kubernetes.api.model.apps.StatefulSetBuilder;
 import io.fabric8.kubernetes.api.model.policy.v1.PodDisruptionBudget;
-import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.dsl.base.ResourceDefinitionContext;
 import io.qkcm.controller.PodStatusPatch;
-import io.qkcm.testing.ControllerHarness;
 import io.qkcm.testing.ManagerOffProfile;
-import io.qkcm.testing.RealApiServer;
 import io.qkcm.testing.RealApiServerResource;
 import io.qkcm.testing.TestKubelet;
 import io.quarkus.test.common.QuarkusTestResource;
 import io.quarkus.test.junit.QuarkusTest;
 import io.quarkus.test.junit.TestProfile;
-import io.vertx.core.Vertx;
 
 /**
  * The disruption controller's PodDisruptionBudget status against a real API server, mirroring upstream's
@@ -76,37 +68,8 @@ import io.vertx.core.Vertx;
 @QuarkusTest
 @QuarkusTestResource(value = RealApiServerResource.class, restrictToAnnotatedClass = false)
 @TestProfile(ManagerOffProfile.class)
-class DisruptionControllerTest {
+class DisruptionControllerTest extends RunningDisruptionController {
 
-    @Inject
-    Vertx vertx;
-
-    static KubernetesClient client;
-    static DisruptionTestSupport.MutableClock clock;
-    static ControllerHarness<DisruptionController> instance;
-
-    @BeforeAll
-    static void setUp() {
-        client = RealApiServer.get().newClient();
-    }
-
-    @BeforeEach
-    void startController() throws InterruptedException {
-        if (instance == null) {
-            clock = new DisruptionTestSupport.MutableClock(Instant.now());
-            instance = DisruptionTestSupport.startController(vertx, clock);
-        }
-        clock.set(Instant.now());
-    }
-
-    @AfterAll
-    static void tearDown() {
-        if (instance != null) {
-            instance.close();
-            instance = null;
-        }
-        client.close();
-    }
 
     private static PodTemplateSpec template(Map<String, String> labels) {
         return new PodTemplateSpecBuilder().withNewMetadata().withLabels(labels).endMetadata().withNewSpec()

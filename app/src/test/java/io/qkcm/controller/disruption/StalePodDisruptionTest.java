@@ -10,11 +10,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.function.Consumer;
 
-import jakarta.inject.Inject;
 
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
 import io.fabric8.kubernetes.api.model.Pod;
@@ -22,18 +18,14 @@ import io.fabric8.kubernetes.api.model.PodBuilder;
 import io.fabric8.kubernetes.api.model.PodCondition;
 import io.fabric8.kubernetes.api.model.PodConditionBuilder;
 import io.fabric8.kubernetes.api.model.PodStatus;
-import io.fabric8.kubernetes.client.KubernetesClient;
 import io.qkcm.controller.PodStatusPatch;
 import io.qkcm.controller.PodUtil;
-import io.qkcm.testing.ControllerHarness;
 import io.qkcm.testing.ManagerOffProfile;
 import io.qkcm.testing.QueueProbe;
-import io.qkcm.testing.RealApiServer;
 import io.qkcm.testing.RealApiServerResource;
 import io.quarkus.test.common.QuarkusTestResource;
 import io.quarkus.test.junit.QuarkusTest;
 import io.quarkus.test.junit.TestProfile;
-import io.vertx.core.Vertx;
 
 /**
  * The stale DisruptionTarget clean-up against a real API server, mirroring upstream's TestStalePodDisruption
@@ -44,39 +36,10 @@ import io.vertx.core.Vertx;
 @QuarkusTest
 @QuarkusTestResource(value = RealApiServerResource.class, restrictToAnnotatedClass = false)
 @TestProfile(ManagerOffProfile.class)
-class StalePodDisruptionTest {
+class StalePodDisruptionTest extends RunningDisruptionController {
 
     private static final String HOLD = "disruption.qkcm.test/hold";
 
-    @Inject
-    Vertx vertx;
-
-    static KubernetesClient client;
-    static DisruptionTestSupport.MutableClock clock;
-    static ControllerHarness<DisruptionController> instance;
-
-    @BeforeAll
-    static void setUp() {
-        client = RealApiServer.get().newClient();
-    }
-
-    @BeforeEach
-    void startController() throws InterruptedException {
-        if (instance == null) {
-            clock = new DisruptionTestSupport.MutableClock(Instant.now());
-            instance = DisruptionTestSupport.startController(vertx, clock);
-        }
-        clock.set(Instant.now());
-    }
-
-    @AfterAll
-    static void tearDown() {
-        if (instance != null) {
-            instance.close();
-            instance = null;
-        }
-        client.close();
-    }
 
     private static Pod create(String ns, String name, boolean hold) {
         PodBuilder b = new PodBuilder().withNewMetadata().withName(name).endMetadata().withNewSpec().addNewContainer()
