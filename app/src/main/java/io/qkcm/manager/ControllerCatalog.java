@@ -11,6 +11,8 @@ import io.qkcm.controller.bootstrap.BootstrapSignerControllerDescriptor;
 import io.qkcm.controller.bootstrap.TokenCleanerControllerDescriptor;
 import io.qkcm.controller.certificates.approver.CertificateSigningRequestApprovingControllerDescriptor;
 import io.qkcm.controller.certificates.cleaner.CertificateSigningRequestCleanerControllerDescriptor;
+import io.qkcm.controller.certificates.cleaner.PodCertificateRequestCleanerControllerDescriptor;
+import io.qkcm.controller.certificates.clustertrustbundlepublisher.KubeAPIServerClusterTrustBundlePublisherControllerDescriptor;
 import io.qkcm.controller.certificates.rootcacertpublisher.RootCACertificatePublisherControllerDescriptor;
 import io.qkcm.controller.certificates.signer.CertificateSigningRequestSigningControllerDescriptor;
 import io.qkcm.controller.clusterroleaggregation.ClusterRoleAggregationControllerDescriptor;
@@ -36,6 +38,7 @@ import io.qkcm.controller.serviceaccount.ServiceAccountControllerDescriptor;
 import io.qkcm.controller.serviceaccount.ServiceAccountTokenControllerDescriptor;
 import io.qkcm.controller.servicecidrs.ServiceCIDRsControllerDescriptor;
 import io.qkcm.controller.statefulset.StatefulSetControllerDescriptor;
+import io.qkcm.controller.storageversiongc.StorageVersionGarbageCollectorControllerDescriptor;
 import io.qkcm.controller.tainteviction.TaintEvictionControllerDescriptor;
 import io.qkcm.controller.ttl.TTLControllerDescriptor;
 import io.qkcm.controller.ttlafterfinished.TTLAfterFinishedControllerDescriptor;
@@ -79,8 +82,7 @@ public final class ControllerCatalog {
                 CertificateSigningRequestSigningControllerDescriptor.DESCRIPTOR,
                 CertificateSigningRequestApprovingControllerDescriptor.DESCRIPTOR,
                 CertificateSigningRequestCleanerControllerDescriptor.DESCRIPTOR,
-                ControllerDescriptor.of("podcertificaterequest-cleaner-controller")
-                        .withClientName("podcertificaterequestcleaner").requiringFeatureGates("PodCertificateRequest"),
+                PodCertificateRequestCleanerControllerDescriptor.DESCRIPTOR,
                 TTLControllerDescriptor.DESCRIPTOR,
                 BootstrapSignerControllerDescriptor.DESCRIPTOR,
                 TokenCleanerControllerDescriptor.DESCRIPTOR,
@@ -102,12 +104,9 @@ public final class ControllerCatalog {
                 VolumeAttributesClassProtectionControllerDescriptor.DESCRIPTOR,
                 TTLAfterFinishedControllerDescriptor.DESCRIPTOR,
                 RootCACertificatePublisherControllerDescriptor.DESCRIPTOR,
-                ControllerDescriptor.of("kube-apiserver-serving-clustertrustbundle-publisher-controller")
-                        .requiringFeatureGates("ClusterTrustBundle"),
+                KubeAPIServerClusterTrustBundlePublisherControllerDescriptor.DESCRIPTOR,
                 EphemeralVolumeControllerDescriptor.DESCRIPTOR,
-                ControllerDescriptor.of("storageversion-garbage-collector-controller").withAliases("storage-version-gc")
-                        .withClientName("storage-version-garbage-collector")
-                        .requiringFeatureGates("APIServerIdentity", "StorageVersionAPI"),
+                StorageVersionGarbageCollectorControllerDescriptor.DESCRIPTOR,
                 ResourceClaimControllerDescriptor.DESCRIPTOR,
                 ControllerDescriptor.of("device-taint-eviction-controller")
                         .requiringFeatureGates("DynamicResourceAllocation", "DRADeviceTaints"),

@@ -83,7 +83,8 @@ class ControllerCatalogTest {
             row("volumeattributesclass-protection-controller", null, null, "VolumeAttributesClass"),
             row("ttl-after-finished-controller", "ttl-after-finished", null),
             row("root-ca-certificate-publisher-controller", "root-ca-cert-publisher", "root-ca-cert-publisher"),
-            row("kube-apiserver-serving-clustertrustbundle-publisher-controller", null, null, "ClusterTrustBundle"),
+            row("kube-apiserver-serving-clustertrustbundle-publisher-controller", null,
+                    "kube-apiserver-serving-clustertrustbundle-publisher", "ClusterTrustBundle"),
             row("ephemeral-volume-controller", "ephemeral-volume", null),
             row("storageversion-garbage-collector-controller", "storage-version-gc",
                     "storage-version-garbage-collector", "APIServerIdentity", "StorageVersionAPI"),
@@ -128,7 +129,9 @@ class ControllerCatalogTest {
                         "ephemeral-volume-controller", "resourceclaim-controller",
                         "volumeattributesclass-protection-controller", "taint-eviction-controller", "ttl-controller",
                         "certificatesigningrequest-signing-controller", "certificatesigningrequest-approving-controller",
-                        "certificatesigningrequest-cleaner-controller");
+                        "certificatesigningrequest-cleaner-controller", "podcertificaterequest-cleaner-controller",
+                        "kube-apiserver-serving-clustertrustbundle-publisher-controller",
+                        "storageversion-garbage-collector-controller");
         assertThat(ControllerCatalog.upstream().partial()).containsOnlyKeys("resourcequota-controller",
                 "resourceclaim-controller");
     }
