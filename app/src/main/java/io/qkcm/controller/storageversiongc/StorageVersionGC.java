@@ -156,13 +156,8 @@ public final class StorageVersionGC extends KeyReconciler<StorageVersion> {
 
     /** Upstream's processDeletedLease: the entries of {@code name} leave every StorageVersion once its Lease is gone. */
     void processDeletedLease(String name) {
-        try {
-            context.client().leases().inNamespace(NAMESPACE_SYSTEM).withName(name).require();
+        if (context.client().leases().inNamespace(NAMESPACE_SYSTEM).withName(name).get() != null) {
             return; // the lease is not deleted: nothing to do
-        } catch (KubernetesClientException e) {
-            if (e.getCode() != 404) {
-                throw e;
-            }
         }
         List<StorageVersion> all = context.client().resources(StorageVersion.class).list().getItems();
         List<RuntimeException> errors = new ArrayList<>();

@@ -157,12 +157,21 @@ class StorageVersionGCTest {
         lease(2);
         lease(3);
         StorageVersion created = storageVersion(entry(id(1), "v1", "v1"), entry(id(3), "v2", "v2"));
+        // a second StorageVersion that has the entry: its update shows the deletion was processed
+        String withEntry = "k8s.test-" + suffix + "-b.resources";
+        StorageVersion other = new StorageVersion();
+        other.setMetadata(new ObjectMetaBuilder().withName(withEntry).build());
+        other = client.resources(StorageVersion.class).resource(other).create();
+        other.getStatus().storageVersions = new java.util.ArrayList<>(List.of(entry(id(2), "v1", "v1"), entry(id(3), "v1", "v1")));
+        StorageVersionGC.setCommonEncodingVersion(other, Instant.now());
+        client.resources(StorageVersion.class).resource(other).updateStatus();
         startController();
         QueueProbe leases = QueueProbe.of(harness.context.metrics(), StorageVersionGC.LEASE_QUEUE);
         QueueProbe.Mark mark = leases.mark();
 
         deleteLease(2);
-        // the lease queue has processed the deletion
+        await().atMost(TIMEOUT).until(() -> ids(client.resources(StorageVersion.class).withName(withEntry).get())
+                .equals(List.of(id(3))));
         leases.awaitProcessedSince(mark, TIMEOUT);
         StorageVersion sv = get();
         assertThat(ids(sv)).containsExactly(id(1), id(3));

@@ -55,7 +55,8 @@ public final class PCRCleanerController extends KeyReconciler<PodCertificateRequ
 
     @Override
     protected List<SharedIndexInformer<?>> informers() {
-        // upstream's Run does not wait for the cache: its first pass may see an empty list
+        // upstream's Run does not wait for the cache (its first pass may see an empty list); waiting only
+        // spares that empty pass
         return List.of(pcrs);
     }
 
