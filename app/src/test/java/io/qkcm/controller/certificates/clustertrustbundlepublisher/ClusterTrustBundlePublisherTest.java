@@ -203,6 +203,13 @@ class ClusterTrustBundlePublisherTest {
         try (var h = harness(signer).start()) {
             await().atMost(TIMEOUT).until(() -> get(name) != null);
             onlyThePublishedBundle(signer);
+            // clustertrustbundle_publisher_sync_total{code="200"} and its duration histogram
+            await().atMost(TIMEOUT).until(() -> {
+                var c = h.context.metrics().find("clustertrustbundle.publisher.sync").tag("code", "200").counter();
+                return c != null && c.count() >= 1;
+            });
+            assertThat(h.context.metrics().find("clustertrustbundle.publisher.sync.duration.seconds").tag("code", "200")
+                    .summary().count()).isGreaterThanOrEqualTo(1);
 
             // edited: put back
             Conflicts.retry(() -> client.resources(ClusterTrustBundle.class).withName(name)
