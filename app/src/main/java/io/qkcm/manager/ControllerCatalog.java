@@ -36,6 +36,7 @@ import io.qkcm.controller.serviceaccount.ServiceAccountControllerDescriptor;
 import io.qkcm.controller.serviceaccount.ServiceAccountTokenControllerDescriptor;
 import io.qkcm.controller.servicecidrs.ServiceCIDRsControllerDescriptor;
 import io.qkcm.controller.statefulset.StatefulSetControllerDescriptor;
+import io.qkcm.controller.storageversionmigrator.StorageVersionMigratorControllerDescriptor;
 import io.qkcm.controller.tainteviction.TaintEvictionControllerDescriptor;
 import io.qkcm.controller.ttl.TTLControllerDescriptor;
 import io.qkcm.controller.ttlafterfinished.TTLAfterFinishedControllerDescriptor;
@@ -115,8 +116,7 @@ public final class ControllerCatalog {
                 ControllerDescriptor.of("validatingadmissionpolicy-status-controller"),
                 TaintEvictionControllerDescriptor.DESCRIPTOR,
                 ServiceCIDRsControllerDescriptor.DESCRIPTOR,
-                ControllerDescriptor.of("storage-version-migrator-controller").withAliases("svm")
-                        .requiringFeatureGates("StorageVersionMigrator"),
+                StorageVersionMigratorControllerDescriptor.DESCRIPTOR,
                 ControllerDescriptor.of("selinux-warning-controller").offByDefault()
                         .requiringFeatureGates("SELinuxChangePolicy"));
     }
