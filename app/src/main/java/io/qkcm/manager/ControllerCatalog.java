@@ -16,6 +16,7 @@ import io.qkcm.controller.certificates.signer.CertificateSigningRequestSigningCo
 import io.qkcm.controller.clusterroleaggregation.ClusterRoleAggregationControllerDescriptor;
 import io.qkcm.controller.cronjob.CronJobControllerDescriptor;
 import io.qkcm.controller.daemon.DaemonSetControllerDescriptor;
+import io.qkcm.controller.devicetainteviction.DeviceTaintEvictionControllerDescriptor;
 import io.qkcm.controller.disruption.DisruptionControllerDescriptor;
 import io.qkcm.controller.deployment.DeploymentControllerDescriptor;
 import io.qkcm.controller.endpoint.EndpointsControllerDescriptor;
@@ -110,8 +111,7 @@ public final class ControllerCatalog {
                         .withClientName("storage-version-garbage-collector")
                         .requiringFeatureGates("APIServerIdentity", "StorageVersionAPI"),
                 ResourceClaimControllerDescriptor.DESCRIPTOR,
-                ControllerDescriptor.of("device-taint-eviction-controller")
-                        .requiringFeatureGates("DynamicResourceAllocation", "DRADeviceTaints"),
+                DeviceTaintEvictionControllerDescriptor.DESCRIPTOR,
                 LegacyServiceAccountTokenCleanerControllerDescriptor.DESCRIPTOR,
                 ControllerDescriptor.of("validatingadmissionpolicy-status-controller"),
                 TaintEvictionControllerDescriptor.DESCRIPTOR,

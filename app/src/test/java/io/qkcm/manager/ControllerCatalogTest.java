@@ -129,9 +129,9 @@ class ControllerCatalogTest {
                         "volumeattributesclass-protection-controller", "taint-eviction-controller", "ttl-controller",
                         "certificatesigningrequest-signing-controller", "certificatesigningrequest-approving-controller",
                         "certificatesigningrequest-cleaner-controller",
-                        "storage-version-migrator-controller");
+                        "storage-version-migrator-controller", "device-taint-eviction-controller");
         assertThat(ControllerCatalog.upstream().partial()).containsOnlyKeys("resourcequota-controller",
-                "resourceclaim-controller");
+                "resourceclaim-controller", "device-taint-eviction-controller");
     }
 
     /**
