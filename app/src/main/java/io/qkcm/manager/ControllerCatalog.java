@@ -44,6 +44,7 @@ import io.qkcm.controller.ttlafterfinished.TTLAfterFinishedControllerDescriptor;
 import io.qkcm.controller.volume.ephemeral.EphemeralVolumeControllerDescriptor;
 import io.qkcm.controller.volume.pvcprotection.PersistentVolumeClaimProtectionControllerDescriptor;
 import io.qkcm.controller.volume.pvprotection.PersistentVolumeProtectionControllerDescriptor;
+import io.qkcm.controller.volume.selinuxwarning.SELinuxWarningControllerDescriptor;
 import io.qkcm.controller.volume.vacprotection.VolumeAttributesClassProtectionControllerDescriptor;
 import io.qkcm.runtime.josdk.ControllerDescriptor;
 
@@ -117,8 +118,7 @@ public final class ControllerCatalog {
                 TaintEvictionControllerDescriptor.DESCRIPTOR,
                 ServiceCIDRsControllerDescriptor.DESCRIPTOR,
                 StorageVersionMigratorControllerDescriptor.DESCRIPTOR,
-                ControllerDescriptor.of("selinux-warning-controller").offByDefault()
-                        .requiringFeatureGates("SELinuxChangePolicy"));
+                SELinuxWarningControllerDescriptor.DESCRIPTOR);
     }
 
     private final Map<String, ControllerDescriptor> byName = new LinkedHashMap<>();

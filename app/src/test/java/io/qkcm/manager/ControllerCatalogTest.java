@@ -129,9 +129,10 @@ class ControllerCatalogTest {
                         "volumeattributesclass-protection-controller", "taint-eviction-controller", "ttl-controller",
                         "certificatesigningrequest-signing-controller", "certificatesigningrequest-approving-controller",
                         "certificatesigningrequest-cleaner-controller",
-                        "storage-version-migrator-controller", "device-taint-eviction-controller");
+                        "storage-version-migrator-controller", "device-taint-eviction-controller",
+                        "selinux-warning-controller");
         assertThat(ControllerCatalog.upstream().partial()).containsOnlyKeys("resourcequota-controller",
-                "resourceclaim-controller", "device-taint-eviction-controller");
+                "resourceclaim-controller", "device-taint-eviction-controller", "selinux-warning-controller");
     }
 
     /**
