@@ -18,6 +18,7 @@ import io.qkcm.controller.certificates.signer.CertificateSigningRequestSigningCo
 import io.qkcm.controller.clusterroleaggregation.ClusterRoleAggregationControllerDescriptor;
 import io.qkcm.controller.cronjob.CronJobControllerDescriptor;
 import io.qkcm.controller.daemon.DaemonSetControllerDescriptor;
+import io.qkcm.controller.devicetainteviction.DeviceTaintEvictionControllerDescriptor;
 import io.qkcm.controller.disruption.DisruptionControllerDescriptor;
 import io.qkcm.controller.deployment.DeploymentControllerDescriptor;
 import io.qkcm.controller.endpoint.EndpointsControllerDescriptor;
@@ -39,12 +40,14 @@ import io.qkcm.controller.serviceaccount.ServiceAccountTokenControllerDescriptor
 import io.qkcm.controller.servicecidrs.ServiceCIDRsControllerDescriptor;
 import io.qkcm.controller.statefulset.StatefulSetControllerDescriptor;
 import io.qkcm.controller.storageversiongc.StorageVersionGarbageCollectorControllerDescriptor;
+import io.qkcm.controller.storageversionmigrator.StorageVersionMigratorControllerDescriptor;
 import io.qkcm.controller.tainteviction.TaintEvictionControllerDescriptor;
 import io.qkcm.controller.ttl.TTLControllerDescriptor;
 import io.qkcm.controller.ttlafterfinished.TTLAfterFinishedControllerDescriptor;
 import io.qkcm.controller.volume.ephemeral.EphemeralVolumeControllerDescriptor;
 import io.qkcm.controller.volume.pvcprotection.PersistentVolumeClaimProtectionControllerDescriptor;
 import io.qkcm.controller.volume.pvprotection.PersistentVolumeProtectionControllerDescriptor;
+import io.qkcm.controller.volume.selinuxwarning.SELinuxWarningControllerDescriptor;
 import io.qkcm.controller.volume.vacprotection.VolumeAttributesClassProtectionControllerDescriptor;
 import io.qkcm.runtime.josdk.ControllerDescriptor;
 
@@ -108,16 +111,13 @@ public final class ControllerCatalog {
                 EphemeralVolumeControllerDescriptor.DESCRIPTOR,
                 StorageVersionGarbageCollectorControllerDescriptor.DESCRIPTOR,
                 ResourceClaimControllerDescriptor.DESCRIPTOR,
-                ControllerDescriptor.of("device-taint-eviction-controller")
-                        .requiringFeatureGates("DynamicResourceAllocation", "DRADeviceTaints"),
+                DeviceTaintEvictionControllerDescriptor.DESCRIPTOR,
                 LegacyServiceAccountTokenCleanerControllerDescriptor.DESCRIPTOR,
                 ControllerDescriptor.of("validatingadmissionpolicy-status-controller"),
                 TaintEvictionControllerDescriptor.DESCRIPTOR,
                 ServiceCIDRsControllerDescriptor.DESCRIPTOR,
-                ControllerDescriptor.of("storage-version-migrator-controller").withAliases("svm")
-                        .requiringFeatureGates("StorageVersionMigrator"),
-                ControllerDescriptor.of("selinux-warning-controller").offByDefault()
-                        .requiringFeatureGates("SELinuxChangePolicy"));
+                StorageVersionMigratorControllerDescriptor.DESCRIPTOR,
+                SELinuxWarningControllerDescriptor.DESCRIPTOR);
     }
 
     private final Map<String, ControllerDescriptor> byName = new LinkedHashMap<>();

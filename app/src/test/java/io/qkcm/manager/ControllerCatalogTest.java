@@ -131,9 +131,11 @@ class ControllerCatalogTest {
                         "certificatesigningrequest-signing-controller", "certificatesigningrequest-approving-controller",
                         "certificatesigningrequest-cleaner-controller", "podcertificaterequest-cleaner-controller",
                         "kube-apiserver-serving-clustertrustbundle-publisher-controller",
-                        "storageversion-garbage-collector-controller");
+                        "storageversion-garbage-collector-controller",
+                        "storage-version-migrator-controller", "device-taint-eviction-controller",
+                        "selinux-warning-controller");
         assertThat(ControllerCatalog.upstream().partial()).containsOnlyKeys("resourcequota-controller",
-                "resourceclaim-controller");
+                "resourceclaim-controller", "device-taint-eviction-controller", "selinux-warning-controller");
     }
 
     /**

@@ -162,7 +162,8 @@ public final class KubeClients implements AutoCloseable {
      * Controllers whose client limits upstream raises above {@code --kube-api-qps/--kube-api-burst}
      * (cmd/kube-controller-manager/app/core.go): the garbage collector's metadata client gets twice
      * the QPS (every deletion is a GET and a DELETE), the namespace controller's clients 20× the QPS
-     * and 100× the burst (it deletes everything in a namespace).
+     * and 100× the burst (it deletes everything in a namespace), the storage version migrator's the same
+     * (it writes every object of a resource).
      */
     record RateScale(double qps, int burst) {
         static final RateScale NONE = new RateScale(1, 1);
@@ -171,6 +172,8 @@ public final class KubeClients implements AutoCloseable {
             return switch (component) {
                 case "generic-garbage-collector" -> new RateScale(2, 1);
                 case "namespace-controller" -> new RateScale(20, 100);
+                // upstream: "svm controller can make a lot of requests during migration, keep it fast"
+                case "storage-version-migrator-controller" -> new RateScale(20, 100);
                 default -> NONE;
             };
         }

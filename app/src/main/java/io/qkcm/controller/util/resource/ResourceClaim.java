@@ -1,4 +1,4 @@
-package io.qkcm.controller.resourceclaim.api;
+package io.qkcm.controller.util.resource;
 
 import io.fabric8.kubernetes.api.model.Namespaced;
 import io.fabric8.kubernetes.api.model.resource.v1beta2.ResourceClaimSpec;
