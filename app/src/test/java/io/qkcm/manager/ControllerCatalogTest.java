@@ -128,9 +128,9 @@ class ControllerCatalogTest {
                         "ephemeral-volume-controller", "resourceclaim-controller",
                         "volumeattributesclass-protection-controller", "taint-eviction-controller", "ttl-controller",
                         "certificatesigningrequest-signing-controller", "certificatesigningrequest-approving-controller",
-                        "certificatesigningrequest-cleaner-controller");
+                        "certificatesigningrequest-cleaner-controller", "persistentvolume-binder-controller");
         assertThat(ControllerCatalog.upstream().partial()).containsOnlyKeys("resourcequota-controller",
-                "resourceclaim-controller");
+                "resourceclaim-controller", "persistentvolume-binder-controller");
     }
 
     /**
