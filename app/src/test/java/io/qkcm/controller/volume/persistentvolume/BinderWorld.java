@@ -220,6 +220,17 @@ final class BinderWorld {
         for (PersistentVolume pv : client.persistentVolumes().list().getItems()) {
             if (pv.getMetadata().getName().endsWith("-" + suffix)) {
                 client.persistentVolumes().resource(pv).delete();
+                try {
+                    // the API server's admission adds kubernetes.io/pv-protection; no controller removes it here
+                    client.persistentVolumes().withName(pv.getMetadata().getName()).edit(v -> {
+                        v.getMetadata().setFinalizers(List.of());
+                        return v;
+                    });
+                } catch (io.fabric8.kubernetes.client.KubernetesClientException e) {
+                    if (e.getCode() != 404) {
+                        throw e;
+                    }
+                }
             }
         }
     }
