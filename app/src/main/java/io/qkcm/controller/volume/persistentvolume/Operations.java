@@ -21,7 +21,7 @@ final class Operations {
 
     private static final Logger LOG = Logger.getLogger(Operations.class);
 
-    private final ExecutorService executor;
+    private volatile ExecutorService executor;
     private final LongSupplier nanoTime;
     private final Map<String, State> operations = new HashMap<>();
 
@@ -36,8 +36,19 @@ final class Operations {
         this.nanoTime = nanoTime;
     }
 
+    /** The threads operations run on from now on; null while the controller is stopped. */
+    void use(ExecutorService executor) {
+        this.executor = executor;
+    }
+
     /** Runs {@code operation} unless one of the name runs or is backing off; returns whether it started. */
     synchronized boolean run(String name, Callable<Void> operation) {
+        ExecutorService pool = executor;
+        if (pool == null || pool.isShutdown()) {
+            // not leading: the next sync after the controller starts asks again
+            LOG.debugf("operation %s not started: the controller is not running", name);
+            return false;
+        }
         State state = operations.get(name);
         if (state != null) {
             if (state.running) {
@@ -54,7 +65,7 @@ final class Operations {
         }
         state.running = true;
         State s = state;
-        executor.execute(() -> {
+        pool.execute(() -> {
             Exception failure = null;
             try {
                 operation.call();

@@ -38,7 +38,8 @@ public final class PersistentVolumeController extends KeyReconciler<PersistentVo
     final PersistentVolumeBinder binder;
     private final ClaimReconciler claimReconciler;
     private final Duration syncPeriod;
-    private final ExecutorService operationPool;
+    private final Operations operations;
+    private volatile ExecutorService operationPool;
     private final List<SharedIndexInformer<?>> informers;
     private volatile ScheduledFuture<?> resync;
 
@@ -51,9 +52,12 @@ public final class PersistentVolumeController extends KeyReconciler<PersistentVo
         SharedIndexInformer<Pod> pods = context.informers().informerFor(Pod.class);
         SharedIndexInformer<Node> nodes = context.informers().informerFor(Node.class);
         this.informers = List.of(volumes, claims, classes, pods, nodes);
+        // upstream's goroutines for provisioning, deletion and recycling: ready before the Operator's first
+        // syncs, shut down when the controller stops and made anew if it starts again
         this.operationPool = context.newApiCallPool("persistentvolume-operations", 10);
+        this.operations = new Operations(operationPool, System::nanoTime);
         this.binder = new PersistentVolumeBinder(context.client(), context.recorderFor(PersistentVolumeBinder.EVENT_SOURCE),
-                volumes, claims, classes, pods, new Operations(operationPool, System::nanoTime),
+                volumes, claims, classes, pods, operations,
                 enableDynamicProvisioning, context.options().featureGates().enabled("VolumeAttributesClass"));
         this.claimReconciler = new ClaimReconciler(context, binder, informers);
         binder.setQueues(new PersistentVolumeBinder.Queues() {
@@ -82,6 +86,10 @@ public final class PersistentVolumeController extends KeyReconciler<PersistentVo
     @Override
     public void onStart() {
         log.info("Starting persistent volume controller");
+        if (operationPool.isShutdown()) {
+            operationPool = context.newApiCallPool("persistentvolume-operations", 10);
+            operations.use(operationPool);
+        }
         long period = Math.max(1, syncPeriod.toMillis());
         resync = context.delayer().scheduleWithFixedDelay(() -> {
             try {
