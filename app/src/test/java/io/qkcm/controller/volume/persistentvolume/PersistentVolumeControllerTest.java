@@ -307,6 +307,33 @@ class PersistentVolumeControllerTest {
         }
     }
 
+    @Test
+    void aClaimWithoutAClassGetsTheDefaultClassRetroactivelyAndIsHandedToItsProvisioner() throws Exception {
+        String s = suffix();
+        String ns = TestNamespaces.newNamespace(client, "pvb-default");
+        String cls = "pvb-default-" + s;
+        String provisioner = "example.com/default-" + s;
+        try (var c = start()) {
+            // created while no class is the default: the API server's admission leaves its class unset
+            client.persistentVolumeClaims().inNamespace(ns).resource(new PersistentVolumeClaimBuilder().withNewMetadata()
+                    .withName("classless").endMetadata().withNewSpec().withAccessModes("ReadWriteOnce").withNewResources()
+                    .addToRequests("storage", new Quantity("1Gi")).endResources().endSpec().build()).create();
+            await().atMost(WAIT).until(() -> !events(ns, "classless", "FailedBinding").isEmpty());
+            assertThat(claim(ns, "classless").getSpec().getStorageClassName()).isNull();
+
+            client.storage().v1().storageClasses().resource(new StorageClassBuilder().withNewMetadata().withName(cls)
+                    .withAnnotations(Map.of("storageclass.kubernetes.io/is-default-class", "true")).endMetadata()
+                    .withProvisioner(provisioner).withVolumeBindingMode("Immediate").build()).create();
+            // the next resync assigns the default class, and the claim goes to the class's provisioner
+            await().atMost(WAIT).until(() -> cls.equals(claim(ns, "classless").getSpec().getStorageClassName()));
+            await().atMost(WAIT).until(() -> provisioner.equals(
+                    StorageHelpers.annotations(claim(ns, "classless")).get(StorageHelpers.ANN_STORAGE_PROVISIONER)));
+        } finally {
+            // no other test may see a default class
+            client.storage().v1().storageClasses().withName(cls).delete();
+        }
+    }
+
     /** hack/install-provisioner.sh's binary, when it has been built. */
     static Path provisionerBinary() throws Exception {
         Process p = new ProcessBuilder("bash", Repository.ROOT.resolve("hack/install-provisioner.sh").toString(),
