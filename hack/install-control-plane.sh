@@ -59,8 +59,14 @@ installed() {
   for b in "${BINARIES[@]}"; do [[ -x "$DEST/$b" ]] || return 1; done
 }
 
+# The extra real programs some tests need, each built by its own script (idempotent, quick when done).
+extras() {
+  "$HERE/install-provisioner.sh"
+}
+
 if ! $force && installed; then
   log "already installed, nothing to do: $DEST (kubernetes $K8S_VERSION, etcd $ETCD_VERSION, kwok $KWOK_VERSION)"
+  extras
   exit 0
 fi
 
@@ -145,3 +151,4 @@ log "installed into $DEST:"
 "$DEST/etcd" --version | awk "NR==1"
 "$DEST/kwok" --version
 "$DEST/kwokctl" --version
+extras

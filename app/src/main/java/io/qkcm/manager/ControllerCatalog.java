@@ -44,6 +44,7 @@ import io.qkcm.controller.storageversionmigrator.StorageVersionMigratorControlle
 import io.qkcm.controller.tainteviction.TaintEvictionControllerDescriptor;
 import io.qkcm.controller.ttl.TTLControllerDescriptor;
 import io.qkcm.controller.ttlafterfinished.TTLAfterFinishedControllerDescriptor;
+import io.qkcm.controller.volume.persistentvolume.PersistentVolumeBinderControllerDescriptor;
 import io.qkcm.controller.volume.ephemeral.EphemeralVolumeControllerDescriptor;
 import io.qkcm.controller.volume.pvcprotection.PersistentVolumeClaimProtectionControllerDescriptor;
 import io.qkcm.controller.volume.pvprotection.PersistentVolumeProtectionControllerDescriptor;
@@ -95,8 +96,7 @@ public final class ControllerCatalog {
                 ControllerDescriptor.of("node-route-controller").withAliases("route").requiringCloudProvider(),
                 ControllerDescriptor.of("cloud-node-lifecycle-controller").withAliases("cloud-node-lifecycle")
                         .requiringCloudProvider(),
-                ControllerDescriptor.of("persistentvolume-binder-controller").withAliases("persistentvolume-binder")
-                        .withClientName("persistent-volume-binder"),
+                PersistentVolumeBinderControllerDescriptor.DESCRIPTOR,
                 ControllerDescriptor.of("persistentvolume-attach-detach-controller").withAliases("attachdetach")
                         .withClientName("attachdetach-controller"),
                 ControllerDescriptor.of("persistentvolume-expander-controller").withAliases("persistentvolume-expander")

@@ -133,9 +133,10 @@ class ControllerCatalogTest {
                         "kube-apiserver-serving-clustertrustbundle-publisher-controller",
                         "storageversion-garbage-collector-controller",
                         "storage-version-migrator-controller", "device-taint-eviction-controller",
-                        "selinux-warning-controller");
+                        "selinux-warning-controller", "persistentvolume-binder-controller");
         assertThat(ControllerCatalog.upstream().partial()).containsOnlyKeys("resourcequota-controller",
-                "resourceclaim-controller", "device-taint-eviction-controller", "selinux-warning-controller");
+                "resourceclaim-controller", "device-taint-eviction-controller", "selinux-warning-controller",
+                "persistentvolume-binder-controller");
     }
 
     /**

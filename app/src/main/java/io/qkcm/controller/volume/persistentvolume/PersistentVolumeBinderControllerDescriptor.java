@@ -1,0 +1,37 @@
+package io.qkcm.controller.volume.persistentvolume;
+
+import io.qkcm.runtime.josdk.Controller;
+import io.qkcm.runtime.josdk.ControllerContext;
+import io.qkcm.runtime.josdk.ControllerDescriptor;
+
+/**
+ * persistentvolume-binder-controller's descriptor and start function (upstream's
+ * {@code newPersistentVolumeBinderControllerDescriptor} and {@code startPersistentVolumeBinderController}:
+ * client {@code persistent-volume-binder}, flags {@code --pvclaimbinder-sync-period} and
+ * {@code --enable-dynamic-provisioning}).
+ */
+public final class PersistentVolumeBinderControllerDescriptor {
+
+    public static final ControllerDescriptor DESCRIPTOR = ControllerDescriptor.of(PersistentVolumeController.NAME)
+            .withAliases("persistentvolume-binder")
+            .withClientName("persistent-volume-binder")
+            .partially("no in-tree volume plugins: the host-path provisioner (--enable-hostpath-provisioner), "
+                    + "the host-path and NFS recyclers (--pv-recycler-* flags) and in-tree deleters are absent, "
+                    + "so such volumes fail as upstream's do when no plugin matches; no pv_collector / "
+                    + "volume_operation_total_seconds / retroactive_storageclass metrics")
+            .startedBy(PersistentVolumeBinderControllerDescriptor::start);
+
+    private PersistentVolumeBinderControllerDescriptor() {
+    }
+
+    static Controller start(ControllerContext context) {
+        PersistentVolumeController controller = newController(context);
+        return context.operate(controller, controller.claimReconciler());
+    }
+
+    /** The controller with its flags read once. */
+    static PersistentVolumeController newController(ControllerContext context) {
+        return new PersistentVolumeController(context, context.options().duration("pvclaimbinder-sync-period"),
+                context.options().bool("enable-dynamic-provisioning"));
+    }
+}
