@@ -39,6 +39,7 @@ import io.qkcm.controller.statefulset.StatefulSetControllerDescriptor;
 import io.qkcm.controller.tainteviction.TaintEvictionControllerDescriptor;
 import io.qkcm.controller.ttl.TTLControllerDescriptor;
 import io.qkcm.controller.ttlafterfinished.TTLAfterFinishedControllerDescriptor;
+import io.qkcm.controller.validatingadmissionpolicystatus.ValidatingAdmissionPolicyStatusControllerDescriptor;
 import io.qkcm.controller.volume.ephemeral.EphemeralVolumeControllerDescriptor;
 import io.qkcm.controller.volume.pvcprotection.PersistentVolumeClaimProtectionControllerDescriptor;
 import io.qkcm.controller.volume.pvprotection.PersistentVolumeProtectionControllerDescriptor;
@@ -112,7 +113,7 @@ public final class ControllerCatalog {
                 ControllerDescriptor.of("device-taint-eviction-controller")
                         .requiringFeatureGates("DynamicResourceAllocation", "DRADeviceTaints"),
                 LegacyServiceAccountTokenCleanerControllerDescriptor.DESCRIPTOR,
-                ControllerDescriptor.of("validatingadmissionpolicy-status-controller"),
+                ValidatingAdmissionPolicyStatusControllerDescriptor.DESCRIPTOR,
                 TaintEvictionControllerDescriptor.DESCRIPTOR,
                 ServiceCIDRsControllerDescriptor.DESCRIPTOR,
                 ControllerDescriptor.of("storage-version-migrator-controller").withAliases("svm")
