@@ -128,9 +128,11 @@ class ControllerCatalogTest {
                         "ephemeral-volume-controller", "resourceclaim-controller",
                         "volumeattributesclass-protection-controller", "taint-eviction-controller", "ttl-controller",
                         "certificatesigningrequest-signing-controller", "certificatesigningrequest-approving-controller",
-                        "certificatesigningrequest-cleaner-controller");
+                        "certificatesigningrequest-cleaner-controller",
+                        "validatingadmissionpolicy-status-controller");
         assertThat(ControllerCatalog.upstream().partial()).containsOnlyKeys("resourcequota-controller",
-                "resourceclaim-controller");
+                "resourceclaim-controller",
+                "validatingadmissionpolicy-status-controller");
     }
 
     /**
