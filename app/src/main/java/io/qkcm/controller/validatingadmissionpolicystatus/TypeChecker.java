@@ -80,9 +80,28 @@ final class TypeChecker {
         this.nanos = nanos;
     }
 
-    /** The types a policy's expressions are checked against. */
+    /**
+     * The types a policy's expressions are checked against, and per kind its environment with the variables
+     * compiled. Upstream compiles the variables again before each expression; their types cannot depend on the
+     * expression, so they are compiled once per kind here.
+     */
     record Context(List<GroupVersionKind> gvks, List<DeclType> declTypes, DeclType paramDeclType,
-            List<Variable> variables) {
+            List<Variable> variables, List<Composition> compositions) {
+
+        Context(List<GroupVersionKind> gvks, List<DeclType> declTypes, DeclType paramDeclType, List<Variable> variables) {
+            this(gvks, declTypes, paramDeclType, variables, new ArrayList<>());
+        }
+
+        Composition composition(int i) {
+            while (compositions.size() <= i) {
+                Composition c = new Composition(declTypes.get(compositions.size()), paramDeclType);
+                for (Variable v : variables) {
+                    c.addVariable(v.getName(), c.compile(v.getExpression()).outputType());
+                }
+                compositions.add(c);
+            }
+            return compositions.get(i);
+        }
     }
 
     /** Upstream's Check: the warnings to set in status.typeChecking, empty when every expression checks. */
@@ -137,11 +156,7 @@ final class TypeChecker {
     String checkExpression(Context ctx, String expression) {
         List<String> messages = new ArrayList<>();
         for (int i = 0; i < ctx.gvks().size(); i++) {
-            Composition composition = new Composition(ctx.declTypes().get(i), ctx.paramDeclType());
-            for (Variable v : ctx.variables()) {
-                composition.addVariable(v.getName(), composition.compile(v.getExpression()).outputType());
-            }
-            Compiled result = composition.compile(expression);
+            Compiled result = ctx.composition(i).compile(expression);
             if (result.issues() != null) {
                 messages.add(ctx.gvks().get(i) + ": " + result.issues() + "\n");
             }
@@ -282,6 +297,8 @@ final class TypeChecker {
         private final Map<String, StructType> structs = new LinkedHashMap<>();
         private final Map<String, CelType> vars = new LinkedHashMap<>();
         private final Map<String, DeclType> variableFields = new LinkedHashMap<>();
+        private final CelChecker checker;
+        private static final String VARIABLES = "kubernetes.variables";
 
         Composition(DeclType object, DeclType params) {
             DeclType namespace = KubernetesTypes.namespaceType();
@@ -299,9 +316,11 @@ final class TypeChecker {
                 declare("params", params);
             }
             vars.put("authorizer", StructTypeReference.create("kubernetes.authorization.Authorizer"));
-            DeclType.ObjectType variables = new DeclType.ObjectType("kubernetes.variables", variableFields);
-            structs.put(variables.name(), CelEnvironment.structType(variables, structs));
-            vars.put("variables", structs.get(variables.name()));
+            DeclType.ObjectType variables = new DeclType.ObjectType(VARIABLES, variableFields);
+            structs.put(VARIABLES, CelEnvironment.structType(variables, structs));
+            // by name: the checker finds the struct in the provider at each check, with the fields it has then
+            vars.put("variables", StructTypeReference.create(VARIABLES));
+            checker = CelEnvironment.checker(vars, structs);
         }
 
         private void declare(String name, DeclType t) {
@@ -313,9 +332,7 @@ final class TypeChecker {
         void addVariable(String name, CelType outputType) {
             variableFields.put(name, declTypeOf(outputType));
             // a new struct type with the grown field set (cel-java's struct types list their fields)
-            DeclType.ObjectType variables = new DeclType.ObjectType("kubernetes.variables", variableFields);
-            structs.put(variables.name(), CelEnvironment.structType(variables, structs));
-            vars.put("variables", structs.get(variables.name()));
+            structs.put(VARIABLES, CelEnvironment.structType(new DeclType.ObjectType(VARIABLES, variableFields), structs));
         }
 
         Compiled compile(String expression) {
@@ -331,7 +348,6 @@ final class TypeChecker {
             } catch (CelValidationException e) {
                 return new Compiled(null, e.getMessage());
             }
-            CelChecker checker = CelEnvironment.checker(vars, structs);
             CelValidationResult checked = checker.check(ast);
             if (checked.hasError()) {
                 List<CelIssues.Issue> issues = new ArrayList<>();
