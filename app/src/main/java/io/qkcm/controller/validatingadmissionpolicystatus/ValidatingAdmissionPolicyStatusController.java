@@ -58,7 +58,12 @@ public final class ValidatingAdmissionPolicyStatusController extends KeyReconcil
             public List<TypeChecker.GroupVersionKind> kindsFor(String group, String version, String resource) {
                 ApiDiscovery.Snapshot s = snapshot;
                 if (s == null) {
-                    s = discovery.discover();
+                    try {
+                        s = discovery.discover();
+                    } catch (RuntimeException e) {
+                        // upstream's KindsFor error: the rule's resource is skipped, never the policy failed
+                        return List.of();
+                    }
                     snapshot = s;
                 }
                 List<TypeChecker.GroupVersionKind> out = new ArrayList<>();

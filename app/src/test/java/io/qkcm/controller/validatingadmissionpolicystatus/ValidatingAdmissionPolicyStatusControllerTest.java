@@ -171,6 +171,81 @@ class ValidatingAdmissionPolicyStatusControllerTest {
         assertThat(warnings(p)).isEmpty();
     }
 
+    /**
+     * A custom resource's schema as the server publishes it: int-or-string (dyn), preserve-unknown-fields
+     * without properties (an object without fields), an embedded resource (kind and apiVersion added). The
+     * CRD is made after the controller started: its kind is found by refreshing discovery on the miss.
+     */
+    @Test
+    void customResourcesAreCheckedAgainstTheirPublishedSchema() throws Exception {
+        startController();
+        String spec = "{\"type\":\"object\",\"properties\":{\"size\":{\"type\":\"integer\"},"
+                + "\"ios\":{\"x-kubernetes-int-or-string\":true},"
+                + "\"free\":{\"type\":\"object\",\"x-kubernetes-preserve-unknown-fields\":true},"
+                + "\"emb\":{\"type\":\"object\",\"x-kubernetes-embedded-resource\":true,"
+                + "\"x-kubernetes-preserve-unknown-fields\":true,\"properties\":{\"n\":{\"type\":\"integer\"}}}}}";
+        var crd = io.qkcm.runtime.Json.mapper().readValue("{\"apiVersion\":\"apiextensions.k8s.io/v1\","
+                + "\"kind\":\"CustomResourceDefinition\",\"metadata\":{\"name\":\"widgets.qkcm.test\"},"
+                + "\"spec\":{\"group\":\"qkcm.test\",\"scope\":\"Namespaced\",\"names\":{\"plural\":\"widgets\","
+                + "\"singular\":\"widget\",\"kind\":\"Widget\",\"listKind\":\"WidgetList\"},\"versions\":[{\"name\":\"v1\","
+                + "\"served\":true,\"storage\":true,\"schema\":{\"openAPIV3Schema\":{\"type\":\"object\","
+                + "\"properties\":{\"spec\":" + spec + "}}}}]}}",
+                io.fabric8.kubernetes.api.model.apiextensions.v1.CustomResourceDefinition.class);
+        client.apiextensions().v1().customResourceDefinitions().resource(crd).serverSideApply();
+        try {
+            await().atMost(TIMEOUT).until(() -> {
+                var c = client.apiextensions().v1().customResourceDefinitions().withName("widgets.qkcm.test").get();
+                return c.getStatus() != null && c.getStatus().getConditions().stream()
+                        .anyMatch(x -> "Established".equals(x.getType()) && "True".equals(x.getStatus()));
+            });
+            // the published schema may lag the CRD's establishment: re-check on a new generation until it shows
+            ValidatingAdmissionPolicy vap = client.admissionRegistration().v1().validatingAdmissionPolicies().resource(
+                    new ValidatingAdmissionPolicyBuilder().withNewMetadata().withName("vap-widgets")
+                            .withLabels(Map.of(TEST_LABEL, "true")).endMetadata().withNewSpec()
+                            .withValidations(validation("object.spec.size == 'x'", null),
+                                    validation("object.spec.ios == 1 && object.spec.ios == 'a'", null),
+                                    validation("object.spec.free.anything == 1", null),
+                                    validation("object.spec.emb.kind == 1 && object.spec.emb.n == 'a'", null))
+                            .withNewMatchConstraints().addNewResourceRule().withApiGroups("qkcm.test")
+                            .withApiVersions("v1").withResources("widgets").withOperations("CREATE").endResourceRule()
+                            .endMatchConstraints().endSpec().build())
+                    .create();
+            String gvk = "qkcm.test/v1, Kind=Widget: ";
+            List<String> expected = List.of(
+                    gvk + "ERROR: <input>:1:18: found no matching overload for '_==_' applied to '(int, string)'\n"
+                            + " | object.spec.size == 'x'\n | .................^\n",
+                    gvk + "ERROR: <input>:1:17: undefined field 'anything'\n | object.spec.free.anything == 1\n"
+                            + " | ................^\n",
+                    gvk + "ERROR: <input>:1:22: found no matching overload for '_==_' applied to '(string, int)'\n"
+                            + " | object.spec.emb.kind == 1 && object.spec.emb.n == 'a'\n"
+                            + " | .....................^\n"
+                            + "ERROR: <input>:1:48: found no matching overload for '_==_' applied to '(int, string)'\n"
+                            + " | object.spec.emb.kind == 1 && object.spec.emb.n == 'a'\n"
+                            + " | ...............................................^\n");
+            await().atMost(TIMEOUT).untilAsserted(() -> {
+                ValidatingAdmissionPolicy p = get("vap-widgets");
+                if (p.getStatus() == null || !warnings(p).stream().map(ExpressionWarning::getWarning).toList()
+                        .equals(expected)) {
+                    // bump the generation so the controller checks again
+                    client.admissionRegistration().v1().validatingAdmissionPolicies().withName("vap-widgets")
+                            .edit(v -> {
+                                v.getSpec().setFailurePolicy(
+                                        "Fail".equals(v.getSpec().getFailurePolicy()) ? "Ignore" : "Fail");
+                                return v;
+                            });
+                }
+                assertThat(warnings(get("vap-widgets"))).extracting(ExpressionWarning::getFieldRef,
+                        ExpressionWarning::getWarning).containsExactly(
+                                org.assertj.core.groups.Tuple.tuple("spec.validations[0].expression", expected.get(0)),
+                                org.assertj.core.groups.Tuple.tuple("spec.validations[2].expression", expected.get(1)),
+                                org.assertj.core.groups.Tuple.tuple("spec.validations[3].expression", expected.get(2)));
+            });
+            assertThat(vap).isNotNull();
+        } finally {
+            client.apiextensions().v1().customResourceDefinitions().withName("widgets.qkcm.test").delete();
+        }
+    }
+
     @Test
     void aPolicyAlreadyObservedIsNotCheckedAgain() throws Exception {
         create("vap-observed", validation("object.spec.replicas == 'x'", null));
