@@ -50,8 +50,8 @@ final class CelEnvironment {
 
     private static final CelOptions OPTIONS = CelOptions.current()
             .enableOptionalSyntax(true)
-            // cel.HomogeneousAggregateLiterals()
-            .enableHomogeneousLiterals(true)
+            // cel.HomogeneousAggregateLiterals() is a validator in cel-go, run after a clean check (LiteralValidators)
+            .enableHomogeneousLiterals(false)
             .build();
 
     private static final Map<String, CelType> SIMPLE = Map.ofEntries(

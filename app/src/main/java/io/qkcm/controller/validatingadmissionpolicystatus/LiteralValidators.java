@@ -12,7 +12,8 @@ import java.util.function.Predicate;
 
 /**
  * The AST validators Kubernetes' base environment adds after type checking (cel-go's
- * ValidateDurationLiterals, ValidateTimestampLiterals and ValidateRegexLiterals): a {@code duration},
+ * ValidateDurationLiterals, ValidateTimestampLiterals, ValidateRegexLiterals and
+ * ValidateHomogeneousAggregateLiterals): a {@code duration},
  * {@code timestamp} or {@code matches} call whose first argument is a literal the function would reject is
  * reported at the literal as "invalid &lt;function&gt; argument". They run only on an expression that type
  * checked, as in cel-go. Durations parse as Go's time.ParseDuration, timestamps as Go's RFC 3339 parser within
@@ -26,7 +27,149 @@ final class LiteralValidators {
     static List<CelIssues.Issue> validate(CelAbstractSyntaxTree ast) {
         List<CelIssues.Issue> issues = new ArrayList<>();
         walk(ast.getExpr(), ast, issues);
+        homogeneous(ast.getExpr(), false, ast, issues);
         return issues;
+    }
+
+    /**
+     * cel-go's ValidateHomogeneousAggregateLiterals (what cel.HomogeneousAggregateLiterals() is since cel-go
+     * moved it out of the checker): every element of a list literal, every key and every value of a map
+     * literal, of the type of the first (an optional entry by its value's type); literals inside a call of
+     * {@code format} are exempt (the strings extension's exemption). A list reports its first mismatch only.
+     */
+    private static void homogeneous(CelExpr e, boolean exempt, CelAbstractSyntaxTree ast,
+            List<CelIssues.Issue> issues) {
+        switch (e.getKind()) {
+            case CALL: {
+                boolean inner = exempt || e.call().function().equals("format");
+                e.call().target().ifPresent(t -> homogeneous(t, inner, ast, issues));
+                e.call().args().forEach(a -> homogeneous(a, inner, ast, issues));
+                return;
+            }
+            case LIST: {
+                var list = e.list();
+                if (!exempt) {
+                    dev.cel.common.types.CelType first = null;
+                    for (int i = 0; i < list.elements().size(); i++) {
+                        CelExpr el = list.elements().get(i);
+                        dev.cel.common.types.CelType t = typeOf(ast, el, list.optionalIndices().contains(i));
+                        if (first == null) {
+                            first = t;
+                            continue;
+                        }
+                        if (!equivalent(first, t)) {
+                            mismatch(ast, el, first, t, issues);
+                            break;
+                        }
+                    }
+                }
+                list.elements().forEach(el -> homogeneous(el, exempt, ast, issues));
+                return;
+            }
+            case MAP: {
+                if (!exempt) {
+                    dev.cel.common.types.CelType key = null;
+                    dev.cel.common.types.CelType value = null;
+                    for (var entry : e.map().entries()) {
+                        var kt = typeOf(ast, entry.key(), false);
+                        var vt = typeOf(ast, entry.value(), entry.optionalEntry());
+                        if (key == null && value == null) {
+                            key = kt;
+                            value = vt;
+                            continue;
+                        }
+                        if (!equivalent(key, kt)) {
+                            mismatch(ast, entry.key(), key, kt, issues);
+                        }
+                        if (!equivalent(value, vt)) {
+                            mismatch(ast, entry.value(), value, vt, issues);
+                        }
+                    }
+                }
+                e.map().entries().forEach(en -> {
+                    homogeneous(en.key(), exempt, ast, issues);
+                    homogeneous(en.value(), exempt, ast, issues);
+                });
+                return;
+            }
+            case SELECT:
+                homogeneous(e.select().operand(), exempt, ast, issues);
+                return;
+            case STRUCT:
+                e.struct().entries().forEach(en -> homogeneous(en.value(), exempt, ast, issues));
+                return;
+            case COMPREHENSION: {
+                var c = e.comprehension();
+                homogeneous(c.iterRange(), exempt, ast, issues);
+                homogeneous(c.accuInit(), exempt, ast, issues);
+                homogeneous(c.loopCondition(), exempt, ast, issues);
+                homogeneous(c.loopStep(), exempt, ast, issues);
+                homogeneous(c.result(), exempt, ast, issues);
+                return;
+            }
+            default:
+                return;
+        }
+    }
+
+    private static dev.cel.common.types.CelType typeOf(CelAbstractSyntaxTree ast, CelExpr e, boolean optional) {
+        dev.cel.common.types.CelType t = ast.getType(e.id()).orElse(dev.cel.common.types.SimpleType.DYN);
+        if (optional && !t.parameters().isEmpty()) {
+            return t.parameters().get(0);
+        }
+        return t;
+    }
+
+    /** cel-go's Type.IsEquivalentType: same kind, name (but of type parameters) and parameters. */
+    static boolean equivalent(dev.cel.common.types.CelType a, dev.cel.common.types.CelType b) {
+        if (a.kind() != b.kind() || a.parameters().size() != b.parameters().size()) {
+            return false;
+        }
+        if (a.kind() != dev.cel.common.types.CelKind.TYPE_PARAM && !a.name().equals(b.name())) {
+            return false;
+        }
+        for (int i = 0; i < a.parameters().size(); i++) {
+            if (!equivalent(a.parameters().get(i), b.parameters().get(i))) {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    /** cel-go's FormatCELType. */
+    static String format(dev.cel.common.types.CelType t) {
+        switch (t.kind()) {
+            case ANY:
+                return "any";
+            case DURATION:
+                return "duration";
+            case ERROR:
+                return "!error!";
+            case NULL_TYPE:
+                return "null";
+            case TIMESTAMP:
+                return "timestamp";
+            case TYPE_PARAM:
+                return t.name();
+            default:
+                break;
+        }
+        if (t.parameters().isEmpty()) {
+            return t.name();
+        }
+        List<String> params = new ArrayList<>();
+        t.parameters().forEach(p -> params.add(format(p)));
+        return t.name() + "(" + String.join(", ", params) + ")";
+    }
+
+    private static void mismatch(CelAbstractSyntaxTree ast, CelExpr at, dev.cel.common.types.CelType expected,
+            dev.cel.common.types.CelType actual, List<CelIssues.Issue> issues) {
+        Integer offset = ast.getSource().getPositionsMap().get(at.id());
+        var location = offset == null ? java.util.Optional.<dev.cel.common.CelSourceLocation>empty()
+                : ast.getSource().getOffsetLocation(offset);
+        issues.add(new CelIssues.Issue(location.map(l -> l.getLine()).orElse(-1),
+                location.map(l -> l.getColumn()).orElse(-1),
+                "expected type '" + format(expected) + "' but found '" + format(actual) + "'"));
     }
 
     private static void walk(CelExpr e, CelAbstractSyntaxTree ast, List<CelIssues.Issue> issues) {
