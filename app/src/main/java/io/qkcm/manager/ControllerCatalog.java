@@ -44,6 +44,7 @@ import io.qkcm.controller.storageversionmigrator.StorageVersionMigratorControlle
 import io.qkcm.controller.tainteviction.TaintEvictionControllerDescriptor;
 import io.qkcm.controller.ttl.TTLControllerDescriptor;
 import io.qkcm.controller.ttlafterfinished.TTLAfterFinishedControllerDescriptor;
+import io.qkcm.controller.validatingadmissionpolicystatus.ValidatingAdmissionPolicyStatusControllerDescriptor;
 import io.qkcm.controller.volume.persistentvolume.PersistentVolumeBinderControllerDescriptor;
 import io.qkcm.controller.volume.ephemeral.EphemeralVolumeControllerDescriptor;
 import io.qkcm.controller.volume.pvcprotection.PersistentVolumeClaimProtectionControllerDescriptor;
@@ -113,7 +114,7 @@ public final class ControllerCatalog {
                 ResourceClaimControllerDescriptor.DESCRIPTOR,
                 DeviceTaintEvictionControllerDescriptor.DESCRIPTOR,
                 LegacyServiceAccountTokenCleanerControllerDescriptor.DESCRIPTOR,
-                ControllerDescriptor.of("validatingadmissionpolicy-status-controller"),
+                ValidatingAdmissionPolicyStatusControllerDescriptor.DESCRIPTOR,
                 TaintEvictionControllerDescriptor.DESCRIPTOR,
                 ServiceCIDRsControllerDescriptor.DESCRIPTOR,
                 StorageVersionMigratorControllerDescriptor.DESCRIPTOR,

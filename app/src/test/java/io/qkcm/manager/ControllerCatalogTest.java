@@ -131,12 +131,13 @@ class ControllerCatalogTest {
                         "certificatesigningrequest-signing-controller", "certificatesigningrequest-approving-controller",
                         "certificatesigningrequest-cleaner-controller", "podcertificaterequest-cleaner-controller",
                         "kube-apiserver-serving-clustertrustbundle-publisher-controller",
-                        "storageversion-garbage-collector-controller",
-                        "storage-version-migrator-controller", "device-taint-eviction-controller",
-                        "selinux-warning-controller", "persistentvolume-binder-controller");
-        assertThat(ControllerCatalog.upstream().partial()).containsOnlyKeys("resourcequota-controller",
-                "resourceclaim-controller", "device-taint-eviction-controller", "selinux-warning-controller",
-                "persistentvolume-binder-controller");
+                        "storageversion-garbage-collector-controller", "storage-version-migrator-controller",
+                        "device-taint-eviction-controller", "selinux-warning-controller",
+                        "persistentvolume-binder-controller", "validatingadmissionpolicy-status-controller");
+        assertThat(ControllerCatalog.upstream().partial()).containsOnlyKeys(
+                "resourcequota-controller", "resourceclaim-controller", "device-taint-eviction-controller",
+                "selinux-warning-controller", "persistentvolume-binder-controller",
+                "validatingadmissionpolicy-status-controller");
     }
 
     /**
