@@ -33,7 +33,7 @@ import io.qkcm.controller.resourcequota.evaluator.QuotaFeatures;
 import io.qkcm.controller.resourcequota.evaluator.ServiceEvaluator;
 import io.qkcm.controller.resourcequota.quota.Evaluator;
 import io.qkcm.controller.resourcequota.quota.GroupResource;
-import io.qkcm.controller.resourcequota.quota.Quantity;
+import io.qkcm.controller.util.GoQuantity;
 import io.qkcm.controller.resourcequota.quota.Registry;
 import io.qkcm.controller.resourcequota.quota.ResourceLists;
 import io.qkcm.controller.resourcequota.quota.UsageStats;
@@ -161,9 +161,9 @@ public final class ResourceQuotaController extends KeyReconciler<ResourceQuota> 
      * usage of a limit some evaluator can compute.
      */
     static boolean needsPriority(ResourceQuota quota, Registry registry) {
-        Map<String, Quantity> specHard = ResourceLists.of(quota.getSpec() == null ? null : quota.getSpec().getHard());
+        Map<String, GoQuantity> specHard = ResourceLists.of(quota.getSpec() == null ? null : quota.getSpec().getHard());
         ResourceQuotaStatus status = quota.getStatus();
-        Map<String, Quantity> statusHard = ResourceLists.of(status == null ? null : status.getHard());
+        Map<String, GoQuantity> statusHard = ResourceLists.of(status == null ? null : status.getHard());
         if (!ResourceLists.equals(specHard, statusHard)) {
             return true;
         }
@@ -272,13 +272,13 @@ public final class ResourceQuotaController extends KeyReconciler<ResourceQuota> 
 
     /** syncResourceQuota: a complete recalculation of one quota; status written when it changed. */
     void syncResourceQuota(ResourceQuota quota) throws Exception {
-        Map<String, Quantity> specHard = ResourceLists.of(quota.getSpec() == null ? null : quota.getSpec().getHard());
+        Map<String, GoQuantity> specHard = ResourceLists.of(quota.getSpec() == null ? null : quota.getSpec().getHard());
         ResourceQuotaStatus status = quota.getStatus();
-        Map<String, Quantity> statusHard = ResourceLists.of(status == null ? null : status.getHard());
+        Map<String, GoQuantity> statusHard = ResourceLists.of(status == null ? null : status.getHard());
         boolean statusLimitsDirty = !ResourceLists.equals(specHard, statusHard);
         boolean dirty = statusLimitsDirty || status == null || status.getHard() == null || status.getUsed() == null;
-        Map<String, Quantity> previousUsed = ResourceLists.of(status == null ? null : status.getUsed());
-        Map<String, Quantity> used = new java.util.TreeMap<>(previousUsed);
+        Map<String, GoQuantity> previousUsed = ResourceLists.of(status == null ? null : status.getUsed());
+        Map<String, GoQuantity> used = new java.util.TreeMap<>(previousUsed);
 
         List<String> scopes = quota.getSpec() == null || quota.getSpec().getScopes() == null ? List.of()
                 : quota.getSpec().getScopes();

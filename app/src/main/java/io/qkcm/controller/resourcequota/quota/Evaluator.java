@@ -1,5 +1,7 @@
 package io.qkcm.controller.resourcequota.quota;
 
+import io.qkcm.controller.util.GoQuantity;
+
 import java.util.List;
 import java.util.Map;
 
@@ -17,5 +19,5 @@ public interface Evaluator {
     List<String> matchingResources(List<String> input);
 
     /** The aggregate usage of {@code options.namespace()} for {@code options.resources()}. */
-    Map<String, Quantity> usageStats(UsageStatsOptions options) throws Exception;
+    Map<String, GoQuantity> usageStats(UsageStatsOptions options) throws Exception;
 }
