@@ -69,6 +69,8 @@ public final class ResourceQuotaController extends KeyReconciler<ResourceQuota> 
     public static final String RESOURCE_CHANGES_QUEUE = "resource_quota_controller_resource_changes";
     /** startResourceQuotaController's period of discovery for new resource types. */
     public static final Duration DISCOVERY_PERIOD = Duration.ofSeconds(30);
+    /** How long after a rise of status.used (an admission charge) a recount may lower it ({@link AdmissionCharges}). */
+    public static final Duration ADMISSION_SETTLE = Duration.ofSeconds(3);
 
     private final SharedIndexInformer<ResourceQuota> quotas;
     private final Map<GroupResource, SharedIndexInformer<?>> typed = new LinkedHashMap<>();
@@ -83,6 +85,7 @@ public final class ResourceQuotaController extends KeyReconciler<ResourceQuota> 
     private final List<Thread> priorityWorkers = new ArrayList<>();
     private final List<ScheduledFuture<?>> timers = new ArrayList<>();
     private Set<GroupVersionResource> oldResources = new HashSet<>();
+    private final AdmissionCharges charges;
 
     /**
      * {@code workers}: --concurrent-resource-quota-syncs; {@code resyncPeriod}: --resource-quota-sync-period
@@ -90,7 +93,14 @@ public final class ResourceQuotaController extends KeyReconciler<ResourceQuota> 
      */
     public ResourceQuotaController(ControllerContext context, int workers, Duration resyncPeriod, Duration discoveryPeriod,
             Clock clock) {
+        this(context, workers, resyncPeriod, discoveryPeriod, ADMISSION_SETTLE, clock);
+    }
+
+    /** {@code admissionSettle}: how long after a rise of a quota's status.used its usage may not be lowered. */
+    public ResourceQuotaController(ControllerContext context, int workers, Duration resyncPeriod, Duration discoveryPeriod,
+            Duration admissionSettle, Clock clock) {
         super(context, ResourceQuota.class, QUEUE, workers);
+        this.charges = new AdmissionCharges(clock, admissionSettle);
         this.resyncPeriod = resyncPeriod;
         this.discoveryPeriod = discoveryPeriod;
         this.quotas = context.informers().informerFor(ResourceQuota.class);
@@ -112,7 +122,11 @@ public final class ResourceQuotaController extends KeyReconciler<ResourceQuota> 
         this.quotaMonitor = new QuotaMonitor(context.informers(), metadata, registry, features, typed,
                 context.newQueue(RESOURCE_CHANGES_QUEUE), this::replenishQuota, clock);
 
-        quotas.addEventHandler(ResourceEventHandlerFuncs.of(this::addQuota, (oldQuota, curQuota) -> {
+        quotas.addEventHandler(ResourceEventHandlerFuncs.of(q -> {
+            charges.observe(key(q), q);
+            addQuota(q);
+        }, (oldQuota, curQuota) -> {
+            charges.observe(key(curQuota), curQuota);
             // only spec.hard drives status: status updates are this controller's own, and a full
             // recalculation is the periodic enqueueAll's job, not every update's
             if (ResourceLists.equals(ResourceLists.of(oldQuota.getSpec() == null ? null : oldQuota.getSpec().getHard()),
@@ -120,7 +134,7 @@ public final class ResourceQuotaController extends KeyReconciler<ResourceQuota> 
                 return;
             }
             addQuota(curQuota);
-        }, null));
+        }, q -> charges.forget(key(q))));
 
         // initial discovery; a failure here is made good by the periodic discovery sync
         try {
@@ -259,6 +273,7 @@ public final class ResourceQuotaController extends KeyReconciler<ResourceQuota> 
                 log.infof("Resource quota has been deleted: key %s", key);
                 return;
             }
+            charges.observe(key, quota);
             try {
                 syncResourceQuota(quota);
             } finally {
@@ -287,6 +302,25 @@ public final class ResourceQuotaController extends KeyReconciler<ResourceQuota> 
         used.putAll(result.usage());
         // the usage reported is that of the hard constraints only
         used = ResourceLists.mask(used, specHard.keySet());
+        // not in upstream: a usage that fell is written only once admission's last charge has settled
+        // (its object may not be in any cache yet); until then the status keeps it and the quota comes back
+        String key = key(quota);
+        Duration settling = charges.remaining(key);
+        if (!settling.isNegative() && !settling.isZero()) {
+            boolean deferred = false;
+            for (Map.Entry<String, GoQuantity> e : previousUsed.entrySet()) {
+                GoQuantity now = used.get(e.getKey());
+                if (now != null && now.compareTo(e.getValue()) < 0) {
+                    used.put(e.getKey(), e.getValue());
+                    deferred = true;
+                }
+            }
+            if (deferred) {
+                log.debugf("quota %s: lowering usage waits %dms for admission's last charge to settle", key,
+                        settling.toMillis());
+                queue.addAfter(key, settling);
+            }
+        }
 
         dirty = dirty || !ResourceLists.equals(used, previousUsed);
         List<Exception> errors = new ArrayList<>(result.errors());
