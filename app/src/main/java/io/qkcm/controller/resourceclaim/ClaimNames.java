@@ -9,7 +9,7 @@ import io.fabric8.kubernetes.api.model.PodResourceClaim;
 import io.fabric8.kubernetes.api.model.PodResourceClaimStatus;
 import io.fabric8.kubernetes.api.model.resource.v1beta2.ResourceClaimConsumerReference;
 import io.qkcm.controller.ControllerRefManager;
-import io.qkcm.controller.resourceclaim.api.ResourceClaim;
+import io.qkcm.controller.util.resource.ResourceClaim;
 
 /**
  * k8s.io/dynamic-resource-allocation/resourceclaim's helpers and the controller's index functions:

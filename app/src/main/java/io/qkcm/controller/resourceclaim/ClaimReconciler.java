@@ -8,7 +8,7 @@ import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.api.model.resource.v1beta2.ResourceClaimConsumerReference;
 import io.fabric8.kubernetes.client.informers.SharedIndexInformer;
 import io.javaoperatorsdk.operator.api.reconciler.Ignore;
-import io.qkcm.controller.resourceclaim.api.ResourceClaim;
+import io.qkcm.controller.util.resource.ResourceClaim;
 import io.qkcm.runtime.DeepCopy;
 import io.qkcm.runtime.informers.MetaNamespaceKey;
 import io.qkcm.runtime.josdk.ControllerContext;

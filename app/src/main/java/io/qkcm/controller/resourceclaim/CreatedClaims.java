@@ -9,7 +9,7 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.Function;
 import java.util.function.LongSupplier;
 
-import io.qkcm.controller.resourceclaim.api.ResourceClaim;
+import io.qkcm.controller.util.resource.ResourceClaim;
 
 /**
  * What upstream's claim MutationCache gives findPodResourceClaim: the claims this controller created,

@@ -18,7 +18,7 @@ import io.javaoperatorsdk.operator.api.reconciler.Ignore;
 import io.javaoperatorsdk.operator.processing.event.source.filter.OnAddFilter;
 import io.javaoperatorsdk.operator.processing.event.source.filter.OnUpdateFilter;
 import io.qkcm.controller.ApiErrors;
-import io.qkcm.controller.resourceclaim.api.ResourceClaim;
+import io.qkcm.controller.util.resource.ResourceClaim;
 import io.qkcm.controller.resourceclaim.api.ResourceClaimTemplate;
 import io.qkcm.runtime.DeepCopy;
 import io.qkcm.runtime.Json;

@@ -30,6 +30,7 @@ import io.qkcm.controller.resourcequota.evaluator.CoreEvaluators;
 import io.qkcm.controller.resourcequota.evaluator.PersistentVolumeClaimEvaluator;
 import io.qkcm.controller.resourcequota.evaluator.PodEvaluator;
 import io.qkcm.controller.resourcequota.evaluator.QuotaFeatures;
+import io.qkcm.controller.resourcequota.evaluator.ResourceClaimEvaluator;
 import io.qkcm.controller.resourcequota.evaluator.ServiceEvaluator;
 import io.qkcm.controller.resourcequota.quota.Evaluator;
 import io.qkcm.controller.resourcequota.quota.GroupResource;
@@ -37,6 +38,7 @@ import io.qkcm.controller.util.GoQuantity;
 import io.qkcm.controller.resourcequota.quota.Registry;
 import io.qkcm.controller.resourcequota.quota.ResourceLists;
 import io.qkcm.controller.resourcequota.quota.UsageStats;
+import io.qkcm.controller.util.resource.ResourceClaim;
 import io.qkcm.runtime.DeepCopy;
 import io.qkcm.runtime.informers.ApiDiscovery;
 import io.qkcm.runtime.informers.GroupVersionResource;
@@ -113,8 +115,14 @@ public final class ResourceQuotaController extends KeyReconciler<ResourceQuota> 
         typed.put(new GroupResource("", "replicationcontrollers"),
                 context.informers().informerFor(ReplicationController.class));
         typed.put(new GroupResource("", "secrets"), context.informers().informerFor(Secret.class));
+        boolean dynamicResourceAllocation = context.options().featureGates().enabled("DynamicResourceAllocation");
+        if (dynamicResourceAllocation) {
+            // resource.k8s.io/v1, the kit's class: the resourceclaim-controller's informer, not a second one
+            typed.put(ResourceClaimEvaluator.RESOURCE_CLAIMS, context.informers().informerFor(ResourceClaim.class));
+        }
         List<Evaluator> evaluators = CoreEvaluators.newEvaluators(
-                gr -> QuotaMonitor.lister(typed.get(gr), "/v1, Resource=" + gr.resource()), clock, features);
+                gr -> QuotaMonitor.lister(typed.get(gr), (gr.group().isEmpty() ? "" : gr.group()) + "/v1, Resource="
+                        + gr.resource()), clock, features, dynamicResourceAllocation);
         this.registry = new Registry(evaluators);
         this.missingUsageQueue = context.newQueue(PRIORITY_QUEUE);
         MetadataClient metadata = new MetadataClient(context.client());

@@ -28,7 +28,7 @@ import io.fabric8.kubernetes.api.model.resource.v1beta2.ResourceClaimSpecBuilder
 import io.fabric8.kubernetes.api.model.resource.v1beta2.ResourceClaimStatusBuilder;
 import io.fabric8.kubernetes.api.model.resource.v1beta2.ResourceClaimTemplateSpecBuilder;
 import io.fabric8.kubernetes.client.KubernetesClient;
-import io.qkcm.controller.resourceclaim.api.ResourceClaim;
+import io.qkcm.controller.util.resource.ResourceClaim;
 import io.qkcm.controller.resourceclaim.api.ResourceClaimTemplate;
 import io.qkcm.testing.ControllerHarness;
 import io.qkcm.testing.LosingPodControl;

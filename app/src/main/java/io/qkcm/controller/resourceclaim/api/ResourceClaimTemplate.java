@@ -9,7 +9,7 @@ import io.fabric8.kubernetes.model.annotation.Plural;
 import io.fabric8.kubernetes.model.annotation.Singular;
 import io.fabric8.kubernetes.model.annotation.Version;
 
-/** resource.k8s.io/v1 ResourceClaimTemplate (see {@link ResourceClaim} for why this is qkcm's own class). */
+/** resource.k8s.io/v1 ResourceClaimTemplate (see {@link io.qkcm.controller.util.resource.ResourceClaim} for why this is qkcm's own class). */
 @Group("resource.k8s.io")
 @Version("v1")
 @Kind("ResourceClaimTemplate")
