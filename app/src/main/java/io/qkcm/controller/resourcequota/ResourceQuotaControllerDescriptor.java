@@ -21,9 +21,8 @@ public final class ResourceQuotaControllerDescriptor {
             .withAliases("resourcequota")
             .partially("count/<resource>.<group> of a type no shared informer of the process serves (custom resources) "
                     + "is counted by a metadata-only LIST at each sync, and its deletes reach the quota at the next "
-                    + "--resource-quota-sync-period instead of at once (the process's metadata informers are the garbage "
-                    + "collector's); no ResourceClaim evaluator (<class>.deviceclass.resource.k8s.io/devices): fabric8 "
-                    + "7.4 has no resource.k8s.io/v1 model")
+                    + "--resource-quota-sync-period instead of at once (upstream watches it with a metadata informer; "
+                    + "the process's metadata informers are the garbage collector's own, not yet shared)")
             .startedBy(ResourceQuotaControllerDescriptor::start);
 
     private ResourceQuotaControllerDescriptor() {

@@ -1,9 +1,9 @@
 package io.qkcm.controller.resourcequota.quota;
 
-import io.qkcm.controller.util.GoQuantity;
-
 import java.util.List;
 import java.util.Map;
+
+import io.qkcm.controller.util.GoQuantity;
 
 /**
  * What the quota controller asks of an evaluator (k8s.io/apiserver/pkg/quota/v1 Evaluator): which

@@ -1,11 +1,11 @@
 package io.qkcm.controller.resourcequota.quota;
 
-import io.qkcm.controller.util.GoQuantity;
-
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
+
+import io.qkcm.controller.util.GoQuantity;
 
 /**
  * generic.NewObjectCountEvaluator: charges one {@code count/<resource>.<group>} (and the legacy alias,

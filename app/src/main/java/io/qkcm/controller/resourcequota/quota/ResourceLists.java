@@ -1,7 +1,5 @@
 package io.qkcm.controller.resourcequota.quota;
 
-import io.qkcm.controller.util.GoQuantity;
-
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.List;
@@ -9,6 +7,8 @@ import java.util.Map;
 import java.util.Set;
 import java.util.TreeMap;
 import java.util.TreeSet;
+
+import io.qkcm.controller.util.GoQuantity;
 
 /**
  * The helpers of k8s.io/apiserver/pkg/quota/v1 (resources.go) over resource lists: maps from resource

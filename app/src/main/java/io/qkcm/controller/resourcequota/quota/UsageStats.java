@@ -1,13 +1,13 @@
 package io.qkcm.controller.resourcequota.quota;
 
-import io.qkcm.controller.util.GoQuantity;
-
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
 
 import io.fabric8.kubernetes.api.model.ScopedResourceSelectorRequirement;
+
+import io.qkcm.controller.util.GoQuantity;
 
 /**
  * generic.CalculateUsageStats and quota.CalculateUsage: usage of a namespace summed over the objects

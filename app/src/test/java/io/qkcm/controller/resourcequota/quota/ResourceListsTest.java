@@ -1,12 +1,12 @@
 package io.qkcm.controller.resourcequota.quota;
 
-import io.qkcm.controller.util.GoQuantity;
-
 import static org.assertj.core.api.Assertions.assertThat;
 
 import java.util.Map;
 
 import org.junit.jupiter.api.Test;
+
+import io.qkcm.controller.util.GoQuantity;
 
 /**
  * quota's resource lists (apimachinery's quota/v1 resources.go) and the format of sums, which decide how
