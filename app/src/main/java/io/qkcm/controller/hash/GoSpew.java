@@ -22,7 +22,7 @@ import com.fasterxml.jackson.databind.ObjectMapper;
  * null, empty lists and maps) render as Go zero values / nil, exactly as after decoding.
  *
  * <p>Special Go types whose state is not a plain mapping of JSON: {@code resource.Quantity} (see
- * {@link GoQuantity}), {@code intstr.IntOrString}, {@code v1.Time} (only the zero time is rendered
+ * {@link io.qkcm.controller.util.GoQuantity}), {@code intstr.IntOrString}, {@code v1.Time} (only the zero time is rendered
  * exactly; a set timestamp in a pod template is decoded in the local time zone by Go and has no
  * environment-independent rendering).
  */
@@ -241,9 +241,9 @@ public final class GoSpew {
                     .append("d:(resource.infDecAmount){Dec:(*inf.Dec)<nil>} s:(string) Format:(resource.Format)}");
             return;
         }
-        GoQuantity q = GoQuantity.parse(node.asText().trim());
-        out.append("{i:(resource.int64Amount){value:(int64)").append(q.value()).append(" scale:(resource.Scale)")
-                .append(q.scale()).append("} d:(resource.infDecAmount){Dec:");
+        io.qkcm.controller.util.GoQuantity q = io.qkcm.controller.util.GoQuantity.parse(node.asText().trim());
+        out.append("{i:(resource.int64Amount){value:(int64)").append(q.int64Value()).append(" scale:(resource.Scale)")
+                .append(q.int64Scale()).append("} d:(resource.infDecAmount){Dec:");
         if (!q.hasDec()) {
             out.append("(*inf.Dec)<nil>");
         } else {
@@ -267,6 +267,6 @@ public final class GoSpew {
             }
             out.append("} scale:(inf.Scale)").append(q.decScale()).append('}');
         }
-        out.append("} s:(string)").append(q.cached()).append(" Format:(resource.Format)").append(q.format()).append('}');
+        out.append("} s:(string)").append(q.cached()).append(" Format:(resource.Format)").append(q.format().goName()).append('}');
     }
 }

@@ -30,13 +30,15 @@ import io.qkcm.controller.resourcequota.evaluator.CoreEvaluators;
 import io.qkcm.controller.resourcequota.evaluator.PersistentVolumeClaimEvaluator;
 import io.qkcm.controller.resourcequota.evaluator.PodEvaluator;
 import io.qkcm.controller.resourcequota.evaluator.QuotaFeatures;
+import io.qkcm.controller.resourcequota.evaluator.ResourceClaimEvaluator;
 import io.qkcm.controller.resourcequota.evaluator.ServiceEvaluator;
 import io.qkcm.controller.resourcequota.quota.Evaluator;
 import io.qkcm.controller.resourcequota.quota.GroupResource;
-import io.qkcm.controller.resourcequota.quota.Quantity;
+import io.qkcm.controller.util.GoQuantity;
 import io.qkcm.controller.resourcequota.quota.Registry;
 import io.qkcm.controller.resourcequota.quota.ResourceLists;
 import io.qkcm.controller.resourcequota.quota.UsageStats;
+import io.qkcm.controller.util.resource.ResourceClaim;
 import io.qkcm.runtime.DeepCopy;
 import io.qkcm.runtime.informers.ApiDiscovery;
 import io.qkcm.runtime.informers.GroupVersionResource;
@@ -69,6 +71,8 @@ public final class ResourceQuotaController extends KeyReconciler<ResourceQuota> 
     public static final String RESOURCE_CHANGES_QUEUE = "resource_quota_controller_resource_changes";
     /** startResourceQuotaController's period of discovery for new resource types. */
     public static final Duration DISCOVERY_PERIOD = Duration.ofSeconds(30);
+    /** How long after a rise of status.used (an admission charge) a recount may lower it ({@link AdmissionCharges}). */
+    public static final Duration ADMISSION_SETTLE = Duration.ofSeconds(3);
 
     private final SharedIndexInformer<ResourceQuota> quotas;
     private final Map<GroupResource, SharedIndexInformer<?>> typed = new LinkedHashMap<>();
@@ -83,6 +87,7 @@ public final class ResourceQuotaController extends KeyReconciler<ResourceQuota> 
     private final List<Thread> priorityWorkers = new ArrayList<>();
     private final List<ScheduledFuture<?>> timers = new ArrayList<>();
     private Set<GroupVersionResource> oldResources = new HashSet<>();
+    private final AdmissionCharges charges;
 
     /**
      * {@code workers}: --concurrent-resource-quota-syncs; {@code resyncPeriod}: --resource-quota-sync-period
@@ -90,7 +95,14 @@ public final class ResourceQuotaController extends KeyReconciler<ResourceQuota> 
      */
     public ResourceQuotaController(ControllerContext context, int workers, Duration resyncPeriod, Duration discoveryPeriod,
             Clock clock) {
+        this(context, workers, resyncPeriod, discoveryPeriod, ADMISSION_SETTLE, clock);
+    }
+
+    /** {@code admissionSettle}: how long after a rise of a quota's status.used its usage may not be lowered. */
+    public ResourceQuotaController(ControllerContext context, int workers, Duration resyncPeriod, Duration discoveryPeriod,
+            Duration admissionSettle, Clock clock) {
         super(context, ResourceQuota.class, QUEUE, workers);
+        this.charges = new AdmissionCharges(clock, admissionSettle);
         this.resyncPeriod = resyncPeriod;
         this.discoveryPeriod = discoveryPeriod;
         this.quotas = context.informers().informerFor(ResourceQuota.class);
@@ -103,8 +115,14 @@ public final class ResourceQuotaController extends KeyReconciler<ResourceQuota> 
         typed.put(new GroupResource("", "replicationcontrollers"),
                 context.informers().informerFor(ReplicationController.class));
         typed.put(new GroupResource("", "secrets"), context.informers().informerFor(Secret.class));
+        boolean dynamicResourceAllocation = context.options().featureGates().enabled("DynamicResourceAllocation");
+        if (dynamicResourceAllocation) {
+            // resource.k8s.io/v1, the kit's class: the resourceclaim-controller's informer, not a second one
+            typed.put(ResourceClaimEvaluator.RESOURCE_CLAIMS, context.informers().informerFor(ResourceClaim.class));
+        }
         List<Evaluator> evaluators = CoreEvaluators.newEvaluators(
-                gr -> QuotaMonitor.lister(typed.get(gr), "/v1, Resource=" + gr.resource()), clock, features);
+                gr -> QuotaMonitor.lister(typed.get(gr), (gr.group().isEmpty() ? "" : gr.group()) + "/v1, Resource="
+                        + gr.resource()), clock, features, dynamicResourceAllocation);
         this.registry = new Registry(evaluators);
         this.missingUsageQueue = context.newQueue(PRIORITY_QUEUE);
         MetadataClient metadata = new MetadataClient(context.client());
@@ -112,7 +130,11 @@ public final class ResourceQuotaController extends KeyReconciler<ResourceQuota> 
         this.quotaMonitor = new QuotaMonitor(context.informers(), metadata, registry, features, typed,
                 context.newQueue(RESOURCE_CHANGES_QUEUE), this::replenishQuota, clock);
 
-        quotas.addEventHandler(ResourceEventHandlerFuncs.of(this::addQuota, (oldQuota, curQuota) -> {
+        quotas.addEventHandler(ResourceEventHandlerFuncs.of(q -> {
+            charges.observe(key(q), q);
+            addQuota(q);
+        }, (oldQuota, curQuota) -> {
+            charges.observe(key(curQuota), curQuota);
             // only spec.hard drives status: status updates are this controller's own, and a full
             // recalculation is the periodic enqueueAll's job, not every update's
             if (ResourceLists.equals(ResourceLists.of(oldQuota.getSpec() == null ? null : oldQuota.getSpec().getHard()),
@@ -120,7 +142,7 @@ public final class ResourceQuotaController extends KeyReconciler<ResourceQuota> 
                 return;
             }
             addQuota(curQuota);
-        }, null));
+        }, q -> charges.forget(key(q))));
 
         // initial discovery; a failure here is made good by the periodic discovery sync
         try {
@@ -161,9 +183,9 @@ public final class ResourceQuotaController extends KeyReconciler<ResourceQuota> 
      * usage of a limit some evaluator can compute.
      */
     static boolean needsPriority(ResourceQuota quota, Registry registry) {
-        Map<String, Quantity> specHard = ResourceLists.of(quota.getSpec() == null ? null : quota.getSpec().getHard());
+        Map<String, GoQuantity> specHard = ResourceLists.of(quota.getSpec() == null ? null : quota.getSpec().getHard());
         ResourceQuotaStatus status = quota.getStatus();
-        Map<String, Quantity> statusHard = ResourceLists.of(status == null ? null : status.getHard());
+        Map<String, GoQuantity> statusHard = ResourceLists.of(status == null ? null : status.getHard());
         if (!ResourceLists.equals(specHard, statusHard)) {
             return true;
         }
@@ -259,6 +281,7 @@ public final class ResourceQuotaController extends KeyReconciler<ResourceQuota> 
                 log.infof("Resource quota has been deleted: key %s", key);
                 return;
             }
+            charges.observe(key, quota);
             try {
                 syncResourceQuota(quota);
             } finally {
@@ -272,13 +295,13 @@ public final class ResourceQuotaController extends KeyReconciler<ResourceQuota> 
 
     /** syncResourceQuota: a complete recalculation of one quota; status written when it changed. */
     void syncResourceQuota(ResourceQuota quota) throws Exception {
-        Map<String, Quantity> specHard = ResourceLists.of(quota.getSpec() == null ? null : quota.getSpec().getHard());
+        Map<String, GoQuantity> specHard = ResourceLists.of(quota.getSpec() == null ? null : quota.getSpec().getHard());
         ResourceQuotaStatus status = quota.getStatus();
-        Map<String, Quantity> statusHard = ResourceLists.of(status == null ? null : status.getHard());
+        Map<String, GoQuantity> statusHard = ResourceLists.of(status == null ? null : status.getHard());
         boolean statusLimitsDirty = !ResourceLists.equals(specHard, statusHard);
         boolean dirty = statusLimitsDirty || status == null || status.getHard() == null || status.getUsed() == null;
-        Map<String, Quantity> previousUsed = ResourceLists.of(status == null ? null : status.getUsed());
-        Map<String, Quantity> used = new java.util.TreeMap<>(previousUsed);
+        Map<String, GoQuantity> previousUsed = ResourceLists.of(status == null ? null : status.getUsed());
+        Map<String, GoQuantity> used = new java.util.TreeMap<>(previousUsed);
 
         List<String> scopes = quota.getSpec() == null || quota.getSpec().getScopes() == null ? List.of()
                 : quota.getSpec().getScopes();
@@ -287,6 +310,25 @@ public final class ResourceQuotaController extends KeyReconciler<ResourceQuota> 
         used.putAll(result.usage());
         // the usage reported is that of the hard constraints only
         used = ResourceLists.mask(used, specHard.keySet());
+        // not in upstream: a usage that fell is written only once admission's last charge has settled
+        // (its object may not be in any cache yet); until then the status keeps it and the quota comes back
+        String key = key(quota);
+        Duration settling = charges.remaining(key);
+        if (!settling.isNegative() && !settling.isZero()) {
+            boolean deferred = false;
+            for (Map.Entry<String, GoQuantity> e : previousUsed.entrySet()) {
+                GoQuantity now = used.get(e.getKey());
+                if (now != null && now.compareTo(e.getValue()) < 0) {
+                    used.put(e.getKey(), e.getValue());
+                    deferred = true;
+                }
+            }
+            if (deferred) {
+                log.debugf("quota %s: lowering usage waits %dms for admission's last charge to settle", key,
+                        settling.toMillis());
+                queue.addAfter(key, settling);
+            }
+        }
 
         dirty = dirty || !ResourceLists.equals(used, previousUsed);
         List<Exception> errors = new ArrayList<>(result.errors());

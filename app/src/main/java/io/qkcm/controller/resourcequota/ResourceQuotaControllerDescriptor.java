@@ -12,7 +12,8 @@ import io.qkcm.runtime.josdk.ControllerDescriptor;
  * {@code newResourceQuotaControllerDescriptor} and {@code startResourceQuotaController} in
  * cmd/kube-controller-manager/app/core.go): --concurrent-resource-quota-syncs and
  * --resource-quota-sync-period; discovery of new types every 30 seconds
- * ({@code qkcm.internal.resourcequota.discovery-period} shortens it in tests).
+ * ({@code qkcm.internal.resourcequota.discovery-period} shortens it in tests); a usage is lowered no
+ * sooner than 3 seconds after admission last raised it ({@code qkcm.internal.resourcequota.admission-settle}).
  */
 public final class ResourceQuotaControllerDescriptor {
 
@@ -20,9 +21,8 @@ public final class ResourceQuotaControllerDescriptor {
             .withAliases("resourcequota")
             .partially("count/<resource>.<group> of a type no shared informer of the process serves (custom resources) "
                     + "is counted by a metadata-only LIST at each sync, and its deletes reach the quota at the next "
-                    + "--resource-quota-sync-period instead of at once (the process's metadata informers are the garbage "
-                    + "collector's); no ResourceClaim evaluator (<class>.deviceclass.resource.k8s.io/devices): fabric8 "
-                    + "7.4 has no resource.k8s.io/v1 model")
+                    + "--resource-quota-sync-period instead of at once (upstream watches it with a metadata informer; "
+                    + "the process's metadata informers are the garbage collector's own, not yet shared)")
             .startedBy(ResourceQuotaControllerDescriptor::start);
 
     private ResourceQuotaControllerDescriptor() {
@@ -35,7 +35,10 @@ public final class ResourceQuotaControllerDescriptor {
     static ResourceQuotaController newController(ControllerContext context) {
         Duration discoveryPeriod = context.options().internal("resourcequota.discovery-period")
                 .map(io.qkcm.runtime.options.GoDuration::parse).orElse(ResourceQuotaController.DISCOVERY_PERIOD);
+        Duration admissionSettle = context.options().internal("resourcequota.admission-settle")
+                .map(io.qkcm.runtime.options.GoDuration::parse).orElse(ResourceQuotaController.ADMISSION_SETTLE);
         return new ResourceQuotaController(context, context.options().concurrentSyncs("resource-quota"),
-                context.options().duration("resource-quota-sync-period"), discoveryPeriod, Clock.systemUTC());
+                context.options().duration("resource-quota-sync-period"), discoveryPeriod, admissionSettle,
+                Clock.systemUTC());
     }
 }

@@ -37,10 +37,19 @@ public final class CoreEvaluators {
     /** {@code listers} gives the namespace lister of a core group resource (the shared informer's cache). */
     public static List<Evaluator> newEvaluators(Function<GroupResource, UsageStats.ListFunc> listers, Clock clock,
             QuotaFeatures features) {
+        return newEvaluators(listers, clock, features, false);
+    }
+
+    /** With {@code dynamicResourceAllocation} (the feature gate), the ResourceClaim evaluator too. */
+    public static List<Evaluator> newEvaluators(Function<GroupResource, UsageStats.ListFunc> listers, Clock clock,
+            QuotaFeatures features, boolean dynamicResourceAllocation) {
         List<Evaluator> result = new ArrayList<>();
         result.add(new PodEvaluator(listers.apply(PodEvaluator.PODS), clock, features));
         result.add(new ServiceEvaluator(listers.apply(ServiceEvaluator.SERVICES)));
         result.add(new PersistentVolumeClaimEvaluator(listers.apply(PersistentVolumeClaimEvaluator.PVCS), features));
+        if (dynamicResourceAllocation) {
+            result.add(new ResourceClaimEvaluator(listers.apply(ResourceClaimEvaluator.RESOURCE_CLAIMS)));
+        }
         LEGACY_OBJECT_COUNT_ALIASES.forEach((gr, alias) -> result.add(new ObjectCountEvaluator(gr, listers.apply(gr), alias)));
         return result;
     }

@@ -1,7 +1,5 @@
 package io.qkcm.controller.resourcequota.evaluator;
 
-import java.math.BigDecimal;
-import java.math.RoundingMode;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -14,7 +12,7 @@ import io.fabric8.kubernetes.api.model.ScopedResourceSelectorRequirement;
 import io.qkcm.controller.resourcequota.quota.Evaluator;
 import io.qkcm.controller.resourcequota.quota.GroupResource;
 import io.qkcm.controller.resourcequota.quota.ObjectCountEvaluator;
-import io.qkcm.controller.resourcequota.quota.Quantity;
+import io.qkcm.controller.util.GoQuantity;
 import io.qkcm.controller.resourcequota.quota.ScopeSelectors;
 import io.qkcm.controller.resourcequota.quota.UsageStats;
 import io.qkcm.controller.resourcequota.quota.UsageStatsOptions;
@@ -65,21 +63,21 @@ public final class PersistentVolumeClaimEvaluator implements Evaluator {
     }
 
     @Override
-    public Map<String, Quantity> usageStats(UsageStatsOptions options) throws Exception {
+    public Map<String, GoQuantity> usageStats(UsageStatsOptions options) throws Exception {
         UsageStats.ScopeFunc scopes = features.volumeAttributesClass() ? PersistentVolumeClaimEvaluator::pvcMatchesScope
                 : UsageStats.MATCHES_NO_SCOPE;
         return UsageStats.calculate(options, listFunc, scopes, o -> usage((PersistentVolumeClaim) o));
     }
 
-    public Map<String, Quantity> usage(PersistentVolumeClaim pvc) {
-        Map<String, Quantity> result = new TreeMap<>();
-        result.put("persistentvolumeclaims", Quantity.of(1));
-        result.put(PVC_OBJECT_COUNT_NAME, Quantity.of(1));
+    public Map<String, GoQuantity> usage(PersistentVolumeClaim pvc) {
+        Map<String, GoQuantity> result = new TreeMap<>();
+        result.put("persistentvolumeclaims", GoQuantity.of(1));
+        result.put(PVC_OBJECT_COUNT_NAME, GoQuantity.of(1));
         String storageClass = persistentVolumeClaimClass(pvc);
         if (!storageClass.isEmpty()) {
-            result.put(storageClass + STORAGE_CLASS_SUFFIX + "persistentvolumeclaims", Quantity.of(1));
+            result.put(storageClass + STORAGE_CLASS_SUFFIX + "persistentvolumeclaims", GoQuantity.of(1));
         }
-        Quantity requested = storageUsage(pvc);
+        GoQuantity requested = storageUsage(pvc);
         if (requested != null) {
             result.put("requests.storage", requested);
             if (!storageClass.isEmpty()) {
@@ -99,20 +97,18 @@ public final class PersistentVolumeClaimEvaluator implements Evaluator {
         return name == null ? "" : name;
     }
 
-    private static Quantity roundUp(Quantity q) {
+    private static GoQuantity roundUp(GoQuantity q) {
         // storage is charged in whole bytes, as resourcequota validation requires
-        BigDecimal v = q.value();
-        if (v.stripTrailingZeros().scale() <= 0) {
-            return q;
-        }
-        return new Quantity(v.setScale(0, RoundingMode.UP), q.format());
+        // (upstream: RoundUp(0) on a copy, used only when it was not exact)
+        GoQuantity rounded = q.roundUp(0);
+        return rounded.compareTo(q) == 0 ? q : rounded;
     }
 
-    Quantity storageUsage(PersistentVolumeClaim pvc) {
-        Quantity result = null;
+    GoQuantity storageUsage(PersistentVolumeClaim pvc) {
+        GoQuantity result = null;
         var resources = pvc.getSpec() == null ? null : pvc.getSpec().getResources();
         if (resources != null && resources.getRequests() != null && resources.getRequests().get("storage") != null) {
-            result = roundUp(Quantity.of(resources.getRequests().get("storage")));
+            result = roundUp(GoQuantity.of(resources.getRequests().get("storage")));
         }
         if (features.recoverVolumeExpansionFailure() && result != null) {
             var allocated = pvc.getStatus() == null ? null : pvc.getStatus().getAllocatedResources();
@@ -120,7 +116,7 @@ public final class PersistentVolumeClaimEvaluator implements Evaluator {
                 return result;
             }
             if (allocated.get("storage") != null) {
-                Quantity a = Quantity.of(allocated.get("storage"));
+                GoQuantity a = GoQuantity.of(allocated.get("storage"));
                 if (a.compareTo(result) > 0) {
                     result = roundUp(a);
                 }

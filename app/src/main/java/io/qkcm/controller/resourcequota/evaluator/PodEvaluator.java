@@ -17,7 +17,7 @@ import io.fabric8.kubernetes.api.model.WeightedPodAffinityTerm;
 import io.qkcm.controller.resourcequota.quota.Evaluator;
 import io.qkcm.controller.resourcequota.quota.GroupResource;
 import io.qkcm.controller.resourcequota.quota.ObjectCountEvaluator;
-import io.qkcm.controller.resourcequota.quota.Quantity;
+import io.qkcm.controller.util.GoQuantity;
 import io.qkcm.controller.resourcequota.quota.ResourceLists;
 import io.qkcm.controller.resourcequota.quota.ScopeSelectors;
 import io.qkcm.controller.resourcequota.quota.UsageStats;
@@ -75,36 +75,36 @@ public final class PodEvaluator implements Evaluator {
     }
 
     @Override
-    public Map<String, Quantity> usageStats(UsageStatsOptions options) throws Exception {
+    public Map<String, GoQuantity> usageStats(UsageStatsOptions options) throws Exception {
         return UsageStats.calculate(options, listFunc, PodEvaluator::podMatchesScope, o -> usage((Pod) o));
     }
 
     /** PodUsageFunc. */
-    public Map<String, Quantity> usage(Pod pod) {
-        Map<String, Quantity> result = new TreeMap<>();
+    public Map<String, GoQuantity> usage(Pod pod) {
+        Map<String, GoQuantity> result = new TreeMap<>();
         // the object count is charged whatever the pod's state: count/pods tracks every stored pod
-        result.put(POD_OBJECT_COUNT_NAME, Quantity.of(1));
+        result.put(POD_OBJECT_COUNT_NAME, GoQuantity.of(1));
         if (!quotaV1Pod(pod, clock.instant())) {
             return result;
         }
-        Map<String, Quantity> requests = PodResources.podRequests(pod, features.inPlacePodVerticalScaling(),
+        Map<String, GoQuantity> requests = PodResources.podRequests(pod, features.inPlacePodVerticalScaling(),
                 !features.podLevelResources());
-        Map<String, Quantity> limits = PodResources.podLimits(pod, features.inPlacePodVerticalScaling(),
+        Map<String, GoQuantity> limits = PodResources.podLimits(pod, features.inPlacePodVerticalScaling(),
                 !features.podLevelResources());
         return ResourceLists.add(result, podComputeUsageHelper(requests, limits));
     }
 
     /** podComputeUsageHelper. */
-    static Map<String, Quantity> podComputeUsageHelper(Map<String, Quantity> requests, Map<String, Quantity> limits) {
-        Map<String, Quantity> result = new TreeMap<>();
-        result.put("pods", Quantity.of(1));
+    static Map<String, GoQuantity> podComputeUsageHelper(Map<String, GoQuantity> requests, Map<String, GoQuantity> limits) {
+        Map<String, GoQuantity> result = new TreeMap<>();
+        result.put("pods", GoQuantity.of(1));
         for (String r : List.of("cpu", "memory", "ephemeral-storage")) {
-            Quantity request = requests.get(r);
+            GoQuantity request = requests.get(r);
             if (request != null) {
                 result.put(r, request);
                 result.put("requests." + r, request);
             }
-            Quantity limit = limits.get(r);
+            GoQuantity limit = limits.get(r);
             if (limit != null) {
                 result.put("limits." + r, limit);
             }

@@ -9,7 +9,7 @@ import java.util.TreeMap;
 
 import io.fabric8.kubernetes.api.model.Container;
 import io.fabric8.kubernetes.api.model.Pod;
-import io.qkcm.controller.resourcequota.quota.Quantity;
+import io.qkcm.controller.util.GoQuantity;
 import io.qkcm.controller.resourcequota.quota.ResourceLists;
 
 /**
@@ -32,17 +32,17 @@ final class PodQOS {
         return name.equals("cpu") || name.equals("memory");
     }
 
-    private static void process(Map<String, Quantity> list, Map<String, Quantity> newList) {
+    private static void process(Map<String, GoQuantity> list, Map<String, GoQuantity> newList) {
         newList.forEach((name, q) -> {
-            if (supported(name) && q.compareTo(Quantity.ZERO) > 0) {
-                list.merge(name, q, Quantity::add);
+            if (supported(name) && q.compareTo(GoQuantity.ZERO) > 0) {
+                list.merge(name, q, GoQuantity::add);
             }
         });
     }
 
     static String computePodQOS(Pod pod, boolean podLevelResources) {
-        Map<String, Quantity> requests = new TreeMap<>();
-        Map<String, Quantity> limits = new TreeMap<>();
+        Map<String, GoQuantity> requests = new TreeMap<>();
+        Map<String, GoQuantity> limits = new TreeMap<>();
         boolean guaranteed = true;
         var podResources = pod.getSpec().getResources();
         if (podLevelResources && podResources != null) {
@@ -50,11 +50,11 @@ final class PodQOS {
                 process(requests, ResourceLists.of(podResources.getRequests()));
             }
             if (podResources.getLimits() != null && !podResources.getLimits().isEmpty()) {
-                Map<String, Quantity> l = ResourceLists.of(podResources.getLimits());
+                Map<String, GoQuantity> l = ResourceLists.of(podResources.getLimits());
                 process(limits, l);
                 Set<String> found = new HashSet<>();
                 l.forEach((name, q) -> {
-                    if (supported(name) && q.compareTo(Quantity.ZERO) > 0) {
+                    if (supported(name) && q.compareTo(GoQuantity.ZERO) > 0) {
                         found.add(name);
                     }
                 });
@@ -71,12 +71,12 @@ final class PodQOS {
                 all.addAll(pod.getSpec().getInitContainers());
             }
             for (Container c : all) {
-                Map<String, Quantity> req = c.getResources() == null ? Map.of() : ResourceLists.of(c.getResources().getRequests());
-                Map<String, Quantity> lim = c.getResources() == null ? Map.of() : ResourceLists.of(c.getResources().getLimits());
+                Map<String, GoQuantity> req = c.getResources() == null ? Map.of() : ResourceLists.of(c.getResources().getRequests());
+                Map<String, GoQuantity> lim = c.getResources() == null ? Map.of() : ResourceLists.of(c.getResources().getLimits());
                 process(requests, req);
                 Set<String> found = new HashSet<>();
                 lim.forEach((name, q) -> {
-                    if (supported(name) && q.compareTo(Quantity.ZERO) > 0) {
+                    if (supported(name) && q.compareTo(GoQuantity.ZERO) > 0) {
                         found.add(name);
                     }
                 });
@@ -90,8 +90,8 @@ final class PodQOS {
             return "BestEffort";
         }
         if (guaranteed) {
-            for (Map.Entry<String, Quantity> e : requests.entrySet()) {
-                Quantity lim = limits.get(e.getKey());
+            for (Map.Entry<String, GoQuantity> e : requests.entrySet()) {
+                GoQuantity lim = limits.get(e.getKey());
                 if (lim == null || lim.compareTo(e.getValue()) != 0) {
                     guaranteed = false;
                     break;

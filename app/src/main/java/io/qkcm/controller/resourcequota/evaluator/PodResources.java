@@ -9,7 +9,7 @@ import io.fabric8.kubernetes.api.model.Container;
 import io.fabric8.kubernetes.api.model.ContainerStatus;
 import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.api.model.PodCondition;
-import io.qkcm.controller.resourcequota.quota.Quantity;
+import io.qkcm.controller.util.GoQuantity;
 import io.qkcm.controller.resourcequota.quota.ResourceLists;
 
 /**
@@ -50,8 +50,8 @@ final class PodResources {
         return r != null && anySupported(r.getRequests());
     }
 
-    static Map<String, Quantity> podRequests(Pod pod, boolean useStatusResources, boolean skipPodLevelResources) {
-        Map<String, Quantity> reqs = aggregate(pod, useStatusResources, true);
+    static Map<String, GoQuantity> podRequests(Pod pod, boolean useStatusResources, boolean skipPodLevelResources) {
+        Map<String, GoQuantity> reqs = aggregate(pod, useStatusResources, true);
         if (!skipPodLevelResources && isPodLevelRequestsSet(pod)) {
             ResourceLists.of(pod.getSpec().getResources().getRequests()).forEach((name, q) -> {
                 if (isSupportedPodLevelResource(name)) {
@@ -65,8 +65,8 @@ final class PodResources {
         return reqs;
     }
 
-    static Map<String, Quantity> podLimits(Pod pod, boolean useStatusResources, boolean skipPodLevelResources) {
-        Map<String, Quantity> limits = aggregate(pod, useStatusResources, false);
+    static Map<String, GoQuantity> podLimits(Pod pod, boolean useStatusResources, boolean skipPodLevelResources) {
+        Map<String, GoQuantity> limits = aggregate(pod, useStatusResources, false);
         if (!skipPodLevelResources && isPodLevelResourcesSet(pod)) {
             ResourceLists.of(pod.getSpec().getResources().getLimits()).forEach((name, q) -> {
                 if (isSupportedPodLevelResource(name)) {
@@ -76,7 +76,7 @@ final class PodResources {
         }
         if (pod.getSpec().getOverhead() != null) {
             ResourceLists.of(pod.getSpec().getOverhead()).forEach((name, q) -> {
-                Quantity value = limits.get(name);
+                GoQuantity value = limits.get(name);
                 if (value != null && !value.isZero()) {
                     limits.put(name, value.add(q));
                 }
@@ -86,8 +86,8 @@ final class PodResources {
     }
 
     /** AggregateContainerRequests (requests true) or AggregateContainerLimits. */
-    private static Map<String, Quantity> aggregate(Pod pod, boolean useStatusResources, boolean requests) {
-        Map<String, Quantity> result = new TreeMap<>();
+    private static Map<String, GoQuantity> aggregate(Pod pod, boolean useStatusResources, boolean requests) {
+        Map<String, GoQuantity> result = new TreeMap<>();
         Map<String, ContainerStatus> statuses = new HashMap<>();
         if (useStatusResources && pod.getStatus() != null) {
             for (List<ContainerStatus> l : java.util.Arrays.asList(pod.getStatus().getContainerStatuses(),
@@ -98,7 +98,7 @@ final class PodResources {
             }
         }
         for (Container c : list(pod.getSpec().getContainers())) {
-            Map<String, Quantity> own = own(c, requests);
+            Map<String, GoQuantity> own = own(c, requests);
             if (useStatusResources) {
                 ContainerStatus cs = statuses.get(c.getName());
                 if (cs != null && cs.getResources() != null) {
@@ -107,18 +107,18 @@ final class PodResources {
             }
             addInto(result, own);
         }
-        Map<String, Quantity> restartable = new TreeMap<>();
-        Map<String, Quantity> init = new TreeMap<>();
+        Map<String, GoQuantity> restartable = new TreeMap<>();
+        Map<String, GoQuantity> init = new TreeMap<>();
         for (Container c : list(pod.getSpec().getInitContainers())) {
             boolean sidecar = "Always".equals(c.getRestartPolicy());
-            Map<String, Quantity> own = own(c, requests);
+            Map<String, GoQuantity> own = own(c, requests);
             if (useStatusResources && sidecar) {
                 ContainerStatus cs = statuses.get(c.getName());
                 if (cs != null && cs.getResources() != null) {
                     own = fromStatus(pod, own, cs, requests);
                 }
             }
-            Map<String, Quantity> use;
+            Map<String, GoQuantity> use;
             if (sidecar) {
                 addInto(result, own);
                 addInto(restartable, own);
@@ -134,7 +134,7 @@ final class PodResources {
         return result;
     }
 
-    private static Map<String, Quantity> own(Container c, boolean requests) {
+    private static Map<String, GoQuantity> own(Container c, boolean requests) {
         if (c.getResources() == null) {
             return Map.of();
         }
@@ -142,13 +142,13 @@ final class PodResources {
     }
 
     /** determineContainerReqs / determineContainerLimits. */
-    private static Map<String, Quantity> fromStatus(Pod pod, Map<String, Quantity> spec, ContainerStatus cs,
+    private static Map<String, GoQuantity> fromStatus(Pod pod, Map<String, GoQuantity> spec, ContainerStatus cs,
             boolean requests) {
-        Map<String, Quantity> status = ResourceLists.of(requests ? cs.getResources().getRequests()
+        Map<String, GoQuantity> status = ResourceLists.of(requests ? cs.getResources().getRequests()
                 : cs.getResources().getLimits());
-        Map<String, Quantity> result = new TreeMap<>();
+        Map<String, GoQuantity> result = new TreeMap<>();
         if (requests) {
-            Map<String, Quantity> allocated = ResourceLists.of(cs.getAllocatedResources());
+            Map<String, GoQuantity> allocated = ResourceLists.of(cs.getAllocatedResources());
             if (isPodResizeInfeasible(pod)) {
                 result.putAll(status);
                 maxInto(result, allocated);
@@ -178,13 +178,13 @@ final class PodResources {
         return false;
     }
 
-    private static void addInto(Map<String, Quantity> list, Map<String, Quantity> add) {
-        add.forEach((name, q) -> list.merge(name, q, Quantity::add));
+    private static void addInto(Map<String, GoQuantity> list, Map<String, GoQuantity> add) {
+        add.forEach((name, q) -> list.merge(name, q, GoQuantity::add));
     }
 
-    private static void maxInto(Map<String, Quantity> list, Map<String, Quantity> other) {
+    private static void maxInto(Map<String, GoQuantity> list, Map<String, GoQuantity> other) {
         other.forEach((name, q) -> {
-            Quantity v = list.get(name);
+            GoQuantity v = list.get(name);
             if (v == null || q.compareTo(v) > 0) {
                 list.put(name, q);
             }

@@ -9,7 +9,7 @@ import io.fabric8.kubernetes.api.model.ServicePort;
 import io.qkcm.controller.resourcequota.quota.Evaluator;
 import io.qkcm.controller.resourcequota.quota.GroupResource;
 import io.qkcm.controller.resourcequota.quota.ObjectCountEvaluator;
-import io.qkcm.controller.resourcequota.quota.Quantity;
+import io.qkcm.controller.util.GoQuantity;
 import io.qkcm.controller.resourcequota.quota.ResourceLists;
 import io.qkcm.controller.resourcequota.quota.UsageStats;
 import io.qkcm.controller.resourcequota.quota.UsageStatsOptions;
@@ -43,29 +43,29 @@ public final class ServiceEvaluator implements Evaluator {
     }
 
     @Override
-    public Map<String, Quantity> usageStats(UsageStatsOptions options) throws Exception {
+    public Map<String, GoQuantity> usageStats(UsageStatsOptions options) throws Exception {
         return UsageStats.calculate(options, listFunc, UsageStats.MATCHES_NO_SCOPE, o -> usage((Service) o));
     }
 
-    public static Map<String, Quantity> usage(Service svc) {
-        Map<String, Quantity> result = new TreeMap<>();
+    public static Map<String, GoQuantity> usage(Service svc) {
+        Map<String, GoQuantity> result = new TreeMap<>();
         List<ServicePort> ports = svc.getSpec().getPorts() == null ? List.of() : svc.getSpec().getPorts();
-        result.put(SERVICE_OBJECT_COUNT_NAME, Quantity.of(1));
-        result.put("services", Quantity.of(1));
-        result.put("services.loadbalancers", Quantity.ZERO);
-        result.put("services.nodeports", Quantity.ZERO);
+        result.put(SERVICE_OBJECT_COUNT_NAME, GoQuantity.of(1));
+        result.put("services", GoQuantity.of(1));
+        result.put("services.loadbalancers", GoQuantity.ZERO);
+        result.put("services.nodeports", GoQuantity.ZERO);
         String type = svc.getSpec().getType();
         if ("NodePort".equals(type)) {
-            result.put("services.nodeports", Quantity.of(ports.size()));
+            result.put("services.nodeports", GoQuantity.of(ports.size()));
         } else if ("LoadBalancer".equals(type)) {
             // node ports are not allocated yet: count the intent
             if (Boolean.FALSE.equals(svc.getSpec().getAllocateLoadBalancerNodePorts())) {
                 long withNodePort = ports.stream().filter(p -> p.getNodePort() != null && p.getNodePort() != 0).count();
-                result.put("services.nodeports", Quantity.of(withNodePort));
+                result.put("services.nodeports", GoQuantity.of(withNodePort));
             } else {
-                result.put("services.nodeports", Quantity.of(ports.size()));
+                result.put("services.nodeports", GoQuantity.of(ports.size()));
             }
-            result.put("services.loadbalancers", Quantity.of(1));
+            result.put("services.loadbalancers", GoQuantity.of(1));
         }
         return result;
     }

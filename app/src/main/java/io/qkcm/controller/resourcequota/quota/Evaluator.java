@@ -3,6 +3,8 @@ package io.qkcm.controller.resourcequota.quota;
 import java.util.List;
 import java.util.Map;
 
+import io.qkcm.controller.util.GoQuantity;
+
 /**
  * What the quota controller asks of an evaluator (k8s.io/apiserver/pkg/quota/v1 Evaluator): which
  * quota resource names it computes, and the usage of a namespace. The admission half of upstream's
@@ -17,5 +19,5 @@ public interface Evaluator {
     List<String> matchingResources(List<String> input);
 
     /** The aggregate usage of {@code options.namespace()} for {@code options.resources()}. */
-    Map<String, Quantity> usageStats(UsageStatsOptions options) throws Exception;
+    Map<String, GoQuantity> usageStats(UsageStatsOptions options) throws Exception;
 }

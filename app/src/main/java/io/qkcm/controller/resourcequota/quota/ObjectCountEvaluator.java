@@ -5,6 +5,8 @@ import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
 
+import io.qkcm.controller.util.GoQuantity;
+
 /**
  * generic.NewObjectCountEvaluator: charges one {@code count/<resource>.<group>} (and the legacy alias,
  * e.g. {@code secrets}, where there is one) per object in the namespace.
@@ -41,16 +43,16 @@ public final class ObjectCountEvaluator implements Evaluator {
         return ResourceLists.intersection(input, resourceNames);
     }
 
-    private Map<String, Quantity> usage(Object object) {
-        Map<String, Quantity> out = new TreeMap<>();
+    private Map<String, GoQuantity> usage(Object object) {
+        Map<String, GoQuantity> out = new TreeMap<>();
         for (String name : resourceNames) {
-            out.put(name, Quantity.of(1));
+            out.put(name, GoQuantity.of(1));
         }
         return out;
     }
 
     @Override
-    public Map<String, Quantity> usageStats(UsageStatsOptions options) throws Exception {
+    public Map<String, GoQuantity> usageStats(UsageStatsOptions options) throws Exception {
         return UsageStats.calculate(options, listFunc, UsageStats.MATCHES_NO_SCOPE, this::usage);
     }
 }

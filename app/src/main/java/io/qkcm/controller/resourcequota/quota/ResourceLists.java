@@ -8,9 +8,11 @@ import java.util.Set;
 import java.util.TreeMap;
 import java.util.TreeSet;
 
+import io.qkcm.controller.util.GoQuantity;
+
 /**
  * The helpers of k8s.io/apiserver/pkg/quota/v1 (resources.go) over resource lists: maps from resource
- * name to {@link Quantity}. Results are new sorted maps; inputs are never changed.
+ * name to {@link GoQuantity}. Results are new sorted maps; inputs are never changed.
  */
 public final class ResourceLists {
 
@@ -18,28 +20,28 @@ public final class ResourceLists {
     }
 
     /** A fabric8 resource list (spec.hard, a container's requests) as quantities; null is empty. */
-    public static Map<String, Quantity> of(Map<String, io.fabric8.kubernetes.api.model.Quantity> list) {
-        Map<String, Quantity> out = new TreeMap<>();
+    public static Map<String, GoQuantity> of(Map<String, io.fabric8.kubernetes.api.model.Quantity> list) {
+        Map<String, GoQuantity> out = new TreeMap<>();
         if (list != null) {
-            list.forEach((k, v) -> out.put(k, Quantity.of(v)));
+            list.forEach((k, v) -> out.put(k, GoQuantity.of(v)));
         }
         return out;
     }
 
     /** The list to write into an object, each quantity in Go's canonical form. */
-    public static Map<String, io.fabric8.kubernetes.api.model.Quantity> toFabric8(Map<String, Quantity> list) {
+    public static Map<String, io.fabric8.kubernetes.api.model.Quantity> toFabric8(Map<String, GoQuantity> list) {
         Map<String, io.fabric8.kubernetes.api.model.Quantity> out = new TreeMap<>();
         list.forEach((k, v) -> out.put(k, v.toFabric8()));
         return out;
     }
 
     /** Equals: the same names, each with the same value. */
-    public static boolean equals(Map<String, Quantity> a, Map<String, Quantity> b) {
+    public static boolean equals(Map<String, GoQuantity> a, Map<String, GoQuantity> b) {
         if (a.size() != b.size()) {
             return false;
         }
-        for (Map.Entry<String, Quantity> e : a.entrySet()) {
-            Quantity other = b.get(e.getKey());
+        for (Map.Entry<String, GoQuantity> e : a.entrySet()) {
+            GoQuantity other = b.get(e.getKey());
             if (other == null || e.getValue().compareTo(other) != 0) {
                 return false;
             }
@@ -48,10 +50,10 @@ public final class ResourceLists {
     }
 
     /** Add: a + b for each name of either. */
-    public static Map<String, Quantity> add(Map<String, Quantity> a, Map<String, Quantity> b) {
-        Map<String, Quantity> result = new TreeMap<>();
+    public static Map<String, GoQuantity> add(Map<String, GoQuantity> a, Map<String, GoQuantity> b) {
+        Map<String, GoQuantity> result = new TreeMap<>();
         a.forEach((k, v) -> {
-            Quantity other = b.get(k);
+            GoQuantity other = b.get(k);
             result.put(k, other == null ? v : v.add(other));
         });
         b.forEach(result::putIfAbsent);
@@ -59,9 +61,9 @@ public final class ResourceLists {
     }
 
     /** Mask: only the entries named in {@code names}. */
-    public static Map<String, Quantity> mask(Map<String, Quantity> resources, Collection<String> names) {
+    public static Map<String, GoQuantity> mask(Map<String, GoQuantity> resources, Collection<String> names) {
         Set<String> keep = Set.copyOf(names);
-        Map<String, Quantity> result = new TreeMap<>();
+        Map<String, GoQuantity> result = new TreeMap<>();
         resources.forEach((k, v) -> {
             if (keep.contains(k)) {
                 result.put(k, v);

@@ -7,6 +7,8 @@ import java.util.TreeMap;
 
 import io.fabric8.kubernetes.api.model.ScopedResourceSelectorRequirement;
 
+import io.qkcm.controller.util.GoQuantity;
+
 /**
  * generic.CalculateUsageStats and quota.CalculateUsage: usage of a namespace summed over the objects
  * that match every scope of the quota.
@@ -31,7 +33,7 @@ public final class UsageStats {
     /** generic.UsageFunc. */
     @FunctionalInterface
     public interface UsageFunc {
-        Map<String, Quantity> usage(Object object);
+        Map<String, GoQuantity> usage(Object object);
     }
 
     /** generic.MatchesNoScopeFunc. */
@@ -50,11 +52,11 @@ public final class UsageStats {
      * add their usage. A list failure is an error; a scope that cannot be evaluated ends the count
      * with what was summed so far and no error, as upstream.
      */
-    public static Map<String, Quantity> calculate(UsageStatsOptions options, ListFunc listFunc, ScopeFunc scopeFunc,
+    public static Map<String, GoQuantity> calculate(UsageStatsOptions options, ListFunc listFunc, ScopeFunc scopeFunc,
             UsageFunc usageFunc) throws Exception {
-        Map<String, Quantity> used = new TreeMap<>();
+        Map<String, GoQuantity> used = new TreeMap<>();
         for (String name : options.resources()) {
-            used.put(name, Quantity.ZERO);
+            used.put(name, GoQuantity.ZERO);
         }
         List<?> items;
         try {
@@ -86,14 +88,14 @@ public final class UsageStats {
     }
 
     /** The outcome of {@link #calculateUsage}: usage of the resources that could be computed, and the errors. */
-    public record Result(Map<String, Quantity> usage, List<Exception> errors) {
+    public record Result(Map<String, GoQuantity> usage, List<Exception> errors) {
     }
 
     /**
      * quota.CalculateUsage: the usage of the quota's hard resources that some evaluator computes. An
      * evaluator that fails leaves its resources out of the result (and its error in the errors).
      */
-    public static Result calculateUsage(String namespace, List<String> scopes, Map<String, Quantity> hardLimits,
+    public static Result calculateUsage(String namespace, List<String> scopes, Map<String, GoQuantity> hardLimits,
             Registry registry, io.fabric8.kubernetes.api.model.ScopeSelector scopeSelector) {
         List<String> hardResources = ResourceLists.resourceNames(hardLimits);
         List<String> potentialResources = new ArrayList<>();
@@ -103,14 +105,14 @@ public final class UsageStats {
         }
         List<String> matchedResources = ResourceLists.intersection(hardResources, potentialResources);
         List<Exception> errors = new ArrayList<>();
-        Map<String, Quantity> newUsage = new TreeMap<>();
+        Map<String, GoQuantity> newUsage = new TreeMap<>();
         for (Evaluator evaluator : evaluators) {
             List<String> intersection = evaluator.matchingResources(matchedResources);
             if (intersection.isEmpty()) {
                 continue;
             }
             try {
-                Map<String, Quantity> used = evaluator.usageStats(
+                Map<String, GoQuantity> used = evaluator.usageStats(
                         new UsageStatsOptions(namespace, scopes, intersection, scopeSelector));
                 newUsage = ResourceLists.add(newUsage, used);
             } catch (Exception e) {

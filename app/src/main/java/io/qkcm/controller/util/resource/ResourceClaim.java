@@ -14,6 +14,8 @@ import io.fabric8.kubernetes.model.annotation.Version;
  * resource.k8s.io/v1 ResourceClaim, the version v1.34 serves by default (v1beta1/v1beta2 are off by
  * default there). fabric8 7.4.0 models only v1alpha2…v1beta2; v1beta2's spec and status have v1's
  * shape (v1 was promoted from it unchanged), and fabric8's models keep fields they do not know.
+ * In the kit because two controllers read it (resourceclaim-controller, resourcequota-controller's
+ * claim evaluator) and the process keeps one informer per class.
  */
 @Group("resource.k8s.io")
 @Version("v1")
