@@ -8,6 +8,7 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
 
 import io.fabric8.kubernetes.api.model.AttachedVolume;
 import io.fabric8.kubernetes.api.model.Node;
@@ -70,6 +71,7 @@ public final class AttachDetachController extends KeyReconciler<PersistentVolume
     private final DesiredStateOfWorldPopulator populator;
     private final ExecutorService apiCalls;
     private ScheduledExecutorService loops;
+    private final AtomicLong reconcilerPasses = new AtomicLong();
 
     /**
      * {@code reconcilerSyncDuration}, {@code disableReconciliationSync}, {@code disableForceDetachOnTimeout}:
@@ -130,7 +132,10 @@ public final class AttachDetachController extends KeyReconciler<PersistentVolume
             return t;
         });
         // wait.Until: each pass a period after the previous one ended
-        loops.scheduleWithFixedDelay(guarded(reconciler::loop), 0, timers.reconcilerLoopPeriod().toNanos(),
+        loops.scheduleWithFixedDelay(guarded(() -> {
+            reconciler.loop();
+            reconcilerPasses.incrementAndGet();
+        }), 0, timers.reconcilerLoopPeriod().toNanos(),
                 TimeUnit.NANOSECONDS);
         loops.scheduleWithFixedDelay(guarded(populator::loop), 0,
                 timers.desiredStateOfWorldPopulatorLoopSleepPeriod().toNanos(), TimeUnit.NANOSECONDS);
@@ -324,5 +329,10 @@ public final class AttachDetachController extends KeyReconciler<PersistentVolume
 
     ActualStateOfWorld actualStateOfWorld() {
         return asw;
+    }
+
+    /** Reconciler passes completed: a test's signal that the reconciler has looked again. */
+    long reconcilerPasses() {
+        return reconcilerPasses.get();
     }
 }
