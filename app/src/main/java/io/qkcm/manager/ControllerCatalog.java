@@ -47,6 +47,7 @@ import io.qkcm.controller.ttlafterfinished.TTLAfterFinishedControllerDescriptor;
 import io.qkcm.controller.validatingadmissionpolicystatus.ValidatingAdmissionPolicyStatusControllerDescriptor;
 import io.qkcm.controller.volume.attachdetach.AttachDetachControllerDescriptor;
 import io.qkcm.controller.volume.ephemeral.EphemeralVolumeControllerDescriptor;
+import io.qkcm.controller.volume.expand.ExpandControllerDescriptor;
 import io.qkcm.controller.volume.persistentvolume.PersistentVolumeBinderControllerDescriptor;
 import io.qkcm.controller.volume.pvcprotection.PersistentVolumeClaimProtectionControllerDescriptor;
 import io.qkcm.controller.volume.pvprotection.PersistentVolumeProtectionControllerDescriptor;
@@ -100,8 +101,7 @@ public final class ControllerCatalog {
                         .requiringCloudProvider(),
                 PersistentVolumeBinderControllerDescriptor.DESCRIPTOR,
                 AttachDetachControllerDescriptor.DESCRIPTOR,
-                ControllerDescriptor.of("persistentvolume-expander-controller").withAliases("persistentvolume-expander")
-                        .withClientName("expand-controller"),
+                ExpandControllerDescriptor.DESCRIPTOR,
                 ClusterRoleAggregationControllerDescriptor.DESCRIPTOR,
                 PersistentVolumeClaimProtectionControllerDescriptor.DESCRIPTOR,
                 PersistentVolumeProtectionControllerDescriptor.DESCRIPTOR,
