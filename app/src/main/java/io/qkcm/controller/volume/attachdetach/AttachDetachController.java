@@ -127,7 +127,7 @@ public final class AttachDetachController extends KeyReconciler<PersistentVolume
         populateDesiredStateOfWorld();
         AtomicInteger n = new AtomicInteger();
         loops = Executors.newScheduledThreadPool(2, r -> {
-            Thread t = new Thread(r, "attachdetach-" + (n.incrementAndGet() == 1 ? "reconciler" : "populator"));
+            Thread t = new Thread(r, "attachdetach-loop-" + n.incrementAndGet());
             t.setDaemon(true);
             return t;
         });

@@ -254,10 +254,10 @@ class AttachDetachControllerTest {
 
             // the kubelet mounts it, then the pod goes
             volumesInUse(nodeName, uniqueName);
-            await().atMost(WAIT).until(() -> c.controller.actualStateOfWorld().getAttachedVolumes().stream()
+            await().atMost(WAIT).until(() -> c.controller.actualStateOfWorld().getAttachedVolumesForNode(nodeName).stream()
                     .anyMatch(a -> a.mountedByNode()));
             deletePod(pod);
-            await().atMost(WAIT).until(() -> c.controller.actualStateOfWorld().getAttachedVolumes().stream()
+            await().atMost(WAIT).until(() -> c.controller.actualStateOfWorld().getAttachedVolumesForNode(nodeName).stream()
                     .anyMatch(a -> a.detachRequestedTime() != null));
             // past the maximum wait, but the node is Ready: no force detach
             clock.advance(Duration.ofMinutes(7));
@@ -268,7 +268,7 @@ class AttachDetachControllerTest {
             volumesInUse(nodeName);
             await().atMost(WAIT).until(() -> va(vaName) == null);
             await().atMost(WAIT).until(() -> volumesAttached(nodeName).isEmpty());
-            await().atMost(WAIT).until(() -> c.controller.actualStateOfWorld().getAttachedVolumes().isEmpty());
+            await().atMost(WAIT).until(() -> c.controller.actualStateOfWorld().getAttachedVolumesForNode(nodeName).isEmpty());
         }
     }
 
@@ -292,10 +292,10 @@ class AttachDetachControllerTest {
             attached(vaName);
             await().atMost(WAIT).until(() -> volumesAttached(nodeName).contains(uniqueName));
             volumesInUse(nodeName, uniqueName);
-            await().atMost(WAIT).until(() -> c.controller.actualStateOfWorld().getAttachedVolumes().stream()
+            await().atMost(WAIT).until(() -> c.controller.actualStateOfWorld().getAttachedVolumesForNode(nodeName).stream()
                     .anyMatch(a -> a.mountedByNode()));
             deletePod(pod);
-            await().atMost(WAIT).until(() -> c.controller.actualStateOfWorld().getAttachedVolumes().stream()
+            await().atMost(WAIT).until(() -> c.controller.actualStateOfWorld().getAttachedVolumesForNode(nodeName).stream()
                     .anyMatch(a -> a.detachRequestedTime() != null));
             clock.advance(Duration.ofMinutes(5));
             passes(c.controller, 5);
@@ -322,10 +322,10 @@ class AttachDetachControllerTest {
             attached(vaName);
             await().atMost(WAIT).until(() -> volumesAttached(nodeName).contains(uniqueName));
             volumesInUse(nodeName, uniqueName);
-            await().atMost(WAIT).until(() -> c.controller.actualStateOfWorld().getAttachedVolumes().stream()
+            await().atMost(WAIT).until(() -> c.controller.actualStateOfWorld().getAttachedVolumesForNode(nodeName).stream()
                     .anyMatch(a -> a.mountedByNode()));
             deletePod(pod);
-            await().atMost(WAIT).until(() -> c.controller.actualStateOfWorld().getAttachedVolumes().stream()
+            await().atMost(WAIT).until(() -> c.controller.actualStateOfWorld().getAttachedVolumesForNode(nodeName).stream()
                     .anyMatch(a -> a.detachRequestedTime() != null));
             clock.advance(Duration.ofMinutes(10));
             passes(c.controller, 5);
@@ -426,6 +426,58 @@ class AttachDetachControllerTest {
                     "Multi-Attach error for volume \"" + pvName + "\" Volume is already used by pod(s) "
                             + first.getMetadata().getName()));
             assertThat(va(CsiPlugin.attachmentName(handle, driver, nodeB))).isNull();
+        }
+    }
+
+    static void createAttachedVA(String name, String driver, String nodeName, String pvName) {
+        client.storage().v1().volumeAttachments().resource(new io.fabric8.kubernetes.api.model.storage.VolumeAttachmentBuilder()
+                .withNewMetadata().withName(name).endMetadata().withNewSpec().withAttacher(driver).withNodeName(nodeName)
+                .withNewSource().withPersistentVolumeName(pvName).endSource().endSpec().build()).create();
+        attached(name);
+    }
+
+    /**
+     * attach_detach_controller_test.go's recovery cases: a volume the node reports attached (and whose
+     * VolumeAttachment exists) that no pod uses any more is detached after a restart, though the actual
+     * state knows it only by name.
+     */
+    @Test
+    void afterARestartAVolumeNoPodUsesIsDetached() throws Exception {
+        String nodeName = node(true, true);
+        String driver = driver(true);
+        String handle = unique("handle");
+        String uniqueName = "kubernetes.io/csi/" + driver + "^" + handle;
+        String vaName = CsiPlugin.attachmentName(handle, driver, nodeName);
+        createAttachedVA(vaName, driver, nodeName, unique("gone-pv"));
+        client.nodes().withName(nodeName).editStatus(n -> {
+            n.getStatus().setVolumesAttached(List.of(new AttachedVolume("", uniqueName)));
+            return n;
+        });
+        try (var c = start()) {
+            await().atMost(WAIT).until(() -> va(vaName) == null);
+            await().atMost(WAIT).until(() -> volumesAttached(nodeName).isEmpty());
+        }
+    }
+
+    /**
+     * The other recovery case: a VolumeAttachment already attached for a pod's volume (the node's status lost
+     * it) is taken as uncertain, attached again without a new object, and reported in the node's status.
+     */
+    @Test
+    void afterARestartAnExistingAttachmentIsReportedAgain() throws Exception {
+        String ns = TestNamespaces.newNamespace(client, "adc-recover");
+        String nodeName = node(true, true);
+        String driver = driver(true);
+        String pvName = unique("pv");
+        String handle = unique("handle");
+        String claim = boundClaim(ns, pvName, driver, handle, "ReadWriteOnce");
+        String vaName = CsiPlugin.attachmentName(handle, driver, nodeName);
+        createAttachedVA(vaName, driver, nodeName, pvName);
+        String uid = va(vaName).getMetadata().getUid();
+        pod(ns, nodeName, claimVolume("data", claim));
+        try (var c = start()) {
+            await().atMost(WAIT).until(() -> volumesAttached(nodeName).equals(List.of("kubernetes.io/csi/" + driver + "^" + handle)));
+            assertThat(va(vaName).getMetadata().getUid()).isEqualTo(uid);
         }
     }
 }
