@@ -21,6 +21,7 @@ import io.fabric8.kubernetes.api.model.storage.VolumeAttachment;
 import io.fabric8.kubernetes.client.informers.SharedIndexInformer;
 import io.javaoperatorsdk.operator.api.reconciler.Ignore;
 import io.qkcm.controller.volume.common.PodPVCIndex;
+import io.qkcm.runtime.events.EventRecorder;
 import io.qkcm.runtime.informers.MetaNamespaceKey;
 import io.qkcm.runtime.informers.ResourceEventHandlerFuncs;
 import io.qkcm.runtime.josdk.ControllerContext;
@@ -45,6 +46,8 @@ public final class AttachDetachController extends KeyReconciler<PersistentVolume
 
     public static final String NAME = "persistentvolume-attach-detach-controller";
     public static final String QUEUE = "pvcs";
+    /** The events' source component (upstream's recorder). */
+    public static final String COMPONENT = "attachdetach-controller";
     /** volumeutil.ControllerManagedAttachAnnotation. */
     public static final String CONTROLLER_MANAGED_ATTACH_ANNOTATION = "volumes.kubernetes.io/controller-managed-attach-detach";
 
@@ -96,13 +99,14 @@ public final class AttachDetachController extends KeyReconciler<PersistentVolume
         this.podVolumes = new PodVolumes((ns, name) -> pvcs.getStore().getByKey(ns + "/" + name),
                 name -> pvs.getStore().getByKey(name), plugin);
         this.apiCalls = context.newApiCallPool("attachdetach", 16);
+        EventRecorder recorder = context.recorderFor(COMPONENT);
         OperationExecutor executor = new OperationExecutor(context.client(),
-                name -> volumeAttachments.getStore().getByKey(name), plugin, context.events(), apiCalls, clock,
+                name -> volumeAttachments.getStore().getByKey(name), plugin, recorder, apiCalls, clock,
                 timers.csiTimeout());
         NodeStatusUpdater statusUpdater = new NodeStatusUpdater(context.client(), name -> nodes.getStore().getByKey(name), asw);
         this.reconciler = new Reconciler(timers.reconcilerMaxWaitForUnmountDuration(), reconcilerSyncDuration,
                 disableReconciliationSync, disableForceDetachOnTimeout, dsw, asw, executor, statusUpdater,
-                name -> nodes.getStore().getByKey(name), context.events(), clock);
+                name -> nodes.getStore().getByKey(name), recorder, clock);
         this.populator = new DesiredStateOfWorldPopulator(timers.desiredStateOfWorldPopulatorListPodsRetryDuration(),
                 (ns, name) -> pods.getStore().getByKey(ns + "/" + name), () -> pods.getStore().list(), dsw, podVolumes,
                 plugin, clock);

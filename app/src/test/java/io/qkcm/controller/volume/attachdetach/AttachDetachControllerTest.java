@@ -205,7 +205,8 @@ class AttachDetachControllerTest {
     }
 
     static boolean hasEvent(String ns, String podName, String reason, String message) {
-        return events(ns, podName).stream().anyMatch(e -> reason.equals(e.getReason()) && message.equals(e.getMessage()));
+        return events(ns, podName).stream().anyMatch(e -> reason.equals(e.getReason()) && message.equals(e.getMessage())
+                && AttachDetachController.COMPONENT.equals(e.getSource().getComponent()));
     }
 
     static void deletePod(Pod pod) {
