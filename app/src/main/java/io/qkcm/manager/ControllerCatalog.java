@@ -45,8 +45,10 @@ import io.qkcm.controller.tainteviction.TaintEvictionControllerDescriptor;
 import io.qkcm.controller.ttl.TTLControllerDescriptor;
 import io.qkcm.controller.ttlafterfinished.TTLAfterFinishedControllerDescriptor;
 import io.qkcm.controller.validatingadmissionpolicystatus.ValidatingAdmissionPolicyStatusControllerDescriptor;
-import io.qkcm.controller.volume.persistentvolume.PersistentVolumeBinderControllerDescriptor;
+import io.qkcm.controller.volume.attachdetach.AttachDetachControllerDescriptor;
 import io.qkcm.controller.volume.ephemeral.EphemeralVolumeControllerDescriptor;
+import io.qkcm.controller.volume.expand.ExpandControllerDescriptor;
+import io.qkcm.controller.volume.persistentvolume.PersistentVolumeBinderControllerDescriptor;
 import io.qkcm.controller.volume.pvcprotection.PersistentVolumeClaimProtectionControllerDescriptor;
 import io.qkcm.controller.volume.pvprotection.PersistentVolumeProtectionControllerDescriptor;
 import io.qkcm.controller.volume.selinuxwarning.SELinuxWarningControllerDescriptor;
@@ -98,10 +100,8 @@ public final class ControllerCatalog {
                 ControllerDescriptor.of("cloud-node-lifecycle-controller").withAliases("cloud-node-lifecycle")
                         .requiringCloudProvider(),
                 PersistentVolumeBinderControllerDescriptor.DESCRIPTOR,
-                ControllerDescriptor.of("persistentvolume-attach-detach-controller").withAliases("attachdetach")
-                        .withClientName("attachdetach-controller"),
-                ControllerDescriptor.of("persistentvolume-expander-controller").withAliases("persistentvolume-expander")
-                        .withClientName("expand-controller"),
+                AttachDetachControllerDescriptor.DESCRIPTOR,
+                ExpandControllerDescriptor.DESCRIPTOR,
                 ClusterRoleAggregationControllerDescriptor.DESCRIPTOR,
                 PersistentVolumeClaimProtectionControllerDescriptor.DESCRIPTOR,
                 PersistentVolumeProtectionControllerDescriptor.DESCRIPTOR,

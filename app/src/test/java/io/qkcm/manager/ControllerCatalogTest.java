@@ -133,11 +133,13 @@ class ControllerCatalogTest {
                         "kube-apiserver-serving-clustertrustbundle-publisher-controller",
                         "storageversion-garbage-collector-controller", "storage-version-migrator-controller",
                         "device-taint-eviction-controller", "selinux-warning-controller",
-                        "persistentvolume-binder-controller", "validatingadmissionpolicy-status-controller");
+                        "persistentvolume-binder-controller", "validatingadmissionpolicy-status-controller",
+                        "persistentvolume-attach-detach-controller", "persistentvolume-expander-controller");
         assertThat(ControllerCatalog.upstream().partial()).containsOnlyKeys(
                 "resourcequota-controller", "resourceclaim-controller", "device-taint-eviction-controller",
                 "selinux-warning-controller", "persistentvolume-binder-controller",
-                "validatingadmissionpolicy-status-controller");
+                "validatingadmissionpolicy-status-controller", "persistentvolume-attach-detach-controller",
+                "persistentvolume-expander-controller");
     }
 
     /**

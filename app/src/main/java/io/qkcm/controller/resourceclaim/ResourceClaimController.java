@@ -86,8 +86,14 @@ public final class ResourceClaimController extends KeyReconciler<Pod> {
                 claims.addIndexers(Map.of(CLAIM_POD_OWNER_INDEX, ClaimNames::podOwnerUids));
             }
         }
+        ResourceClaimMetrics metrics = new ResourceClaimMetrics(context.metrics());
         this.claimReconciler = new ClaimReconciler(context, Math.max(1, workers - workers / 2), pods, claims,
-                deletedObjects, new ResourceClaimMetrics(context.metrics()));
+                deletedObjects, metrics);
+        // the resource_claims gauge counts the claim cache (upstream's collector reads its lister)
+        claims.addEventHandler(ResourceEventHandlerFuncs.<ResourceClaim>of(
+                claim -> metrics.claimChanged(null, claim),
+                metrics::claimChanged,
+                claim -> metrics.claimChanged(claim, null)));
         pods.addEventHandler(ResourceEventHandlerFuncs.<Pod>of(
                 pod -> enqueuePod(pod, false),
                 (old, cur) -> enqueuePod(cur, false),

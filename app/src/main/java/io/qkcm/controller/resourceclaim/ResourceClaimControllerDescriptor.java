@@ -18,7 +18,7 @@ public final class ResourceClaimControllerDescriptor {
             .withAliases("resource-claim-controller")
             .withClientName("resource-claim-controller")
             .requiringFeatureGates("DynamicResourceAllocation")
-            .partially("no resourceclaim_controller_resource_claims gauge; the DRAAdminAccess and DRAPrioritizedList "
+            .partially("the DRAAdminAccess and DRAPrioritizedList "
                     + "gates are taken as on (v1.34's default); claim keys run in a second queue, resource_claim_claims")
             .startedBy(ResourceClaimControllerDescriptor::start);
 

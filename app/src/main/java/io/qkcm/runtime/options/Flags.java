@@ -108,6 +108,9 @@ public final class Flags {
         IMPLEMENTED.put("secondary-node-eviction-rate", "NoExecute taints per second in a zone in partial disruption larger than --large-cluster-size-threshold.");
         IMPLEMENTED.put("large-cluster-size-threshold", "Nodes a zone needs for --secondary-node-eviction-rate; a smaller zone in partial disruption gets no NoExecute taints.");
         IMPLEMENTED.put("unhealthy-zone-threshold", "Share of not Ready nodes (at least 3) that puts a zone in partial disruption.");
+        IMPLEMENTED.put("attach-detach-reconcile-sync-period", "How often persistentvolume-attach-detach-controller checks its attached volumes against their VolumeAttachments (less than 1s: never).");
+        IMPLEMENTED.put("disable-attach-detach-reconcile-sync", "persistentvolume-attach-detach-controller never checks its attached volumes against their VolumeAttachments.");
+        IMPLEMENTED.put("disable-force-detach-on-timeout", "persistentvolume-attach-detach-controller never detaches a volume still in use on a node that is not Ready after the 6 minute maximum wait.");
         NOTES.put("kube-api-content-type", "qkcm always speaks application/json");
     }
 

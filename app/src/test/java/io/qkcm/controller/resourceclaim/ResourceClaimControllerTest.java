@@ -147,10 +147,17 @@ class ResourceClaimControllerTest {
             assertThat(getPod(ns, "web").getMetadata().getManagedFields()).anySatisfy(
                     f -> assertThat(f.getManager()).isEqualTo("ResourceClaimController"));
             assertThat(c.controller.claimReconciler().metrics().counter("success", "false").count()).isEqualTo(1);
+            // resourceclaim_controller_resource_claims counts the cached claims (other tests' included)
+            Long withClaim = c.controller.claimReconciler().metrics().resourceClaims("false", "false");
+            assertThat(withClaim).isNotNull().isPositive();
 
             // the pod ran to completion: its generated claim is deleted
             new TestKubelet(client).succeeded(getPod(ns, "web"));
             await().atMost(WAIT).until(() -> claims(ns).isEmpty());
+            await().atMost(WAIT).until(() -> {
+                Long now = c.controller.claimReconciler().metrics().resourceClaims("false", "false");
+                return (now == null ? 0 : now) == withClaim - 1;
+            });
             assertThat(c.controller.claimReconciler().metrics().counter("success", "false").count()).isEqualTo(1);
         }
     }

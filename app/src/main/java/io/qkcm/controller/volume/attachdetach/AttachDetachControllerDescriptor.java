@@ -1,0 +1,41 @@
+package io.qkcm.controller.volume.attachdetach;
+
+import java.time.Clock;
+
+import io.qkcm.runtime.josdk.Controller;
+import io.qkcm.runtime.josdk.ControllerContext;
+import io.qkcm.runtime.josdk.ControllerDescriptor;
+
+/**
+ * persistentvolume-attach-detach-controller's descriptor and start function (upstream's
+ * {@code newPersistentVolumeAttachDetachControllerDescriptor} and
+ * {@code startPersistentVolumeAttachDetachController}: client {@code attachdetach-controller}, the default
+ * timers).
+ */
+public final class AttachDetachControllerDescriptor {
+
+    public static final ControllerDescriptor DESCRIPTOR = ControllerDescriptor.of(AttachDetachController.NAME)
+            .withAliases("attachdetach")
+            .withClientName("attachdetach-controller")
+            .partially("CSI volumes only: no in-tree attachable plugins (fc, iscsi: their no-op attach is not "
+                    + "reported in node.status.volumesAttached), no CSI migration of in-tree volumes (csi-translation-lib, "
+                    + "VolumeAttachment inlineVolumeSpec), no flexvolume; its metrics (attachdetach_controller_total_volumes, "
+                    + "attach_detach_controller_attachdetach_controller_forced_detaches, storage_count_attachable_volumes_in_use, "
+                    + "storage_operation_duration_seconds) are not exported")
+            .startedBy(AttachDetachControllerDescriptor::start);
+
+    private AttachDetachControllerDescriptor() {
+    }
+
+    static Controller start(ControllerContext context) {
+        return context.operate(newController(context));
+    }
+
+    /** The controller with its flags read once. */
+    static AttachDetachController newController(ControllerContext context) {
+        return new AttachDetachController(context, AttachDetachController.TimerConfig.DEFAULT,
+                context.options().duration("attach-detach-reconcile-sync-period"),
+                context.options().bool("disable-attach-detach-reconcile-sync"),
+                context.options().bool("disable-force-detach-on-timeout"), Clock.systemUTC());
+    }
+}

@@ -1,0 +1,484 @@
+package io.qkcm.controller.volume.attachdetach;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import java.time.Clock;
+import java.time.Duration;
+import java.time.Instant;
+import java.time.ZoneId;
+import java.time.ZoneOffset;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+
+import jakarta.inject.Inject;
+
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+import io.fabric8.kubernetes.api.model.AttachedVolume;
+import io.fabric8.kubernetes.api.model.Event;
+import io.fabric8.kubernetes.api.model.Node;
+import io.fabric8.kubernetes.api.model.NodeBuilder;
+import io.fabric8.kubernetes.api.model.NodeConditionBuilder;
+import io.fabric8.kubernetes.api.model.PersistentVolumeBuilder;
+import io.fabric8.kubernetes.api.model.PersistentVolumeClaim;
+import io.fabric8.kubernetes.api.model.PersistentVolumeClaimBuilder;
+import io.fabric8.kubernetes.api.model.Pod;
+import io.fabric8.kubernetes.api.model.PodBuilder;
+import io.fabric8.kubernetes.api.model.Quantity;
+import io.fabric8.kubernetes.api.model.Volume;
+import io.fabric8.kubernetes.api.model.VolumeBuilder;
+import io.fabric8.kubernetes.api.model.storage.CSIDriverBuilder;
+import io.fabric8.kubernetes.api.model.storage.VolumeAttachment;
+import io.fabric8.kubernetes.api.model.storage.VolumeAttachmentStatusBuilder;
+import io.fabric8.kubernetes.api.model.storage.VolumeErrorBuilder;
+import io.fabric8.kubernetes.client.KubernetesClient;
+import io.qkcm.testing.ControllerHarness;
+import io.qkcm.testing.ManagerOffProfile;
+import io.qkcm.testing.RealApiServer;
+import io.qkcm.testing.RealApiServerResource;
+import io.qkcm.testing.TestNamespaces;
+import io.quarkus.test.common.QuarkusTestResource;
+import io.quarkus.test.junit.QuarkusTest;
+import io.quarkus.test.junit.TestProfile;
+import io.vertx.core.Vertx;
+
+/**
+ * persistentvolume-attach-detach-controller against a real API server, after upstream's reconciler_test.go
+ * and attach_detach_controller_test.go, with the test in the external attacher's place (it sets
+ * VolumeAttachment status.attached) and in the kubelet's (node.status.volumesInUse, the Ready condition).
+ * The maximum wait for unmount runs on a clock the test moves.
+ */
+@QuarkusTest
+@QuarkusTestResource(value = RealApiServerResource.class, restrictToAnnotatedClass = false)
+@TestProfile(ManagerOffProfile.class)
+class AttachDetachControllerTest {
+
+    private static final Duration WAIT = Duration.ofSeconds(30);
+
+    @Inject
+    Vertx vertx;
+
+    static KubernetesClient client;
+
+    @BeforeAll
+    static void setUp() {
+        client = RealApiServer.get().newClient();
+    }
+
+    @AfterAll
+    static void tearDown() {
+        client.close();
+    }
+
+    static final class MutableClock extends Clock {
+        private volatile Instant now = Instant.parse("2026-01-01T00:00:00Z");
+
+        void advance(Duration d) {
+            now = now.plus(d);
+        }
+
+        @Override
+        public ZoneId getZone() {
+            return ZoneOffset.UTC;
+        }
+
+        @Override
+        public Clock withZone(ZoneId zone) {
+            return this;
+        }
+
+        @Override
+        public Instant instant() {
+            return now;
+        }
+    }
+
+    private final MutableClock clock = new MutableClock();
+
+    private ControllerHarness<AttachDetachController> start() throws InterruptedException {
+        return start(false);
+    }
+
+    private ControllerHarness<AttachDetachController> start(boolean disableForceDetachOnTimeout) throws InterruptedException {
+        return ControllerHarness.create(vertx, AttachDetachController.NAME, "attachdetach-controller", Map.of(),
+                context -> new AttachDetachController(context, AttachDetachController.TimerConfig.DEFAULT,
+                        Duration.ofMinutes(1), false, disableForceDetachOnTimeout, clock)).start();
+    }
+
+    // --- objects
+
+    static String unique(String prefix) {
+        return prefix + "-" + UUID.randomUUID().toString().substring(0, 8);
+    }
+
+    /** A node; {@code managed}: with the controller-managed-attach-detach annotation. */
+    static String node(boolean managed, boolean ready) {
+        String name = unique("adc-node");
+        NodeBuilder b = new NodeBuilder().withNewMetadata().withName(name).endMetadata();
+        if (managed) {
+            b.editMetadata().withAnnotations(Map.of(AttachDetachController.CONTROLLER_MANAGED_ATTACH_ANNOTATION, "true"))
+                    .endMetadata();
+        }
+        client.nodes().resource(b.build()).create();
+        if (ready) {
+            client.nodes().withName(name).editStatus(n -> {
+                n.getStatus().setConditions(List.of(new NodeConditionBuilder().withType("Ready").withStatus("True")
+                        .withReason("KubeletReady").build()));
+                return n;
+            });
+        }
+        return name;
+    }
+
+    static String driver(Boolean attachRequired) {
+        String name = unique("adc") + ".csi.example.com";
+        client.storage().v1().csiDrivers().resource(new CSIDriverBuilder().withNewMetadata().withName(name).endMetadata()
+                .withNewSpec().withAttachRequired(attachRequired).endSpec().build()).create();
+        return name;
+    }
+
+    /** A PV with a CSI source bound to a new PVC in {@code ns}: the claim's name. */
+    static String boundClaim(String ns, String pvName, String driver, String handle, String accessMode) {
+        String claim = unique("claim");
+        PersistentVolumeClaim pvc = client.persistentVolumeClaims().inNamespace(ns).resource(new PersistentVolumeClaimBuilder()
+                .withNewMetadata().withName(claim).endMetadata().withNewSpec().withAccessModes(accessMode)
+                .withVolumeName(pvName).withNewResources().withRequests(Map.of("storage", new Quantity("1Gi"))).endResources()
+                .endSpec().build()).create();
+        client.persistentVolumes().resource(new PersistentVolumeBuilder().withNewMetadata().withName(pvName).endMetadata()
+                .withNewSpec().withCapacity(Map.of("storage", new Quantity("1Gi"))).withAccessModes(accessMode)
+                .withNewCsi().withDriver(driver).withVolumeHandle(handle).endCsi()
+                .withNewClaimRef().withNamespace(ns).withName(claim).withUid(pvc.getMetadata().getUid()).endClaimRef()
+                .endSpec().build()).create();
+        pvc.setStatus(new io.fabric8.kubernetes.api.model.PersistentVolumeClaimStatusBuilder().withPhase("Bound")
+                .withAccessModes(accessMode).withCapacity(Map.of("storage", new Quantity("1Gi"))).build());
+        client.persistentVolumeClaims().inNamespace(ns).resource(pvc).updateStatus();
+        return claim;
+    }
+
+    static Volume claimVolume(String name, String claim) {
+        return new VolumeBuilder().withName(name).withNewPersistentVolumeClaim().withClaimName(claim).endPersistentVolumeClaim()
+                .build();
+    }
+
+    static Pod pod(String ns, String nodeName, Volume... volumes) {
+        return client.pods().inNamespace(ns).resource(new PodBuilder().withNewMetadata().withName(unique("pod")).endMetadata()
+                .withNewSpec().withNodeName(nodeName).addNewContainer().withName("c").withImage("busybox").endContainer()
+                .withVolumes(volumes).endSpec().build()).create();
+    }
+
+    static VolumeAttachment va(String name) {
+        return client.storage().v1().volumeAttachments().withName(name).get();
+    }
+
+    static void attached(String vaName) {
+        VolumeAttachment va = va(vaName);
+        va.setStatus(new VolumeAttachmentStatusBuilder().withAttached(true).build());
+        client.storage().v1().volumeAttachments().resource(va).updateStatus();
+    }
+
+    static List<String> volumesAttached(String nodeName) {
+        Node node = client.nodes().withName(nodeName).get();
+        List<String> names = new ArrayList<>();
+        if (node.getStatus() != null && node.getStatus().getVolumesAttached() != null) {
+            for (AttachedVolume v : node.getStatus().getVolumesAttached()) {
+                names.add(v.getName());
+            }
+        }
+        return names;
+    }
+
+    static void volumesInUse(String nodeName, String... volumes) {
+        client.nodes().withName(nodeName).editStatus(n -> {
+            n.getStatus().setVolumesInUse(List.of(volumes));
+            return n;
+        });
+    }
+
+    static List<Event> events(String ns, String podName) {
+        return client.v1().events().inNamespace(ns).list().getItems().stream()
+                .filter(e -> podName.equals(e.getInvolvedObject().getName())).toList();
+    }
+
+    static boolean hasEvent(String ns, String podName, String reason, String message) {
+        return events(ns, podName).stream().anyMatch(e -> reason.equals(e.getReason()) && message.equals(e.getMessage())
+                && AttachDetachController.COMPONENT.equals(e.getSource().getComponent()));
+    }
+
+    static void deletePod(Pod pod) {
+        client.pods().inNamespace(pod.getMetadata().getNamespace()).withName(pod.getMetadata().getName())
+                .withGracePeriod(0).delete();
+    }
+
+    /** Waits for {@code n} more complete reconciler passes (each looks at every attached volume). */
+    static void passes(AttachDetachController controller, int n) {
+        long target = controller.reconcilerPasses() + n;
+        await().atMost(WAIT).until(() -> controller.reconcilerPasses() >= target);
+    }
+
+    // --- tests
+
+    /**
+     * reconciler_test.go Test_Run_Positive_OneDesiredVolumeAttach and ...ThenDetachWithUnmountedVolume: a
+     * VolumeAttachment named as the CSI attacher names it, node.status.volumesAttached once attached, the
+     * SuccessfulAttachVolume event; on pod deletion the volume is kept while the node reports it in use and
+     * detached (VolumeAttachment deleted, node status emptied) once it no longer does.
+     */
+    @Test
+    void attachesReportsAndDetachesOnceTheNodeNoLongerUsesTheVolume() throws Exception {
+        String ns = TestNamespaces.newNamespace(client, "adc");
+        String nodeName = node(true, true);
+        String driver = driver(true);
+        String pvName = unique("pv");
+        String handle = unique("handle");
+        String claim = boundClaim(ns, pvName, driver, handle, "ReadWriteOnce");
+        String vaName = CsiPlugin.attachmentName(handle, driver, nodeName);
+        String uniqueName = "kubernetes.io/csi/" + driver + "^" + handle;
+        try (var c = start()) {
+            Pod pod = pod(ns, nodeName, claimVolume("data", claim));
+            await().atMost(WAIT).until(() -> va(vaName) != null);
+            VolumeAttachment va = va(vaName);
+            assertThat(va.getSpec().getAttacher()).isEqualTo(driver);
+            assertThat(va.getSpec().getNodeName()).isEqualTo(nodeName);
+            assertThat(va.getSpec().getSource().getPersistentVolumeName()).isEqualTo(pvName);
+            assertThat(va.getSpec().getSource().getInlineVolumeSpec()).isNull();
+            assertThat(volumesAttached(nodeName)).isEmpty();
+
+            attached(vaName);
+            await().atMost(WAIT).until(() -> volumesAttached(nodeName).equals(List.of(uniqueName)));
+            await().atMost(WAIT).until(() -> hasEvent(ns, pod.getMetadata().getName(), "SuccessfulAttachVolume",
+                    "AttachVolume.Attach succeeded for volume \"" + pvName + "\" "));
+
+            // the kubelet mounts it, then the pod goes
+            volumesInUse(nodeName, uniqueName);
+            await().atMost(WAIT).until(() -> c.controller.actualStateOfWorld().getAttachedVolumesForNode(nodeName).stream()
+                    .anyMatch(a -> a.mountedByNode()));
+            deletePod(pod);
+            await().atMost(WAIT).until(() -> c.controller.actualStateOfWorld().getAttachedVolumesForNode(nodeName).stream()
+                    .anyMatch(a -> a.detachRequestedTime() != null));
+            // past the maximum wait, but the node is Ready: no force detach
+            clock.advance(Duration.ofMinutes(7));
+            passes(c.controller, 5);
+            assertThat(va(vaName)).isNotNull();
+            assertThat(volumesAttached(nodeName)).containsExactly(uniqueName);
+
+            volumesInUse(nodeName);
+            await().atMost(WAIT).until(() -> va(vaName) == null);
+            await().atMost(WAIT).until(() -> volumesAttached(nodeName).isEmpty());
+            await().atMost(WAIT).until(() -> c.controller.actualStateOfWorld().getAttachedVolumesForNode(nodeName).isEmpty());
+        }
+    }
+
+    /**
+     * reconciler_test.go Test_Run_OneVolumeDetachOnUnhealthyNode: a volume still in use on a node that is not
+     * Ready is detached once maxWaitForUnmountDuration (6 min, on the test's clock) has passed since the
+     * detach was first wanted, and not before.
+     */
+    @Test
+    void forceDetachesFromANodeThatIsNotReadyAfterTheMaximumWait() throws Exception {
+        String ns = TestNamespaces.newNamespace(client, "adc-force");
+        String nodeName = node(true, false);
+        String driver = driver(true);
+        String handle = unique("handle");
+        String claim = boundClaim(ns, unique("pv"), driver, handle, "ReadWriteOnce");
+        String vaName = CsiPlugin.attachmentName(handle, driver, nodeName);
+        String uniqueName = "kubernetes.io/csi/" + driver + "^" + handle;
+        try (var c = start()) {
+            Pod pod = pod(ns, nodeName, claimVolume("data", claim));
+            await().atMost(WAIT).until(() -> va(vaName) != null);
+            attached(vaName);
+            await().atMost(WAIT).until(() -> volumesAttached(nodeName).contains(uniqueName));
+            volumesInUse(nodeName, uniqueName);
+            await().atMost(WAIT).until(() -> c.controller.actualStateOfWorld().getAttachedVolumesForNode(nodeName).stream()
+                    .anyMatch(a -> a.mountedByNode()));
+            deletePod(pod);
+            await().atMost(WAIT).until(() -> c.controller.actualStateOfWorld().getAttachedVolumesForNode(nodeName).stream()
+                    .anyMatch(a -> a.detachRequestedTime() != null));
+            clock.advance(Duration.ofMinutes(5));
+            passes(c.controller, 5);
+            assertThat(va(vaName)).isNotNull();
+            clock.advance(Duration.ofMinutes(1).plusSeconds(1));
+            await().atMost(WAIT).until(() -> va(vaName) == null);
+            await().atMost(WAIT).until(() -> volumesAttached(nodeName).isEmpty());
+        }
+    }
+
+    /** Test_Run_OneVolumeDetachOnUnhealthyNodeWithForceDetachOnUnmountDisabled. */
+    @Test
+    void noForceDetachWhenDisabled() throws Exception {
+        String ns = TestNamespaces.newNamespace(client, "adc-noforce");
+        String nodeName = node(true, false);
+        String driver = driver(true);
+        String handle = unique("handle");
+        String claim = boundClaim(ns, unique("pv"), driver, handle, "ReadWriteOnce");
+        String vaName = CsiPlugin.attachmentName(handle, driver, nodeName);
+        String uniqueName = "kubernetes.io/csi/" + driver + "^" + handle;
+        try (var c = start(true)) {
+            Pod pod = pod(ns, nodeName, claimVolume("data", claim));
+            await().atMost(WAIT).until(() -> va(vaName) != null);
+            attached(vaName);
+            await().atMost(WAIT).until(() -> volumesAttached(nodeName).contains(uniqueName));
+            volumesInUse(nodeName, uniqueName);
+            await().atMost(WAIT).until(() -> c.controller.actualStateOfWorld().getAttachedVolumesForNode(nodeName).stream()
+                    .anyMatch(a -> a.mountedByNode()));
+            deletePod(pod);
+            await().atMost(WAIT).until(() -> c.controller.actualStateOfWorld().getAttachedVolumesForNode(nodeName).stream()
+                    .anyMatch(a -> a.detachRequestedTime() != null));
+            clock.advance(Duration.ofMinutes(10));
+            passes(c.controller, 5);
+            assertThat(va(vaName)).isNotNull();
+            // the out-of-service taint still detaches at once (Test_Run_OneVolumeDetachOnOutOfServiceTaintedNode)
+            client.nodes().withName(nodeName).edit(n -> {
+                n.getSpec().setTaints(List.of(new io.fabric8.kubernetes.api.model.TaintBuilder()
+                        .withKey(Reconciler.TAINT_NODE_OUT_OF_SERVICE).withEffect("NoExecute").build()));
+                return n;
+            });
+            await().atMost(WAIT).until(() -> va(vaName) == null);
+        }
+    }
+
+    /**
+     * No VolumeAttachment for a driver whose CSIDriver says attachRequired: false, for an inline (ephemeral)
+     * CSI volume, or for a pod on a node without the controller-managed annotation; one for a driver with no
+     * CSIDriver object (csi_plugin.go skipAttach). The attachment of the other volume of the same pod (and of
+     * a pod on a managed node) is the signal that the pod was processed.
+     */
+    @Test
+    void attachesOnlyWhatUpstreamsCsiPluginAttaches() throws Exception {
+        String ns = TestNamespaces.newNamespace(client, "adc-skip");
+        String managed = node(true, true);
+        String unmanaged = node(false, true);
+        String noAttach = driver(false);
+        String noCsiDriverObject = unique("absent") + ".csi.example.com";
+        String needsAttach = driver(true);
+        String skipHandle = unique("h");
+        String absentHandle = unique("h");
+        String unmanagedHandle = unique("h");
+        String skip = boundClaim(ns, unique("pv"), noAttach, skipHandle, "ReadWriteOnce");
+        String absent = boundClaim(ns, unique("pv"), noCsiDriverObject, absentHandle, "ReadWriteOnce");
+        String onUnmanaged = boundClaim(ns, unique("pv"), needsAttach, unmanagedHandle, "ReadWriteOnce");
+        Volume inline = new VolumeBuilder().withName("inline").withNewCsi().withDriver(needsAttach).endCsi().build();
+        try (var c = start()) {
+            pod(ns, unmanaged, claimVolume("data", onUnmanaged));
+            pod(ns, managed, claimVolume("skip", skip), claimVolume("absent", absent), inline);
+            await().atMost(WAIT).until(() -> va(CsiPlugin.attachmentName(absentHandle, noCsiDriverObject, managed)) != null);
+            // a later pod on the managed node, processed after the unmanaged one was
+            String laterHandle = unique("h");
+            String later = boundClaim(ns, unique("pv"), needsAttach, laterHandle, "ReadWriteOnce");
+            pod(ns, managed, claimVolume("later", later));
+            await().atMost(WAIT).until(() -> va(CsiPlugin.attachmentName(laterHandle, needsAttach, managed)) != null);
+            List<String> names = client.storage().v1().volumeAttachments().list().getItems().stream()
+                    .map(v -> v.getMetadata().getName()).toList();
+            assertThat(names).doesNotContain(CsiPlugin.attachmentName(skipHandle, noAttach, managed),
+                    CsiPlugin.attachmentName(unmanagedHandle, needsAttach, unmanaged));
+            assertThat(client.storage().v1().volumeAttachments().list().getItems())
+                    .noneMatch(v -> v.getSpec().getNodeName().equals(unmanaged))
+                    .noneMatch(v -> v.getSpec().getAttacher().equals(noAttach));
+        }
+    }
+
+    /** operation_generator.go: an attach error reported by the attacher is a FailedAttachVolume event on the pod. */
+    @Test
+    void anAttachErrorIsAFailedAttachVolumeEvent() throws Exception {
+        String ns = TestNamespaces.newNamespace(client, "adc-fail");
+        String nodeName = node(true, true);
+        String driver = driver(true);
+        String pvName = unique("pv");
+        String handle = unique("handle");
+        String claim = boundClaim(ns, pvName, driver, handle, "ReadWriteOnce");
+        String vaName = CsiPlugin.attachmentName(handle, driver, nodeName);
+        try (var c = start()) {
+            Pod pod = pod(ns, nodeName, claimVolume("data", claim));
+            await().atMost(WAIT).until(() -> va(vaName) != null);
+            VolumeAttachment va = va(vaName);
+            va.setStatus(new VolumeAttachmentStatusBuilder().withAttached(false)
+                    .withAttachError(new VolumeErrorBuilder().withMessage("rpc error: disk busy").build()).build());
+            client.storage().v1().volumeAttachments().resource(va).updateStatus();
+            await().atMost(WAIT).until(() -> hasEvent(ns, pod.getMetadata().getName(), "FailedAttachVolume",
+                    "AttachVolume.Attach failed for volume \"" + pvName + "\" : rpc error: disk busy"));
+            assertThat(volumesAttached(nodeName)).isEmpty();
+        }
+    }
+
+    /**
+     * reconciler_test.go Test_ReportMultiAttachError: a ReadWriteOnce volume attached to one node is not
+     * attached to another; the pod there gets one FailedAttachVolume event naming the pod that uses it.
+     */
+    @Test
+    void aReadWriteOnceVolumeAttachedElsewhereIsAMultiAttachError() throws Exception {
+        String ns = TestNamespaces.newNamespace(client, "adc-multi");
+        String nodeA = node(true, true);
+        String nodeB = node(true, true);
+        String driver = driver(true);
+        String pvName = unique("pv");
+        String handle = unique("handle");
+        String claim = boundClaim(ns, pvName, driver, handle, "ReadWriteOnce");
+        try (var c = start()) {
+            Pod first = pod(ns, nodeA, claimVolume("data", claim));
+            await().atMost(WAIT).until(() -> va(CsiPlugin.attachmentName(handle, driver, nodeA)) != null);
+            attached(CsiPlugin.attachmentName(handle, driver, nodeA));
+            await().atMost(WAIT).until(() -> !volumesAttached(nodeA).isEmpty());
+            Pod second = pod(ns, nodeB, claimVolume("data", claim));
+            await().atMost(WAIT).until(() -> hasEvent(ns, second.getMetadata().getName(), "FailedAttachVolume",
+                    "Multi-Attach error for volume \"" + pvName + "\" Volume is already used by pod(s) "
+                            + first.getMetadata().getName()));
+            assertThat(va(CsiPlugin.attachmentName(handle, driver, nodeB))).isNull();
+        }
+    }
+
+    static void createAttachedVA(String name, String driver, String nodeName, String pvName) {
+        client.storage().v1().volumeAttachments().resource(new io.fabric8.kubernetes.api.model.storage.VolumeAttachmentBuilder()
+                .withNewMetadata().withName(name).endMetadata().withNewSpec().withAttacher(driver).withNodeName(nodeName)
+                .withNewSource().withPersistentVolumeName(pvName).endSource().endSpec().build()).create();
+        attached(name);
+    }
+
+    /**
+     * attach_detach_controller_test.go's recovery cases: a volume the node reports attached (and whose
+     * VolumeAttachment exists) that no pod uses any more is detached after a restart, though the actual
+     * state knows it only by name.
+     */
+    @Test
+    void afterARestartAVolumeNoPodUsesIsDetached() throws Exception {
+        String nodeName = node(true, true);
+        String driver = driver(true);
+        String handle = unique("handle");
+        String uniqueName = "kubernetes.io/csi/" + driver + "^" + handle;
+        String vaName = CsiPlugin.attachmentName(handle, driver, nodeName);
+        createAttachedVA(vaName, driver, nodeName, unique("gone-pv"));
+        client.nodes().withName(nodeName).editStatus(n -> {
+            n.getStatus().setVolumesAttached(List.of(new AttachedVolume("", uniqueName)));
+            return n;
+        });
+        try (var c = start()) {
+            await().atMost(WAIT).until(() -> va(vaName) == null);
+            await().atMost(WAIT).until(() -> volumesAttached(nodeName).isEmpty());
+        }
+    }
+
+    /**
+     * The other recovery case: a VolumeAttachment already attached for a pod's volume (the node's status lost
+     * it) is taken as uncertain, attached again without a new object, and reported in the node's status.
+     */
+    @Test
+    void afterARestartAnExistingAttachmentIsReportedAgain() throws Exception {
+        String ns = TestNamespaces.newNamespace(client, "adc-recover");
+        String nodeName = node(true, true);
+        String driver = driver(true);
+        String pvName = unique("pv");
+        String handle = unique("handle");
+        String claim = boundClaim(ns, pvName, driver, handle, "ReadWriteOnce");
+        String vaName = CsiPlugin.attachmentName(handle, driver, nodeName);
+        createAttachedVA(vaName, driver, nodeName, pvName);
+        String uid = va(vaName).getMetadata().getUid();
+        pod(ns, nodeName, claimVolume("data", claim));
+        try (var c = start()) {
+            await().atMost(WAIT).until(() -> volumesAttached(nodeName).equals(List.of("kubernetes.io/csi/" + driver + "^" + handle)));
+            assertThat(va(vaName).getMetadata().getUid()).isEqualTo(uid);
+        }
+    }
+}
