@@ -38,6 +38,7 @@ final class ScaleClient {
 
     private final KubernetesClient client;
     private final Map<String, APIResourceList> discovered = new ConcurrentHashMap<>();
+    private final Map<String, io.fabric8.kubernetes.api.model.APIGroup> groups = new ConcurrentHashMap<>();
 
     ScaleClient(KubernetesClient client) {
         this.client = client;
@@ -58,31 +59,77 @@ final class ScaleClient {
         throw new IllegalArgumentException("unexpected GroupVersion string: " + apiVersion);
     }
 
-    /** The resource of {@code kind}; the error of a RESTMapper that does not know it otherwise. */
+    /**
+     * The resource of {@code kind} in the target's group, as upstream's RESTMappings(GroupKind): the
+     * versions of the group are searched (the one of the reference first, then the group's preferred,
+     * then the others), since the scale subresource does not depend on the version named; the error of a
+     * RESTMapper that does not know the kind otherwise. Discovery is cached and read again on a miss.
+     */
     Mapping mapping(String apiVersion, String kind) {
         String[] gv = parseGroupVersion(apiVersion);
-        String groupVersion = gv[0].isEmpty() ? gv[1] : gv[0] + "/" + gv[1];
+        String group = gv[0];
         for (int attempt = 0; attempt < 2; attempt++) {
-            APIResourceList list = attempt == 0 ? discovered.get(groupVersion) : null;
-            if (list == null && !gv[1].isEmpty()) {
-                try {
-                    list = client.getApiResources(groupVersion);
-                } catch (KubernetesClientException e) {
-                    list = null;
-                }
-                if (list != null) {
-                    discovered.put(groupVersion, list);
-                }
-            }
-            if (list != null && list.getResources() != null) {
-                for (APIResource r : list.getResources()) {
-                    if (kind.equals(r.getKind()) && !r.getName().contains("/")) {
-                        return new Mapping(gv[0], gv[1], r.getName());
+            boolean fresh = attempt == 1;
+            for (String version : versions(group, gv[1], fresh)) {
+                APIResourceList list = resources(group, version, fresh);
+                if (list != null && list.getResources() != null) {
+                    for (APIResource r : list.getResources()) {
+                        if (kind.equals(r.getKind()) && !r.getName().contains("/")) {
+                            return new Mapping(group, version, r.getName());
+                        }
                     }
                 }
             }
         }
-        throw new IllegalArgumentException("no matches for kind \"" + kind + "\" in group \"" + gv[0] + "\"");
+        throw new IllegalArgumentException("no matches for kind \"" + kind + "\" in group \"" + group + "\"");
+    }
+
+    /** The versions to search: the named one, the group's preferred, the group's others. */
+    private java.util.List<String> versions(String group, String named, boolean fresh) {
+        java.util.LinkedHashSet<String> out = new java.util.LinkedHashSet<>();
+        if (!named.isEmpty()) {
+            out.add(named);
+        }
+        if (group.isEmpty()) {
+            out.add("v1");
+            return new java.util.ArrayList<>(out);
+        }
+        io.fabric8.kubernetes.api.model.APIGroup g = fresh ? null : groups.get(group);
+        if (g == null) {
+            try {
+                g = client.getApiGroup(group);
+            } catch (KubernetesClientException e) {
+                g = null;
+            }
+            if (g != null) {
+                groups.put(group, g);
+            }
+        }
+        if (g != null) {
+            if (g.getPreferredVersion() != null) {
+                out.add(g.getPreferredVersion().getVersion());
+            }
+            if (g.getVersions() != null) {
+                g.getVersions().forEach(v -> out.add(v.getVersion()));
+            }
+        }
+        return new java.util.ArrayList<>(out);
+    }
+
+    private APIResourceList resources(String group, String version, boolean fresh) {
+        String groupVersion = group.isEmpty() ? version : group + "/" + version;
+        APIResourceList list = fresh ? null : discovered.get(groupVersion);
+        if (list == null) {
+            try {
+                list = client.getApiResources(groupVersion);
+            } catch (KubernetesClientException e) {
+                list = null;
+            }
+            if (list != null) {
+                discovered.put(groupVersion, list);
+            }
+        }
+        return list;
     }
 
     /** The group resource of a kind, for the custom metrics API's object paths. */

@@ -1,7 +1,7 @@
 package io.qkcm.controller.podautoscaler.metrics;
 
 /** A metric could not be fetched or used; the message is upstream's error text. */
-public final class MetricsException extends Exception {
+public class MetricsException extends Exception {
 
     public MetricsException(String message) {
         super(message);

@@ -129,8 +129,7 @@ public final class RestMetricsClient implements MetricsClient {
             if (!metricSelector.isEmpty()) {
                 query.put("metricLabelSelector", metricSelector);
             }
-            list = get("/apis/custom.metrics.k8s.io/v1beta2/namespaces/" + namespace + "/pods/*/" + metricName,
-                    "pods.custom.metrics.k8s.io", query);
+            list = getCustom("/namespaces/" + namespace + "/pods/*/" + metricName, "pods.custom.metrics.k8s.io", query);
         } catch (MetricsException e) {
             throw new MetricsException("unable to fetch metrics from custom metrics API: " + e.getMessage());
         }
@@ -158,7 +157,7 @@ public final class RestMetricsClient implements MetricsClient {
         try {
             String path;
             if ("Namespace".equals(objectRef.getKind()) && group.isEmpty()) {
-                path = "/apis/custom.metrics.k8s.io/v1beta2/namespaces/" + namespace + "/metrics/" + metricName;
+                path = "/namespaces/" + namespace + "/metrics/" + metricName;
             } else {
                 String resource;
                 try {
@@ -166,10 +165,9 @@ public final class RestMetricsClient implements MetricsClient {
                 } catch (Exception e) {
                     throw new MetricsException(e.getMessage());
                 }
-                path = "/apis/custom.metrics.k8s.io/v1beta2/namespaces/" + namespace + "/" + resource + "/"
-                        + objectRef.getName() + "/" + metricName;
+                path = "/namespaces/" + namespace + "/" + resource + "/" + objectRef.getName() + "/" + metricName;
             }
-            JsonNode list = get(path, "custom.metrics.k8s.io", query);
+            JsonNode list = getCustom(path, "custom.metrics.k8s.io", query);
             JsonNode items = list.path("items");
             if (items.size() != 1) {
                 throw new MetricsException("the custom metrics API server returned " + items.size()
@@ -203,6 +201,35 @@ public final class RestMetricsClient implements MetricsClient {
         return new ExternalMetrics(values, time(items.get(0).path("timestamp")));
     }
 
+    /** The custom metrics API's versions, preferred first (upstream's client discovers which are served). */
+    private static final List<String> CUSTOM_VERSIONS = List.of("v1beta2", "v1beta1");
+
+    /**
+     * GET of the custom metrics API at the first of its versions that is served: a 404 that is not a
+     * Status (the group version does not exist) moves on to the next version. The fields read here
+     * (describedObject, value, timestamp, windowSeconds) are the same in both.
+     */
+    private JsonNode getCustom(String path, String resource, Map<String, String> query) throws MetricsException {
+        MetricsException first = null;
+        for (String version : CUSTOM_VERSIONS) {
+            try {
+                return get("/apis/custom.metrics.k8s.io/" + version + path, resource, query);
+            } catch (NotServed e) {
+                if (first == null) {
+                    first = e;
+                }
+            }
+        }
+        throw first;
+    }
+
+    /** A 404 without a Status: no API serves the path. */
+    private static final class NotServed extends MetricsException {
+        NotServed(String message) {
+            super(message);
+        }
+    }
+
     /** GET {@code path}; an error says what client-go's would ({@code resource} names what was asked for). */
     private JsonNode get(String path, String resource, Map<String, String> query) throws MetricsException {
         StringBuilder url = new StringBuilder(client.getMasterUrl().toString().replaceAll("/+$", "")).append(path);
@@ -234,7 +261,11 @@ public final class RestMetricsClient implements MetricsClient {
                 throw new MetricsException("unable to decode the response of " + path + ": " + e.getMessage());
             }
         }
-        throw new MetricsException(statusError(response.code(), body, resource));
+        String message = statusError(response.code(), body, resource);
+        if (response.code() == 404 && message.startsWith("the server could not find the requested resource")) {
+            throw new NotServed(message);
+        }
+        throw new MetricsException(message);
     }
 
     /**
