@@ -145,3 +145,4 @@ log "installed into $DEST:"
 "$DEST/etcd" --version | awk "NR==1"
 "$DEST/kwok" --version
 "$DEST/kwokctl" --version
+"$HERE/install-metrics-server.sh"

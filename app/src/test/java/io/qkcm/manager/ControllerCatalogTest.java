@@ -128,7 +128,7 @@ class ControllerCatalogTest {
                         "ephemeral-volume-controller", "resourceclaim-controller",
                         "volumeattributesclass-protection-controller", "taint-eviction-controller", "ttl-controller",
                         "certificatesigningrequest-signing-controller", "certificatesigningrequest-approving-controller",
-                        "certificatesigningrequest-cleaner-controller");
+                        "certificatesigningrequest-cleaner-controller", "horizontal-pod-autoscaler-controller");
         assertThat(ControllerCatalog.upstream().partial()).containsOnlyKeys("resourcequota-controller",
                 "resourceclaim-controller");
     }

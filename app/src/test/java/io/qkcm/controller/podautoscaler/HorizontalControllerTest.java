@@ -51,6 +51,9 @@ class HorizontalControllerTest {
 
     static KubernetesClient client;
 
+    @jakarta.inject.Inject
+    io.micrometer.core.instrument.MeterRegistry registry;
+
     @BeforeAll
     static void setUp() {
         client = RealApiServer.get().newClient();
@@ -144,6 +147,10 @@ class HorizontalControllerTest {
         hpa(ns, "high", "apps/v1", "Deployment", "high", 1, 5, true);
 
         await().atMost(TIMEOUT).until(() -> replicas(ns, "low") == 3 && replicas(ns, "high") == 5);
+        assertThat(registry.find("horizontal.pod.autoscaler.controller.reconciliations")
+                .tags("action", "scale_up", "error", "none").counter().count()).isPositive();
+        assertThat(registry.find("horizontal.pod.autoscaler.controller.reconciliations")
+                .tags("action", "scale_down", "error", "none").counter().count()).isPositive();
         await().atMost(TIMEOUT).until(() -> !events(ns, "low", "SuccessfulRescale").isEmpty()
                 && !events(ns, "high", "SuccessfulRescale").isEmpty());
         assertThat(events(ns, "low", "SuccessfulRescale").get(0).getMessage())
@@ -176,8 +183,9 @@ class HorizontalControllerTest {
         await().atMost(TIMEOUT).until(() -> !events(ns, "h", "FailedComputeMetricsReplicas").isEmpty()
                 && !events(ns, "h", "FailedGetResourceMetric").isEmpty());
         String cause = events(ns, "h", "FailedGetResourceMetric").get(0).getMessage();
-        assertThat(cause).startsWith(
-                "failed to get cpu utilization: unable to get metrics for resource cpu: unable to fetch metrics from resource metrics API: ");
+        // no API serves metrics.k8s.io: the API server's plain 404, as client-go words it
+        assertThat(cause).isEqualTo("failed to get cpu utilization: unable to get metrics for resource cpu: unable to fetch "
+                + "metrics from resource metrics API: the server could not find the requested resource (get pods.metrics.k8s.io)");
         assertThat(events(ns, "h", "FailedComputeMetricsReplicas").get(0).getMessage())
                 .isEqualTo("invalid metrics (1 invalid out of 1), first error is: failed to get cpu resource metric value: "
                         + cause);
@@ -188,6 +196,11 @@ class HorizontalControllerTest {
         assertThat(get(ns, "h").getStatus().getLastScaleTime()).isNull();
         assertThat(replicas(ns, "d")).isEqualTo(2);
         assertThat(events(ns, "h", "SuccessfulRescale")).isEmpty();
+        // upstream's monitor: the failed metric computation and the failed reconciliation are counted
+        assertThat(registry.find("horizontal.pod.autoscaler.controller.metric.computation")
+                .tags("action", "none", "error", "internal", "metric_type", "Resource").counter()).isNotNull();
+        assertThat(registry.find("horizontal.pod.autoscaler.controller.reconciliations")
+                .tags("action", "none", "error", "internal").counter().count()).isPositive();
     }
 
     @Test
