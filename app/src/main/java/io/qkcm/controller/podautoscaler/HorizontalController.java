@@ -462,7 +462,9 @@ public final class HorizontalController extends KeyReconciler<HorizontalPodAutos
             }
         }
         if (selecting.size() > 1) {
-            String errMsg = "pods by selector " + selector + " are controlled by multiple HPAs: " + selecting;
+            // Go's %v of the HPAs' keys: [ns/a ns/b]
+            String errMsg = "pods by selector " + selector + " are controlled by multiple HPAs: ["
+                    + String.join(" ", selecting) + "]";
             recorder.event(hpa, EventRecorder.WARNING, "AmbiguousSelector", errMsg);
             Conditions.set(hpa, Conditions.SCALING_ACTIVE, "False", "AmbiguousSelector", errMsg, now);
             throw new MetricComputation.Invalid(errMsg);

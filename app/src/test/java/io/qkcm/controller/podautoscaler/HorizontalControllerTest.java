@@ -204,6 +204,32 @@ class HorizontalControllerTest {
     }
 
     @Test
+    void twoHpasSelectingTheSamePodsAreAmbiguous() {
+        // TestConditionAmbiguousSelectorWhenFullSelectorOverlapBetweenHPAs
+        String ns = newNamespace(client, "hpa-ambiguous");
+        client.serviceAccounts().inNamespace(ns).resource(new io.fabric8.kubernetes.api.model.ServiceAccountBuilder()
+                .withNewMetadata().withName("default").endMetadata().build()).create();
+        deployment(ns, "one", 1);
+        client.pods().inNamespace(ns).resource(new io.fabric8.kubernetes.api.model.PodBuilder().withNewMetadata()
+                .withName("shared").addToLabels("app", "one").endMetadata().withNewSpec()
+                .withAutomountServiceAccountToken(false).addNewContainer().withName("main")
+                .withImage("registry.k8s.io/pause:3.10").endContainer().endSpec().build()).create();
+        hpa(ns, "h1", "apps/v1", "Deployment", "one", 1, 5, true);
+        // a second HPA of the same target: the same selector
+        hpa(ns, "h2", "apps/v1", "Deployment", "one", 1, 5, true);
+
+        await().atMost(TIMEOUT).until(() -> !events(ns, "h1", "AmbiguousSelector").isEmpty()
+                || !events(ns, "h2", "AmbiguousSelector").isEmpty());
+        String hpa = events(ns, "h1", "AmbiguousSelector").isEmpty() ? "h2" : "h1";
+        String message = "pods by selector app=one are controlled by multiple HPAs: [" + ns + "/h1 " + ns + "/h2]";
+        assertThat(events(ns, hpa, "AmbiguousSelector").get(0).getMessage()).isEqualTo(message);
+        await().atMost(TIMEOUT).until(() -> condition(ns, hpa, "ScalingActive")
+                .filter(c -> "AmbiguousSelector".equals(c.getReason())).isPresent());
+        assertThat(condition(ns, hpa, "ScalingActive").orElseThrow().getStatus()).isEqualTo("False");
+        assertThat(condition(ns, hpa, "ScalingActive").orElseThrow().getMessage()).isEqualTo(message);
+    }
+
+    @Test
     void aTargetScaledToZeroDisablesScaling() {
         String ns = newNamespace(client, "hpa-zero");
         deployment(ns, "d", 0);
