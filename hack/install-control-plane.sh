@@ -62,6 +62,7 @@ installed() {
 # The extra real programs some tests need, each built by its own script (idempotent, quick when done).
 extras() {
   "$HERE/install-provisioner.sh"
+  "$HERE/install-metrics-server.sh"
 }
 
 if ! $force && installed; then

@@ -29,6 +29,7 @@ import io.qkcm.controller.job.JobControllerDescriptor;
 import io.qkcm.controller.namespace.NamespaceControllerDescriptor;
 import io.qkcm.controller.nodeipam.NodeIpamControllerDescriptor;
 import io.qkcm.controller.nodelifecycle.NodeLifecycleControllerDescriptor;
+import io.qkcm.controller.podautoscaler.HorizontalPodAutoscalerControllerDescriptor;
 import io.qkcm.controller.podgc.PodGarbageCollectorControllerDescriptor;
 import io.qkcm.controller.replicaset.ReplicaSetControllerDescriptor;
 import io.qkcm.controller.replicaset.ReplicationControllerDescriptor;
@@ -81,8 +82,7 @@ public final class ControllerCatalog {
                 JobControllerDescriptor.DESCRIPTOR,
                 DeploymentControllerDescriptor.DESCRIPTOR,
                 ReplicaSetControllerDescriptor.DESCRIPTOR,
-                ControllerDescriptor.of("horizontal-pod-autoscaler-controller").withAliases("horizontalpodautoscaling")
-                        .withClientName("horizontal-pod-autoscaler"),
+                HorizontalPodAutoscalerControllerDescriptor.DESCRIPTOR,
                 DisruptionControllerDescriptor.DESCRIPTOR,
                 StatefulSetControllerDescriptor.DESCRIPTOR,
                 CronJobControllerDescriptor.DESCRIPTOR,

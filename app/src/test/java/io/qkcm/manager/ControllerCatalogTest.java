@@ -134,7 +134,8 @@ class ControllerCatalogTest {
                         "storageversion-garbage-collector-controller", "storage-version-migrator-controller",
                         "device-taint-eviction-controller", "selinux-warning-controller",
                         "persistentvolume-binder-controller", "validatingadmissionpolicy-status-controller",
-                        "persistentvolume-attach-detach-controller", "persistentvolume-expander-controller");
+                        "persistentvolume-attach-detach-controller", "persistentvolume-expander-controller",
+                        "horizontal-pod-autoscaler-controller");
         assertThat(ControllerCatalog.upstream().partial()).containsOnlyKeys(
                 "resourcequota-controller", "resourceclaim-controller", "device-taint-eviction-controller",
                 "selinux-warning-controller", "persistentvolume-binder-controller",

@@ -111,6 +111,12 @@ public final class Flags {
         IMPLEMENTED.put("attach-detach-reconcile-sync-period", "How often persistentvolume-attach-detach-controller checks its attached volumes against their VolumeAttachments (less than 1s: never).");
         IMPLEMENTED.put("disable-attach-detach-reconcile-sync", "persistentvolume-attach-detach-controller never checks its attached volumes against their VolumeAttachments.");
         IMPLEMENTED.put("disable-force-detach-on-timeout", "persistentvolume-attach-detach-controller never detaches a volume still in use on a node that is not Ready after the 6 minute maximum wait.");
+        IMPLEMENTED.put("concurrent-horizontal-pod-autoscaler-syncs", "Workers of horizontal-pod-autoscaler-controller.");
+        IMPLEMENTED.put("horizontal-pod-autoscaler-sync-period", "How often horizontal-pod-autoscaler-controller syncs each HPA (every add or update waits this long too, as upstream's queue).");
+        IMPLEMENTED.put("horizontal-pod-autoscaler-downscale-stabilization", "How far back an HPA without behavior (or a scale-down rule without a window) looks for a higher recommendation before scaling down.");
+        IMPLEMENTED.put("horizontal-pod-autoscaler-tolerance", "The ratio of a metric to its target within which an HPA does not scale (e.g. 0.1: 90%..110%).");
+        IMPLEMENTED.put("horizontal-pod-autoscaler-cpu-initialization-period", "After a pod starts, how long its CPU samples count only once it is ready and the sample was taken after it became ready.");
+        IMPLEMENTED.put("horizontal-pod-autoscaler-initial-readiness-delay", "After a pod starts, the period whose readiness changes are its initial readiness: past the CPU initialization period, a pod not ready since then counts as unready for CPU.");
         NOTES.put("kube-api-content-type", "qkcm always speaks application/json");
     }
 

@@ -1,0 +1,136 @@
+#!/usr/bin/env bash
+# End-to-end proof of horizontal-pod-autoscaler-controller on CPU usage, with a real metrics.k8s.io:
+# a kwokctl cluster (binary runtime: etcd, kube-apiserver with aggregation, kube-scheduler, kwok) with
+# metrics-server v0.8.0 (hack/install-metrics-server.sh) scraping kwok's emulated kubelet
+# /metrics/resource (kwokctl's Metric "metrics-resource" and ClusterResourceUsage
+# "usage-from-annotation": a pod uses the CPU its annotation kwok.x-k8s.io/usage-cpu says), and qkcm
+# as the only controller manager (deployment, replicaset, serviceaccount, node-lifecycle (it lifts the
+# node's not-ready taint) and HPA controllers).
+#
+# A Deployment of 1 replica requesting 100m CPU whose pods use 300m, under an HPA of target 50%
+# utilization and maxReplicas 3, must be scaled to 3 by qkcm's HPA controller (event SuccessfulRescale
+# "New size: 3; reason: cpu resource utilization (percentage of request) above target", status
+# currentMetrics with the pods' utilization); then, the usage dropped to 10m on every pod and the
+# downscale stabilization window set to 0s, scaled down to minReplicas 1.
+#
+# Usage: hack/e2e-hpa.sh            (needs the JVM app built: ./mvnw -pl app package -DskipTests)
+# Environment: HPA_E2E_KEEP=1 keeps the cluster and qkcm running at the end (their pids and kubeconfig
+# are printed); HPA_E2E_TIMEOUT seconds per wait (default 180).
+set -euo pipefail
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+NAME=qkcm-hpa-e2e
+export KWOK_WORKDIR="${HPA_E2E_WORKDIR:-/tmp/qkcm-hpa-e2e}"
+CLUSTER_DIR="$KWOK_WORKDIR/clusters/$NAME"
+export KUBECONFIG="$KWOK_WORKDIR/kubeconfig"
+TIMEOUT="${HPA_E2E_TIMEOUT:-180}"
+log() { printf '[e2e-hpa %s] %s\n' "$(date +%H:%M:%S)" "$*" >&2; }
+
+"$ROOT/hack/install-control-plane.sh" >/dev/null
+"$ROOT/hack/install-metrics-server.sh" >/dev/null
+BIN="$("$ROOT/hack/install-control-plane.sh" --print-dir)"
+METRICS_SERVER="$("$ROOT/hack/install-metrics-server.sh" --print-path)"
+[[ -f "$ROOT/app/target/quarkus-app/quarkus-run.jar" ]] || ls "$ROOT"/app/target/*-runner >/dev/null 2>&1 \
+  || { echo "e2e-hpa: build qkcm first (./mvnw -pl app package -DskipTests)" >&2; exit 1; }
+kubectl() { "$BIN/kubectl" "$@"; }
+
+QKCM_PID=""
+cleanup() {
+  local rc=$?
+  if [[ "${HPA_E2E_KEEP:-}" == 1 ]]; then
+    log "kept: KUBECONFIG=$KUBECONFIG, qkcm pid $QKCM_PID (log $KWOK_WORKDIR/qkcm.log)"
+    return
+  fi
+  [[ -n "$QKCM_PID" ]] && kill -TERM "$QKCM_PID" 2>/dev/null && wait "$QKCM_PID" 2>/dev/null || true
+  "$BIN/kwokctl" delete cluster --name "$NAME" >/dev/null 2>&1 || true
+  exit $rc
+}
+trap cleanup EXIT
+
+"$BIN/kwokctl" delete cluster --name "$NAME" >/dev/null 2>&1 || true
+mkdir -p "$KWOK_WORKDIR"
+log "creating cluster $NAME (metrics-server $METRICS_SERVER)"
+# cluster creation is serialised machine-wide, as in hack/local-cluster.sh (kwokctl's port probing)
+exec {create_lock}>/tmp/qkcm-kwokctl-create.lock
+flock "$create_lock"
+"$BIN/kwokctl" create cluster --name "$NAME" --runtime binary --heartbeat-factor 1 \
+  --etcd-binary "$BIN/etcd" --kube-apiserver-binary "$BIN/kube-apiserver" \
+  --kube-scheduler-binary "$BIN/kube-scheduler" --kwok-controller-binary "$BIN/kwok" \
+  --disable kube-controller-manager --enable metrics-server --metrics-server-binary "$METRICS_SERVER" \
+  --kubeconfig "$KUBECONFIG" --wait 2m {create_lock}>&- >"$KWOK_WORKDIR/kwokctl.log" 2>&1
+"$BIN/kwokctl" --name "$NAME" scale node --replicas 1 {create_lock}>&- >>"$KWOK_WORKDIR/kwokctl.log" 2>&1
+exec {create_lock}>&-
+
+log "starting qkcm (deployment, replicaset, serviceaccount, node-lifecycle, horizontal-pod-autoscaler controllers)"
+"$ROOT/bin/qkcm" --kubeconfig="$CLUSTER_DIR/kubeconfig.yaml" --secure-port=0 --leader-elect=false \
+  --controllers=deployment-controller,replicaset-controller,serviceaccount-controller,node-lifecycle-controller,horizontal-pod-autoscaler-controller \
+  --node-monitor-period=5s --node-monitor-grace-period=40s \
+  --horizontal-pod-autoscaler-sync-period=5s --horizontal-pod-autoscaler-downscale-stabilization=0s \
+  >"$KWOK_WORKDIR/qkcm.log" 2>&1 &
+QKCM_PID=$!
+
+wait_for() {
+  local what="$1"; shift
+  local deadline=$((SECONDS + TIMEOUT))
+  until "$@"; do
+    if ((SECONDS > deadline)); then
+      log "FAIL: timed out waiting for $what"
+      kubectl -n hpa-e2e get deploy,hpa,pods -o wide >&2 || true
+      kubectl -n hpa-e2e describe hpa web >&2 || true
+      tail -n 30 "$KWOK_WORKDIR/qkcm.log" >&2 || true
+      exit 1
+    fi
+    sleep 2
+  done
+}
+
+kubectl create namespace hpa-e2e >/dev/null
+wait_for "the default service account" kubectl -n hpa-e2e get serviceaccount default -o name >/dev/null 2>&1
+kubectl -n hpa-e2e apply -f - >/dev/null <<'YAML'
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: web}
+spec:
+  replicas: 1
+  selector: {matchLabels: {app: web}}
+  template:
+    metadata:
+      labels: {app: web}
+      annotations: {kwok.x-k8s.io/usage-cpu: 300m}
+    spec:
+      # kwokctl's nodes are tainted kwok.x-k8s.io/node=fake:NoSchedule
+      tolerations: [{key: kwok.x-k8s.io/node, operator: Exists, effect: NoSchedule}]
+      containers:
+      - {name: web, image: registry.k8s.io/pause:3.10, resources: {requests: {cpu: 100m}}}
+---
+apiVersion: autoscaling/v2
+kind: HorizontalPodAutoscaler
+metadata: {name: web}
+spec:
+  scaleTargetRef: {apiVersion: apps/v1, kind: Deployment, name: web}
+  minReplicas: 1
+  maxReplicas: 3
+  metrics:
+  - type: Resource
+    resource: {name: cpu, target: {type: Utilization, averageUtilization: 50}}
+YAML
+
+replicas() { kubectl -n hpa-e2e get deploy web -o jsonpath='{.spec.replicas}'; }
+log "waiting for the pods' metrics in metrics.k8s.io and the scale up to 3"
+wait_for "metrics-server's pod metrics" sh -c "'$BIN/kubectl' get --raw /apis/metrics.k8s.io/v1beta1/namespaces/hpa-e2e/pods | grep -q '\"cpu\"'"
+wait_for "the HPA to scale web to 3" sh -c "[ \"\$('$BIN/kubectl' -n hpa-e2e get deploy web -o jsonpath='{.spec.replicas}')\" = 3 ]"
+msg="$(kubectl -n hpa-e2e get events --field-selector reason=SuccessfulRescale -o jsonpath='{.items[*].message}')"
+log "event: $msg"
+grep -q "New size: 3; reason: cpu resource utilization (percentage of request) above target" <<<"$msg" \
+  || { log "FAIL: no SuccessfulRescale event of upstream's text"; exit 1; }
+wait_for "the HPA status to report the cpu utilization" sh -c \
+  "[ -n \"\$('$BIN/kubectl' -n hpa-e2e get hpa web -o jsonpath='{.status.currentMetrics[0].resource.current.averageUtilization}')\" ]"
+util="$(kubectl -n hpa-e2e get hpa web -o jsonpath='{.status.currentMetrics[0].resource.current.averageUtilization}')"
+log "status: currentReplicas=$(kubectl -n hpa-e2e get hpa web -o jsonpath='{.status.currentReplicas}') averageUtilization=$util%"
+[[ "$util" -ge 250 ]] || { log "FAIL: utilization $util%, expected about 300%"; exit 1; }
+
+log "dropping the usage to 10m: scale down to 1"
+for p in $(kubectl -n hpa-e2e get pods -l app=web -o name); do
+  kubectl -n hpa-e2e annotate --overwrite "$p" kwok.x-k8s.io/usage-cpu=10m >/dev/null
+done
+wait_for "the HPA to scale web down to 1" sh -c "[ \"\$('$BIN/kubectl' -n hpa-e2e get deploy web -o jsonpath='{.spec.replicas}')\" = 1 ]"
+log "PASS: qkcm's HPA scaled web 1 -> 3 on CPU usage from metrics-server, and back to 1"
