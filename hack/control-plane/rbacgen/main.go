@@ -16,11 +16,24 @@ import (
 
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	utilfeature "k8s.io/apiserver/pkg/util/feature"
 	"k8s.io/kubernetes/plugin/pkg/auth/authorizer/rbac/bootstrappolicy"
 	"sigs.k8s.io/yaml"
 )
 
+// offByDefault are the feature gates of the controllers that are off by default in v1.34: the
+// bootstrap policy defines their roles only when the gate is on, and the manifests must carry them for
+// a cluster that turns one on.
+var offByDefault = map[string]bool{
+	"DRADeviceTaints": true, "StorageVersionMigrator": true, "PodCertificateRequest": true,
+	"ClusterTrustBundle": true, "APIServerIdentity": true, "StorageVersionAPI": true, "SELinuxChangePolicy": true,
+}
+
 func main() {
+	if err := utilfeature.DefaultMutableFeatureGate.SetFromMap(offByDefault); err != nil {
+		fmt.Fprintf(os.Stderr, "rbacgen: %v\n", err)
+		os.Exit(1)
+	}
 	roles := map[string]rbacv1.ClusterRole{}
 	for _, r := range bootstrappolicy.ControllerRoles() {
 		roles[strings.TrimPrefix(r.Name, "system:controller:")] = r
