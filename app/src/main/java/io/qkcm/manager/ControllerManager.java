@@ -1,6 +1,9 @@
 package io.qkcm.manager;
 
+import io.qkcm.runtime.ManagedFieldsTap;
 import io.qkcm.runtime.Version;
+import io.qkcm.runtime.shadow.ShadowMatcher;
+import io.qkcm.runtime.shadow.UpstreamWrites;
 
 import io.qkcm.runtime.clients.KubeClients;
 import io.qkcm.runtime.informers.SharedInformers;
@@ -9,6 +12,7 @@ import io.qkcm.runtime.options.Flags;
 import io.qkcm.runtime.options.Tuning;
 
 import java.time.Duration;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -94,6 +98,8 @@ public class ControllerManager {
     private final Map<String, ControllerContext> contexts = new ConcurrentHashMap<>();
     private volatile boolean running;
     private volatile boolean leaseLost;
+    private ShadowMatcher shadowMatcher;
+    private UpstreamWrites upstreamWrites;
 
     void onStart(@Observes StartupEvent event) {
         if (!config.getOptionalValue("qkcm.manager.enabled", Boolean.class).orElse(true)) {
@@ -152,6 +158,9 @@ public class ControllerManager {
         // upstream serves /healthz and /metrics before building controllers and starting informers
         serving.start(options, health::forPath);
         clients = new KubeClients(options, registry, vertx);
+        if (options.bool("shadow")) {
+            startShadow();
+        }
         informers = new SharedInformers(clients.forComponent("shared-informers"), options.minResyncPeriod(),
                 options.featureGates().enabled("WatchListClient"));
         events = new EventBroadcaster(clients.forComponent("event-broadcaster"));
@@ -191,6 +200,13 @@ public class ControllerManager {
             started.put(c.name(), false);
             runningControllerGauge(registry, c.name(), () -> Boolean.TRUE.equals(started.get(c.name())));
         }
+        if (upstreamWrites != null) {
+            // upstream's events are compared too; then every cached type is watched for upstream's writes
+            informers.informerFor(io.fabric8.kubernetes.api.model.Event.class);
+            for (Class<?> type : informers.cachedTypes()) {
+                watchUpstream(type);
+            }
+        }
         // Standby replicas fill their caches too, so a takeover starts from warm informers.
         informers.start();
         health.addReadiness(HealthChecks.INFORMERS_SYNCED,
@@ -198,6 +214,40 @@ public class ControllerManager {
         running = true;
         if (!options.leaderElect()) {
             startControllers();
+        }
+    }
+
+    /**
+     * Shadow mode (--shadow): every client's writes become dry runs reported to the matcher, upstream's
+     * writes are read from the informers' events (by field manager), and /shadow serves the comparison.
+     */
+    private void startShadow() {
+        shadowMatcher = new ShadowMatcher(options.duration("shadow-match-window"), registry);
+        clients.shadow(shadowMatcher);
+        upstreamWrites = new UpstreamWrites(shadowMatcher, options.string("shadow-upstream-manager"), Instant.now());
+        ManagedFieldsTap.install(upstreamWrites);
+        serving.shadow(shadowMatcher);
+        LOG.infof("shadow mode: every write is sent as a dry run and compared with %s's (window %s)%s",
+                options.string("shadow-upstream-manager"), options.string("shadow-match-window"),
+                options.leaderElect() ? "; leader election on Lease " + options.string("leader-elect-resource-namespace")
+                        + "/" + options.string("leader-elect-resource-name") + LeaderElection.SHADOW_LEASE_SUFFIX : "");
+    }
+
+    @SuppressWarnings({ "unchecked", "rawtypes" })
+    private void watchUpstream(Class<?> type) {
+        Class<io.fabric8.kubernetes.api.model.HasMetadata> t = (Class) type;
+        upstreamWrites.watch(t, informers.informerFor(t));
+    }
+
+    /** Shadow mode's matcher, when --shadow. */
+    public Optional<ShadowMatcher> shadow() {
+        return Optional.ofNullable(shadowMatcher);
+    }
+
+    private void stopShadow() {
+        if (shadowMatcher != null) {
+            ManagedFieldsTap.install(null);
+            shadowMatcher.close();
         }
     }
 
@@ -237,6 +287,7 @@ public class ControllerManager {
         if (clients != null) {
             clients.close();
         }
+        stopShadow();
         serving.stop();
     }
 
@@ -308,6 +359,7 @@ public class ControllerManager {
         informers.stop();
         delayer.shutdownNow();
         clients.close();
+        stopShadow();
         serving.stop();
     }
 

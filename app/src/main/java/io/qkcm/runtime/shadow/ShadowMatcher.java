@@ -1,0 +1,286 @@
+package io.qkcm.runtime.shadow;
+
+import java.time.Clock;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.Deque;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ConcurrentMap;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+
+import org.jboss.logging.Logger;
+
+import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.qkcm.runtime.shadow.ShadowAction.Side;
+
+/**
+ * Pairs qkcm's intended writes with upstream's observed ones. Actions with the same {@link ShadowAction#key}
+ * form a group, which closes once no action joined it for the window (so a burst of status updates on
+ * either side is one group, and the sides' different batching does not count). A closed group is
+ * classified:
+ * <ul>
+ * <li>creates: as many pairs as the smaller side has; each pair {@code matched} or {@code different-content},
+ * the surplus {@code only-qkcm} / {@code only-upstream} (one pod too many is one {@code only-qkcm});</li>
+ * <li>updates and events: one action per group, matched when both sides wrote (contents of the last accepted
+ * write of each compared), else {@code only-qkcm} / {@code only-upstream};</li>
+ * <li>deletes: a delete carries no field manager, so upstream's cannot be told from anyone else's: a qkcm
+ * delete is {@code matched} when the object was seen deleted (or given a deletionTimestamp) in the window,
+ * else {@code only-qkcm}; deletions qkcm did not intend are not counted;</li>
+ * <li>a qkcm dry run refused for another reason than NotFound or Conflict (invalid, forbidden, ...) is
+ * {@code rejected}: upstream's validation would have refused the write.</li>
+ * </ul>
+ * Each class is counted in {@code qkcm_shadow_actions_total{controller,class}}; every class but
+ * {@code matched} is logged and kept among the latest mismatches for the report.
+ */
+public final class ShadowMatcher implements AutoCloseable {
+
+    private static final Logger LOG = Logger.getLogger(ShadowMatcher.class);
+
+    public static final String MATCHED = "matched";
+    public static final String ONLY_QKCM = "only-qkcm";
+    public static final String ONLY_UPSTREAM = "only-upstream";
+    public static final String DIFFERENT_CONTENT = "different-content";
+    public static final String REJECTED = "rejected";
+    public static final List<String> CLASSES = List.of(MATCHED, ONLY_QKCM, ONLY_UPSTREAM, DIFFERENT_CONTENT, REJECTED);
+
+    /** Controller of an upstream write no qkcm controller wrote the like of. */
+    public static final String UNATTRIBUTED = "unattributed";
+
+    private static final int LATEST = 200;
+
+    /** A closed group that was not matched: what the report lists. */
+    public record Mismatch(Instant time, String controller, String cls, String key, int qkcmActions,
+            int upstreamActions, List<String> diff) {
+    }
+
+    private final Duration window;
+    private final Clock clock;
+    private final MeterRegistry registry;
+    private final Map<String, Group> open = new LinkedHashMap<>();
+    /** Which controller wrote a resource last: names the controller of an upstream write left alone. */
+    private final ConcurrentMap<String, String> writers = new ConcurrentHashMap<>();
+    private final ConcurrentMap<String, AtomicLong> totals = new ConcurrentHashMap<>();
+    private final Deque<Mismatch> latest = new ArrayDeque<>();
+    private final AtomicLong intended = new AtomicLong();
+    private final ScheduledExecutorService sweeper;
+
+    public ShadowMatcher(Duration window, MeterRegistry registry) {
+        this(window, registry, Clock.systemUTC(), true);
+    }
+
+    /** With {@code sweep} false, groups close only when {@link #closeDue} is called (tests). */
+    public ShadowMatcher(Duration window, MeterRegistry registry, Clock clock, boolean sweep) {
+        this.window = window;
+        this.registry = registry;
+        this.clock = clock;
+        if (sweep) {
+            sweeper = Executors.newSingleThreadScheduledExecutor(r -> {
+                Thread t = new Thread(r, "shadow-matcher");
+                t.setDaemon(true);
+                return t;
+            });
+            long period = Math.max(100, Math.min(1000, window.toMillis() / 4));
+            sweeper.scheduleWithFixedDelay(() -> {
+                try {
+                    closeDue();
+                } catch (RuntimeException e) {
+                    LOG.warnf("shadow matcher: %s", e);
+                }
+            }, period, period, TimeUnit.MILLISECONDS);
+        } else {
+            sweeper = null;
+        }
+    }
+
+    public Duration window() {
+        return window;
+    }
+
+    public Instant now() {
+        return clock.instant();
+    }
+
+    /** Takes one action of either side. */
+    public void submit(ShadowAction action) {
+        if (action.side() == Side.QKCM) {
+            intended.incrementAndGet();
+            writers.put(action.verb() + " " + action.resource(), action.controller());
+        }
+        synchronized (open) {
+            Group g = open.computeIfAbsent(action.key(), Group::new);
+            (action.side() == Side.QKCM ? g.qkcm : g.upstream).add(action);
+            g.last = clock.instant();
+        }
+    }
+
+    /** Closes and classifies every group no action joined for the window. */
+    public void closeDue() {
+        close(clock.instant().minus(window));
+    }
+
+    /** Closes and classifies every open group now (the end of a test, or of the process). */
+    public void closeAll() {
+        close(Instant.MAX);
+    }
+
+    private void close(Instant quietSince) {
+        List<Group> due = new ArrayList<>();
+        synchronized (open) {
+            var it = open.values().iterator();
+            while (it.hasNext()) {
+                Group g = it.next();
+                if (!g.last.isAfter(quietSince)) {
+                    due.add(g);
+                    it.remove();
+                }
+            }
+        }
+        due.forEach(this::classify);
+    }
+
+    private void classify(Group g) {
+        String controller = g.qkcm.isEmpty() ? upstreamController(g) : g.qkcm.get(0).controller();
+        List<ShadowAction> refused = g.qkcm.stream().filter(a -> !a.accepted() && a.code() != 404 && a.code() != 409).toList();
+        if (!refused.isEmpty()) {
+            ShadowAction r = refused.get(refused.size() - 1);
+            count(g, controller, REJECTED, 1, List.of("dry run answered " + r.code() + ": " + ShadowDiff.statusMessage(r.object())));
+        }
+        List<ShadowAction> qkcm = g.qkcm.stream().filter(a -> a.accepted() || a.code() == 404 || a.code() == 409).toList();
+        String verb = g.first().verb();
+        switch (verb) {
+            case "create" -> {
+                int pairs = Math.min(qkcm.size(), g.upstream.size());
+                for (int i = 0; i < pairs; i++) {
+                    List<String> diff = ShadowDiff.diff(verb, "", qkcm.get(i), g.upstream.get(i));
+                    count(g, controller, diff.isEmpty() ? MATCHED : DIFFERENT_CONTENT, 1, diff);
+                }
+                if (qkcm.size() > pairs) {
+                    count(g, controller, ONLY_QKCM, qkcm.size() - pairs, List.of());
+                }
+                if (g.upstream.size() > pairs) {
+                    count(g, controller, ONLY_UPSTREAM, g.upstream.size() - pairs, List.of());
+                }
+            }
+            case "delete" -> {
+                if (!qkcm.isEmpty()) {
+                    count(g, controller, g.upstream.isEmpty() ? ONLY_QKCM : MATCHED, 1, List.of());
+                }
+            }
+            default -> {
+                if (!qkcm.isEmpty() && !g.upstream.isEmpty()) {
+                    ShadowAction mine = lastAccepted(qkcm);
+                    List<String> diff = mine == null ? List.of()
+                            : ShadowDiff.diff(verb, mine.subresource(), mine, g.upstream.get(g.upstream.size() - 1));
+                    count(g, controller, diff.isEmpty() ? MATCHED : DIFFERENT_CONTENT, 1, diff);
+                } else if (!qkcm.isEmpty()) {
+                    count(g, controller, ONLY_QKCM, 1, List.of());
+                } else if (!g.upstream.isEmpty()) {
+                    count(g, controller, ONLY_UPSTREAM, 1, List.of());
+                }
+            }
+        }
+    }
+
+    private static ShadowAction lastAccepted(List<ShadowAction> actions) {
+        for (int i = actions.size() - 1; i >= 0; i--) {
+            if (actions.get(i).accepted()) {
+                return actions.get(i);
+            }
+        }
+        return null;
+    }
+
+    private String upstreamController(Group g) {
+        ShadowAction a = g.first();
+        if (a.verb().equals("event") && a.object() != null && a.object().get("source") instanceof Map<?, ?> source
+                && source.get("component") instanceof String component && !component.isEmpty()) {
+            return component;
+        }
+        return writers.getOrDefault(a.verb() + " " + a.resource(), UNATTRIBUTED);
+    }
+
+    private void count(Group g, String controller, String cls, int n, List<String> diff) {
+        Counter.builder("qkcm.shadow.actions")
+                .description("Writes compared in shadow mode, by controller and class (matched, only-qkcm, only-upstream, different-content, rejected).")
+                .tags("controller", controller, "class", cls).register(registry).increment(n);
+        totals.computeIfAbsent(controller + "\t" + cls, k -> new AtomicLong()).addAndGet(n);
+        if (cls.equals(MATCHED)) {
+            return;
+        }
+        Mismatch m = new Mismatch(clock.instant(), controller, cls, g.key, g.qkcm.size(), g.upstream.size(), diff);
+        synchronized (latest) {
+            latest.addFirst(m);
+            while (latest.size() > LATEST) {
+                latest.removeLast();
+            }
+        }
+        LOG.warnf("shadow mismatch: class=%s controller=%s action=\"%s\" qkcm=%d upstream=%d count=%d diff=%s", cls,
+                controller, g.key, g.qkcm.size(), g.upstream.size(), n, diff);
+    }
+
+    /** Counts by controller, then class. */
+    public Map<String, Map<String, Long>> totals() {
+        Map<String, Map<String, Long>> out = new java.util.TreeMap<>();
+        totals.forEach((k, v) -> {
+            String[] p = k.split("\t");
+            out.computeIfAbsent(p[0], x -> new java.util.TreeMap<>()).put(p[1], v.get());
+        });
+        return out;
+    }
+
+    /** The count of one class over every controller. */
+    public long total(String cls) {
+        return totals.entrySet().stream().filter(e -> e.getKey().endsWith("\t" + cls))
+                .mapToLong(e -> e.getValue().get()).sum();
+    }
+
+    /** The latest mismatches, newest first. */
+    public List<Mismatch> latest() {
+        synchronized (latest) {
+            return List.copyOf(latest);
+        }
+    }
+
+    /** Writes qkcm meant to send (every one answered by a dry run). */
+    public long intended() {
+        return intended.get();
+    }
+
+    /** Keys of the groups not yet classified. */
+    public List<String> openKeys() {
+        synchronized (open) {
+            return List.copyOf(open.keySet());
+        }
+    }
+
+    @Override
+    public void close() {
+        if (sweeper != null) {
+            sweeper.shutdownNow();
+        }
+    }
+
+    private final class Group {
+        final String key;
+        final List<ShadowAction> qkcm = new ArrayList<>();
+        final List<ShadowAction> upstream = new ArrayList<>();
+        Instant last = clock.instant();
+
+        Group(String key) {
+            this.key = key;
+        }
+
+        ShadowAction first() {
+            return qkcm.isEmpty() ? upstream.get(0) : qkcm.get(0);
+        }
+    }
+}
