@@ -1,9 +1,8 @@
 package io.qkcm.manager;
 
-import io.qkcm.runtime.ManagedFieldsTap;
 import io.qkcm.runtime.Version;
 import io.qkcm.runtime.shadow.ShadowMatcher;
-import io.qkcm.runtime.shadow.UpstreamWrites;
+import io.qkcm.runtime.shadow.ShadowMode;
 
 import io.qkcm.runtime.clients.KubeClients;
 import io.qkcm.runtime.informers.SharedInformers;
@@ -12,7 +11,6 @@ import io.qkcm.runtime.options.Flags;
 import io.qkcm.runtime.options.Tuning;
 
 import java.time.Duration;
-import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -98,8 +96,7 @@ public class ControllerManager {
     private final Map<String, ControllerContext> contexts = new ConcurrentHashMap<>();
     private volatile boolean running;
     private volatile boolean leaseLost;
-    private ShadowMatcher shadowMatcher;
-    private UpstreamWrites upstreamWrites;
+    private ShadowMode shadowMode;
 
     void onStart(@Observes StartupEvent event) {
         if (!config.getOptionalValue("qkcm.manager.enabled", Boolean.class).orElse(true)) {
@@ -200,12 +197,8 @@ public class ControllerManager {
             started.put(c.name(), false);
             runningControllerGauge(registry, c.name(), () -> Boolean.TRUE.equals(started.get(c.name())));
         }
-        if (upstreamWrites != null) {
-            // upstream's events are compared too; then every cached type is watched for upstream's writes
-            informers.informerFor(io.fabric8.kubernetes.api.model.Event.class);
-            for (Class<?> type : informers.cachedTypes()) {
-                watchUpstream(type);
-            }
+        if (shadowMode != null) {
+            shadowMode.watch(informers);
         }
         // Standby replicas fill their caches too, so a takeover starts from warm informers.
         informers.start();
@@ -222,32 +215,23 @@ public class ControllerManager {
      * writes are read from the informers' events (by field manager), and /shadow serves the comparison.
      */
     private void startShadow() {
-        shadowMatcher = new ShadowMatcher(options.duration("shadow-match-window"), registry);
-        clients.shadow(shadowMatcher);
-        upstreamWrites = new UpstreamWrites(shadowMatcher, options.string("shadow-upstream-manager"), Instant.now());
-        ManagedFieldsTap.install(upstreamWrites);
-        serving.shadow(shadowMatcher);
+        shadowMode = ShadowMode.start(clients, options.duration("shadow-match-window"),
+                options.string("shadow-upstream-manager"), registry);
+        serving.shadow(shadowMode.matcher());
         LOG.infof("shadow mode: every write is sent as a dry run and compared with %s's (window %s)%s",
                 options.string("shadow-upstream-manager"), options.string("shadow-match-window"),
                 options.leaderElect() ? "; leader election on Lease " + options.string("leader-elect-resource-namespace")
                         + "/" + options.string("leader-elect-resource-name") + LeaderElection.SHADOW_LEASE_SUFFIX : "");
     }
 
-    @SuppressWarnings({ "unchecked", "rawtypes" })
-    private void watchUpstream(Class<?> type) {
-        Class<io.fabric8.kubernetes.api.model.HasMetadata> t = (Class) type;
-        upstreamWrites.watch(t, informers.informerFor(t));
-    }
-
     /** Shadow mode's matcher, when --shadow. */
     public Optional<ShadowMatcher> shadow() {
-        return Optional.ofNullable(shadowMatcher);
+        return Optional.ofNullable(shadowMode).map(ShadowMode::matcher);
     }
 
     private void stopShadow() {
-        if (shadowMatcher != null) {
-            ManagedFieldsTap.install(null);
-            shadowMatcher.close();
+        if (shadowMode != null) {
+            shadowMode.close();
         }
     }
 

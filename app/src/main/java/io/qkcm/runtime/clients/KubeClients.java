@@ -51,8 +51,8 @@ public final class KubeClients implements AutoCloseable {
     /** Set once the lease is lost: the clients' {@link WriteFence}s refuse writes from then on. */
     private final AtomicBoolean fenced = new AtomicBoolean();
 
-    /** Shadow mode's matcher: set, every client but leader election's sends its writes as dry runs. */
-    private volatile io.qkcm.runtime.shadow.ShadowMatcher shadow;
+    /** Shadow mode's write layer, per component: set, every client but leader election's goes through it. */
+    private volatile java.util.function.Function<String, Interceptor> shadow;
 
     public KubeClients(ControllerManagerOptions options, MeterRegistry registry, Vertx vertx) {
         this.options = options;
@@ -85,13 +85,14 @@ public final class KubeClients implements AutoCloseable {
 
     /**
      * Shadow mode: every client built from now on (but leader election's, which holds shadow mode's own
-     * Lease) sends each write as a dry run and reports it to {@code matcher} ({@link io.qkcm.runtime.shadow.ShadowWrites}).
+     * Lease) sends its requests through the interceptor {@code writes} makes for its component
+     * (runtime.shadow's ShadowWrites: each write a dry run), after the fence and before the metrics.
      */
-    public synchronized void shadow(io.qkcm.runtime.shadow.ShadowMatcher matcher) {
-        if (!built.isEmpty() && matcher != null) {
+    public synchronized void shadow(java.util.function.Function<String, Interceptor> writes) {
+        if (!built.isEmpty()) {
             throw new IllegalStateException("shadow mode must be set before the first client is built");
         }
-        this.shadow = matcher;
+        this.shadow = writes;
     }
 
     /** The shared transports (connection pools) behind the clients. */
@@ -146,7 +147,7 @@ public final class KubeClients implements AutoCloseable {
                             // after the throttle: a write that waited for a token past the fence is not sent
                             .addOrReplaceInterceptor("qkcm-write-fence", new WriteFence(fenced));
                     if (shadow != null && !component.equals("leader-election")) {
-                        b.addOrReplaceInterceptor("qkcm-shadow", new io.qkcm.runtime.shadow.ShadowWrites(component, shadow));
+                        b.addOrReplaceInterceptor("qkcm-shadow", shadow.apply(component));
                     }
                     b.addOrReplaceInterceptor("qkcm-metrics", new RequestMetrics(registry));
                 })

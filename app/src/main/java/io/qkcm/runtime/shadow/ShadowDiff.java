@@ -22,6 +22,9 @@ final class ShadowDiff {
     private static final Set<String> IGNORED_METADATA = Set.of("uid", "resourceVersion", "creationTimestamp",
             "generation", "managedFields", "selfLink", "deletionTimestamp", "deletionGracePeriodSeconds");
     private static final int MAX_LINES = 20;
+    /** A generated name's random suffix (apimachinery's alphabet, 5 characters): "Created pod: web-7b4xs". */
+    private static final java.util.regex.Pattern GENERATED_SUFFIX = java.util.regex.Pattern
+            .compile("\\b([a-z0-9][-a-z0-9.]*-)[bcdfghjklmnpqrstvwxz2456789]{5}\\b");
 
     private ShadowDiff() {
     }
@@ -57,7 +60,7 @@ final class ShadowDiff {
             }
             case "event" -> {
                 for (String k : List.of("reason", "type", "message")) {
-                    out.put(k, object.get(k));
+                    out.put(k, object.get(k) instanceof String v ? GENERATED_SUFFIX.matcher(v).replaceAll("$1*") : object.get(k));
                 }
             }
             default -> {

@@ -50,7 +50,11 @@ public final class ShadowMatcher implements AutoCloseable {
     public static final String ONLY_UPSTREAM = "only-upstream";
     public static final String DIFFERENT_CONTENT = "different-content";
     public static final String REJECTED = "rejected";
-    public static final List<String> CLASSES = List.of(MATCHED, ONLY_QKCM, ONLY_UPSTREAM, DIFFERENT_CONTENT, REJECTED);
+    /** Upstream wrote first and qkcm's controller, syncing afterwards with that write in its cache, wrote nothing. */
+    public static final String CONVERGED = "converged";
+    public static final List<String> CLASSES = List.of(MATCHED, CONVERGED, ONLY_QKCM, ONLY_UPSTREAM, DIFFERENT_CONTENT, REJECTED);
+    /** A sync this close before upstream's write saw the same trigger: qkcm decided, it did not lose a race. */
+    private static final long RACE_MILLIS = 250;
 
     /** Controller of an upstream write no qkcm controller wrote the like of. */
     public static final String UNATTRIBUTED = "unattributed";
@@ -72,6 +76,8 @@ public final class ShadowMatcher implements AutoCloseable {
     private final Deque<Mismatch> latest = new ArrayDeque<>();
     private final AtomicLong intended = new AtomicLong();
     private final ScheduledExecutorService sweeper;
+    /** "Kind namespace/name" → when qkcm's last syncs of it started (epoch millis). */
+    private final ConcurrentMap<String, Deque<Long>> syncs = new ConcurrentHashMap<>();
 
     public ShadowMatcher(Duration window, MeterRegistry registry) {
         this(window, registry, Clock.systemUTC(), true);
@@ -125,6 +131,12 @@ public final class ShadowMatcher implements AutoCloseable {
     /** Closes and classifies every group no action joined for the window. */
     public void closeDue() {
         close(clock.instant().minus(window));
+        long old = clock.millis() - 10 * Math.max(window.toMillis(), 1000);
+        syncs.values().removeIf(d -> {
+            synchronized (d) {
+                return d.isEmpty() || d.peekLast() < old;
+            }
+        });
     }
 
     /** Closes and classifies every open group now (the end of a test, or of the process). */
@@ -166,8 +178,13 @@ public final class ShadowMatcher implements AutoCloseable {
                 if (qkcm.size() > pairs) {
                     count(g, controller, ONLY_QKCM, qkcm.size() - pairs, List.of());
                 }
-                if (g.upstream.size() > pairs) {
-                    count(g, controller, ONLY_UPSTREAM, g.upstream.size() - pairs, List.of());
+                List<ShadowAction> surplus = g.upstream.subList(pairs, g.upstream.size());
+                long converged = surplus.stream().filter(this::lostRace).count();
+                if (converged > 0) {
+                    count(g, controller, CONVERGED, (int) converged, List.of());
+                }
+                if (surplus.size() > converged) {
+                    count(g, controller, ONLY_UPSTREAM, (int) (surplus.size() - converged), List.of());
                 }
             }
             case "delete" -> {
@@ -177,26 +194,99 @@ public final class ShadowMatcher implements AutoCloseable {
             }
             default -> {
                 if (!qkcm.isEmpty() && !g.upstream.isEmpty()) {
-                    ShadowAction mine = lastAccepted(qkcm);
-                    List<String> diff = mine == null ? List.of()
-                            : ShadowDiff.diff(verb, mine.subresource(), mine, g.upstream.get(g.upstream.size() - 1));
+                    List<String> diff = sharedState(verb, qkcm, g.upstream);
                     count(g, controller, diff.isEmpty() ? MATCHED : DIFFERENT_CONTENT, 1, diff);
                 } else if (!qkcm.isEmpty()) {
                     count(g, controller, ONLY_QKCM, 1, List.of());
                 } else if (!g.upstream.isEmpty()) {
-                    count(g, controller, ONLY_UPSTREAM, 1, List.of());
+                    count(g, controller, g.upstream.stream().allMatch(this::lostRace) ? CONVERGED : ONLY_UPSTREAM, 1, List.of());
                 }
             }
         }
     }
 
-    private static ShadowAction lastAccepted(List<ShadowAction> actions) {
-        for (int i = actions.size() - 1; i >= 0; i--) {
-            if (actions.get(i).accepted()) {
-                return actions.get(i);
+    /**
+     * Updates and events: the two sides agree when some write of qkcm's says what some write of upstream's
+     * says (each side writes the states its cache showed it, and the two caches step through them at
+     * different moments); else the difference between the last of each.
+     */
+    private static List<String> sharedState(String verb, List<ShadowAction> qkcm, List<ShadowAction> upstream) {
+        List<ShadowAction> accepted = qkcm.stream().filter(ShadowAction::accepted).toList();
+        if (accepted.isEmpty()) {
+            return List.of(); // only conflicts or NotFound: upstream had written first, nothing to compare
+        }
+        for (ShadowAction mine : accepted) {
+            for (ShadowAction theirs : upstream) {
+                if (ShadowDiff.diff(verb, mine.subresource(), mine, theirs).isEmpty()) {
+                    return List.of();
+                }
             }
         }
-        return null;
+        ShadowAction mine = accepted.get(accepted.size() - 1);
+        return ShadowDiff.diff(verb, mine.subresource(), mine, upstream.get(upstream.size() - 1));
+    }
+
+    /**
+     * Whether upstream won the race for {@code action}: the write reached qkcm's cache before qkcm's
+     * controller synced the object it is about (its controller owner, itself, or for an event the involved
+     * object), and that later sync completed without writing. A sync of that object shortly before
+     * upstream's write (qkcm saw the same trigger and decided otherwise) keeps it {@code only-upstream}.
+     */
+    private boolean lostRace(ShadowAction action) {
+        long t = action.time().toEpochMilli();
+        for (String object : aboutObjects(action)) {
+            Deque<Long> starts = syncs.get(object);
+            if (starts == null) {
+                continue;
+            }
+            synchronized (starts) {
+                boolean after = starts.stream().anyMatch(s -> s >= t);
+                boolean justBefore = starts.stream().anyMatch(s -> s < t && s >= t - RACE_MILLIS);
+                if (after && !justBefore) {
+                    return true;
+                }
+            }
+        }
+        return false;
+    }
+
+    @SuppressWarnings("unchecked")
+    private static List<String> aboutObjects(ShadowAction a) {
+        List<String> out = new ArrayList<>();
+        Map<String, Object> o = a.object();
+        if (o == null) {
+            return out;
+        }
+        if (a.verb().equals("event") && o.get("involvedObject") instanceof Map<?, ?> about) {
+            out.add(objectKey(about.get("kind"), about.get("namespace"), about.get("name")));
+            return out;
+        }
+        Map<String, Object> meta = o.get("metadata") instanceof Map<?, ?> m ? (Map<String, Object>) m : Map.of();
+        if (meta.get("ownerReferences") instanceof List<?> owners) {
+            for (Object owner : owners) {
+                if (owner instanceof Map<?, ?> ref && Boolean.TRUE.equals(ref.get("controller"))) {
+                    out.add(objectKey(ref.get("kind"), meta.get("namespace"), ref.get("name")));
+                }
+            }
+        }
+        out.add(objectKey(o.get("kind"), meta.get("namespace"), meta.get("name")));
+        return out;
+    }
+
+    private static String objectKey(Object kind, Object namespace, Object name) {
+        String ns = namespace instanceof String s && !s.isEmpty() ? s + "/" : "";
+        return kind + " " + ns + name;
+    }
+
+    /** A qkcm controller's sync of {@code key} (a {@code kind}) completed without error ({@code KeyReconciler.SyncListener}). */
+    public void synced(String controller, String kind, String key, long startedAtMillis) {
+        Deque<Long> starts = syncs.computeIfAbsent(kind + " " + key, k -> new ArrayDeque<>());
+        synchronized (starts) {
+            starts.addLast(startedAtMillis);
+            while (starts.size() > 32) {
+                starts.removeFirst();
+            }
+        }
     }
 
     private String upstreamController(Group g) {
@@ -213,7 +303,7 @@ public final class ShadowMatcher implements AutoCloseable {
                 .description("Writes compared in shadow mode, by controller and class (matched, only-qkcm, only-upstream, different-content, rejected).")
                 .tags("controller", controller, "class", cls).register(registry).increment(n);
         totals.computeIfAbsent(controller + "\t" + cls, k -> new AtomicLong()).addAndGet(n);
-        if (cls.equals(MATCHED)) {
+        if (cls.equals(MATCHED) || cls.equals(CONVERGED)) {
             return;
         }
         Mismatch m = new Mismatch(clock.instant(), controller, cls, g.key, g.qkcm.size(), g.upstream.size(), diff);
