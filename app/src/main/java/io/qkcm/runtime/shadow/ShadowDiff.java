@@ -12,10 +12,10 @@ import java.util.TreeSet;
  * The differences between qkcm's and upstream's object for one action, leaving out what legitimately
  * differs between two writers of the same intent: identity and bookkeeping the API server assigns
  * (uid, resourceVersion, creationTimestamp, generation, managedFields, a generated name's suffix), and
- * every time (fields named {@code *Time}, {@code *Timestamp}, {@code time}: the two sides act at
+ * every time (fields named {@code *Time}, {@code *Timestamp}, {@code time}, keys ending {@code -time}: the two sides act at
  * different moments). Which part is compared follows the write: the whole object for a create, the
- * status for a status update, metadata's labels, annotations, finalizers, owners and the spec for any
- * other update, reason, type and message for an event.
+ * status for a status update, metadata's labels, annotations, finalizers, owners and everything but the
+ * status for any other update, reason, type and message for an event.
  */
 final class ShadowDiff {
 
@@ -67,12 +67,15 @@ final class ShadowDiff {
                 if (subresource.equals("status")) {
                     out.put("status", object.get("status"));
                 } else if (subresource.isEmpty()) {
+                    // everything an update of the object itself writes: the spec, or the body of kinds that have
+                    // none (Endpoints' subsets, a ConfigMap's data), and metadata's labels, annotations, owners
+                    out.putAll(object);
+                    out.remove("status");
                     Map<String, Object> meta = new LinkedHashMap<>();
                     for (String k : List.of("labels", "annotations", "finalizers", "ownerReferences")) {
                         meta.put(k, metadata.get(k));
                     }
                     out.put("metadata", meta);
-                    out.put("spec", object.get("spec"));
                 } else {
                     out.put("spec", object.get("spec"));
                     out.put("status", object.get("status"));
@@ -122,6 +125,7 @@ final class ShadowDiff {
     }
 
     private static boolean ignoredTime(String key) {
-        return key.equals("time") || key.endsWith("Time") || key.endsWith("Timestamp");
+        // lastTransitionTime, creationTimestamp, ..., and annotations such as endpoints.kubernetes.io/last-change-trigger-time
+        return key.equals("time") || key.endsWith("Time") || key.endsWith("Timestamp") || key.endsWith("-time");
     }
 }

@@ -55,6 +55,7 @@ public final class ShadowMatcher implements AutoCloseable {
     public static final List<String> CLASSES = List.of(MATCHED, CONVERGED, ONLY_QKCM, ONLY_UPSTREAM, DIFFERENT_CONTENT, REJECTED);
     /** A sync this close before upstream's write saw the same trigger: qkcm decided, it did not lose a race. */
     private static final long RACE_MILLIS = 250;
+    private static final String ANY_KIND = "*";
 
     /** Controller of an upstream write no qkcm controller wrote the like of. */
     public static final String UNATTRIBUTED = "unattributed";
@@ -195,11 +196,24 @@ public final class ShadowMatcher implements AutoCloseable {
             default -> {
                 if (!qkcm.isEmpty() && !g.upstream.isEmpty()) {
                     List<String> diff = sharedState(verb, qkcm, g.upstream);
-                    count(g, controller, diff.isEmpty() ? MATCHED : DIFFERENT_CONTENT, 1, diff);
+                    ShadowAction theirs = g.upstream.get(g.upstream.size() - 1);
+                    if (!diff.isEmpty() && qkcm.get(qkcm.size() - 1).time().isBefore(theirs.time()) && lostRace(theirs)) {
+                        // each side wrote the state its cache showed; upstream's last came later and qkcm, syncing
+                        // with it, had nothing to change
+                        count(g, controller, CONVERGED, 1, List.of());
+                    } else {
+                        count(g, controller, diff.isEmpty() ? MATCHED : DIFFERENT_CONTENT, 1, diff);
+                    }
+                } else if (!qkcm.isEmpty() && verb.equals("event") && qkcm.stream().allMatch(ShadowMatcher::conflictEvent)) {
+                    // qkcm's write met upstream's newer one (409) and said so in a Warning, as upstream does when
+                    // it loses such a race; the retry syncs with upstream's write
+                    count(g, controller, CONVERGED, 1, List.of());
                 } else if (!qkcm.isEmpty()) {
-                    count(g, controller, ONLY_QKCM, 1, List.of());
+                    count(g, controller, ONLY_QKCM, 1, describe(qkcm.get(qkcm.size() - 1)));
                 } else if (!g.upstream.isEmpty()) {
-                    count(g, controller, g.upstream.stream().allMatch(this::lostRace) ? CONVERGED : ONLY_UPSTREAM, 1, List.of());
+                    boolean converged = g.upstream.stream().allMatch(this::lostRace);
+                    count(g, controller, converged ? CONVERGED : ONLY_UPSTREAM, 1,
+                            converged ? List.of() : syncsAround(g.upstream.get(0)));
                 }
             }
         }
@@ -251,6 +265,35 @@ public final class ShadowMatcher implements AutoCloseable {
     }
 
     @SuppressWarnings("unchecked")
+    private static boolean conflictEvent(ShadowAction a) {
+        return a.object() != null && String.valueOf(a.object().get("message")).contains("the object has been modified");
+    }
+
+    /** What an unpaired action said: an event's message, else the dry run's answer code. */
+    private static List<String> describe(ShadowAction a) {
+        if (a.verb().equals("event") && a.object() != null) {
+            return List.of("message: " + a.object().get("message"));
+        }
+        return a.side() == Side.QKCM ? List.of("dry run answered " + a.code()) : List.of();
+    }
+
+    /** For an unpaired upstream write: when qkcm last synced the objects it is about, relative to the write. */
+    private List<String> syncsAround(ShadowAction a) {
+        List<String> out = new ArrayList<>();
+        long t = a.time().toEpochMilli();
+        for (String object : aboutObjects(a)) {
+            Deque<Long> starts = syncs.get(object);
+            String times = "never";
+            if (starts != null) {
+                synchronized (starts) {
+                    times = String.join(", ", starts.stream().map(s -> (s >= t ? "+" : "") + (s - t) + "ms").toList());
+                }
+            }
+            out.add("qkcm syncs of " + object + ": " + times);
+        }
+        return out;
+    }
+
     private static List<String> aboutObjects(ShadowAction a) {
         List<String> out = new ArrayList<>();
         Map<String, Object> o = a.object();
@@ -270,6 +313,8 @@ public final class ShadowMatcher implements AutoCloseable {
             }
         }
         out.add(objectKey(o.get("kind"), meta.get("namespace"), meta.get("name")));
+        // an object a controller writes for a primary of the same name and no owner reference (a Service's Endpoints)
+        out.add(objectKey(ANY_KIND, meta.get("namespace"), meta.get("name")));
         return out;
     }
 
@@ -280,11 +325,13 @@ public final class ShadowMatcher implements AutoCloseable {
 
     /** A qkcm controller's sync of {@code key} (a {@code kind}) completed without error ({@code KeyReconciler.SyncListener}). */
     public void synced(String controller, String kind, String key, long startedAtMillis) {
-        Deque<Long> starts = syncs.computeIfAbsent(kind + " " + key, k -> new ArrayDeque<>());
-        synchronized (starts) {
-            starts.addLast(startedAtMillis);
-            while (starts.size() > 32) {
-                starts.removeFirst();
+        for (String object : List.of(kind + " " + key, ANY_KIND + " " + key)) {
+            Deque<Long> starts = syncs.computeIfAbsent(object, k -> new ArrayDeque<>());
+            synchronized (starts) {
+                starts.addLast(startedAtMillis);
+                while (starts.size() > 32) {
+                    starts.removeFirst();
+                }
             }
         }
     }

@@ -110,6 +110,10 @@ public final class ShadowWrites implements Interceptor {
         Capture c = captures.get(request.id());
         if (c != null) {
             c.code = response.code();
+            if (response.code() >= 300) {
+                // an error's body may be read past this interceptor's consumer: the code is what matters
+                finish(request.id());
+            }
         }
     }
 
