@@ -77,6 +77,8 @@ public final class ShadowMatcher implements AutoCloseable {
     private final ScheduledExecutorService sweeper;
     /** "Kind namespace/name" → when qkcm's last syncs of it started (epoch millis). */
     private final ConcurrentMap<String, Deque<Long>> syncs = new ConcurrentHashMap<>();
+    /** Namespaces seen deleted (or given a deletionTimestamp) lately. */
+    private final ConcurrentMap<String, Instant> deletedNamespaces = new ConcurrentHashMap<>();
 
     public ShadowMatcher(Duration window, MeterRegistry registry) {
         this(window, registry, Clock.systemUTC(), true);
@@ -116,6 +118,9 @@ public final class ShadowMatcher implements AutoCloseable {
 
     /** Takes one action of either side. */
     public void submit(ShadowAction action) {
+        if (action.side() == Side.UPSTREAM && action.verb().equals("delete") && action.resource().equals("/namespaces")) {
+            deletedNamespaces.put(action.name(), action.time());
+        }
         if (action.side() == Side.QKCM) {
             intended.incrementAndGet();
             writers.put(action.verb() + " " + action.resource(), action.controller());
@@ -131,6 +136,7 @@ public final class ShadowMatcher implements AutoCloseable {
     public void closeDue() {
         close(clock.instant().minus(window));
         long old = clock.millis() - 10 * Math.max(window.toMillis(), 1000);
+        deletedNamespaces.values().removeIf(t -> t.toEpochMilli() < old);
         syncs.values().removeIf(d -> {
             synchronized (d) {
                 return d.isEmpty() || d.peekLast() < old;
@@ -193,7 +199,10 @@ public final class ShadowMatcher implements AutoCloseable {
             }
             case "delete" -> {
                 if (!qkcm.isEmpty()) {
-                    count(g, controller, g.upstream.isEmpty() ? ONLY_QKCM : MATCHED, 1, List.of());
+                    // content of a namespace seen deleted: its deletion proves the content went (the namespace
+                    // controller deletes kinds no informer here watches)
+                    boolean gone = !g.upstream.isEmpty() || deletedNamespaces.containsKey(g.first().namespace());
+                    count(g, controller, gone ? MATCHED : ONLY_QKCM, 1, List.of());
                 }
             }
             default -> {

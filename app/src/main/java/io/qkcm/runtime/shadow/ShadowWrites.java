@@ -196,7 +196,7 @@ public final class ShadowWrites implements Interceptor {
                 List<ShadowAction> out = new java.util.ArrayList<>();
                 for (Object item : items) {
                     if (item instanceof Map<?, ?> m && m.get("metadata") instanceof Map<?, ?> meta) {
-                        out.add(new ShadowAction(Side.QKCM, controller, "delete", p.resource(), "",
+                        out.add(new ShadowAction(Side.QKCM, controller, "delete", p.groupResource(), "",
                                 String.valueOf(((Map<String, Object>) meta).getOrDefault("namespace", p.namespace())),
                                 String.valueOf(meta.get("name")), code, (Map<String, Object>) m, now));
                     }
