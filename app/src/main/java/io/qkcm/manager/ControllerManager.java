@@ -1,6 +1,8 @@
 package io.qkcm.manager;
 
 import io.qkcm.runtime.Version;
+import io.qkcm.runtime.shadow.ShadowMatcher;
+import io.qkcm.runtime.shadow.ShadowMode;
 
 import io.qkcm.runtime.clients.KubeClients;
 import io.qkcm.runtime.informers.SharedInformers;
@@ -94,6 +96,7 @@ public class ControllerManager {
     private final Map<String, ControllerContext> contexts = new ConcurrentHashMap<>();
     private volatile boolean running;
     private volatile boolean leaseLost;
+    private ShadowMode shadowMode;
 
     void onStart(@Observes StartupEvent event) {
         if (!config.getOptionalValue("qkcm.manager.enabled", Boolean.class).orElse(true)) {
@@ -152,6 +155,9 @@ public class ControllerManager {
         // upstream serves /healthz and /metrics before building controllers and starting informers
         serving.start(options, health::forPath);
         clients = new KubeClients(options, registry, vertx);
+        if (options.bool("shadow")) {
+            startShadow();
+        }
         informers = new SharedInformers(clients.forComponent("shared-informers"), options.minResyncPeriod(),
                 options.featureGates().enabled("WatchListClient"));
         events = new EventBroadcaster(clients.forComponent("event-broadcaster"));
@@ -191,6 +197,9 @@ public class ControllerManager {
             started.put(c.name(), false);
             runningControllerGauge(registry, c.name(), () -> Boolean.TRUE.equals(started.get(c.name())));
         }
+        if (shadowMode != null) {
+            shadowMode.watch(informers);
+        }
         // Standby replicas fill their caches too, so a takeover starts from warm informers.
         informers.start();
         health.addReadiness(HealthChecks.INFORMERS_SYNCED,
@@ -198,6 +207,31 @@ public class ControllerManager {
         running = true;
         if (!options.leaderElect()) {
             startControllers();
+        }
+    }
+
+    /**
+     * Shadow mode (--shadow): every client's writes become dry runs reported to the matcher, upstream's
+     * writes are read from the informers' events (by field manager), and /shadow serves the comparison.
+     */
+    private void startShadow() {
+        shadowMode = ShadowMode.start(clients, options.duration("shadow-match-window"),
+                options.string("shadow-upstream-manager"), registry);
+        serving.shadow(shadowMode.matcher());
+        LOG.infof("shadow mode: every write is sent as a dry run and compared with %s's (window %s)%s",
+                options.string("shadow-upstream-manager"), options.string("shadow-match-window"),
+                options.leaderElect() ? "; leader election on Lease " + options.string("leader-elect-resource-namespace")
+                        + "/" + options.string("leader-elect-resource-name") + LeaderElection.SHADOW_LEASE_SUFFIX : "");
+    }
+
+    /** Shadow mode's matcher, when --shadow. */
+    public Optional<ShadowMatcher> shadow() {
+        return Optional.ofNullable(shadowMode).map(ShadowMode::matcher);
+    }
+
+    private void stopShadow() {
+        if (shadowMode != null) {
+            shadowMode.close();
         }
     }
 
@@ -237,6 +271,7 @@ public class ControllerManager {
         if (clients != null) {
             clients.close();
         }
+        stopShadow();
         serving.stop();
     }
 
@@ -308,6 +343,7 @@ public class ControllerManager {
         informers.stop();
         delayer.shutdownNow();
         clients.close();
+        stopShadow();
         serving.stop();
     }
 

@@ -35,6 +35,9 @@ public final class LeaderElection {
 
     private static final Logger LOG = Logger.getLogger(LeaderElection.class);
 
+    /** Appended to --leader-elect-resource-name in shadow mode. */
+    static final String SHADOW_LEASE_SUFFIX = "-shadow";
+
     private final KubernetesClient client;
     private final ControllerManagerOptions options;
     private final EventRecorder events;
@@ -62,7 +65,8 @@ public final class LeaderElection {
         this.registry = registry;
         this.identity = hostname() + "_" + UUID.randomUUID();
         this.namespace = options.string("leader-elect-resource-namespace");
-        this.name = options.string("leader-elect-resource-name");
+        // shadow mode never takes upstream's Lease: it elects among shadow replicas on a Lease of its own
+        this.name = options.string("leader-elect-resource-name") + (options.bool("shadow") ? SHADOW_LEASE_SUFFIX : "");
         Gauge.builder("leader.election.master.status", leading, l -> l.get() ? 1 : 0)
                 .description("Gauge of if the reporting system is master of the relevant lease, 0 indicates backup, 1 indicates master. 'name' is the string used to identify the lease.")
                 .tag("name", name).register(registry);

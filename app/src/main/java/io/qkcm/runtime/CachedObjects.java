@@ -92,6 +92,25 @@ final class CachedObjects {
 
     private static final String MANAGED_FIELDS = "managedFields";
 
+    /** Shadow mode's reader of managedFields ({@link ManagedFieldsTap}); null: skip them unread. */
+    static volatile ManagedFieldsTap tap;
+
+    /** Decodes the field for the tap, hands the metadata to it, then drops the field as a skip would. */
+    private static boolean tapped(SettableBeanProperty delegate, JsonParser p, DeserializationContext ctxt,
+            Object instance) throws IOException {
+        ManagedFieldsTap t = tap;
+        if (t == null || !(instance instanceof ObjectMeta meta)) {
+            return false;
+        }
+        delegate.deserializeAndSet(p, ctxt, instance);
+        try {
+            t.observe(meta);
+        } finally {
+            meta.setManagedFields(null);
+        }
+        return true;
+    }
+
     /** A property whose value is skipped in the stream, not decoded, when the object is bound for a cache. */
     static final class SkippedForCache extends SettableBeanProperty.Delegating {
         SkippedForCache(SettableBeanProperty delegate) {
@@ -106,8 +125,10 @@ final class CachedObjects {
         @Override
         public void deserializeAndSet(JsonParser p, DeserializationContext ctxt, Object instance) throws IOException {
             if (ctxt.getAttribute(FOR_CACHE) != null) {
-                p.skipChildren();
-                set(instance, null);
+                if (!tapped(delegate, p, ctxt, instance)) {
+                    p.skipChildren();
+                    set(instance, null);
+                }
                 return;
             }
             delegate.deserializeAndSet(p, ctxt, instance);
@@ -116,6 +137,9 @@ final class CachedObjects {
         @Override
         public Object deserializeSetAndReturn(JsonParser p, DeserializationContext ctxt, Object instance) throws IOException {
             if (ctxt.getAttribute(FOR_CACHE) != null) {
+                if (tapped(delegate, p, ctxt, instance)) {
+                    return instance;
+                }
                 p.skipChildren();
                 return setAndReturn(instance, null);
             }

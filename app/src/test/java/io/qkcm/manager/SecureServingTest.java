@@ -59,7 +59,7 @@ class SecureServingTest {
             return Map.of(
                     "qkcm.authentication-kubeconfig", kubeconfig,
                     "qkcm.authorization-kubeconfig", kubeconfig,
-                    "qkcm.authorization-always-allow-paths", "/healthz,/readyz,/livez,/open/*",
+                    "qkcm.authorization-always-allow-paths", "/healthz,/readyz,/livez,/open/*,/shadow,/shadow.html",
                     "qkcm.leader-elect", "true",
                     "qkcm.leader-elect-resource-name", "secure-serving-test");
         }
@@ -120,6 +120,31 @@ class SecureServingTest {
         assertThat(invalid.body()).contains("\"reason\":\"Unauthorized\"");
         // upstream authenticates before authorizing, also on always-allowed paths
         assertThat(http.get("/healthz", "not-a-valid-token").statusCode()).isEqualTo(401);
+    }
+
+    @Test
+    void shadowReportIsServedInShadowModeOnly() throws Exception {
+        ServingTestClient http = client();
+        assertThat(http.get("/shadow").statusCode()).isEqualTo(404);
+        io.qkcm.runtime.shadow.ShadowMatcher matcher = new io.qkcm.runtime.shadow.ShadowMatcher(Duration.ofSeconds(1),
+                new io.micrometer.core.instrument.simple.SimpleMeterRegistry(), java.time.Clock.systemUTC(), false);
+        matcher.submit(new io.qkcm.runtime.shadow.ShadowAction(io.qkcm.runtime.shadow.ShadowAction.Side.QKCM,
+                "replicaset-controller", "create", "/pods", "", "ns", "web-*", 201, Map.of("kind", "Pod"),
+                java.time.Instant.now()));
+        matcher.closeAll();
+        serving.shadow(matcher);
+        try {
+            HttpResponse<String> json = http.get("/shadow");
+            assertThat(json.statusCode()).isEqualTo(200);
+            assertThat(json.headers().firstValue("Content-Type")).hasValue("application/json");
+            assertThat(json.body()).contains("\"action\" : \"create /pods ns/web-*\"").contains("\"class\" : \"only-qkcm\"");
+            HttpResponse<String> html = http.get("/shadow.html");
+            assertThat(html.statusCode()).isEqualTo(200);
+            assertThat(html.body()).contains("<h1>qkcm shadow mode</h1>").contains("create /pods ns/web-*");
+        } finally {
+            serving.shadow(null);
+            matcher.close();
+        }
     }
 
     @Test

@@ -77,6 +77,12 @@ public class SecureServing {
     private java.util.function.Function<String, Map<String, BooleanSupplier>> checks;
     private volatile int port;
     private volatile ClientCertificates clientCertificates;
+    private volatile io.qkcm.runtime.shadow.ShadowMatcher shadow;
+
+    /** Serves shadow mode's report at /shadow (JSON) and /shadow.html. */
+    public void shadow(io.qkcm.runtime.shadow.ShadowMatcher matcher) {
+        this.shadow = matcher;
+    }
 
     /**
      * Starts serving unless {@code --secure-port=0}; returns once the port is bound. Fails (as upstream,
@@ -367,6 +373,14 @@ public class SecureServing {
                 return Healthz.Response.notFound();
             }
             return new Healthz.Response(200, TextFormat.CONTENT_TYPE_004, registry.scrape(TextFormat.CONTENT_TYPE_004),
+                    Map.of());
+        }
+        io.qkcm.runtime.shadow.ShadowMatcher matcher = shadow;
+        if (matcher != null && path.equals("/shadow")) {
+            return new Healthz.Response(200, "application/json", io.qkcm.runtime.shadow.ShadowReport.json(matcher), Map.of());
+        }
+        if (matcher != null && path.equals("/shadow.html")) {
+            return new Healthz.Response(200, "text/html; charset=utf-8", io.qkcm.runtime.shadow.ShadowReport.html(matcher),
                     Map.of());
         }
         return Healthz.Response.notFound();

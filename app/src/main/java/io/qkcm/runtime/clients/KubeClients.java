@@ -51,6 +51,9 @@ public final class KubeClients implements AutoCloseable {
     /** Set once the lease is lost: the clients' {@link WriteFence}s refuse writes from then on. */
     private final AtomicBoolean fenced = new AtomicBoolean();
 
+    /** Shadow mode's write layer, per component: set, every client but leader election's goes through it. */
+    private volatile java.util.function.Function<String, Interceptor> shadow;
+
     public KubeClients(ControllerManagerOptions options, MeterRegistry registry, Vertx vertx) {
         this.options = options;
         this.registry = registry;
@@ -78,6 +81,18 @@ public final class KubeClients implements AutoCloseable {
             config.setMasterUrl(options.string("master"));
         }
         return config;
+    }
+
+    /**
+     * Shadow mode: every client built from now on (but leader election's, which holds shadow mode's own
+     * Lease) sends its requests through the interceptor {@code writes} makes for its component
+     * (runtime.shadow's ShadowWrites: each write a dry run), after the fence and before the metrics.
+     */
+    public synchronized void shadow(java.util.function.Function<String, Interceptor> writes) {
+        if (!built.isEmpty()) {
+            throw new IllegalStateException("shadow mode must be set before the first client is built");
+        }
+        this.shadow = writes;
     }
 
     /** The shared transports (connection pools) behind the clients. */
@@ -127,10 +142,15 @@ public final class KubeClients implements AutoCloseable {
                 .withKubernetesSerialization(io.qkcm.runtime.Json.api())
                 .withConfig(config)
                 .withHttpClientFactory(transports)
-                .withHttpClientBuilderConsumer(b -> b.addOrReplaceInterceptor("qkcm-throttle", new Throttle(bucket, registry))
-                        // after the throttle: a write that waited for a token past the fence is not sent
-                        .addOrReplaceInterceptor("qkcm-write-fence", new WriteFence(fenced))
-                        .addOrReplaceInterceptor("qkcm-metrics", new RequestMetrics(registry)))
+                .withHttpClientBuilderConsumer(b -> {
+                    b.addOrReplaceInterceptor("qkcm-throttle", new Throttle(bucket, registry))
+                            // after the throttle: a write that waited for a token past the fence is not sent
+                            .addOrReplaceInterceptor("qkcm-write-fence", new WriteFence(fenced));
+                    if (shadow != null && !component.equals("leader-election")) {
+                        b.addOrReplaceInterceptor("qkcm-shadow", shadow.apply(component));
+                    }
+                    b.addOrReplaceInterceptor("qkcm-metrics", new RequestMetrics(registry));
+                })
                 .build();
         built.add(client);
         return client;

@@ -174,9 +174,14 @@ public abstract class KeyReconciler<P extends HasMetadata> implements Reconciler
     public final UpdateControl<P> reconcile(P primary, Context<P> ctx) {
         String key = key(primary);
         long start = System.nanoTime();
+        SyncListener listener = syncListener;
+        long startedAt = listener == null ? 0 : System.currentTimeMillis();
         try {
             sync(key, primary, ctx);
             queue.forget(key);
+            if (listener != null) {
+                listener.synced(context.controllerName(), HasMetadata.getKind(primary.getClass()), key, startedAt);
+            }
         } catch (InterruptedException e) {
             // the controller is stopping (or the process lost its lease): nothing to retry
             Thread.currentThread().interrupt();
@@ -187,6 +192,20 @@ public abstract class KeyReconciler<P extends HasMetadata> implements Reconciler
             log.tracef("Finished syncing %s %s (%dms)", queueName, key, (System.nanoTime() - start) / 1_000_000);
         }
         return UpdateControl.noUpdate();
+    }
+
+    /** Told of every sync that completed without error (shadow mode: which writes qkcm saw before it synced). */
+    @FunctionalInterface
+    public interface SyncListener {
+        /** {@code controller} synced {@code key} of a primary of {@code kind}, started at {@code startedAtMillis}. */
+        void synced(String controller, String kind, String key, long startedAtMillis);
+    }
+
+    private static volatile SyncListener syncListener;
+
+    /** Installs the process's sync listener (null: none). */
+    public static void syncListener(SyncListener listener) {
+        syncListener = listener;
     }
 
     /** A primary holding only the name of {@code key}: what JOSDK syncs for a key no longer cached. */

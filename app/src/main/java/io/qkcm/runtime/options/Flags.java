@@ -129,7 +129,15 @@ public final class Flags {
                     "How often legacy-serviceaccount-token-cleaner-controller evaluates legacy tokens (upstream: fixed at 24h).",
                     true),
             new Flag("qkcm extension", "shutdown-grace-period", "", "duration", "10s",
-                    "On SIGTERM, how long syncs in flight may take to finish before the process exits.", true));
+                    "On SIGTERM, how long syncs in flight may take to finish before the process exits.", true),
+            new Flag("qkcm extension", "shadow", "", "bool", "false",
+                    "Shadow mode: run beside the cluster's kube-controller-manager, send every write as a dry run (dryRun=All), and compare it with what upstream wrote (/shadow on the secure port, qkcm_shadow_actions_total). Leader election, if on, uses the Lease --leader-elect-resource-name + \"-shadow\".",
+                    true),
+            new Flag("qkcm extension", "shadow-match-window", "", "duration", "10s",
+                    "Shadow mode: how long the writes to one object may wait for the other side's before they are classified.",
+                    true),
+            new Flag("qkcm extension", "shadow-upstream-manager", "", "string", "kube-controller-manager",
+                    "Shadow mode: the field manager (managedFields) that names upstream's writes.", true));
 
     private final Map<String, Flag> byName = new LinkedHashMap<>();
     private final Map<String, Flag> byShorthand = new LinkedHashMap<>();

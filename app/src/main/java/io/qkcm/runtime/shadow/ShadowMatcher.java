@@ -1,0 +1,435 @@
+package io.qkcm.runtime.shadow;
+
+import java.time.Clock;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.Deque;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ConcurrentMap;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+
+import org.jboss.logging.Logger;
+
+import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.qkcm.runtime.shadow.ShadowAction.Side;
+
+/**
+ * Pairs qkcm's intended writes with upstream's observed ones. Actions with the same {@link ShadowAction#key}
+ * form a group, which closes once no action joined it for the window (so a burst of status updates on
+ * either side is one group, and the sides' different batching does not count). A closed group is
+ * classified:
+ * <ul>
+ * <li>creates: as many pairs as the smaller side has; each pair {@code matched} or {@code different-content},
+ * the surplus {@code only-qkcm} / {@code only-upstream} (one pod too many is one {@code only-qkcm});</li>
+ * <li>updates and events: one action per group, matched when both sides wrote (contents of the last accepted
+ * write of each compared), else {@code only-qkcm} / {@code only-upstream};</li>
+ * <li>deletes: a delete carries no field manager, so upstream's cannot be told from anyone else's: a qkcm
+ * delete is {@code matched} when the object was seen deleted (or given a deletionTimestamp) in the window,
+ * else {@code only-qkcm}; deletions qkcm did not intend are not counted;</li>
+ * <li>a qkcm dry run refused for another reason than NotFound or Conflict (invalid, forbidden, ...) is
+ * {@code rejected}: upstream's validation would have refused the write.</li>
+ * </ul>
+ * Each class is counted in {@code qkcm_shadow_actions_total{controller,class}}; every class but
+ * {@code matched} is logged and kept among the latest mismatches for the report.
+ */
+public final class ShadowMatcher implements AutoCloseable {
+
+    private static final Logger LOG = Logger.getLogger(ShadowMatcher.class);
+
+    public static final String MATCHED = "matched";
+    public static final String ONLY_QKCM = "only-qkcm";
+    public static final String ONLY_UPSTREAM = "only-upstream";
+    public static final String DIFFERENT_CONTENT = "different-content";
+    public static final String REJECTED = "rejected";
+    /** Upstream wrote first and qkcm's controller, syncing afterwards with that write in its cache, wrote nothing. */
+    public static final String CONVERGED = "converged";
+    public static final List<String> CLASSES = List.of(MATCHED, CONVERGED, ONLY_QKCM, ONLY_UPSTREAM, DIFFERENT_CONTENT, REJECTED);
+    private static final String ANY_KIND = "*";
+
+    /** Controller of an upstream write no qkcm controller wrote the like of. */
+    public static final String UNATTRIBUTED = "unattributed";
+
+    private static final int LATEST = 200;
+
+    /** A closed group that was not matched: what the report lists. */
+    public record Mismatch(Instant time, String controller, String cls, String key, int qkcmActions,
+            int upstreamActions, List<String> diff) {
+    }
+
+    private final Duration window;
+    private final Clock clock;
+    private final MeterRegistry registry;
+    private final Map<String, Group> open = new LinkedHashMap<>();
+    /** Which controller wrote a resource last: names the controller of an upstream write left alone. */
+    private final ConcurrentMap<String, String> writers = new ConcurrentHashMap<>();
+    private final ConcurrentMap<String, AtomicLong> totals = new ConcurrentHashMap<>();
+    private final Deque<Mismatch> latest = new ArrayDeque<>();
+    private final AtomicLong intended = new AtomicLong();
+    private final ScheduledExecutorService sweeper;
+    /** "Kind namespace/name" → when qkcm's last syncs of it started (epoch millis). */
+    private final ConcurrentMap<String, Deque<Long>> syncs = new ConcurrentHashMap<>();
+    /** Namespaces seen deleted (or given a deletionTimestamp) lately. */
+    private final ConcurrentMap<String, Instant> deletedNamespaces = new ConcurrentHashMap<>();
+
+    public ShadowMatcher(Duration window, MeterRegistry registry) {
+        this(window, registry, Clock.systemUTC(), true);
+    }
+
+    /** With {@code sweep} false, groups close only when {@link #closeDue} is called (tests). */
+    public ShadowMatcher(Duration window, MeterRegistry registry, Clock clock, boolean sweep) {
+        this.window = window;
+        this.registry = registry;
+        this.clock = clock;
+        if (sweep) {
+            sweeper = Executors.newSingleThreadScheduledExecutor(r -> {
+                Thread t = new Thread(r, "shadow-matcher");
+                t.setDaemon(true);
+                return t;
+            });
+            long period = Math.max(100, Math.min(1000, window.toMillis() / 4));
+            sweeper.scheduleWithFixedDelay(() -> {
+                try {
+                    closeDue();
+                } catch (RuntimeException e) {
+                    LOG.warnf("shadow matcher: %s", e);
+                }
+            }, period, period, TimeUnit.MILLISECONDS);
+        } else {
+            sweeper = null;
+        }
+    }
+
+    public Duration window() {
+        return window;
+    }
+
+    public Instant now() {
+        return clock.instant();
+    }
+
+    /** Takes one action of either side. */
+    public void submit(ShadowAction action) {
+        if (action.side() == Side.UPSTREAM && action.verb().equals("delete") && action.resource().equals("/namespaces")) {
+            deletedNamespaces.put(action.name(), action.time());
+        }
+        if (action.side() == Side.QKCM) {
+            intended.incrementAndGet();
+            writers.put(action.verb() + " " + action.resource(), action.controller());
+        }
+        synchronized (open) {
+            Group g = open.computeIfAbsent(action.key(), Group::new);
+            (action.side() == Side.QKCM ? g.qkcm : g.upstream).add(action);
+            g.last = clock.instant();
+        }
+    }
+
+    /** Closes and classifies every group no action joined for the window. */
+    public void closeDue() {
+        close(clock.instant().minus(window));
+        long old = clock.millis() - 10 * Math.max(window.toMillis(), 1000);
+        deletedNamespaces.values().removeIf(t -> t.toEpochMilli() < old);
+        syncs.values().removeIf(d -> {
+            synchronized (d) {
+                return d.isEmpty() || d.peekLast() < old;
+            }
+        });
+    }
+
+    /** Closes and classifies every open group now (the end of a test, or of the process). */
+    public void closeAll() {
+        close(Instant.MAX);
+    }
+
+    private void close(Instant quietSince) {
+        List<Group> due = new ArrayList<>();
+        synchronized (open) {
+            var it = open.values().iterator();
+            while (it.hasNext()) {
+                Group g = it.next();
+                if (!g.last.isAfter(quietSince)) {
+                    due.add(g);
+                    it.remove();
+                }
+            }
+        }
+        due.forEach(this::classify);
+    }
+
+    private void classify(Group g) {
+        String controller = g.qkcm.isEmpty() ? upstreamController(g) : g.qkcm.get(0).controller();
+        List<ShadowAction> refused = g.qkcm.stream().filter(a -> !a.accepted() && a.code() != 404 && a.code() != 409).toList();
+        if (!refused.isEmpty()) {
+            ShadowAction r = refused.get(refused.size() - 1);
+            count(g, controller, REJECTED, 1, List.of("dry run answered " + r.code() + ": " + ShadowDiff.statusMessage(r.object())));
+        }
+        List<ShadowAction> qkcm = g.qkcm.stream().filter(a -> a.accepted() || a.code() == 404 || a.code() == 409).toList();
+        String verb = g.first().verb();
+        switch (verb) {
+            case "create" -> {
+                if (!g.key.endsWith("*") && qkcm.size() > 1) {
+                    // a named object is created once: repeated attempts (its dry-run creation never shows in the
+                    // cache, so a sync before upstream's creation arrives tries again) are one intent
+                    qkcm = qkcm.subList(0, 1);
+                }
+                int pairs = Math.min(qkcm.size(), g.upstream.size());
+                for (int i = 0; i < pairs; i++) {
+                    List<String> diff = ShadowDiff.diff(verb, "", qkcm.get(i), g.upstream.get(i));
+                    count(g, controller, diff.isEmpty() ? MATCHED : DIFFERENT_CONTENT, 1, diff);
+                }
+                if (qkcm.size() > pairs) {
+                    count(g, controller, ONLY_QKCM, qkcm.size() - pairs, List.of());
+                }
+                List<ShadowAction> surplus = g.upstream.subList(pairs, g.upstream.size());
+                long converged = surplus.stream().filter(this::lostRace).count();
+                if (converged > 0) {
+                    count(g, controller, CONVERGED, (int) converged, List.of());
+                }
+                if (surplus.size() > converged) {
+                    count(g, controller, ONLY_UPSTREAM, (int) (surplus.size() - converged), List.of());
+                }
+            }
+            case "delete" -> {
+                if (!qkcm.isEmpty()) {
+                    // content of a namespace seen deleted: its deletion proves the content went (the namespace
+                    // controller deletes kinds no informer here watches)
+                    boolean gone = !g.upstream.isEmpty() || deletedNamespaces.containsKey(g.first().namespace());
+                    count(g, controller, gone ? MATCHED : ONLY_QKCM, 1, List.of());
+                }
+            }
+            default -> {
+                if (!qkcm.isEmpty() && !g.upstream.isEmpty()) {
+                    List<String> diff = sharedState(verb, qkcm, g.upstream);
+                    ShadowAction theirs = g.upstream.get(g.upstream.size() - 1);
+                    if (!diff.isEmpty() && qkcm.get(qkcm.size() - 1).time().isBefore(theirs.time()) && lostRace(theirs)) {
+                        // each side wrote the state its cache showed; upstream's last came later and qkcm, syncing
+                        // with it, had nothing to change
+                        count(g, controller, CONVERGED, 1, List.of());
+                    } else {
+                        count(g, controller, diff.isEmpty() ? MATCHED : DIFFERENT_CONTENT, 1, diff);
+                    }
+                } else if (!qkcm.isEmpty() && verb.equals("event") && qkcm.stream().allMatch(ShadowMatcher::conflictEvent)) {
+                    // qkcm's write met upstream's newer one (409) and said so in a Warning, as upstream does when
+                    // it loses such a race; the retry syncs with upstream's write
+                    count(g, controller, CONVERGED, 1, List.of());
+                } else if (!qkcm.isEmpty()) {
+                    count(g, controller, ONLY_QKCM, 1, describe(qkcm.get(qkcm.size() - 1)));
+                } else if (!g.upstream.isEmpty()) {
+                    boolean converged = g.upstream.stream().allMatch(this::lostRace);
+                    count(g, controller, converged ? CONVERGED : ONLY_UPSTREAM, 1,
+                            converged ? List.of() : syncsAround(g.upstream.get(0)));
+                }
+            }
+        }
+    }
+
+    /**
+     * Updates and events: the two sides agree when some write of qkcm's says what some write of upstream's
+     * says (each side writes the states its cache showed it, and the two caches step through them at
+     * different moments); else the difference between the last of each.
+     */
+    private static List<String> sharedState(String verb, List<ShadowAction> qkcm, List<ShadowAction> upstream) {
+        List<ShadowAction> accepted = qkcm.stream().filter(ShadowAction::accepted).toList();
+        if (accepted.isEmpty()) {
+            return List.of(); // only conflicts or NotFound: upstream had written first, nothing to compare
+        }
+        for (ShadowAction mine : accepted) {
+            for (ShadowAction theirs : upstream) {
+                if (ShadowDiff.diff(verb, mine.subresource(), mine, theirs).isEmpty()) {
+                    return List.of();
+                }
+            }
+        }
+        ShadowAction mine = accepted.get(accepted.size() - 1);
+        return ShadowDiff.diff(verb, mine.subresource(), mine, upstream.get(upstream.size() - 1));
+    }
+
+    /**
+     * Whether upstream won the race for {@code action}: the write reached qkcm's cache and qkcm's controller
+     * then synced the object it is about (its controller owner, itself, a same-named primary, or for an event
+     * the involved object) and completed without writing it. A sync shortly before upstream's write proves
+     * nothing either way (its cache may have lacked what upstream's write was based on), so it is not held
+     * against the race: "converged" says qkcm ended agreeing with upstream's write, not that it would have made
+     * it first.
+     */
+    private boolean lostRace(ShadowAction action) {
+        long t = action.time().toEpochMilli();
+        for (String object : aboutObjects(action)) {
+            Deque<Long> starts = syncs.get(object);
+            if (starts == null) {
+                continue;
+            }
+            synchronized (starts) {
+                if (starts.stream().anyMatch(s -> s >= t)) {
+                    return true;
+                }
+            }
+        }
+        return false;
+    }
+
+    @SuppressWarnings("unchecked")
+    private static boolean conflictEvent(ShadowAction a) {
+        return a.object() != null && String.valueOf(a.object().get("message")).contains("the object has been modified");
+    }
+
+    /** What an unpaired action said: an event's message, else the dry run's answer code. */
+    private static List<String> describe(ShadowAction a) {
+        if (a.verb().equals("event") && a.object() != null) {
+            return List.of("message: " + a.object().get("message"));
+        }
+        return a.side() == Side.QKCM ? List.of("dry run answered " + a.code()) : List.of();
+    }
+
+    /** For an unpaired upstream write: when qkcm last synced the objects it is about, relative to the write. */
+    private List<String> syncsAround(ShadowAction a) {
+        List<String> out = new ArrayList<>();
+        long t = a.time().toEpochMilli();
+        for (String object : aboutObjects(a)) {
+            Deque<Long> starts = syncs.get(object);
+            String times = "never";
+            if (starts != null) {
+                synchronized (starts) {
+                    times = String.join(", ", starts.stream().map(s -> (s >= t ? "+" : "") + (s - t) + "ms").toList());
+                }
+            }
+            out.add("qkcm syncs of " + object + ": " + times);
+        }
+        return out;
+    }
+
+    private static List<String> aboutObjects(ShadowAction a) {
+        List<String> out = new ArrayList<>();
+        Map<String, Object> o = a.object();
+        if (o == null) {
+            return out;
+        }
+        if (a.verb().equals("event") && o.get("involvedObject") instanceof Map<?, ?> about) {
+            out.add(objectKey(about.get("kind"), about.get("namespace"), about.get("name")));
+            return out;
+        }
+        Map<String, Object> meta = o.get("metadata") instanceof Map<?, ?> m ? (Map<String, Object>) m : Map.of();
+        if (meta.get("ownerReferences") instanceof List<?> owners) {
+            for (Object owner : owners) {
+                if (owner instanceof Map<?, ?> ref && Boolean.TRUE.equals(ref.get("controller"))) {
+                    out.add(objectKey(ref.get("kind"), meta.get("namespace"), ref.get("name")));
+                }
+            }
+        }
+        out.add(objectKey(o.get("kind"), meta.get("namespace"), meta.get("name")));
+        // an object a controller writes for a primary of the same name and no owner reference (a Service's Endpoints)
+        out.add(objectKey(ANY_KIND, meta.get("namespace"), meta.get("name")));
+        return out;
+    }
+
+    private static String objectKey(Object kind, Object namespace, Object name) {
+        String ns = namespace instanceof String s && !s.isEmpty() ? s + "/" : "";
+        return kind + " " + ns + name;
+    }
+
+    /** A qkcm controller's sync of {@code key} (a {@code kind}) completed without error ({@code KeyReconciler.SyncListener}). */
+    public void synced(String controller, String kind, String key, long startedAtMillis) {
+        for (String object : List.of(kind + " " + key, ANY_KIND + " " + key)) {
+            Deque<Long> starts = syncs.computeIfAbsent(object, k -> new ArrayDeque<>());
+            synchronized (starts) {
+                starts.addLast(startedAtMillis);
+                while (starts.size() > 32) {
+                    starts.removeFirst();
+                }
+            }
+        }
+    }
+
+    private String upstreamController(Group g) {
+        ShadowAction a = g.first();
+        if (a.verb().equals("event") && a.object() != null && a.object().get("source") instanceof Map<?, ?> source
+                && source.get("component") instanceof String component && !component.isEmpty()) {
+            return component;
+        }
+        return writers.getOrDefault(a.verb() + " " + a.resource(), UNATTRIBUTED);
+    }
+
+    private void count(Group g, String controller, String cls, int n, List<String> diff) {
+        Counter.builder("qkcm.shadow.actions")
+                .description("Writes compared in shadow mode, by controller and class (matched, only-qkcm, only-upstream, different-content, rejected).")
+                .tags("controller", controller, "class", cls).register(registry).increment(n);
+        totals.computeIfAbsent(controller + "\t" + cls, k -> new AtomicLong()).addAndGet(n);
+        if (cls.equals(MATCHED) || cls.equals(CONVERGED)) {
+            return;
+        }
+        Mismatch m = new Mismatch(clock.instant(), controller, cls, g.key, g.qkcm.size(), g.upstream.size(), diff);
+        synchronized (latest) {
+            latest.addFirst(m);
+            while (latest.size() > LATEST) {
+                latest.removeLast();
+            }
+        }
+        LOG.warnf("shadow mismatch: class=%s controller=%s action=\"%s\" qkcm=%d upstream=%d count=%d diff=%s", cls,
+                controller, g.key, g.qkcm.size(), g.upstream.size(), n, diff);
+    }
+
+    /** Counts by controller, then class. */
+    public Map<String, Map<String, Long>> totals() {
+        Map<String, Map<String, Long>> out = new java.util.TreeMap<>();
+        totals.forEach((k, v) -> {
+            String[] p = k.split("\t");
+            out.computeIfAbsent(p[0], x -> new java.util.TreeMap<>()).put(p[1], v.get());
+        });
+        return out;
+    }
+
+    /** The count of one class over every controller. */
+    public long total(String cls) {
+        return totals.entrySet().stream().filter(e -> e.getKey().endsWith("\t" + cls))
+                .mapToLong(e -> e.getValue().get()).sum();
+    }
+
+    /** The latest mismatches, newest first. */
+    public List<Mismatch> latest() {
+        synchronized (latest) {
+            return List.copyOf(latest);
+        }
+    }
+
+    /** Writes qkcm meant to send (every one answered by a dry run). */
+    public long intended() {
+        return intended.get();
+    }
+
+    /** Keys of the groups not yet classified. */
+    public List<String> openKeys() {
+        synchronized (open) {
+            return List.copyOf(open.keySet());
+        }
+    }
+
+    @Override
+    public void close() {
+        if (sweeper != null) {
+            sweeper.shutdownNow();
+        }
+    }
+
+    private final class Group {
+        final String key;
+        final List<ShadowAction> qkcm = new ArrayList<>();
+        final List<ShadowAction> upstream = new ArrayList<>();
+        Instant last = clock.instant();
+
+        Group(String key) {
+            this.key = key;
+        }
+
+        ShadowAction first() {
+            return qkcm.isEmpty() ? upstream.get(0) : qkcm.get(0);
+        }
+    }
+}

@@ -1,0 +1,174 @@
+package io.qkcm.runtime.shadow;
+
+import java.time.Instant;
+import java.util.Collections;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.TreeMap;
+import java.util.concurrent.ConcurrentHashMap;
+
+import io.fabric8.kubernetes.api.model.HasMetadata;
+import io.fabric8.kubernetes.api.model.ManagedFieldsEntry;
+import io.fabric8.kubernetes.api.model.ObjectMeta;
+import io.fabric8.kubernetes.client.informers.ResourceEventHandler;
+import io.fabric8.kubernetes.client.informers.SharedIndexInformer;
+import io.qkcm.runtime.Json;
+import io.qkcm.runtime.ManagedFieldsTap;
+import io.qkcm.runtime.shadow.ShadowAction.Side;
+
+/**
+ * Upstream's writes as the shared informers see them. Attribution is by field manager: each object's
+ * managedFields are read as it is decoded ({@link ManagedFieldsTap}, before the caches drop them) and
+ * the entries of upstream's manager ({@code kube-controller-manager}, its user agent's name) kept per
+ * object version. An added object carrying such an entry was created by upstream; an update that changed
+ * such an entry (its time or fields, per subresource) was written by upstream; deletions carry no
+ * manager and are passed on as seen, for qkcm's intended deletes to meet. Objects created before shadow
+ * mode started (the informers' first list) are not actions.
+ */
+public final class UpstreamWrites implements ManagedFieldsTap {
+
+    public static final String UPSTREAM_MANAGER = "kube-controller-manager";
+    private static final int MAX_PENDING = 50_000;
+
+    private final ShadowMatcher matcher;
+    private final String manager;
+    private final Instant since;
+    /** uid@resourceVersion → upstream's entries by subresource, from decoding to the handler. */
+    private final Map<String, Map<String, String>> decoded = Collections.synchronizedMap(
+            new LinkedHashMap<>(1024, 0.75f, false) {
+                @Override
+                protected boolean removeEldestEntry(Map.Entry<String, Map<String, String>> eldest) {
+                    return size() > MAX_PENDING; // decoded for a cache no handler here reads (metadata informers)
+                }
+            });
+    /** uid → upstream's entries on the last version seen. */
+    private final Map<String, Map<String, String>> last = new ConcurrentHashMap<>();
+
+    public UpstreamWrites(ShadowMatcher matcher, String manager, Instant since) {
+        this.matcher = matcher;
+        this.manager = manager;
+        this.since = since;
+    }
+
+    @Override
+    public void observe(ObjectMeta meta) {
+        List<ManagedFieldsEntry> entries = meta.getManagedFields();
+        if (entries == null || entries.isEmpty() || meta.getUid() == null) {
+            return;
+        }
+        Map<String, String> mine = new TreeMap<>();
+        for (ManagedFieldsEntry e : entries) {
+            if (manager.equals(e.getManager())) {
+                String sub = e.getSubresource() == null ? "" : e.getSubresource();
+                mine.put(sub, e.getOperation() + " " + e.getTime() + " " + (e.getFieldsV1() == null ? ""
+                        : String.valueOf(e.getFieldsV1().getAdditionalProperties())));
+            }
+        }
+        if (!mine.isEmpty()) {
+            decoded.put(meta.getUid() + "@" + meta.getResourceVersion(), mine);
+        }
+    }
+
+    /** Watches {@code type}'s shared informer for upstream's writes. */
+    public <T extends HasMetadata> void watch(Class<T> type, SharedIndexInformer<T> informer) {
+        String group = HasMetadata.getGroup(type);
+        String resource = group + "/" + HasMetadata.getPlural(type);
+        boolean events = group.isEmpty() && HasMetadata.getPlural(type).equals("events");
+        informer.addEventHandler(new ResourceEventHandler<T>() {
+            @Override
+            public void onAdd(T obj) {
+                Map<String, String> entries = take(obj);
+                last.put(uid(obj), entries);
+                ObjectMeta m = obj.getMetadata();
+                if (entries.isEmpty() || m.getCreationTimestamp() == null
+                        || Instant.parse(m.getCreationTimestamp()).isBefore(since.minusSeconds(1))) {
+                    return;
+                }
+                Map<String, Object> object = asMap(obj);
+                if (events) {
+                    event(object, m);
+                    return;
+                }
+                String name = Normalise.createName(object, Map.of());
+                matcher.submit(new ShadowAction(Side.UPSTREAM, ShadowMatcher.UNATTRIBUTED, "create", resource, "",
+                        ns(m), name, 0, object, matcher.now()));
+            }
+
+            @Override
+            public void onUpdate(T old, T obj) {
+                ObjectMeta m = obj.getMetadata();
+                if (Objects.equals(old.getMetadata().getResourceVersion(), m.getResourceVersion())) {
+                    return; // a resync or relist: nothing was written
+                }
+                Map<String, String> entries = take(obj);
+                Map<String, String> before = last.put(uid(obj), entries);
+                if (before == null) {
+                    before = Map.of();
+                }
+                if (m.getDeletionTimestamp() != null && old.getMetadata().getDeletionTimestamp() == null) {
+                    matcher.submit(new ShadowAction(Side.UPSTREAM, ShadowMatcher.UNATTRIBUTED, "delete", resource, "",
+                            ns(m), m.getName(), 0, null, matcher.now()));
+                }
+                Map<String, Object> object = null;
+                for (Map.Entry<String, String> e : entries.entrySet()) {
+                    if (e.getValue().equals(before.get(e.getKey()))) {
+                        continue;
+                    }
+                    if (object == null) {
+                        object = asMap(obj);
+                    }
+                    if (events) {
+                        event(object, m);
+                        return;
+                    }
+                    matcher.submit(new ShadowAction(Side.UPSTREAM, ShadowMatcher.UNATTRIBUTED, "update", resource,
+                            e.getKey(), ns(m), m.getName(), 0, object, matcher.now()));
+                }
+            }
+
+            @Override
+            public void onDelete(T obj, boolean finalStateUnknown) {
+                ObjectMeta m = obj.getMetadata();
+                last.remove(uid(obj));
+                if (!events) {
+                    matcher.submit(new ShadowAction(Side.UPSTREAM, ShadowMatcher.UNATTRIBUTED, "delete", resource, "",
+                            ns(m), m.getName(), 0, null, matcher.now()));
+                }
+                if (resource.equals("/namespaces")) {
+                    // the namespace controller's last write, the finalize that empties spec.finalizers, is seen only
+                    // as the Namespace's deletion that follows it at once
+                    matcher.submit(new ShadowAction(Side.UPSTREAM, ShadowMatcher.UNATTRIBUTED, "update", resource,
+                            "finalize", "", m.getName(), 0, null, matcher.now()));
+                }
+            }
+        });
+    }
+
+    private void event(Map<String, Object> object, ObjectMeta m) {
+        String key = Normalise.eventKey(object);
+        if (key != null) {
+            matcher.submit(new ShadowAction(Side.UPSTREAM, ShadowMatcher.UNATTRIBUTED, "event", "events", "", ns(m), key, 0,
+                    object, matcher.now()));
+        }
+    }
+
+    private Map<String, String> take(HasMetadata obj) {
+        Map<String, String> entries = decoded.remove(uid(obj) + "@" + obj.getMetadata().getResourceVersion());
+        return entries == null ? Map.of() : entries;
+    }
+
+    private static String uid(HasMetadata obj) {
+        return obj.getMetadata().getUid();
+    }
+
+    private static String ns(ObjectMeta m) {
+        return m.getNamespace() == null ? "" : m.getNamespace();
+    }
+
+    @SuppressWarnings("unchecked")
+    private static Map<String, Object> asMap(HasMetadata obj) {
+        return Json.api().convertValue(obj, Map.class);
+    }
+}
