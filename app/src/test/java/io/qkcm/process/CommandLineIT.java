@@ -50,7 +50,8 @@ class CommandLineIT {
                     "bootstrap-signer-controller");
             // implemented (+), partial (~, with what is missing) and not implemented are told apart
             assertThat(p.stdout()).contains("*+ replicaset-controller\n", "*+ job-controller\n", "*+ disruption-controller\n",
-                    "*+ node-lifecycle-controller\n", "*  horizontal-pod-autoscaler-controller\n",
+                    "*+ node-lifecycle-controller\n", "*+ horizontal-pod-autoscaler-controller\n",
+                    "*  service-lb-controller\n",
                     "*~ resourcequota-controller (partial: ");
         }
     }
