@@ -180,6 +180,26 @@ run_side() {
   fi
   kcm_log="$workdir/clusters/$name/logs/kube-controller-manager.log"
 
+  # The same real external provisioner under both managers (hack/provisioner: hostPath volumes on
+  # sig-storage-lib-external-provisioner) behind a default StorageClass, so that specs needing dynamic
+  # provisioning (StatefulSet claims, PVC Protection) run instead of skipping for want of a default class.
+  local prov prov_pid=""
+  prov="$("$HERE/install-provisioner.sh" --print-path)"
+  [[ -x "$prov" ]] || "$HERE/install-provisioner.sh" >/dev/null
+  "$prov" --kubeconfig="$kubeconfig" --base-dir="$out/volumes" >"$out/provisioner.log" 2>&1 &
+  prov_pid=$!
+  PROVISIONERS+=("$prov_pid")
+  "$bin/kubectl" --kubeconfig="$kubeconfig" apply -f - >/dev/null <<'EOF_SC'
+apiVersion: storage.k8s.io/v1
+kind: StorageClass
+metadata:
+  name: standard
+  annotations: {storageclass.kubernetes.io/is-default-class: "true"}
+provisioner: qkcm.io/hostpath
+reclaimPolicy: Delete
+volumeBindingMode: Immediate
+EOF_SC
+
   skip="$SKIP"
   : > "$out/not-implemented.txt"
   : > "$out/timing.txt"
@@ -204,6 +224,7 @@ run_side() {
     focus="$(python3 "$MOD/table.py" --remaining "${prev[@]}" "$2/list.txt")"
     if [[ -z "$focus" ]]; then
       log "$side: every selected spec has an outcome in ${prev[*]}; nothing to run"
+      kill "$prov_pid" 2>/dev/null || true
       env "${env[@]}" "$HERE/local-cluster.sh" down >/dev/null 2>&1 || true
       return 0
     fi
@@ -235,15 +256,20 @@ run_side() {
       "$(grep -Eo 'Ran [0-9]+ of [0-9]+ Specs.*|Interrupted by .*|Suite Timeout Elapsed' "$out/e2e-$phase.log" | tr '\n' ' ')" >> "$out/timing.txt"
   done
   cp -f "$kcm_log" "$out/kcm.log" 2>/dev/null || true
+  kill "$prov_pid" 2>/dev/null || true
   env "${env[@]}" "$HERE/local-cluster.sh" down >/dev/null 2>&1 || true
   log "$side: cluster $name down"
   return $rc
 }
 
 # On exit (also Ctrl-C or a timeout): no build stage and no cluster left behind.
-STAGE="" CLUSTERS_UP=false
+STAGE="" CLUSTERS_UP=false PROVISIONERS=()
 cleanup() {
   [[ -n "$STAGE" ]] && rm -rf "$STAGE"
+  local pid
+  for pid in "${PROVISIONERS[@]}"; do kill "$pid" 2>/dev/null || true; done
+  # a side run in the background (--compare) started its provisioner in a subshell
+  [[ -n "${OUT:-}" ]] && pkill -f -- "--base-dir=$OUT/" 2>/dev/null || true
   if $CLUSTERS_UP; then
     local side base="${QKCM_CLUSTER_NAME:-e2e}" workdir sides=qkcm
     # only the sides this invocation runs: another invocation may use the same names (E2E_SIDE)

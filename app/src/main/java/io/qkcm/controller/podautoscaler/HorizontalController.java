@@ -24,6 +24,7 @@ import io.fabric8.kubernetes.client.informers.cache.Cache;
 import io.javaoperatorsdk.operator.api.reconciler.Ignore;
 import io.javaoperatorsdk.operator.processing.event.source.filter.OnAddFilter;
 import io.javaoperatorsdk.operator.processing.event.source.filter.OnUpdateFilter;
+import io.qkcm.runtime.informers.Indexes;
 import io.qkcm.controller.ApiErrors;
 import io.qkcm.controller.podautoscaler.metrics.MetricsClient;
 import io.qkcm.controller.podautoscaler.metrics.RestMetricsClient;
@@ -207,7 +208,7 @@ public final class HorizontalController extends KeyReconciler<HorizontalPodAutos
     /** Pods of the shared cache in {@code namespace} matching {@code selector}. */
     List<Pod> listPods(String namespace, PodSelector selector) {
         List<Pod> out = new ArrayList<>();
-        for (Pod p : pods.getIndexer().byIndex(Cache.NAMESPACE_INDEX, namespace)) {
+        for (Pod p : Indexes.byIndex(pods.getIndexer(), Cache.NAMESPACE_INDEX, namespace)) {
             if (selector.matches(p.getMetadata().getLabels())) {
                 out.add(p);
             }

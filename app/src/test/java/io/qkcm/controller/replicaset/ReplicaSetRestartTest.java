@@ -117,10 +117,21 @@ class ReplicaSetRestartTest {
         // the API server's create counter is server-wide: pods other tests' controllers create meanwhile
         // (in other namespaces) are seen by this watch and taken off
         Set<String> elsewhere = ConcurrentHashMap.newKeySet();
-        // from the list's resourceVersion: a watch without one starts with an ADDED for every existing pod
-        String listed = client.pods().inAnyNamespace().list(new ListOptionsBuilder().withLimit(1L).build())
-                .getMetadata().getResourceVersion();
-        Watch others = client.pods().inAnyNamespace().withResourceVersion(listed).watch(new Watcher<Pod>() {
+        // from the list's resourceVersion: a watch without one starts with an ADDED for every existing pod. The
+        // counter is read on both sides of that list until no create landed in between: a pod created there
+        // would be both in the counter's start value and in the watch, and be taken off twice
+        double createdBefore;
+        String listed;
+        double after;
+        do {
+            createdBefore = ApiServerMetrics.podCreateRequests(client, "201");
+            listed = client.pods().inAnyNamespace().list(new ListOptionsBuilder().withLimit(1L).build())
+                    .getMetadata().getResourceVersion();
+            after = ApiServerMetrics.podCreateRequests(client, "201");
+        } while (after != createdBefore);
+        double createdBeforeScaleUp = createdBefore;
+        String listedVersion = listed;
+        Watch others = client.pods().inAnyNamespace().withResourceVersion(listedVersion).watch(new Watcher<Pod>() {
             @Override
             public void eventReceived(Action action, Pod pod) {
                 if (action == Action.ADDED && !ns.equals(pod.getMetadata().getNamespace())) {
@@ -132,7 +143,6 @@ class ReplicaSetRestartTest {
             public void onClose(WatcherException cause) {
             }
         });
-        double createdBefore = ApiServerMetrics.podCreateRequests(client, "201");
         try {
             ControllerHarness<ReplicaSetController<ReplicaSet>> first = newController().start();
             long t0 = System.nanoTime();
@@ -168,7 +178,7 @@ class ReplicaSetRestartTest {
             assertThat(uids).hasSize(replicas);
             // the API server's own count of successful pod creates (its counter may trail the last response)
             await().atMost(Duration.ofSeconds(15)).untilAsserted(() -> assertThat(
-                    ApiServerMetrics.podCreateRequests(client, "201") - createdBefore - elsewhere.size())
+                    ApiServerMetrics.podCreateRequests(client, "201") - createdBeforeScaleUp - elsewhere.size())
                     .isEqualTo(replicas));
         } finally {
             watch.close();

@@ -8,6 +8,7 @@ import io.fabric8.kubernetes.api.model.admissionregistration.v1.ValidatingAdmiss
 import io.fabric8.kubernetes.api.model.admissionregistration.v1.ValidatingAdmissionPolicyBuilder;
 import io.fabric8.kubernetes.api.model.admissionregistration.v1.Validation;
 import io.fabric8.kubernetes.client.KubernetesClient;
+import io.qkcm.testing.Conflicts;
 import io.qkcm.testing.ControllerHarness;
 import io.qkcm.testing.ManagerOffProfile;
 import io.qkcm.testing.RealApiServer;
@@ -153,19 +154,19 @@ class ValidatingAdmissionPolicyStatusControllerTest {
         assertThat(warnings(p)).isEmpty();
         assertThat(p.getStatus().getTypeChecking()).isNotNull();
 
-        client.admissionRegistration().v1().validatingAdmissionPolicies().withName("vap-generations")
+        Conflicts.retry(() -> client.admissionRegistration().v1().validatingAdmissionPolicies().withName("vap-generations")
                 .edit(v -> {
                     v.getSpec().getValidations().get(0).setExpression("object.spec.replicas == 'x'");
                     return v;
-                });
+                }));
         p = awaitObserved("vap-generations", 2);
         assertThat(warnings(p)).extracting(ExpressionWarning::getWarning).containsExactly(REPLICAS_EQUALS_STRING);
 
-        client.admissionRegistration().v1().validatingAdmissionPolicies().withName("vap-generations")
+        Conflicts.retry(() -> client.admissionRegistration().v1().validatingAdmissionPolicies().withName("vap-generations")
                 .edit(v -> {
                     v.getSpec().getValidations().get(0).setExpression("object.spec.replicas > 2");
                     return v;
-                });
+                }));
         p = awaitObserved("vap-generations", 3);
         // the force apply without warnings drops the ones applied before
         assertThat(warnings(p)).isEmpty();
@@ -227,12 +228,12 @@ class ValidatingAdmissionPolicyStatusControllerTest {
                 if (p.getStatus() == null || !warnings(p).stream().map(ExpressionWarning::getWarning).toList()
                         .equals(expected)) {
                     // bump the generation so the controller checks again
-                    client.admissionRegistration().v1().validatingAdmissionPolicies().withName("vap-widgets")
+                    Conflicts.retry(() -> client.admissionRegistration().v1().validatingAdmissionPolicies().withName("vap-widgets")
                             .edit(v -> {
                                 v.getSpec().setFailurePolicy(
                                         "Fail".equals(v.getSpec().getFailurePolicy()) ? "Ignore" : "Fail");
                                 return v;
-                            });
+                            }));
                 }
                 assertThat(warnings(get("vap-widgets"))).extracting(ExpressionWarning::getFieldRef,
                         ExpressionWarning::getWarning).containsExactly(
