@@ -170,7 +170,8 @@ run_side() {
   [[ "$side" == upstream ]] && port=$((port + 1))
   kubeconfig="$workdir/$name.kubeconfig"
   mkdir -p "$out"
-  local -a env=(QKCM_CLUSTER_NAME="$name" KWOK_WORKDIR="$workdir" QKCM_KUBECONFIG="$kubeconfig" QKCM_SECURE_PORT="$port")
+  local -a env=(QKCM_CLUSTER_NAME="$name" KWOK_WORKDIR="$workdir" QKCM_KUBECONFIG="$kubeconfig" QKCM_SECURE_PORT="$port"
+    QKCM_STORAGE=none)
   [[ "$side" == upstream ]] && env+=(QKCM_BINARY="$bin/kube-controller-manager")
   log "$side: starting cluster $name (kcm port $port)"
   if ! env "${env[@]}" "$HERE/local-cluster.sh" up --detach >"$out/cluster-up.log" 2>&1; then

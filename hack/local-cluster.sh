@@ -40,6 +40,10 @@
 #   QKCM_KWOK_ARGS      extra flags for kwok, as QKCM_ARGS (bench/compare's nodes scenario: kwok managing only
 #                       the nodes of a label selector, so that one node can be left to die)
 #   QKCM_VERBOSE        1: show kwokctl's own output (otherwise kept in $KWOK_WORKDIR/<name>-kwokctl.log)
+#   QKCM_STORAGE        "none": no default StorageClass; otherwise (default) a StorageClass `standard`, marked
+#                       default, served by a real external provisioner (hack/provisioner: hostPath volumes
+#                       under the cluster directory, like kind's local-path provisioner), so that claims
+#                       (a StatefulSet's volumeClaimTemplates) are provisioned and bound
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -96,6 +100,9 @@ down() {
     log "stopping qkcm (pid $pid)"
     kill -TERM "$pid" 2>/dev/null || true
     for _ in $(seq 1 75); do kill -0 "$pid" 2>/dev/null || break; sleep 0.2; done
+  fi
+  if [[ -f "$CLUSTER_DIR/provisioner.pid" ]]; then
+    kill "$(cat "$CLUSTER_DIR/provisioner.pid")" 2>/dev/null || true
   fi
   if [[ -d "$CLUSTER_DIR" ]]; then
     log "deleting cluster $NAME"
@@ -181,6 +188,25 @@ else
   ln -sfn logs/kube-controller-manager.log "$CLUSTER_DIR/qkcm.log"
 fi
 exec {create_lock}>&-
+
+if [[ "${QKCM_STORAGE:-provisioner}" != none ]]; then
+  PROVISIONER="$("$ROOT/hack/install-provisioner.sh" --print-path)"
+  [[ -x "$PROVISIONER" ]] || "$ROOT/hack/install-provisioner.sh" >&2
+  "$PROVISIONER" --kubeconfig="$CLUSTER_DIR/kubeconfig.yaml" --base-dir="$CLUSTER_DIR/volumes" \
+    >"$CLUSTER_DIR/provisioner.log" 2>&1 &
+  echo $! > "$CLUSTER_DIR/provisioner.pid"
+  "$BIN/kubectl" --kubeconfig "$CLUSTER_DIR/kubeconfig.yaml" apply -f - >/dev/null <<'EOF_SC'
+apiVersion: storage.k8s.io/v1
+kind: StorageClass
+metadata:
+  name: standard
+  annotations: {storageclass.kubernetes.io/is-default-class: "true"}
+provisioner: qkcm.io/hostpath
+reclaimPolicy: Delete
+volumeBindingMode: Immediate
+EOF_SC
+  log "default StorageClass standard: hack/provisioner (pid $(cat "$CLUSTER_DIR/provisioner.pid"), log $CLUSTER_DIR/provisioner.log)"
+fi
 
 if $noqkcm; then
   # The flags kwokctl gives a kube-controller-manager it launches, plus the ones this script adds.
