@@ -39,7 +39,7 @@ import io.vertx.core.Vertx;
 class ShadowModeTest {
 
     static final Map<String, String> LABELS = Map.of("app", "web");
-    static final Duration WINDOW = Duration.ofSeconds(3);
+    static final Duration WINDOW = Duration.ofSeconds(5);
 
     @Inject
     Vertx vertx;
