@@ -35,11 +35,15 @@ public final class UpstreamWrites implements ManagedFieldsTap {
     private final ShadowMatcher matcher;
     private final String manager;
     private final Instant since;
-    /** uid@resourceVersion → upstream's entries by subresource, from decoding to the handler. */
-    private final Map<String, Map<String, String>> decoded = Collections.synchronizedMap(
+    /**
+     * uid@resourceVersion → upstream's entries by subresource and when the version was decoded, from decoding to
+     * the handler. The decoding time is the write's time: it precedes every handler of the informer, so a sync of
+     * qkcm's that the version triggered starts after it, whichever handler the informer ran first.
+     */
+    private final Map<String, Decoded> decoded = Collections.synchronizedMap(
             new LinkedHashMap<>(1024, 0.75f, false) {
                 @Override
-                protected boolean removeEldestEntry(Map.Entry<String, Map<String, String>> eldest) {
+                protected boolean removeEldestEntry(Map.Entry<String, Decoded> eldest) {
                     return size() > MAX_PENDING; // decoded for a cache no handler here reads (metadata informers)
                 }
             });
@@ -67,7 +71,7 @@ public final class UpstreamWrites implements ManagedFieldsTap {
             }
         }
         if (!mine.isEmpty()) {
-            decoded.put(meta.getUid() + "@" + meta.getResourceVersion(), mine);
+            decoded.put(meta.getUid() + "@" + meta.getResourceVersion(), new Decoded(mine, matcher.now()));
         }
     }
 
@@ -79,7 +83,8 @@ public final class UpstreamWrites implements ManagedFieldsTap {
         informer.addEventHandler(new ResourceEventHandler<T>() {
             @Override
             public void onAdd(T obj) {
-                Map<String, String> entries = take(obj);
+                Decoded seen = take(obj);
+                Map<String, String> entries = seen.entries();
                 last.put(uid(obj), entries);
                 ObjectMeta m = obj.getMetadata();
                 if (entries.isEmpty() || m.getCreationTimestamp() == null
@@ -88,12 +93,12 @@ public final class UpstreamWrites implements ManagedFieldsTap {
                 }
                 Map<String, Object> object = asMap(obj);
                 if (events) {
-                    event(object, m);
+                    event(object, m, seen.at());
                     return;
                 }
                 String name = Normalise.createName(object, Map.of());
                 matcher.submit(new ShadowAction(Side.UPSTREAM, ShadowMatcher.UNATTRIBUTED, "create", resource, "",
-                        ns(m), name, 0, object, matcher.now()));
+                        ns(m), name, 0, object, seen.at()));
             }
 
             @Override
@@ -102,14 +107,15 @@ public final class UpstreamWrites implements ManagedFieldsTap {
                 if (Objects.equals(old.getMetadata().getResourceVersion(), m.getResourceVersion())) {
                     return; // a resync or relist: nothing was written
                 }
-                Map<String, String> entries = take(obj);
+                Decoded seen = take(obj);
+                Map<String, String> entries = seen.entries();
                 Map<String, String> before = last.put(uid(obj), entries);
                 if (before == null) {
                     before = Map.of();
                 }
                 if (m.getDeletionTimestamp() != null && old.getMetadata().getDeletionTimestamp() == null) {
                     matcher.submit(new ShadowAction(Side.UPSTREAM, ShadowMatcher.UNATTRIBUTED, "delete", resource, "",
-                            ns(m), m.getName(), 0, null, matcher.now()));
+                            ns(m), m.getName(), 0, null, seen.at()));
                 }
                 Map<String, Object> object = null;
                 for (Map.Entry<String, String> e : entries.entrySet()) {
@@ -120,11 +126,11 @@ public final class UpstreamWrites implements ManagedFieldsTap {
                         object = asMap(obj);
                     }
                     if (events) {
-                        event(object, m);
+                        event(object, m, seen.at());
                         return;
                     }
                     matcher.submit(new ShadowAction(Side.UPSTREAM, ShadowMatcher.UNATTRIBUTED, "update", resource,
-                            e.getKey(), ns(m), m.getName(), 0, object, matcher.now()));
+                            e.getKey(), ns(m), m.getName(), 0, object, seen.at()));
                 }
             }
 
@@ -146,17 +152,21 @@ public final class UpstreamWrites implements ManagedFieldsTap {
         });
     }
 
-    private void event(Map<String, Object> object, ObjectMeta m) {
+    private void event(Map<String, Object> object, ObjectMeta m, Instant at) {
         String key = Normalise.eventKey(object);
         if (key != null) {
             matcher.submit(new ShadowAction(Side.UPSTREAM, ShadowMatcher.UNATTRIBUTED, "event", "events", "", ns(m), key, 0,
-                    object, matcher.now()));
+                    object, at));
         }
     }
 
-    private Map<String, String> take(HasMetadata obj) {
-        Map<String, String> entries = decoded.remove(uid(obj) + "@" + obj.getMetadata().getResourceVersion());
-        return entries == null ? Map.of() : entries;
+    private Decoded take(HasMetadata obj) {
+        Decoded seen = decoded.remove(uid(obj) + "@" + obj.getMetadata().getResourceVersion());
+        return seen == null ? new Decoded(Map.of(), matcher.now()) : seen;
+    }
+
+    /** Upstream's managedFields entries of one object version, and when it was decoded. */
+    private record Decoded(Map<String, String> entries, Instant at) {
     }
 
     private static String uid(HasMetadata obj) {
