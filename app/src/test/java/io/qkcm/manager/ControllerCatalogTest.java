@@ -139,7 +139,7 @@ class ControllerCatalogTest {
         assertThat(ControllerCatalog.upstream().partial()).containsOnlyKeys(
                 "resourcequota-controller", "resourceclaim-controller", "device-taint-eviction-controller",
                 "selinux-warning-controller", "persistentvolume-binder-controller",
-                "validatingadmissionpolicy-status-controller", "persistentvolume-attach-detach-controller",
+                "persistentvolume-attach-detach-controller",
                 "persistentvolume-expander-controller");
     }
 

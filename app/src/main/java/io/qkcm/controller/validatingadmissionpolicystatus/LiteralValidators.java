@@ -16,7 +16,8 @@ import java.util.function.Predicate;
  * ValidateHomogeneousAggregateLiterals): a {@code duration},
  * {@code timestamp} or {@code matches} call whose first argument is a literal the function would reject is
  * reported at the literal as "invalid &lt;function&gt; argument". They run only on an expression that type
- * checked, as in cel-go. Durations parse as Go's time.ParseDuration, timestamps as Go's RFC 3339 parser within
+ * checked, as in cel-go; the strings extension's check of literal {@code format} calls follows them
+ * ({@link FormatValidator}). Durations parse as Go's time.ParseDuration, timestamps as Go's RFC 3339 parser within
  * CEL's range (years 1 to 9999), patterns as RE2 (re2j, a port of Go's regexp).
  */
 final class LiteralValidators {
@@ -28,6 +29,8 @@ final class LiteralValidators {
         List<CelIssues.Issue> issues = new ArrayList<>();
         walk(ast.getExpr(), ast, issues);
         homogeneous(ast.getExpr(), false, ast, issues);
+        // the strings extension's validator comes after the base environment's, as its library is added later
+        FormatValidator.validate(ast, issues);
         return issues;
     }
 

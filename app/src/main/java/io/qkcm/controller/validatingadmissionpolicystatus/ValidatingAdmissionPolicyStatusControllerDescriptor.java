@@ -12,14 +12,9 @@ import io.qkcm.runtime.josdk.ControllerDescriptor;
  */
 public final class ValidatingAdmissionPolicyStatusControllerDescriptor {
 
-    /** What qkcm's type checking does not reproduce of upstream's (cel-go's) warnings. */
-    static final String PARTIAL = "type checking on cel-java: a string.format() call on literals is not checked "
-            + "at compile time (cel-go's format validator), so its bad clauses get no warning";
-
     public static final ControllerDescriptor DESCRIPTOR = ControllerDescriptor
             .of(ValidatingAdmissionPolicyStatusController.NAME)
-            .startedBy(ValidatingAdmissionPolicyStatusControllerDescriptor::start)
-            .partially(PARTIAL);
+            .startedBy(ValidatingAdmissionPolicyStatusControllerDescriptor::start);
 
     private ValidatingAdmissionPolicyStatusControllerDescriptor() {
     }

@@ -67,25 +67,9 @@ class TypeCheckerGoldenTest {
         return warning.replaceAll("(Deployment|Pod|DoesNotMatter)\\d+", "$1#");
     }
 
-    /**
-     * Where qkcm does not give upstream's warning, by case and field: cel-go's compile-time check of
-     * string.format() literals (ext strings v2's format validator) is not ported, so those expressions get no
-     * warning. The descriptor's partially(...) says the same.
-     */
-    static final Set<String> KNOWN_DIVERGENCES = Set.of(
-            "library and type errors|spec.validations[65].expression", // '%d'.format(['a'])
-            "escaping and nesting|spec.validations[90].expression", // '%d %s'.format([1])
-            "escaping and nesting|spec.validations[92].expression", // '%x'.format([1.5])
-            "escaping and nesting|spec.validations[93].expression", // '%q'.format([1])
-            "escaping and nesting|spec.validations[94].expression", // '%.3f'.format([1])
-            "escaping and nesting|spec.validations[95].expression", // '%b'.format([1.0])
-            "escaping and nesting|spec.validations[96].expression", // '%o'.format(['a'])
-            "escaping and nesting|spec.validations[97].expression"); // '%z'.format([1])
-
     @Test
-    void everyWarningEqualsUpstreamsButTheKnownDivergences() throws Exception {
+    void everyWarningEqualsUpstreams() throws Exception {
         List<String> differences = new ArrayList<>();
-        Set<String> diverged = new TreeSet<>();
         int compared = 0;
         for (Case c : cases()) {
             Map<String, String> want = byField(c.expected());
@@ -95,22 +79,13 @@ class TypeCheckerGoldenTest {
             for (String field : fields) {
                 compared++;
                 String key = c.name() + "|" + field;
-                boolean equal = java.util.Objects.equals(want.get(field), have.get(field));
-                if (KNOWN_DIVERGENCES.contains(key)) {
-                    if (!equal) {
-                        diverged.add(key);
-                    }
-                    continue;
-                }
-                if (!equal) {
+                if (!java.util.Objects.equals(want.get(field), have.get(field))) {
                     differences.add(key + "\nupstream:\n" + want.get(field) + "\nqkcm:\n" + have.get(field));
                 }
             }
         }
         assertThat(compared).isGreaterThan(200);
         assertThat(differences).as(String.join("\n----\n", differences)).isEmpty();
-        // the documented divergences are real: when one disappears, take it off the list (and the descriptor)
-        assertThat(diverged).containsExactlyInAnyOrderElementsOf(KNOWN_DIVERGENCES);
     }
 
     /** Upstream's own test table, its assertions as they are (substrings, field refs, counts). */

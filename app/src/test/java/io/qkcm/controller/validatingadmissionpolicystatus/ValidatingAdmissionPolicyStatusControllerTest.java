@@ -146,6 +146,37 @@ class ValidatingAdmissionPolicyStatusControllerTest {
         });
     }
 
+    /**
+     * cel-go's compile-time check of string.format() with a literal format string and argument list (the strings
+     * extension's validator): the server accepts these policies, as it compiles them with {@code object} dyn;
+     * typed by Deployment's schema, a clause meets an argument it cannot format (a string for %d, a bool for
+     * %x). A non-literal format string is not checked, dyn (IntOrString) suits every clause. (Errors that do not
+     * depend on the object's type, a wrong count or verb, the server rejects at create.)
+     */
+    @Test
+    void formatClausesAreCheckedAgainstTheArgumentsTypes() throws Exception {
+        startController();
+        create("vap-format",
+                validation("'%d'.format([object.metadata.name]) != ''",
+                        "'%x of %s'.format([object.spec.paused, object.spec])"),
+                validation("'%d %s %f'.format([object.spec.replicas, object.spec.selector.matchLabels, "
+                        + "object.spec.strategy.rollingUpdate.maxSurge]) != ''", null),
+                validation("object.metadata.name.format([1]) != ''", null));
+        ValidatingAdmissionPolicy p = awaitObserved("vap-format", 1);
+        assertThat(warnings(p)).extracting(ExpressionWarning::getFieldRef, ExpressionWarning::getWarning)
+                .containsExactly(
+                        org.assertj.core.groups.Tuple.tuple("spec.validations[0].expression",
+                                "apps/v1, Kind=Deployment: ERROR: <input>:1:29: error during formatting: decimal "
+                                        + "clause can only be used on integers, was given string\n"
+                                        + " | '%d'.format([object.metadata.name]) != ''\n"
+                                        + " | ............................^\n"),
+                        org.assertj.core.groups.Tuple.tuple("spec.validations[0].messageExpression",
+                                "apps/v1, Kind=Deployment: ERROR: <input>:1:31: error during formatting: only "
+                                        + "integers, byte buffers, and strings can be formatted as hex, was given bool\n"
+                                        + " | '%x of %s'.format([object.spec.paused, object.spec])\n"
+                                        + " | ..............................^\n"));
+    }
+
     @Test
     void observedGenerationFollowsGenerationAndWarningsFollowTheExpressions() throws Exception {
         startController();
