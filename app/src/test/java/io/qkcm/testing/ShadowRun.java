@@ -120,6 +120,29 @@ public final class ShadowRun implements AutoCloseable {
         }
     }
 
+    /**
+     * Stops upstream's kube-controller-manager (SIGSTOP) until {@link #resumeUpstream}: a test decides which side
+     * acts first. It runs without leader election, so a pause cannot cost it a Lease.
+     */
+    public void pauseUpstream() throws IOException, InterruptedException {
+        signalUpstream("-STOP");
+    }
+
+    /** Lets upstream's kube-controller-manager go on (SIGCONT). */
+    public void resumeUpstream() throws IOException, InterruptedException {
+        signalUpstream("-CONT");
+    }
+
+    private void signalUpstream(String signal) throws IOException, InterruptedException {
+        if (upstream == null) {
+            throw new IllegalStateException("no upstream kube-controller-manager in this run");
+        }
+        int rc = new ProcessBuilder("kill", signal, Long.toString(upstream.pid())).inheritIO().start().waitFor();
+        if (rc != 0) {
+            throw new IllegalStateException("kill " + signal + " " + upstream.pid() + " exited " + rc);
+        }
+    }
+
     public ShadowMatcher matcher() {
         return shadow.matcher();
     }

@@ -209,9 +209,12 @@ public final class ShadowMatcher implements AutoCloseable {
                 if (!qkcm.isEmpty() && !g.upstream.isEmpty()) {
                     List<String> diff = sharedState(verb, qkcm, g.upstream);
                     ShadowAction theirs = g.upstream.get(g.upstream.size() - 1);
-                    if (!diff.isEmpty() && qkcm.get(qkcm.size() - 1).time().isBefore(theirs.time()) && lostRace(theirs)) {
-                        // each side wrote the state its cache showed; upstream's last came later and qkcm, syncing
-                        // with it, had nothing to change
+                    ShadowAction mine = qkcm.get(qkcm.size() - 1);
+                    Instant after = mine.time().isAfter(theirs.time()) ? mine.time() : theirs.time();
+                    if (!diff.isEmpty() && lostRace(theirs, after)) {
+                        // each side wrote the state its cache showed (the two caches step through them at different
+                        // moments); after both last writes qkcm synced with upstream's in its cache and had nothing
+                        // to change
                         count(g, controller, CONVERGED, 1, List.of());
                     } else {
                         count(g, controller, diff.isEmpty() ? MATCHED : DIFFERENT_CONTENT, 1, diff);
@@ -261,7 +264,12 @@ public final class ShadowMatcher implements AutoCloseable {
      * it first.
      */
     private boolean lostRace(ShadowAction action) {
-        long t = action.time().toEpochMilli();
+        return lostRace(action, action.time());
+    }
+
+    /** As {@link #lostRace(ShadowAction)}, with a sync that started at {@code notBefore} or later. */
+    private boolean lostRace(ShadowAction action, Instant notBefore) {
+        long t = notBefore.toEpochMilli();
         for (String object : aboutObjects(action)) {
             Deque<Long> starts = syncs.get(object);
             if (starts == null) {

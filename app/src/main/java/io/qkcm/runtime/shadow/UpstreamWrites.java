@@ -49,6 +49,8 @@ public final class UpstreamWrites implements ManagedFieldsTap {
             });
     /** uid → upstream's entries on the last version seen. */
     private final Map<String, Map<String, String>> last = new ConcurrentHashMap<>();
+    /** uid → every manager's entries on the last version seen. */
+    private final Map<String, String> lastAll = new ConcurrentHashMap<>();
 
     public UpstreamWrites(ShadowMatcher matcher, String manager, Instant since) {
         this.matcher = matcher;
@@ -63,15 +65,22 @@ public final class UpstreamWrites implements ManagedFieldsTap {
             return;
         }
         Map<String, String> mine = new TreeMap<>();
+        Map<String, String> othersLatest = new TreeMap<>();
+        StringBuilder all = new StringBuilder();
         for (ManagedFieldsEntry e : entries) {
+            String sub = e.getSubresource() == null ? "" : e.getSubresource();
+            String entry = e.getOperation() + " " + e.getTime() + " " + (e.getFieldsV1() == null ? ""
+                    : String.valueOf(e.getFieldsV1().getAdditionalProperties()));
+            all.append(e.getManager()).append('/').append(sub).append(' ').append(entry).append('\n');
             if (manager.equals(e.getManager())) {
-                String sub = e.getSubresource() == null ? "" : e.getSubresource();
-                mine.put(sub, e.getOperation() + " " + e.getTime() + " " + (e.getFieldsV1() == null ? ""
-                        : String.valueOf(e.getFieldsV1().getAdditionalProperties())));
+                mine.put(sub, entry);
+            } else if (e.getTime() != null) {
+                othersLatest.merge(sub, e.getTime(), (a, b) -> a.compareTo(b) >= 0 ? a : b);
             }
         }
         if (!mine.isEmpty()) {
-            decoded.put(meta.getUid() + "@" + meta.getResourceVersion(), new Decoded(mine, matcher.now()));
+            decoded.put(meta.getUid() + "@" + meta.getResourceVersion(),
+                    new Decoded(mine, othersLatest, all.toString(), matcher.now()));
         }
     }
 
@@ -86,6 +95,7 @@ public final class UpstreamWrites implements ManagedFieldsTap {
                 Decoded seen = take(obj);
                 Map<String, String> entries = seen.entries();
                 last.put(uid(obj), entries);
+                lastAll.put(uid(obj), seen.all());
                 ObjectMeta m = obj.getMetadata();
                 if (entries.isEmpty() || m.getCreationTimestamp() == null
                         || Instant.parse(m.getCreationTimestamp()).isBefore(since.minusSeconds(1))) {
@@ -110,6 +120,7 @@ public final class UpstreamWrites implements ManagedFieldsTap {
                 Decoded seen = take(obj);
                 Map<String, String> entries = seen.entries();
                 Map<String, String> before = last.put(uid(obj), entries);
+                String allBefore = lastAll.put(uid(obj), seen.all());
                 if (before == null) {
                     before = Map.of();
                 }
@@ -132,12 +143,28 @@ public final class UpstreamWrites implements ManagedFieldsTap {
                     matcher.submit(new ShadowAction(Side.UPSTREAM, ShadowMatcher.UNATTRIBUTED, "update", resource,
                             e.getKey(), ns(m), m.getName(), 0, object, seen.at()));
                 }
+                if (object == null && !events && !entries.isEmpty() && seen.all().equals(allBefore)
+                        && m.getDeletionTimestamp() == null) {
+                    // A write that left every entry as it was: the same manager wrote the same fields again within the
+                    // second its entry's time already says. It is upstream's when upstream's entry of the part that
+                    // changed is the newest one there. (A deletion's changes carry no manager: not this case.)
+                    String sub = statusChanged(old, obj) ? "status" : "";
+                    String mine = entries.get(sub);
+                    String others = seen.othersLatest().get(sub);
+                    String time = mine == null ? null : mine.split(" ", 3)[1];
+                    if (time != null && (others == null || time.compareTo(others) > 0
+                            || (!sub.isEmpty() && time.compareTo(others) == 0))) {
+                        matcher.submit(new ShadowAction(Side.UPSTREAM, ShadowMatcher.UNATTRIBUTED, "update", resource,
+                                sub, ns(m), m.getName(), 0, asMap(obj), seen.at()));
+                    }
+                }
             }
 
             @Override
             public void onDelete(T obj, boolean finalStateUnknown) {
                 ObjectMeta m = obj.getMetadata();
                 last.remove(uid(obj));
+                lastAll.remove(uid(obj));
                 if (!events) {
                     matcher.submit(new ShadowAction(Side.UPSTREAM, ShadowMatcher.UNATTRIBUTED, "delete", resource, "",
                             ns(m), m.getName(), 0, null, matcher.now()));
@@ -162,11 +189,18 @@ public final class UpstreamWrites implements ManagedFieldsTap {
 
     private Decoded take(HasMetadata obj) {
         Decoded seen = decoded.remove(uid(obj) + "@" + obj.getMetadata().getResourceVersion());
-        return seen == null ? new Decoded(Map.of(), matcher.now()) : seen;
+        return seen == null ? new Decoded(Map.of(), Map.of(), "", matcher.now()) : seen;
     }
 
-    /** Upstream's managedFields entries of one object version, and when it was decoded. */
-    private record Decoded(Map<String, String> entries, Instant at) {
+    private static boolean statusChanged(HasMetadata old, HasMetadata obj) {
+        return !Objects.equals(asMap(old).get("status"), asMap(obj).get("status"));
+    }
+
+    /**
+     * Upstream's managedFields entries of one object version by subresource, the newest time of every other
+     * manager's entries by subresource, all entries as one string, and when the version was decoded.
+     */
+    private record Decoded(Map<String, String> entries, Map<String, String> othersLatest, String all, Instant at) {
     }
 
     private static String uid(HasMetadata obj) {

@@ -84,7 +84,17 @@ class ReplicaSetShadowTest {
         try (ShadowRun run = ShadowRun.start(vertx, Duration.ofSeconds(3), "replicaset", List.of(altered));
                 KubernetesClient admin = run.server.newClient()) {
             String ns = newNamespace(admin, "shadow-altered");
-            admin.apps().replicaSets().inNamespace(ns).resource(replicaSet("web", 3, LABELS)).create();
+            // qkcm acts first: were upstream's pods in its cache before it synced, it would create nothing at all
+            run.pauseUpstream();
+            try {
+                admin.apps().replicaSets().inNamespace(ns).resource(replicaSet("web", 3, LABELS)).create();
+                await().atMost(Duration.ofSeconds(30)).until(() -> run.audit().entries().stream()
+                        .filter(e -> e.userAgent().startsWith("qkcm/") && e.isWrite() && ns.equals(e.namespace())
+                                && e.uri().contains("/pods"))
+                        .count() == 4);
+            } finally {
+                run.resumeUpstream();
+            }
             await().atMost(Duration.ofSeconds(30)).until(() -> admin.pods().inNamespace(ns).list().getItems().size() == 3);
             await().atMost(Duration.ofSeconds(30)).until(() -> run.matcher().latest().stream()
                     .anyMatch(m -> m.key().equals("create /pods " + ns + "/web-*")));

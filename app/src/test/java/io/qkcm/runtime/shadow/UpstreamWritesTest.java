@@ -133,4 +133,106 @@ class UpstreamWritesTest {
             assertThat(matcher.latest()).extracting(ShadowMatcher.Mismatch::cls).isEqualTo(List.of(ShadowMatcher.DIFFERENT_CONTENT));
         }
     }
+
+    @Test
+    void aSecondWriteOfUpstreamsWithinTheSameSecondIsSeen() {
+        StepClock clock = new StepClock();
+        try (ShadowMatcher matcher = new ShadowMatcher(Duration.ofSeconds(5), new SimpleMeterRegistry(), clock, false)) {
+            UpstreamWrites writes = new UpstreamWrites(matcher, UpstreamWrites.UPSTREAM_MANAGER, clock.instant());
+            ResourceEventHandler<ReplicaSet> handler = handlerOf(writes);
+            ReplicaSet created = replicaSet("10", 0, "2026-11-27T04:59:59Z");
+            writes.observe(created.getMetadata());
+            handler.onAdd(created);
+            ReplicaSet first = replicaSet("11", 1, "2026-11-27T05:00:01Z");
+            writes.observe(first.getMetadata());
+            handler.onUpdate(created, first);
+            // the same manager, the same fields, the same second: its entry is unchanged
+            ReplicaSet second = replicaSet("12", 3, "2026-11-27T05:00:01Z");
+            writes.observe(second.getMetadata());
+            handler.onUpdate(first, second);
+            // qkcm meant the second one only
+            matcher.submit(new ShadowAction(Side.QKCM, "replicaset-controller", "update", "apps/replicasets", "status", "ns",
+                    "web", 200, Map.of("kind", "ReplicaSet", "metadata", Map.of("namespace", "ns", "name", "web"), "status",
+                            Map.of("replicas", 3, "fullyLabeledReplicas", 3)),
+                    clock.instant()));
+            matcher.closeAll();
+
+            assertThat(matcher.latest()).isEmpty();
+            assertThat(matcher.totals().get("replicaset-controller")).containsEntry(ShadowMatcher.MATCHED, 1L);
+        }
+    }
+
+    @Test
+    void anotherManagersRewriteIsNotUpstreams() {
+        StepClock clock = new StepClock();
+        try (ShadowMatcher matcher = new ShadowMatcher(Duration.ofSeconds(5), new SimpleMeterRegistry(), clock, false)) {
+            UpstreamWrites writes = new UpstreamWrites(matcher, UpstreamWrites.UPSTREAM_MANAGER, clock.instant());
+            ResourceEventHandler<ReplicaSet> handler = handlerOf(writes);
+            ReplicaSet created = replicaSet("10", 0, "2026-11-27T05:00:01Z");
+            created.getMetadata().getManagedFields().add(new ManagedFieldsEntryBuilder().withManager("someone")
+                    .withOperation("Update").withSubresource("status").withApiVersion("apps/v1")
+                    .withTime("2026-11-27T05:00:02Z").build());
+            writes.observe(created.getMetadata());
+            handler.onAdd(created);
+            // "someone" writes the status again in its second: upstream's entry is older, the write is not upstream's
+            ReplicaSet again = replicaSet("11", 2, "2026-11-27T05:00:01Z");
+            again.getMetadata().getManagedFields().add(new ManagedFieldsEntryBuilder().withManager("someone")
+                    .withOperation("Update").withSubresource("status").withApiVersion("apps/v1")
+                    .withTime("2026-11-27T05:00:02Z").build());
+            writes.observe(again.getMetadata());
+            handler.onUpdate(created, again);
+            matcher.closeAll();
+
+            assertThat(matcher.totals()).isEmpty();
+        }
+    }
+
+    @Test
+    void qkcmsWriteFromAnOlderCacheAnsweredAfterUpstreamsThenASilentSyncConverges() {
+        StepClock clock = new StepClock();
+        try (ShadowMatcher matcher = new ShadowMatcher(Duration.ofSeconds(5), new SimpleMeterRegistry(), clock, false)) {
+            UpstreamWrites writes = new UpstreamWrites(matcher, UpstreamWrites.UPSTREAM_MANAGER, clock.instant());
+            ResourceEventHandler<ReplicaSet> handler = handlerOf(writes);
+            ReplicaSet created = replicaSet("10", 0, "2026-11-27T04:59:59Z");
+            writes.observe(created.getMetadata());
+            handler.onAdd(created);
+            // upstream writes 2 replicas; qkcm's dry run of 1 (from a cache one pod behind) is answered just after
+            ReplicaSet two = replicaSet("11", 2, "2026-11-27T05:00:00Z");
+            writes.observe(two.getMetadata());
+            handler.onUpdate(created, two);
+            clock.advance(10);
+            matcher.submit(new ShadowAction(Side.QKCM, "replicaset-controller", "update", "apps/replicasets", "status", "ns",
+                    "web", 200, Map.of("kind", "ReplicaSet", "metadata", Map.of("namespace", "ns", "name", "web"), "status",
+                            Map.of("replicas", 1, "fullyLabeledReplicas", 1)),
+                    clock.instant()));
+            clock.advance(40);
+            // qkcm's next sync sees both pods and upstream's status: nothing to write
+            matcher.synced("replicaset-controller", "ReplicaSet", "ns/web", clock.millis());
+            matcher.closeAll();
+
+            assertThat(matcher.latest()).isEmpty();
+            assertThat(matcher.totals().get("replicaset-controller")).containsEntry(ShadowMatcher.CONVERGED, 1L);
+        }
+    }
+
+    @Test
+    void aGracefulDeletionIsNotAnUpdateOfUpstreams() {
+        StepClock clock = new StepClock();
+        try (ShadowMatcher matcher = new ShadowMatcher(Duration.ofSeconds(5), new SimpleMeterRegistry(), clock, false)) {
+            UpstreamWrites writes = new UpstreamWrites(matcher, UpstreamWrites.UPSTREAM_MANAGER, clock.instant());
+            ResourceEventHandler<ReplicaSet> handler = handlerOf(writes);
+            ReplicaSet created = replicaSet("10", 1, "2026-11-27T05:00:01Z");
+            writes.observe(created.getMetadata());
+            handler.onAdd(created);
+            // a DELETE sets the deletionTimestamp and touches no managedFields entry
+            ReplicaSet deleting = replicaSet("11", 1, "2026-11-27T05:00:01Z");
+            deleting.getMetadata().setDeletionTimestamp("2026-11-27T05:00:02Z");
+            writes.observe(deleting.getMetadata());
+            handler.onUpdate(created, deleting);
+            matcher.closeAll();
+
+            // a deletion qkcm did not intend is not counted; an update would be (only-upstream)
+            assertThat(matcher.totals()).isEmpty();
+        }
+    }
 }

@@ -209,11 +209,14 @@ class PersistentVolumeControllerTest {
         String s = suffix();
         String ns = TestNamespaces.newNamespace(client, "pvb-two");
         String pv = "pvb-shared-" + s;
+        // a class of its own: an unbound classless claim another test left behind would match the free volume
+        // as well as "first" does, and whichever claim syncs first gets it (as upstream's binder would)
+        String cls = "pvb-two-" + s;
         try (var c = start()) {
-            createVolume(pv, "1Gi", "", null, null, "Retain");
-            createClaim(ns, "first", "1Gi", "", pv, null);
+            createVolume(pv, "1Gi", cls, null, null, "Retain");
+            createClaim(ns, "first", "1Gi", cls, pv, null);
             await().atMost(WAIT).until(() -> "Bound".equals(phase(claim(ns, "first"))));
-            createClaim(ns, "second", "1Gi", "", pv, null);
+            createClaim(ns, "second", "1Gi", cls, pv, null);
             await().atMost(WAIT).until(() -> !events(ns, "second", "FailedBinding").isEmpty());
             Event e = events(ns, "second", "FailedBinding").get(0);
             assertThat(e.getType()).isEqualTo("Warning");
