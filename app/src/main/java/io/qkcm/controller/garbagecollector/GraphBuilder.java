@@ -144,7 +144,7 @@ final class GraphBuilder {
         if (type.isPresent()) {
             return sharedMonitor(type.get(), gvr, kind, null);
         }
-        return new Monitor.Metadata(informers.create(gvr, kind), graphChanges::add);
+        return new Monitor.Metadata(informers.informerFor(gvr, kind), graphChanges::add);
     }
 
     private <T extends HasMetadata> Monitor sharedMonitor(Class<T> type, GroupVersionResource gvr, String kind,
