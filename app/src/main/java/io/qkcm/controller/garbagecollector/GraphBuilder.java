@@ -228,7 +228,7 @@ final class GraphBuilder {
         }
     }
 
-    /** Stops every monitor: the metadata informers end, the shared ones lose only the handler. */
+    /** Stops every monitor: each loses the handler; a metadata informer no other user holds ends, the shared ones run on. */
     void stopMonitors() {
         synchronized (monitorLock) {
             monitors.values().forEach(Monitor::stop);
