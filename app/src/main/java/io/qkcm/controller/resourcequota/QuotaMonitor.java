@@ -393,6 +393,18 @@ final class QuotaMonitor {
         }
         synchronized (monitorLock) {
             running = true;
+            // the controllers built after this one asked for their typed informers since the first
+            // discovery: their types leave the metadata informers before any watch opens (one per type)
+            Map<GroupVersionResource, String> handOver = new HashMap<>();
+            monitors.forEach((gvr, m) -> {
+                if (m.onMetadata() && shared.typeServing(gvr).isPresent()) {
+                    handOver.put(gvr, m.metadata().kind());
+                }
+            });
+            if (!handOver.isEmpty()) {
+                // the same resources: only those handed over get a new monitor
+                syncMonitors(Set.copyOf(monitors.keySet()), handOver::get);
+            }
             startMonitors();
         }
         LOG.info("QuotaMonitor running");

@@ -140,6 +140,37 @@ class CustomResourceQuotaTest {
         }
     }
 
+    /**
+     * A controller built after the quota controller asks for a typed informer of a type the quota
+     * controller's first discovery put on a metadata informer (the manager builds every controller, then
+     * starts them): at its start the quota controller hands the type over to the typed informer before its
+     * metadata informer ever starts, so the type is never watched twice.
+     */
+    @Test
+    void typeWithATypedInformerAskedForBeforeStartIsNeverWatchedByAMetadataInformer() throws Exception {
+        GroupVersionResource statefulSets = new GroupVersionResource("apps", "v1", "statefulsets");
+        try (ControllerHarness<ResourceQuotaController> harness = ControllerHarness.create(vertx,
+                ResourceQuotaController.NAME, Map.of("qkcm.resource-quota-sync-period", "1h",
+                        "qkcm.internal.resourcequota.discovery-period", "2s"),
+                ResourceQuotaControllerDescriptor::newController)) {
+            ResourceQuotaController controller = harness.controller;
+            assertThat(controller.quotaMonitor().monitorInformers()).containsEntry(statefulSets, "metadata");
+            MetadataInformer metadataInformer = harness.informers.metadata().existing(statefulSets).orElseThrow();
+            assertThat(metadataInformer.started()).isFalse();
+
+            // as the statefulset controller does while it is built
+            harness.informers.informerFor(io.fabric8.kubernetes.api.model.apps.StatefulSet.class);
+            harness.start();
+
+            // the quota controller starts once its Operator has started
+            await().atMost(TIMEOUT).untilAsserted(() -> assertThat(controller.quotaMonitor().monitorInformers())
+                    .containsEntry(statefulSets, "typed"));
+            assertThat(metadataInformer.started()).as("the metadata informer never watched").isFalse();
+            assertThat(metadataInformer.stopped()).isTrue();
+            assertThat(harness.informers.metadata().existing(statefulSets)).isEmpty();
+        }
+    }
+
     private static CustomResourceDefinition crd(KubernetesClient client, String plural, String kind) {
         CustomResourceDefinition crd = new CustomResourceDefinitionBuilder().withNewMetadata()
                 .withName(plural + "." + GROUP).endMetadata().withNewSpec().withGroup(GROUP).withScope("Namespaced")
