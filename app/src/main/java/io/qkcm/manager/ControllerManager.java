@@ -158,8 +158,9 @@ public class ControllerManager {
         if (options.bool("shadow")) {
             startShadow();
         }
+        // upstream's two process-wide factories: typed informers, and metadata informers (its own client)
         informers = new SharedInformers(clients.forComponent("shared-informers"), options.minResyncPeriod(),
-                options.featureGates().enabled("WatchListClient"));
+                options.featureGates().enabled("WatchListClient"), clients.forComponent("metadata-informers"));
         events = new EventBroadcaster(clients.forComponent("event-broadcaster"));
         // As upstream, the campaign starts once /healthz is served, before the controllers are built and the
         // informers started (upstream builds them after winning): the Lease, the first write, does not wait

@@ -137,7 +137,7 @@ class ControllerCatalogTest {
                         "persistentvolume-attach-detach-controller", "persistentvolume-expander-controller",
                         "horizontal-pod-autoscaler-controller");
         assertThat(ControllerCatalog.upstream().partial()).containsOnlyKeys(
-                "resourcequota-controller", "resourceclaim-controller", "device-taint-eviction-controller",
+                "resourceclaim-controller", "device-taint-eviction-controller",
                 "selinux-warning-controller", "persistentvolume-binder-controller",
                 "persistentvolume-attach-detach-controller",
                 "persistentvolume-expander-controller");

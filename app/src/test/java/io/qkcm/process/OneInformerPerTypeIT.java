@@ -15,6 +15,7 @@ import org.junit.jupiter.api.Test;
 
 import io.fabric8.kubernetes.api.model.DeletionPropagation;
 import io.fabric8.kubernetes.api.model.NamespaceBuilder;
+import io.fabric8.kubernetes.api.model.apiextensions.v1.CustomResourceDefinitionBuilder;
 import io.fabric8.kubernetes.api.model.apps.DeploymentBuilder;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.qkcm.testing.AuditLog;
@@ -27,14 +28,18 @@ import io.qkcm.testing.RealApiServer;
  * deleted with its ReplicaSet and pods collected, a discovery resync of the garbage collector after it),
  * the process never has two watches open on one resource type: every type is watched either by the
  * shared informers (upstream's SharedInformerFactory, which JOSDK's event sources and the garbage
- * collector's monitors run on) or, for the types no controller caches, by the garbage collector's
- * metadata informers (upstream's informerfactory), never by both. Watches are streaming lists
- * (sendInitialEvents, no LIST). A re-watch after a watch closed is no second watch.
+ * collector's monitors run on) or, for the types no controller caches, by the process's metadata
+ * informers (upstream's metadatainformer factory, client "metadata-informers"), never by both. A custom
+ * resource, which both the garbage collector and the quota controller monitor, is watched once, by the
+ * metadata informers. Watches are streaming lists (sendInitialEvents, no LIST). A re-watch after a
+ * watch closed is no second watch.
  */
 class OneInformerPerTypeIT {
 
     private static final String SHARED = "/shared-informers";
     private static final String GC = "/generic-garbage-collector";
+    private static final String METADATA = "/metadata-informers";
+    private static final String CR_GROUP = "oneinformer.qkcm.io";
     /** The API server logs a watch's end (ResponseComplete) a little after the client may have re-watched. */
     private static final Duration CLOSE_SKEW = Duration.ofSeconds(1);
 
@@ -45,6 +50,29 @@ class OneInformerPerTypeIT {
         String name = "one-informer-" + Long.toString(System.nanoTime() % 100000, 36);
         String user = Identities.user(name);
         Instant began = Instant.now();
+        String plural = "widgets" + Long.toString(System.nanoTime() % 100000, 36);
+        try (KubernetesClient client = server.newClient()) {
+            // a custom resource type: the garbage collector and the quota controller monitor it
+            client.apiextensions().v1().customResourceDefinitions().resource(new CustomResourceDefinitionBuilder()
+                    .withNewMetadata().withName(plural + "." + CR_GROUP).endMetadata().withNewSpec().withGroup(CR_GROUP)
+                    .withScope("Namespaced").withNewNames().withPlural(plural).withKind("Widget").endNames()
+                    .addNewVersion().withName("v1").withServed(true).withStorage(true).withNewSchema()
+                    .withNewOpenAPIV3Schema().withType("object").withXKubernetesPreserveUnknownFields(true)
+                    .endOpenAPIV3Schema().endSchema().endVersion().endSpec().build()).create();
+            await().atMost(Duration.ofSeconds(30)).until(() -> {
+                var crd = client.apiextensions().v1().customResourceDefinitions().withName(plural + "." + CR_GROUP).get();
+                return crd.getStatus() != null && crd.getStatus().getConditions().stream()
+                        .anyMatch(c -> c.getType().equals("Established") && c.getStatus().equals("True"));
+            });
+            try {
+                run(server, audit, name, user, began, plural);
+            } finally {
+                client.apiextensions().v1().customResourceDefinitions().withName(plural + "." + CR_GROUP).delete();
+            }
+        }
+    }
+
+    private void run(RealApiServer server, AuditLog audit, String name, String user, Instant began, String plural) {
         try (KubernetesClient client = server.newClient();
                 QkcmProcess qkcm = QkcmProcess.java(name, Map.of("HOSTNAME", name),
                         List.of("--kubeconfig=" + new Identities(server).kubeconfigFor(name), "--controllers=*",
@@ -89,15 +117,17 @@ class OneInformerPerTypeIT {
             List<AuditLog.Entry> closed = audit.entries(e -> e.user().equals(user) && e.verb().equals("watch")
                     && !e.time().isBefore(began));
 
-            assertThat(watches).as("watches by a client other than the shared informers' or the garbage collector's")
-                    .allSatisfy(e -> assertThat(e.userAgent()).matches(".*(" + SHARED + "|" + GC + ")$"));
+            assertThat(watches).as("watches by a client other than the shared informers' or the metadata informers'")
+                    .allSatisfy(e -> assertThat(e.userAgent()).matches(".*(" + SHARED + "|" + METADATA + ")$"));
             Map<String, Long> shared = perResource(watches, SHARED);
-            Map<String, Long> gc = perResource(watches, GC);
+            Map<String, Long> metadata = perResource(watches, METADATA);
             // what the controllers read, at least, comes from the shared informers
             assertThat(shared.keySet()).contains("pods", "replicasets", "replicationcontrollers", "deployments",
                     "namespaces", "services", "endpoints", "endpointslices", "nodes");
-            assertThat(gc).as("the garbage collector's metadata informers watch the other types").isNotEmpty();
-            assertThat(gc.keySet()).as("types watched by the garbage collector as well as the shared informers")
+            assertThat(metadata).as("the metadata informers watch the other types").isNotEmpty();
+            assertThat(metadata).as("the custom resource, monitored by the garbage collector and the quota controller")
+                    .containsKey(plural);
+            assertThat(metadata.keySet()).as("types watched by the metadata informers as well as the shared informers")
                     .doesNotContainAnyElementsOf(shared.keySet());
 
             // never two watches open on one type at a time, all through the run
@@ -106,11 +136,11 @@ class OneInformerPerTypeIT {
                     .isNotEmpty().allSatisfy((type, n) -> assertThat(n).as(type).isEqualTo(1));
 
             // as upstream's informers in v1.34: a streaming list (one watch with sendInitialEvents), no LIST
-            assertThat(lists.stream().filter(e -> e.userAgent().endsWith(SHARED) || e.userAgent().endsWith(GC)))
+            assertThat(lists.stream().filter(e -> e.userAgent().endsWith(SHARED) || e.userAgent().endsWith(METADATA)))
                     .as("LISTs by the informers").isEmpty();
             assertThat(watches.stream().filter(e -> e.uri().contains("sendInitialEvents=true")).map(AuditLog.Entry::resource)
                     .collect(Collectors.toSet())).as("types whose informer started with a streaming list")
-                    .containsAll(shared.keySet()).containsAll(gc.keySet());
+                    .containsAll(shared.keySet()).containsAll(metadata.keySet());
         }
     }
 

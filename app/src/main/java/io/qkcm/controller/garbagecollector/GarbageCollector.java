@@ -66,8 +66,9 @@ public final class GarbageCollector implements Controller {
         this.workers = workers;
         this.client = new MetadataClient(context.client());
         this.discovery = new ApiDiscovery(client);
-        // upstream's metadata informers stream their lists too unless --feature-gates=WatchListClient=false
-        this.informers = new MetadataInformers(client, context.options().featureGates().enabled("WatchListClient"));
+        // upstream's informerfactory: the process's metadata informers, shared with the quota controller's
+        // monitors (one watch per type); they stream their lists unless --feature-gates=WatchListClient=false
+        this.informers = context.metadataInformers();
         this.attemptToDelete = context.newQueue("garbage_collector_attempt_to_delete");
         this.attemptToOrphan = context.newQueue("garbage_collector_attempt_to_orphan");
         this.graphChanges = context.newQueue("garbage_collector_graph_changes");
@@ -574,8 +575,8 @@ public final class GarbageCollector implements Controller {
         attemptToOrphan.shutDownWithDrain(Duration.ofNanos(Math.max(0, deadline - System.nanoTime()) / 2));
         attemptToDelete.shutDownWithDrain(Duration.ofNanos(Math.max(0, deadline - System.nanoTime())));
         orphaners.shutdownNow();
+        // the monitors' uses of the process's metadata informers end; the process stops the factory
         graph.stopMonitors();
-        informers.shutdown();
         stopped.countDown();
     }
 

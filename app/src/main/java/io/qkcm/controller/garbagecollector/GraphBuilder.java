@@ -144,7 +144,7 @@ final class GraphBuilder {
         if (type.isPresent()) {
             return sharedMonitor(type.get(), gvr, kind, null);
         }
-        return new Monitor.Metadata(informers.create(gvr, kind), graphChanges::add);
+        return new Monitor.Metadata(informers.informerFor(gvr, kind), graphChanges::add);
     }
 
     private <T extends HasMetadata> Monitor sharedMonitor(Class<T> type, GroupVersionResource gvr, String kind,
@@ -228,7 +228,7 @@ final class GraphBuilder {
         }
     }
 
-    /** Stops every monitor: the metadata informers end, the shared ones lose only the handler. */
+    /** Stops every monitor: each loses the handler; a metadata informer no other user holds ends, the shared ones run on. */
     void stopMonitors() {
         synchronized (monitorLock) {
             monitors.values().forEach(Monitor::stop);

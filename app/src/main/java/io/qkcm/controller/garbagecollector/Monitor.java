@@ -19,15 +19,16 @@ import io.qkcm.runtime.informers.SharedInformers;
 
 /**
  * The graph builder's monitor of one resource (upstream's monitor): an event handler on the process's
- * shared typed informer where some controller asked for one, else a metadata informer of the garbage
- * collector's own (upstream's informerfactory), so that no type is watched twice. Either way the graph
+ * shared typed informer where some controller asked for one, else the process's metadata informer of the
+ * resource, which other users (the resource quota controller) may share (upstream's informerfactory), so
+ * that no type is watched twice. Either way the graph
  * builder receives every change in order, as metadata only.
  */
 interface Monitor {
 
     GroupVersionResource resource();
 
-    /** True for a handler on a shared informer, false for the garbage collector's own metadata informer. */
+    /** True for a handler on a shared typed informer, false for one on the process's metadata informer. */
     boolean shared();
 
     /** Starts following the resource; a shared monitor attaches once the shared informer has synced. */
@@ -42,19 +43,24 @@ interface Monitor {
     ObjectMetadata get(String key);
 
     /**
-     * Stops following the resource: a metadata informer stops (its watch ends), a shared informer only
-     * loses the garbage collector's handler and keeps serving the controllers.
+     * Stops following the resource: the informer loses the garbage collector's handler; a metadata
+     * informer no other user holds stops (its watch ends), a shared typed one keeps serving the controllers.
      */
     void stop();
 
-    /** The metadata monitor of the garbage collector's own informer. */
+    /** A handler on the process's metadata informer of the resource: one use of it. */
     final class Metadata implements Monitor {
         private final MetadataInformer informer;
+        private final Handler handler;
         private boolean stopped;
 
+        /**
+         * The informer may already run for another user: adding the handler replays its cache as adds,
+         * in order with the changes after.
+         */
         Metadata(MetadataInformer informer, Consumer<Event> graphChanges) {
             this.informer = informer;
-            informer.addHandler(new Handler() {
+            this.handler = new Handler() {
                 @Override
                 public void onAdd(ObjectMetadata obj) {
                     deliver(graphChanges, new Event(false, EventType.ADD, obj, null));
@@ -69,7 +75,8 @@ interface Monitor {
                 public void onDelete(ObjectMetadata obj) {
                     deliver(graphChanges, new Event(false, EventType.DELETE, obj, null));
                 }
-            });
+            };
+            informer.addHandler(handler);
         }
 
         /** Once {@link #stop} returned nothing more reaches the graph, so a shared monitor can take over. */
@@ -112,9 +119,14 @@ interface Monitor {
         @Override
         public void stop() {
             synchronized (this) {
+                if (stopped) {
+                    return;
+                }
                 stopped = true;
             }
-            informer.stop();
+            informer.removeHandler(handler);
+            // the informer stops only if no other user holds it
+            informer.release();
         }
 
         /** What the cache held last: a shared monitor taking over reports those gone meanwhile as deleted. */

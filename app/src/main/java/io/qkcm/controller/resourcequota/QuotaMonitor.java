@@ -1,16 +1,14 @@
 package io.qkcm.controller.resourcequota;
 
-import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
+import java.util.function.Function;
 
 import org.jboss.logging.Logger;
-
-import com.fasterxml.jackson.databind.JsonNode;
 
 import io.fabric8.kubernetes.api.model.HasMetadata;
 import io.fabric8.kubernetes.api.model.PersistentVolumeClaim;
@@ -30,7 +28,9 @@ import io.qkcm.controller.resourcequota.quota.Registry;
 import io.qkcm.controller.resourcequota.quota.UsageStats;
 import io.qkcm.runtime.informers.GroupVersionResource;
 import io.qkcm.runtime.informers.Indexes;
-import io.qkcm.runtime.informers.MetadataClient;
+import io.qkcm.runtime.informers.MetadataInformers;
+import io.qkcm.runtime.informers.MetadataInformers.MetadataInformer;
+import io.qkcm.runtime.informers.ObjectMetadata;
 import io.qkcm.runtime.informers.ResourceEventHandlerFuncs;
 import io.qkcm.runtime.informers.SharedInformers;
 import io.qkcm.runtime.workqueue.WorkQueue;
@@ -41,14 +41,13 @@ import io.qkcm.runtime.workqueue.WorkQueue;
  * go onto the {@code resource_quota_controller_resource_changes} queue; one worker hands each to the
  * replenishment function, which requeues the quotas of the object's namespace.
  *
- * <p>A monitor is the process's shared informer of the type: the typed informers of the types the
- * core evaluators measure (asked for at construction), or the shared informer some other controller
- * made for a discovered type. A discovered type no shared informer serves (a custom resource, say) has
- * no monitor here: the process's metadata informers belong to the garbage collector and a second watch
- * of a type is not allowed. Its {@code count/<resource>.<group>} is counted by a paginated
- * metadata-only LIST of the namespace at each sync, and its deletes reach the quota at the next full
- * recalculation (--resource-quota-sync-period) instead of at once. Such a type is handed over to a
- * shared informer as soon as one appears.
+ * <p>A monitor is a handler on the process's informer of the type (upstream's informerfactory): the
+ * typed informers of the types the core evaluators measure (asked for at construction), the shared
+ * typed informer some other controller made for a discovered type, or else the process's metadata
+ * informer of the type (a custom resource, say), the one the garbage collector uses too, so a type is
+ * watched once. The object-count evaluators this monitor makes count from that informer's cache, by
+ * namespace. A type on a metadata informer is handed over to a shared typed informer as soon as one
+ * appears, and the metadata informer released (it stops once no other user holds it).
  */
 final class QuotaMonitor {
 
@@ -76,15 +75,28 @@ final class QuotaMonitor {
         void replenish(GroupResource resource, String namespace);
     }
 
-    /** A resource's monitor: a handler on a shared informer, or none (counted by listing). */
-    private record Monitor(SharedIndexInformer<?> informer, ResourceEventHandler<?> handler) {
-        boolean listed() {
-            return informer == null;
+    /**
+     * A resource's monitor: a handler on a shared typed informer ({@code handler} null for the core
+     * evaluators' types, whose handlers live as long as this monitor), or on the process's metadata
+     * informer of the resource, one use of it.
+     */
+    private record Monitor(SharedIndexInformer<?> informer, ResourceEventHandler<?> handler, MetadataInformer metadata,
+            MetadataInformers.Handler metadataHandler) {
+        static Monitor typed(SharedIndexInformer<?> informer, ResourceEventHandler<?> handler) {
+            return new Monitor(informer, handler, null, null);
+        }
+
+        boolean onMetadata() {
+            return metadata != null;
+        }
+
+        boolean hasSynced() {
+            return onMetadata() ? metadata.hasSynced() : informer.hasSynced();
         }
     }
 
     private final SharedInformers shared;
-    private final MetadataClient metadata;
+    private final MetadataInformers metadata;
     private final Registry registry;
     private final QuotaFeatures features;
     private final Replenishment replenishment;
@@ -98,8 +110,10 @@ final class QuotaMonitor {
     /** Object-count evaluators this monitor made, by resource: replaced when the resource gets an informer. */
     private final Map<GroupResource, Evaluator> madeEvaluators = new HashMap<>();
     private Thread worker;
+    /** Set by {@link #start}: monitors are started from then on (upstream's running). */
+    private boolean running;
 
-    QuotaMonitor(SharedInformers shared, MetadataClient metadata, Registry registry, QuotaFeatures features,
+    QuotaMonitor(SharedInformers shared, MetadataInformers metadata, Registry registry, QuotaFeatures features,
             Map<GroupResource, SharedIndexInformer<?>> typed, WorkQueue<Change> resourceChanges,
             Replenishment replenishment, java.time.Clock clock) {
         this.clock = clock;
@@ -194,10 +208,12 @@ final class QuotaMonitor {
     }
 
     /**
-     * SyncMonitors: a monitor for each resource not ignored; an object-count evaluator for each resource
-     * no evaluator measures yet. Monitors of resources no longer served are removed.
+     * SyncMonitors: a monitor for each resource not ignored ({@code kinds} gives a resource's kind, which
+     * a metadata informer's objects carry); an object-count evaluator for each resource no evaluator
+     * measures yet. Monitors of resources no longer served are removed; a resource on a metadata
+     * informer moves to the shared typed informer that appeared for it. Started at once when running.
      */
-    void syncMonitors(Set<GroupVersionResource> resources) {
+    void syncMonitors(Set<GroupVersionResource> resources, Function<GroupVersionResource, String> kinds) {
         synchronized (monitorLock) {
             Map<GroupVersionResource, Monitor> toRemove = new HashMap<>(monitors);
             Map<GroupVersionResource, Monitor> current = new LinkedHashMap<>();
@@ -209,32 +225,61 @@ final class QuotaMonitor {
                     continue;
                 }
                 Monitor existing = toRemove.remove(gvr);
-                if (existing != null && !(existing.listed() && shared.typeServing(gvr).isPresent())) {
+                if (existing != null && !(existing.onMetadata() && shared.typeServing(gvr).isPresent())) {
                     current.put(gvr, existing);
                     kept++;
                     continue;
                 }
-                current.put(gvr, monitorFor(gvr, gr));
+                Monitor m;
+                try {
+                    m = monitorFor(gvr, gr, kinds.apply(gvr));
+                } catch (RuntimeException e) {
+                    LOG.errorf("couldn't start monitor for resource %s: %s", gvr, e.getMessage());
+                    if (existing != null) {
+                        current.put(gvr, existing);
+                    }
+                    continue;
+                }
+                if (existing != null) {
+                    // handed over: the metadata informer's use ends after the new monitor took over
+                    toRemove.put(gvr, existing);
+                }
+                current.put(gvr, m);
                 added++;
             }
             monitors = current;
             toRemove.values().forEach(this::stop);
+            if (running) {
+                startMonitors();
+            }
             LOG.debugf("quota synced monitors: added %d, kept %d, removed %d", added, kept, toRemove.size());
+        }
+    }
+
+    /** StartMonitors: the metadata informers of the monitors start (the typed ones are the process's to start). */
+    private void startMonitors() {
+        for (Monitor m : monitors.values()) {
+            if (m.onMetadata()) {
+                m.metadata().start();
+            }
         }
     }
 
     @SuppressWarnings({ "unchecked", "rawtypes" })
     private void stop(Monitor m) {
-        if (m.informer() != null && m.handler() != null) {
+        if (m.onMetadata()) {
+            m.metadata().removeHandler(m.metadataHandler());
+            m.metadata().release();
+        } else if (m.handler() != null) {
             ((SharedIndexInformer) m.informer()).removeEventHandler(m.handler());
         }
     }
 
-    private Monitor monitorFor(GroupVersionResource gvr, GroupResource gr) {
+    private Monitor monitorFor(GroupVersionResource gvr, GroupResource gr, String kind) {
         SharedIndexInformer<?> core = typed.get(gr);
         if (core != null) {
             // handlers and evaluator exist since construction
-            return new Monitor(core, null);
+            return Monitor.typed(core, null);
         }
         Optional<Class<? extends HasMetadata>> type = shared.typeServing(gvr);
         Evaluator evaluator = registry.get(gr);
@@ -243,20 +288,45 @@ final class QuotaMonitor {
             SharedIndexInformer<? extends HasMetadata> informer = shared.informerFor(type.get());
             LOG.debugf("QuotaMonitor using a shared informer for %s", gvr);
             if (ours) {
-                Evaluator counting = new ObjectCountEvaluator(gr, lister(informer, gvr), "");
-                registry.add(counting);
-                madeEvaluators.put(gr, counting);
-                LOG.infof("QuotaMonitor created object count evaluator for %s", gr);
+                madeEvaluator(gr, new ObjectCountEvaluator(gr, lister(informer, gvr), ""));
             }
-            return new Monitor(informer, register(informer, gr));
+            return Monitor.typed(informer, register(informer, gr));
         }
-        if (ours && evaluator == null) {
-            Evaluator counting = new ObjectCountEvaluator(gr, listing(gvr), "");
-            registry.add(counting);
-            madeEvaluators.put(gr, counting);
-            LOG.infof("QuotaMonitor created object count evaluator for %s (counted by listing: no shared informer)", gr);
+        if (kind == null) {
+            throw new IllegalArgumentException("no kind known for " + gvr);
         }
-        return new Monitor(null, null);
+        MetadataInformer informer = metadata.informerFor(gvr, kind);
+        LOG.debugf("QuotaMonitor using the process's metadata informer for %s", gvr);
+        if (ours) {
+            madeEvaluator(gr, new ObjectCountEvaluator(gr, lister(informer, gvr), ""));
+        }
+        // upstream's handlers: no AddFunc; updates through the update filter, which passes none of a
+        // resource no core evaluator measures (those are on typed informers); every delete
+        MetadataInformers.Handler handler = new MetadataInformers.Handler() {
+            @Override
+            public void onAdd(ObjectMetadata obj) {
+            }
+
+            @Override
+            public void onUpdate(ObjectMetadata oldObj, ObjectMetadata newObj) {
+            }
+
+            @Override
+            public void onDelete(ObjectMetadata obj) {
+                resourceChanges.add(new Change(gr, obj.namespace() == null ? "" : obj.namespace()));
+            }
+        };
+        informer.addHandler(handler);
+        return new Monitor(null, null, informer, handler);
+    }
+
+    private void madeEvaluator(GroupResource gr, Evaluator counting) {
+        boolean replaced = madeEvaluators.containsKey(gr);
+        registry.add(counting);
+        madeEvaluators.put(gr, counting);
+        if (!replaced) {
+            LOG.infof("QuotaMonitor created object count evaluator for %s", gr);
+        }
     }
 
     /** upstream's protectedLister: an error until the informer has synced, then the namespace's objects. */
@@ -269,27 +339,22 @@ final class QuotaMonitor {
         };
     }
 
-    /** The namespace's objects of {@code gvr} by a paginated metadata-only LIST (the names only matter). */
-    private UsageStats.ListFunc listing(GroupVersionResource gvr) {
+    /** The same over a metadata informer's namespace index. */
+    static UsageStats.ListFunc lister(MetadataInformer informer, Object what) {
         return namespace -> {
-            List<Object> items = new ArrayList<>();
-            String cont = null;
-            do {
-                String query = "limit=500" + (cont == null ? "" : "&continue=" + MetadataClient.encode(cont));
-                JsonNode page = metadata.list(gvr, namespace, query);
-                page.path("items").forEach(items::add);
-                String next = page.path("metadata").path("continue").asText("");
-                cont = next.isEmpty() ? null : next;
-            } while (cont != null);
-            return items;
+            if (!informer.hasSynced()) {
+                throw new IllegalStateException(what + " not yet synced");
+            }
+            return informer.byNamespace(namespace);
         };
     }
 
-    /** True when a resource counted by listing is now served by a shared informer (a handover is due). */
-    boolean hasListedWithSharedInformer(Set<GroupVersionResource> resources) {
+    /** True when a resource on a metadata informer is now served by a shared typed informer (a handover is due). */
+    boolean hasMetadataWithSharedInformer(Set<GroupVersionResource> resources) {
         synchronized (monitorLock) {
             for (Map.Entry<GroupVersionResource, Monitor> e : monitors.entrySet()) {
-                if (e.getValue().listed() && resources.contains(e.getKey()) && shared.typeServing(e.getKey()).isPresent()) {
+                if (e.getValue().onMetadata() && resources.contains(e.getKey())
+                        && shared.typeServing(e.getKey()).isPresent()) {
                     return true;
                 }
             }
@@ -304,7 +369,7 @@ final class QuotaMonitor {
                 return false;
             }
             for (Monitor m : monitors.values()) {
-                if (m.informer() != null && !m.informer().hasSynced()) {
+                if (!m.hasSynced()) {
                     return false;
                 }
             }
@@ -312,19 +377,35 @@ final class QuotaMonitor {
         }
     }
 
-    /** The resources monitored by an informer, and those counted by listing (for tests and logs). */
-    Map<GroupVersionResource, Boolean> monitoredByInformer() {
+    /** The informer behind each resource's monitor, "typed" or "metadata" (for tests and logs). */
+    Map<GroupVersionResource, String> monitorInformers() {
         synchronized (monitorLock) {
-            Map<GroupVersionResource, Boolean> out = new HashMap<>();
-            monitors.forEach((gvr, m) -> out.put(gvr, !m.listed()));
+            Map<GroupVersionResource, String> out = new HashMap<>();
+            monitors.forEach((gvr, m) -> out.put(gvr, m.onMetadata() ? "metadata" : "typed"));
             return out;
         }
     }
 
-    /** Run: the worker that hands each change to the replenishment function. */
+    /** Run: starts the monitors, and the worker that hands each change to the replenishment function. */
     synchronized void start() {
         if (worker != null) {
             return;
+        }
+        synchronized (monitorLock) {
+            running = true;
+            // the controllers built after this one asked for their typed informers since the first
+            // discovery: their types leave the metadata informers before any watch opens (one per type)
+            Map<GroupVersionResource, String> handOver = new HashMap<>();
+            monitors.forEach((gvr, m) -> {
+                if (m.onMetadata() && shared.typeServing(gvr).isPresent()) {
+                    handOver.put(gvr, m.metadata().kind());
+                }
+            });
+            if (!handOver.isEmpty()) {
+                // the same resources: only those handed over get a new monitor
+                syncMonitors(Set.copyOf(monitors.keySet()), handOver::get);
+            }
+            startMonitors();
         }
         LOG.info("QuotaMonitor running");
         worker = new Thread(this::processResourceChanges, "resourcequota-monitor");
@@ -335,11 +416,13 @@ final class QuotaMonitor {
     void shutDown() {
         resourceChanges.shutDown();
         synchronized (monitorLock) {
+            running = false;
             monitors.values().forEach(this::stop);
             monitors = new HashMap<>();
         }
-        // the process's informers outlive this controller (a lost lease): its handlers go with it
-        typedHandlers.forEach((gr, handler) -> stop(new Monitor(typed.get(gr), handler)));
+        // the process's informers outlive this controller (a lost lease): its handlers go with it, and its
+        // uses of metadata informers end (above)
+        typedHandlers.forEach((gr, handler) -> stop(Monitor.typed(typed.get(gr), handler)));
     }
 
     private void processResourceChanges() {

@@ -87,6 +87,8 @@ public final class ResourceQuotaController extends KeyReconciler<ResourceQuota> 
     private final List<Thread> priorityWorkers = new ArrayList<>();
     private final List<ScheduledFuture<?>> timers = new ArrayList<>();
     private Set<GroupVersionResource> oldResources = new HashSet<>();
+    /** Resources' kinds from discovery: a metadata informer's objects carry theirs. */
+    private final Map<GroupVersionResource, String> kinds = new java.util.concurrent.ConcurrentHashMap<>();
     private final AdmissionCharges charges;
 
     /**
@@ -125,9 +127,10 @@ public final class ResourceQuotaController extends KeyReconciler<ResourceQuota> 
                         + gr.resource()), clock, features, dynamicResourceAllocation);
         this.registry = new Registry(evaluators);
         this.missingUsageQueue = context.newQueue(PRIORITY_QUEUE);
-        MetadataClient metadata = new MetadataClient(context.client());
-        this.discovery = new ApiDiscovery(metadata);
-        this.quotaMonitor = new QuotaMonitor(context.informers(), metadata, registry, features, typed,
+        this.discovery = new ApiDiscovery(new MetadataClient(context.client()));
+        // upstream's informerfactory: the process's typed informers, else its metadata informers (the
+        // garbage collector's too: one watch per type)
+        this.quotaMonitor = new QuotaMonitor(context.informers(), context.metadataInformers(), registry, features, typed,
                 context.newQueue(RESOURCE_CHANGES_QUEUE), this::replenishQuota, clock);
 
         quotas.addEventHandler(ResourceEventHandlerFuncs.of(q -> {
@@ -146,8 +149,9 @@ public final class ResourceQuotaController extends KeyReconciler<ResourceQuota> 
 
         // initial discovery; a failure here is made good by the periodic discovery sync
         try {
-            Set<GroupVersionResource> resources = quotableResources(discovery.discover());
-            quotaMonitor.syncMonitors(resources);
+            ApiDiscovery.Snapshot snapshot = discovery.discover();
+            rememberKinds(snapshot);
+            quotaMonitor.syncMonitors(quotableResources(snapshot), kinds::get);
         } catch (RuntimeException e) {
             log.errorf("initial discovery check failure, continuing and counting on future sync update: %s", e.getMessage());
         }
@@ -397,6 +401,7 @@ public final class ResourceQuotaController extends KeyReconciler<ResourceQuota> 
             return;
         }
         newResources = quotableResources(snapshot);
+        rememberKinds(snapshot);
         if (!snapshot.failedGroupVersions().isEmpty()) {
             if (newResources.isEmpty()) {
                 return;
@@ -409,7 +414,7 @@ public final class ResourceQuotaController extends KeyReconciler<ResourceQuota> 
             }
         }
         boolean typesChanged = !newResources.equals(oldResources);
-        boolean handover = !typesChanged && quotaMonitor.hasListedWithSharedInformer(newResources);
+        boolean handover = !typesChanged && quotaMonitor.hasMetadataWithSharedInformer(newResources);
         if (!typesChanged && !handover) {
             log.debug("no resource updates from discovery, skipping resource quota sync");
             return;
@@ -420,7 +425,7 @@ public final class ResourceQuotaController extends KeyReconciler<ResourceQuota> 
                 log.debugf("syncing resource quota controller with updated resources from discovery: %s",
                         printDiff(oldResources, newResources));
             }
-            quotaMonitor.syncMonitors(newResources);
+            quotaMonitor.syncMonitors(newResources, kinds::get);
             oldResources = newResources;
             // wait for the caches for at most a period: a cache that never fills must not stop the workers for good
             long deadline = System.nanoTime() + discoveryPeriod.toNanos();
@@ -434,6 +439,13 @@ public final class ResourceQuotaController extends KeyReconciler<ResourceQuota> 
             log.debug("synced quota controller");
         } finally {
             workerLock.writeLock().unlock();
+        }
+    }
+
+    /** The kind of each resource discovery reported (a failed group's kinds are kept from before). */
+    private void rememberKinds(ApiDiscovery.Snapshot snapshot) {
+        for (ApiDiscovery.ApiResource r : snapshot.preferred()) {
+            kinds.put(r.gvr(), r.kind());
         }
     }
 

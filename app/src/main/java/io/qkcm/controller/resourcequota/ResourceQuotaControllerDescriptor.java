@@ -19,10 +19,6 @@ public final class ResourceQuotaControllerDescriptor {
 
     public static final ControllerDescriptor DESCRIPTOR = ControllerDescriptor.of(ResourceQuotaController.NAME)
             .withAliases("resourcequota")
-            .partially("count/<resource>.<group> of a type no shared informer of the process serves (custom resources) "
-                    + "is counted by a metadata-only LIST at each sync, and its deletes reach the quota at the next "
-                    + "--resource-quota-sync-period instead of at once (upstream watches it with a metadata informer; "
-                    + "the process's metadata informers are the garbage collector's own, not yet shared)")
             .startedBy(ResourceQuotaControllerDescriptor::start);
 
     private ResourceQuotaControllerDescriptor() {

@@ -35,8 +35,11 @@ import io.fabric8.kubernetes.client.http.HttpResponse;
  * Watches are asynchronous (no thread per watch); lists run on a small pool.
  *
  * <p>Typed informers with full objects are {@link SharedInformers}' job; this factory is for
- * consumers that need the metadata of every resource type (the garbage collector, for the types no
- * shared informer serves; namespace deletion).
+ * consumers that need the metadata of resource types no typed informer serves (the garbage collector's
+ * and the resource quota controller's monitors, upstream's informerfactory). One factory per process
+ * ({@link SharedInformers#metadata()}) holds ONE informer per resource, shared by its users: each
+ * {@link #informerFor} is one use, ended by {@link MetadataInformer#release}; the informer stops (its
+ * watch ends) when its last use is released, so one user leaving a type never stops it under another.
  */
 public final class MetadataInformers {
 
@@ -59,6 +62,7 @@ public final class MetadataInformers {
     private final Map<GroupVersionResource, MetadataInformer> informers = new HashMap<>();
 
     private final boolean watchList;
+    private boolean shutDown;
 
     public MetadataInformers(MetadataClient client) {
         this(client, true);
@@ -75,11 +79,29 @@ public final class MetadataInformers {
         });
     }
 
-    /** A new informer for {@code gvr} (objects of {@code apiVersion}/{@code kind}), not yet started. */
-    public synchronized MetadataInformer create(GroupVersionResource gvr, String kind) {
-        MetadataInformer informer = new MetadataInformer(gvr, gvr.groupVersion().intern(), kind.intern());
-        informers.put(gvr, informer);
+    /**
+     * The process's informer for {@code gvr} (objects of {@code apiVersion}/{@code kind}), created (not
+     * started) on first use. Each call is one use of it, which the caller ends with
+     * {@link MetadataInformer#release} once it no longer follows the resource.
+     */
+    public synchronized MetadataInformer informerFor(GroupVersionResource gvr, String kind) {
+        MetadataInformer informer = informers.get(gvr);
+        if (informer == null || informer.stopped) {
+            informer = new MetadataInformer(gvr, gvr.groupVersion().intern(), kind.intern());
+            if (shutDown) {
+                // the process is stopping: an informer that never starts
+                informer.stopped = true;
+            } else {
+                informers.put(gvr, informer);
+            }
+        }
+        informer.uses++;
         return informer;
+    }
+
+    /** The informer of {@code gvr} some user holds, if any; never creates one (for tests and logs). */
+    public synchronized java.util.Optional<MetadataInformer> existing(GroupVersionResource gvr) {
+        return java.util.Optional.ofNullable(informers.get(gvr));
     }
 
     public synchronized Set<GroupVersionResource> resources() {
@@ -87,6 +109,7 @@ public final class MetadataInformers {
     }
 
     public synchronized void shutdown() {
+        shutDown = true;
         // stop() removes the informer from the map: iterate over a copy
         List.copyOf(informers.values()).forEach(MetadataInformer::stop);
         informers.clear();
@@ -99,7 +122,11 @@ public final class MetadataInformers {
         private final String apiVersion;
         private final String kind;
         private final ConcurrentHashMap<String, ObjectMetadata> store = new ConcurrentHashMap<>();
+        /** The store's keys by namespace ("" for cluster-scoped objects): upstream's namespace index. */
+        private final ConcurrentHashMap<String, Set<String>> byNamespace = new ConcurrentHashMap<>();
         private final List<Handler> handlers = new CopyOnWriteArrayList<>();
+        /** The uses not yet released; guarded by the factory's lock. */
+        private int uses;
         private volatile boolean started;
         private volatile boolean stopped;
         private volatile boolean synced;
@@ -127,8 +154,48 @@ public final class MetadataInformers {
             return apiVersion;
         }
 
-        public void addHandler(Handler handler) {
+        /**
+         * Adds {@code handler}: the objects already cached reach it first as adds (as client-go's
+         * AddEventHandler replays the store), then every change after them, in order.
+         */
+        public synchronized void addHandler(Handler handler) {
+            for (ObjectMetadata obj : store.values()) {
+                handler.onAdd(obj);
+            }
             handlers.add(handler);
+        }
+
+        /** Removes {@code handler}: once this returned nothing more reaches it. */
+        public synchronized void removeHandler(Handler handler) {
+            handlers.remove(handler);
+        }
+
+        /** The handlers added and not removed (for tests). */
+        public int handlerCount() {
+            return handlers.size();
+        }
+
+        /** Ends one use ({@link MetadataInformers#informerFor}); the last one stops the informer. */
+        public void release() {
+            synchronized (MetadataInformers.this) {
+                if (uses > 0) {
+                    uses--;
+                }
+                if (uses > 0) {
+                    return;
+                }
+                // under the factory's lock: a use asked for from now on gets a new informer
+                stopped = true;
+                informers.remove(gvr, this);
+            }
+            endWatch();
+        }
+
+        /** The uses not yet released. */
+        public int uses() {
+            synchronized (MetadataInformers.this) {
+                return uses;
+            }
         }
 
         public synchronized void start() {
@@ -143,14 +210,19 @@ public final class MetadataInformers {
             return started;
         }
 
+        /** Stops the informer whoever uses it (the factory's shutdown); a user calls {@link #release}. */
         public void stop() {
-            stopped = true;
+            synchronized (MetadataInformers.this) {
+                stopped = true;
+                informers.remove(gvr, this);
+            }
+            endWatch();
+        }
+
+        private void endWatch() {
             AsyncBody w = currentWatch;
             if (w != null) {
                 w.cancel();
-            }
-            synchronized (MetadataInformers.this) {
-                informers.remove(gvr, this);
             }
         }
 
@@ -174,6 +246,45 @@ public final class MetadataInformers {
 
         public int size() {
             return store.size();
+        }
+
+        /** The cached objects in {@code namespace} (the namespace index; "" for cluster-scoped ones). */
+        public List<ObjectMetadata> byNamespace(String namespace) {
+            Set<String> keys = byNamespace.get(namespace == null ? "" : namespace);
+            if (keys == null) {
+                return List.of();
+            }
+            List<ObjectMetadata> out = new ArrayList<>(keys.size());
+            for (String key : keys) {
+                ObjectMetadata m = store.get(key);
+                if (m != null) {
+                    out.add(m);
+                }
+            }
+            return out;
+        }
+
+        /** Writes to the store, under this informer's lock (its only writers), keeping the index. */
+        private ObjectMetadata put(String key, ObjectMetadata m) {
+            ObjectMetadata old = store.put(key, m);
+            byNamespace.computeIfAbsent(namespaceOf(m), ns -> ConcurrentHashMap.newKeySet()).add(key);
+            return old;
+        }
+
+        private ObjectMetadata remove(String key) {
+            ObjectMetadata old = store.remove(key);
+            if (old != null) {
+                String ns = namespaceOf(old);
+                byNamespace.computeIfPresent(ns, (n, keys) -> {
+                    keys.remove(key);
+                    return keys.isEmpty() ? null : keys;
+                });
+            }
+            return old;
+        }
+
+        private static String namespaceOf(ObjectMetadata m) {
+            return m.namespace() == null ? "" : m.namespace();
         }
 
         private void relist() {
@@ -233,7 +344,7 @@ public final class MetadataInformers {
         /** client-go's Replace: adds and updates for what is listed, deletes for what is gone. */
         private synchronized void replace(Map<String, ObjectMetadata> listed) {
             for (Map.Entry<String, ObjectMetadata> e : listed.entrySet()) {
-                ObjectMetadata old = store.put(e.getKey(), e.getValue());
+                ObjectMetadata old = put(e.getKey(), e.getValue());
                 if (old == null) {
                     handlers.forEach(h -> h.onAdd(e.getValue()));
                 } else if (!java.util.Objects.equals(old.resourceVersion(), e.getValue().resourceVersion())) {
@@ -247,7 +358,7 @@ public final class MetadataInformers {
                 }
             }
             for (String key : gone) {
-                ObjectMetadata old = store.remove(key);
+                ObjectMetadata old = remove(key);
                 if (old != null) {
                     handlers.forEach(h -> h.onDelete(old));
                 }
@@ -373,7 +484,7 @@ public final class MetadataInformers {
             switch (type) {
                 case "ADDED", "MODIFIED" -> {
                     ObjectMetadata m = ObjectMetadata.fromJson(object, apiVersion, kind);
-                    ObjectMetadata old = store.put(m.key(), m);
+                    ObjectMetadata old = put(m.key(), m);
                     if (old == null) {
                         handlers.forEach(h -> h.onAdd(m));
                     } else {
@@ -383,7 +494,7 @@ public final class MetadataInformers {
                 }
                 case "DELETED" -> {
                     ObjectMetadata m = ObjectMetadata.fromJson(object, apiVersion, kind);
-                    ObjectMetadata old = store.remove(m.key());
+                    ObjectMetadata old = remove(m.key());
                     handlers.forEach(h -> h.onDelete(old != null ? old : m));
                     lastResourceVersion = m.resourceVersion();
                 }

@@ -43,6 +43,9 @@ public final class SharedInformers {
     private final boolean watchList;
     private final List<WatchListListerWatcher<?, ?>> listerWatchers = new ArrayList<>();
     private KubernetesClient noWatchReconnects;
+    private final KubernetesClient metadataClient;
+    private MetadataInformers metadata;
+    private boolean stopped;
     private boolean started;
 
     public SharedInformers(KubernetesClient client, Duration minResyncPeriod) {
@@ -55,9 +58,34 @@ public final class SharedInformers {
      * {@code watchList} false ({@code --feature-gates=WatchListClient=false}) they LIST then WATCH.
      */
     public SharedInformers(KubernetesClient client, Duration minResyncPeriod, boolean watchList) {
+        this(client, minResyncPeriod, watchList, client);
+    }
+
+    /**
+     * {@code metadataClient}: the client of the process's metadata informers ({@link #metadata}),
+     * upstream's "metadata-informers".
+     */
+    public SharedInformers(KubernetesClient client, Duration minResyncPeriod, boolean watchList,
+            KubernetesClient metadataClient) {
         this.client = client;
         this.minResyncPeriod = minResyncPeriod;
         this.watchList = watchList;
+        this.metadataClient = metadataClient;
+    }
+
+    /**
+     * The process's metadata-only informers (upstream's metadatainformer factory, beside this typed one):
+     * one per resource whatever its users, for the types no typed informer serves. Created on first use
+     * with the same list mode as the typed informers; stopped with them.
+     */
+    public synchronized MetadataInformers metadata() {
+        if (metadata == null) {
+            metadata = new MetadataInformers(new MetadataClient(metadataClient), watchList);
+            if (stopped) {
+                metadata.shutdown();
+            }
+        }
+        return metadata;
     }
 
     /** The shared informer for {@code type}, across all namespaces; created on first request. */
@@ -178,6 +206,10 @@ public final class SharedInformers {
     }
 
     public synchronized void stop() {
+        stopped = true;
+        if (metadata != null) {
+            metadata.shutdown();
+        }
         informers.values().forEach(SharedIndexInformer::stop);
         // a streaming list the reflector has not taken over yet is unknown to it
         listerWatchers.forEach(WatchListListerWatcher::close);

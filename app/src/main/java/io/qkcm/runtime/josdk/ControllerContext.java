@@ -63,6 +63,14 @@ public final class ControllerContext {
         return informers;
     }
 
+    /**
+     * The process's metadata-only informers, one per resource shared by every user (the garbage
+     * collector's and the resource quota controller's monitors of types no typed informer serves).
+     */
+    public io.qkcm.runtime.informers.MetadataInformers metadataInformers() {
+        return informers.metadata();
+    }
+
     public EventRecorder events() {
         return events;
     }

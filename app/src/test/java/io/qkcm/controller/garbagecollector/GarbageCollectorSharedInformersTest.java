@@ -45,7 +45,8 @@ import io.qkcm.testing.TestOperators;
  * audited real API server: a type a controller caches is monitored through that shared informer, with
  * no watch of the garbage collector's own, and still collected; a type whose shared informer is asked
  * for later is handed over at the next monitor sync (the metadata watch ends); stopping the garbage
- * collector leaves the shared informers running.
+ * collector leaves the shared informers running. The garbage collector's metadata watches are the
+ * process's metadata informers' (their own client, upstream's "metadata-informers").
  */
 class GarbageCollectorSharedInformersTest {
 
@@ -57,8 +58,10 @@ class GarbageCollectorSharedInformersTest {
     private static final class Process implements AutoCloseable {
         final String sharedAgent;
         final String gcAgent;
+        final String metadataAgent;
         final KubernetesClient sharedClient;
         final KubernetesClient gcClient;
+        final KubernetesClient metadataClient;
         final SharedInformers informers;
         final EventBroadcaster events;
         final ScheduledExecutorService delayer = Executors.newSingleThreadScheduledExecutor();
@@ -69,8 +72,10 @@ class GarbageCollectorSharedInformersTest {
             sharedAgent = "gc-shared-test/" + id + "/shared-informers";
             gcAgent = "gc-shared-test/" + id + "/generic-garbage-collector";
             sharedClient = client(server, sharedAgent);
+            metadataAgent = "gc-shared-test/" + id + "/metadata-informers";
             gcClient = client(server, gcAgent);
-            informers = new SharedInformers(sharedClient, Duration.ofHours(12));
+            metadataClient = client(server, metadataAgent);
+            informers = new SharedInformers(sharedClient, Duration.ofHours(12), true, metadataClient);
             events = new EventBroadcaster(gcClient);
         }
 
@@ -94,6 +99,7 @@ class GarbageCollectorSharedInformersTest {
             delayer.shutdownNow();
             sharedClient.close();
             gcClient.close();
+            metadataClient.close();
         }
     }
 
@@ -173,7 +179,7 @@ class GarbageCollectorSharedInformersTest {
             assertThat(client.pods().inNamespace(ns).list().getItems()).extracting(pod -> pod.getMetadata().getName())
                     .containsExactlyInAnyOrder("rs-a", "rs-b");
 
-            Map<String, Long> gcWatches = watchesPerResource(audit, p.gcAgent, began);
+            Map<String, Long> gcWatches = watchesPerResource(audit, p.metadataAgent, began);
             Map<String, Long> sharedWatches = watchesPerResource(audit, p.sharedAgent, began);
             assertThat(gcWatches).as("the garbage collector's own watches").containsEntry("replicasets", 1L)
                     .containsEntry("configmaps", 1L).doesNotContainKey("pods");
@@ -211,7 +217,7 @@ class GarbageCollectorSharedInformersTest {
             assertThat(pods.shared()).as("handed over at the monitor sync").isTrue();
             await().atMost(TIMEOUT).until(pods::hasSynced);
             // the metadata informer's watch ended (its ResponseComplete is logged when it closes)
-            await().atMost(TIMEOUT).until(() -> audit.entries(e -> e.verb().equals("watch") && e.userAgent().equals(p.gcAgent)
+            await().atMost(TIMEOUT).until(() -> audit.entries(e -> e.verb().equals("watch") && e.userAgent().equals(p.metadataAgent)
                     && e.resource().equals("pods") && !e.time().isBefore(began)).size() == 1);
 
             Pod after = pod(client, ns, "after", owner);
@@ -225,7 +231,7 @@ class GarbageCollectorSharedInformersTest {
             // the next syncs keep the shared monitor; pods were watched once by each, never twice at a time
             p.gc.syncNow();
             assertThat(p.gc.monitor(PODS)).isSameAs(pods);
-            assertThat(watchesPerResource(audit, p.gcAgent, began)).containsEntry("pods", 1L);
+            assertThat(watchesPerResource(audit, p.metadataAgent, began)).containsEntry("pods", 1L);
             assertThat(watchesPerResource(audit, p.sharedAgent, began)).isEqualTo(Map.of("pods", 1L));
         }
     }

@@ -423,7 +423,10 @@ class ResourceQuotaControllerTest {
         awaitUsed(ns, "q1", strings("pods", "2", "requests.cpu", "500m"));
     }
 
-    /** The controller found deployments.apps by discovery and counts it by listing (no shared informer in this process). */
+    /**
+     * The controller found deployments.apps by discovery and counts it from the process's metadata
+     * informer of the type (no shared typed informer serves it in this process).
+     */
     @Test
     void discoveredResourcesHaveObjectCountEvaluators() throws Exception {
         ResourceQuotaController controller = controller();
@@ -431,24 +434,31 @@ class ResourceQuotaControllerTest {
         assertThat(controller.registry().get(deployments)).isNotNull();
         assertThat(controller.registry().get(new io.qkcm.controller.resourcequota.quota.GroupResource("", "events")))
                 .isNull();
-        assertThat(controller.quotaMonitor().monitoredByInformer())
-                .containsEntry(new io.qkcm.runtime.informers.GroupVersionResource("", "v1", "pods"), true)
-                .containsEntry(new io.qkcm.runtime.informers.GroupVersionResource("apps", "v1", "deployments"), false);
+        var deploymentsV1 = new io.qkcm.runtime.informers.GroupVersionResource("apps", "v1", "deployments");
+        assertThat(controller.quotaMonitor().monitorInformers())
+                .containsEntry(new io.qkcm.runtime.informers.GroupVersionResource("", "v1", "pods"), "typed")
+                .containsEntry(deploymentsV1, "metadata");
+        assertThat(harness.informers.metadata().existing(deploymentsV1)).hasValueSatisfying(i -> {
+            assertThat(i.kind()).isEqualTo("Deployment");
+            assertThat(i.started()).isTrue();
+        });
         assertThat(controller.registry().list().size()).isGreaterThan(7);
     }
 
     /**
-     * A discovered type counted by listing is handed over to the process's shared informer once some
-     * controller asks for one (here the test, as the ReplicaSet controller would): its deletes then
-     * replenish at once, with the resync an hour away.
+     * A discovered type on the process's metadata informer is handed over to the process's shared typed
+     * informer once some controller asks for one (here the test, as the ReplicaSet controller would), and
+     * the metadata informer, which no one else uses here, stops: one watch per type. Its deletes replenish
+     * at once, with the resync an hour away.
      */
     @Test
     void listedResourceIsHandedOverToASharedInformer() throws Exception {
         ResourceQuotaController controller = controller();
         var replicaSets = new io.qkcm.runtime.informers.GroupVersionResource("apps", "v1", "replicasets");
         harness.informers.informerFor(io.fabric8.kubernetes.api.model.apps.ReplicaSet.class);
-        await().atMost(TIMEOUT).untilAsserted(() -> assertThat(controller.quotaMonitor().monitoredByInformer())
-                .containsEntry(replicaSets, true));
+        await().atMost(TIMEOUT).untilAsserted(() -> assertThat(controller.quotaMonitor().monitorInformers())
+                .containsEntry(replicaSets, "typed"));
+        assertThat(harness.informers.metadata().existing(replicaSets)).isEmpty();
 
         String ns = newNamespace(client, "rq-handover");
         client.apps().replicaSets().inNamespace(ns).resource(new io.fabric8.kubernetes.api.model.apps.ReplicaSetBuilder()

@@ -243,7 +243,7 @@ class WatchListTest {
             configMap(client, ns, "a");
             MetadataInformers informers = new MetadataInformers(new MetadataClient(client));
             try {
-                MetadataInformers.MetadataInformer informer = informers.create(new GroupVersionResource("", "v1", "configmaps"),
+                MetadataInformers.MetadataInformer informer = informers.informerFor(new GroupVersionResource("", "v1", "configmaps"),
                         "ConfigMap");
                 informer.start();
                 await().atMost(Duration.ofSeconds(30)).until(informer::hasSynced);
@@ -275,7 +275,7 @@ class WatchListTest {
             MetadataInformers metadata = new MetadataInformers(new MetadataClient(client), false);
             try {
                 informers.start();
-                MetadataInformers.MetadataInformer mi = metadata.create(new GroupVersionResource("", "v1", "configmaps"),
+                MetadataInformers.MetadataInformer mi = metadata.informerFor(new GroupVersionResource("", "v1", "configmaps"),
                         "ConfigMap");
                 mi.start();
                 informers.whenSynced(ConfigMap.class).toCompletableFuture().get(30, TimeUnit.SECONDS);
@@ -308,7 +308,7 @@ class WatchListTest {
             MetadataInformers metadata = new MetadataInformers(new MetadataClient(client));
             try {
                 informers.start();
-                MetadataInformers.MetadataInformer mi = metadata.create(new GroupVersionResource("", "v1", "configmaps"),
+                MetadataInformers.MetadataInformer mi = metadata.informerFor(new GroupVersionResource("", "v1", "configmaps"),
                         "ConfigMap");
                 mi.start();
                 informers.whenSynced(ConfigMap.class).toCompletableFuture().get(30, TimeUnit.SECONDS);
