@@ -8,7 +8,8 @@ import io.qkcm.runtime.josdk.ControllerDescriptor;
  * persistentvolume-binder-controller's descriptor and start function (upstream's
  * {@code newPersistentVolumeBinderControllerDescriptor} and {@code startPersistentVolumeBinderController}:
  * client {@code persistent-volume-binder}, flags {@code --pvclaimbinder-sync-period} and
- * {@code --enable-dynamic-provisioning}).
+ * {@code --enable-dynamic-provisioning}; the volume plugins' {@code --enable-hostpath-provisioner} and
+ * {@code --pv-recycler-*} flags, as {@code ProbeProvisionableRecyclableVolumePlugins} reads them).
  */
 public final class PersistentVolumeBinderControllerDescriptor {
 
@@ -31,7 +32,13 @@ public final class PersistentVolumeBinderControllerDescriptor {
 
     /** The controller with its flags read once. */
     static PersistentVolumeController newController(ControllerContext context) {
-        return new PersistentVolumeController(context, context.options().duration("pvclaimbinder-sync-period"),
-                context.options().bool("enable-dynamic-provisioning"));
+        var options = context.options();
+        InTreePlugins plugins = InTreePlugins.of(options.integer("pv-recycler-minimum-timeout-hostpath"),
+                options.integer("pv-recycler-timeout-increment-hostpath"),
+                options.string("pv-recycler-pod-template-filepath-hostpath"),
+                options.integer("pv-recycler-minimum-timeout-nfs"), options.integer("pv-recycler-increment-timeout-nfs"),
+                options.string("pv-recycler-pod-template-filepath-nfs"), options.bool("enable-hostpath-provisioner"));
+        return new PersistentVolumeController(context, options.duration("pvclaimbinder-sync-period"),
+                options.bool("enable-dynamic-provisioning"), plugins);
     }
 }
