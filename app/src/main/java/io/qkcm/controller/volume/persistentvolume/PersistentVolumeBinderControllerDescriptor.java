@@ -16,10 +16,10 @@ public final class PersistentVolumeBinderControllerDescriptor {
     public static final ControllerDescriptor DESCRIPTOR = ControllerDescriptor.of(PersistentVolumeController.NAME)
             .withAliases("persistentvolume-binder")
             .withClientName("persistent-volume-binder")
-            .partially("no in-tree volume plugins: the host-path provisioner (--enable-hostpath-provisioner), "
-                    + "the host-path and NFS recyclers (--pv-recycler-* flags) and in-tree deleters are absent, "
-                    + "so such volumes fail as upstream's do when no plugin matches; no pv_collector / "
-                    + "volume_operation_total_seconds / retroactive_storageclass metrics")
+            .partially("no Portworx in-tree plugin (upstream still probes it: a static portworx volume fails its "
+                    + "Delete here with no deleter, and pv_collector_total_pv_count names its plugin N/A); the host-path "
+                    + "provisioner sets no SELinux label on its directory; volume_operation_total_errors is exported as "
+                    + "volume_operation_total_errors_total (Micrometer's counter suffix)")
             .startedBy(PersistentVolumeBinderControllerDescriptor::start);
 
     private PersistentVolumeBinderControllerDescriptor() {
