@@ -1,20 +1,18 @@
 package io.qkcm.controller.volume.persistentvolume;
 
-import java.util.HashSet;
-import java.util.List;
 import java.util.Map;
-import java.util.Set;
 import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.LinkedBlockingQueue;
-import java.util.concurrent.TimeUnit;
 
 import org.jboss.logging.Logger;
 
 import io.fabric8.kubernetes.api.model.Event;
 import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.client.KubernetesClient;
-import io.fabric8.kubernetes.client.ResourceNotFoundException;
+import io.fabric8.kubernetes.client.Watch;
+import io.fabric8.kubernetes.client.Watcher;
+import io.fabric8.kubernetes.client.WatcherException;
 import io.fabric8.kubernetes.client.informers.ResourceEventHandler;
 import io.fabric8.kubernetes.client.informers.SharedIndexInformer;
 import io.qkcm.controller.ApiErrors;
@@ -22,10 +20,10 @@ import io.qkcm.controller.ApiErrors;
 /**
  * Upstream's recyclerclient.RecycleVolumeByWatchingPodUntilCompletion: creates the recycler pod, waits
  * until it succeeds, fails or is deleted, relays the events about the pod to the volume, then deletes
- * the pod. Upstream opens its own watches on the pod and its events; here the pod's changes come from
- * the process's pod informer, and the events about it are listed (field selector
- * {@code involvedObject.name}) while waiting, each relayed once, as upstream relays each event its watch
- * adds.
+ * the pod. Upstream opens its own watches on the pod and on its events; here the pod's changes come from
+ * the process's pod informer, and the events come from a watch of this pod's events only (field selector
+ * {@code involvedObject.name}), open while the pod runs: upstream's RBAC role grants the binder
+ * {@code watch} on events, not {@code list}, and no informer of all events exists.
  */
 final class RecyclerClient {
 
@@ -37,11 +35,15 @@ final class RecyclerClient {
     private record PodChange(String type, Pod pod) {
     }
 
-    private static final Logger LOG = Logger.getLogger(RecyclerClient.class);
-    static final long EVENT_POLL_MILLIS = 1000;
+    private record EventAdded(Event event) {
+    }
 
+    private record WatchClosed() {
+    }
+
+    private static final Logger LOG = Logger.getLogger(RecyclerClient.class);
     private final KubernetesClient client;
-    private final Map<String, BlockingQueue<PodChange>> waiters = new ConcurrentHashMap<>();
+    private final Map<String, BlockingQueue<Object>> waiters = new ConcurrentHashMap<>();
 
     RecyclerClient(KubernetesClient client, SharedIndexInformer<Pod> pods) {
         this.client = client;
@@ -67,7 +69,7 @@ final class RecyclerClient {
         if (waiters.isEmpty()) {
             return;
         }
-        BlockingQueue<PodChange> q = waiters.get(pod.getMetadata().getNamespace() + "/" + pod.getMetadata().getName());
+        BlockingQueue<Object> q = waiters.get(pod.getMetadata().getNamespace() + "/" + pod.getMetadata().getName());
         if (q != null) {
             q.add(new PodChange(type, pod));
         }
@@ -80,9 +82,29 @@ final class RecyclerClient {
         pod.getMetadata().setNamespace(ns);
         String name = pod.getMetadata().getName();
         String key = ns + "/" + name;
-        BlockingQueue<PodChange> changes = new LinkedBlockingQueue<>();
-        // listen before creating, as upstream starts its watch before the create
+        BlockingQueue<Object> changes = new LinkedBlockingQueue<>();
+        // listen before creating, as upstream starts its watches before the create
         waiters.put(key, changes);
+        Watch events;
+        try {
+            events = client.v1().events().inNamespace(ns).withField("involvedObject.name", name).watch(new Watcher<>() {
+                @Override
+                public void eventReceived(Action action, Event event) {
+                    if (action == Action.ADDED) {
+                        changes.add(new EventAdded(event));
+                    }
+                }
+
+                @Override
+                public void onClose(WatcherException cause) {
+                    changes.add(new WatchClosed());
+                }
+            });
+        } catch (RuntimeException e) {
+            waiters.remove(key, changes);
+            LOG.debugf("cannot start watcher for pod %s: %s", key, ApiErrors.message(e));
+            throw e;
+        }
         try {
             Pod created;
             try {
@@ -121,6 +143,7 @@ final class RecyclerClient {
                 }
             }
         } finally {
+            events.close();
             waiters.remove(key, changes);
         }
     }
@@ -130,13 +153,20 @@ final class RecyclerClient {
     }
 
     /** waitForPod: the pod's changes (of this pod's UID only) and its events, until it ends. */
-    private void waitForPod(Pod created, BlockingQueue<PodChange> changes, EventSink recorder) throws InterruptedException {
+    private void waitForPod(Pod created, BlockingQueue<Object> changes, EventSink recorder) throws InterruptedException {
         String uid = created.getMetadata().getUid();
-        Set<String> relayed = new HashSet<>();
         while (true) {
-            PodChange change = changes.poll(EVENT_POLL_MILLIS, TimeUnit.MILLISECONDS);
-            relayEvents(created, relayed, recorder);
-            if (change == null || !uid.equals(change.pod().getMetadata().getUid())) {
+            Object next = changes.take();
+            if (next instanceof WatchClosed) {
+                throw new IllegalStateException("recycler pod \"" + created.getMetadata().getName()
+                        + "\" watch channel had been closed");
+            }
+            if (next instanceof EventAdded added) {
+                recorder.event(added.event().getType(), added.event().getMessage());
+                continue;
+            }
+            PodChange change = (PodChange) next;
+            if (!uid.equals(change.pod().getMetadata().getUid())) {
                 continue;
             }
             Pod pod = change.pod();
@@ -153,24 +183,6 @@ final class RecyclerClient {
                 String message = pod.getStatus().getMessage();
                 throw new IllegalStateException(message != null && !message.isEmpty() ? message
                         : "pod failed, pod.Status.Message unknown");
-            }
-        }
-    }
-
-    private void relayEvents(Pod pod, Set<String> relayed, EventSink recorder) {
-        List<Event> events;
-        try {
-            events = client.v1().events().inNamespace(pod.getMetadata().getNamespace())
-                    .withField("involvedObject.name", pod.getMetadata().getName()).list().getItems();
-        } catch (ResourceNotFoundException e) {
-            return;
-        } catch (RuntimeException e) {
-            LOG.debugf("cannot list events of recycler pod %s: %s", pod.getMetadata().getName(), ApiErrors.message(e));
-            return;
-        }
-        for (Event e : events) {
-            if (relayed.add(e.getMetadata().getUid())) {
-                recorder.event(e.getType(), e.getMessage());
             }
         }
     }

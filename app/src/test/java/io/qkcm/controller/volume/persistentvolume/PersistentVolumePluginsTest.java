@@ -34,6 +34,7 @@ import io.fabric8.kubernetes.client.dsl.Resource;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.DistributionSummary;
 import io.micrometer.core.instrument.Gauge;
+import io.qkcm.testing.Conflicts;
 import io.qkcm.testing.ControllerHarness;
 import io.qkcm.testing.ManagerOffProfile;
 import io.qkcm.testing.RealApiServer;
@@ -124,12 +125,12 @@ class PersistentVolumePluginsTest {
     /** The volume's kubernetes.io/pv-protection finalizer (admission's) removed, as the pv-protection controller does. */
     static void releaseVolumeProtection(String name) {
         try {
-            client.persistentVolumes().withName(name).edit(v -> {
+            Conflicts.retry(() -> client.persistentVolumes().withName(name).edit(v -> {
                 List<String> kept = new java.util.ArrayList<>(StorageHelpers.list(v.getMetadata().getFinalizers()));
                 kept.remove("kubernetes.io/pv-protection");
                 v.getMetadata().setFinalizers(kept);
                 return v;
-            });
+            }));
         } catch (KubernetesClientException e) {
             if (e.getCode() != 404) {
                 throw e;
@@ -144,10 +145,10 @@ class PersistentVolumePluginsTest {
 
     static <T extends HasMetadata> void withoutFinalizers(Resource<T> resource) {
         try {
-            resource.edit(o -> {
+            Conflicts.retry(() -> resource.edit(o -> {
                 o.getMetadata().setFinalizers(List.of());
                 return o;
-            });
+            }));
         } catch (KubernetesClientException e) {
             if (e.getCode() != 404) {
                 throw e;
@@ -160,7 +161,8 @@ class PersistentVolumePluginsTest {
         PersistentVolume pv = client.persistentVolumes().resource(volume.build()).create();
         String name = pv.getMetadata().getName();
         createClaim(ns, "data", pv.getSpec().getCapacity().get("storage").toString(), cls);
-        await().atMost(WAIT).until(() -> "Bound".equals(phase(volume(name))));
+        await().atMost(WAIT).until(() -> "Bound".equals(phase(volume(name)))
+                && "Bound".equals(StorageHelpers.claimPhase(claim(ns, "data"))));
         deleteClaim(ns, "data");
         return pv;
     }
@@ -245,10 +247,10 @@ class PersistentVolumePluginsTest {
                 return p == null || !p.getMetadata().getUid().equals(pod.getMetadata().getUid());
             });
             // a Retain policy stops the retries
-            client.persistentVolumes().withName(pv).edit(v -> {
+            Conflicts.retry(() -> client.persistentVolumes().withName(pv).edit(v -> {
                 v.getSpec().setPersistentVolumeReclaimPolicy("Retain");
                 return v;
-            });
+            }));
         } finally {
             deleteVolume(pv);
             Pod left = recyclerPod(pv);
