@@ -96,7 +96,7 @@ final class BinderMetrics {
     }
 
     /** Recounts the rows from the stores if they changed since the last count. */
-    void refresh(List<PersistentVolume> volumes, List<PersistentVolumeClaim> claims) {
+    synchronized void refresh(List<PersistentVolume> volumes, List<PersistentVolumeClaim> claims) {
         if (!dirty) {
             return;
         }

@@ -123,6 +123,8 @@ public final class PersistentVolumeController extends KeyReconciler<PersistentVo
         }
         operationPool.shutdownNow();
         binder.reset();
+        // not leading: the stores are empty, so are the pv_collector rows
+        binder.refreshMetrics();
     }
 
     @Override
