@@ -10,6 +10,7 @@ import java.util.TreeSet;
 
 import org.jboss.logging.Logger;
 
+import io.fabric8.kubernetes.api.model.Node;
 import io.fabric8.kubernetes.api.model.PersistentVolume;
 import io.fabric8.kubernetes.api.model.PersistentVolumeClaim;
 import io.fabric8.kubernetes.api.model.PersistentVolumeClaimStatus;
@@ -32,8 +33,9 @@ import io.qkcm.runtime.events.EventRecorder;
  * a sync never acts on an older version than the stored one. Errors go back to the worker, which logs
  * them: upstream retries a failed sync only at the next event or periodic resync, never in a loop.
  *
- * <p>qkcm has no in-tree volume plugins: every provisioner not migrated to CSI and not prefixed
- * {@code kubernetes.io/} is external (upstream's path for it is taken whole); an in-tree
+ * <p>The in-tree plugins are upstream's binder's: host-path (recycle, delete, provision) and NFS
+ * (recycle), see {@link InTreePlugins}. Every provisioner not migrated to CSI and not prefixed
+ * {@code kubernetes.io/} is external (upstream's path for it is taken whole); another in-tree
  * {@code kubernetes.io/} provisioner, deleter or recycler is reported as upstream reports a plugin it
  * cannot find.
  */
@@ -45,6 +47,10 @@ final class PersistentVolumeBinder {
     static final String FAILED_BINDING = "FailedBinding";
     static final String VOLUME_MISMATCH = "VolumeMismatch";
     static final String VOLUME_FAILED_RECYCLE = "VolumeFailedRecycle";
+    static final String VOLUME_RECYCLED = "VolumeRecycled";
+    static final String RECYCLER_POD = "RecyclerPod";
+    static final String PROVISIONING_SUCCEEDED = "ProvisioningSucceeded";
+    static final String PROVISIONING_CLEANUP_FAILED = "ProvisioningCleanupFailed";
     static final String VOLUME_DELETE = "VolumeDelete";
     static final String VOLUME_FAILED_DELETE = "VolumeFailedDelete";
     static final String EXTERNAL_PROVISIONING = "ExternalProvisioning";
@@ -70,7 +76,14 @@ final class PersistentVolumeBinder {
     private final SharedIndexInformer<PersistentVolumeClaim> claimInformer;
     private final SharedIndexInformer<StorageClass> classInformer;
     private final SharedIndexInformer<Pod> podInformer;
+    private final SharedIndexInformer<Node> nodeInformer;
     private final Operations operations;
+    private final InTreePlugins plugins;
+    private final RecyclerClient recyclerClient;
+    final BinderMetrics metrics;
+    /** createProvisionedPVRetryCount and createProvisionedPVInterval. */
+    int createProvisionedPVRetryCount = 5;
+    long createProvisionedPVIntervalMillis = 10_000;
     private final boolean enableDynamicProvisioning;
     private final boolean vacEnabled;
     private volatile Queues queues;
@@ -78,7 +91,8 @@ final class PersistentVolumeBinder {
 
     PersistentVolumeBinder(KubernetesClient client, EventRecorder recorder,
             SharedIndexInformer<PersistentVolume> volumeInformer, SharedIndexInformer<PersistentVolumeClaim> claimInformer,
-            SharedIndexInformer<StorageClass> classInformer, SharedIndexInformer<Pod> podInformer, Operations operations,
+            SharedIndexInformer<StorageClass> classInformer, SharedIndexInformer<Pod> podInformer,
+            SharedIndexInformer<Node> nodeInformer, Operations operations, InTreePlugins plugins, BinderMetrics metrics,
             boolean enableDynamicProvisioning, boolean vacEnabled) {
         this.client = client;
         this.recorder = recorder;
@@ -86,7 +100,11 @@ final class PersistentVolumeBinder {
         this.claimInformer = claimInformer;
         this.classInformer = classInformer;
         this.podInformer = podInformer;
+        this.nodeInformer = nodeInformer;
         this.operations = operations;
+        this.plugins = plugins;
+        this.metrics = metrics;
+        this.recyclerClient = new RecyclerClient(client, podInformer);
         this.enableDynamicProvisioning = enableDynamicProvisioning;
         this.vacEnabled = vacEnabled;
         PodPVCIndex.addIfNotPresent(podInformer);
@@ -117,14 +135,22 @@ final class PersistentVolumeBinder {
         initialized = false;
         volumes.store.clear();
         claims.clear();
+        metrics.storesChanged();
     }
 
     boolean storeVolumeUpdate(PersistentVolume volume) {
+        metrics.storesChanged();
         return volumes.store.update(volume);
     }
 
     boolean storeClaimUpdate(PersistentVolumeClaim claim) {
+        metrics.storesChanged();
         return claims.update(claim);
+    }
+
+    /** The pv_collector rows, recounted from the stores if they changed. */
+    void refreshMetrics() {
+        metrics.refresh(volumes.store.list(), claims.list());
     }
 
     /** The volume worker's body for one key. */
@@ -168,7 +194,10 @@ final class PersistentVolumeBinder {
 
     private void deleteVolume(PersistentVolume volume) {
         volumes.store.delete(volume);
+        metrics.storesChanged();
         LOG.debugf("volume %s deleted", volume.getMetadata().getName());
+        // the end of a deletion: its end-to-end latency, if one was started
+        metrics.recordOperation(volume.getMetadata().getName(), false);
         if (volume.getSpec().getClaimRef() == null) {
             return;
         }
@@ -185,7 +214,10 @@ final class PersistentVolumeBinder {
 
     private void deleteClaim(PersistentVolumeClaim claim) {
         claims.delete(claim);
+        metrics.storesChanged();
         LOG.debugf("claim %s deleted", claimKey(claim));
+        // an unfinished provisioning's start is forgotten
+        metrics.forgetOperation(claimKey(claim));
         String volumeName = volumeName(claim);
         if (volumeName.isEmpty()) {
             return;
@@ -287,8 +319,16 @@ final class PersistentVolumeBinder {
             }
             if (volume == null) {
                 LOG.tracef("Synchronizing unbound PersistentVolumeClaim %s, no volume found", claimKey(claim));
-                if (assignDefaultStorageClass(claim)) {
+                boolean assigned;
+                try {
+                    assigned = assignDefaultStorageClass(claim);
+                } catch (RuntimeException e) {
+                    metrics.retroactiveStorageClass(false);
+                    throw e;
+                }
+                if (assigned) {
                     // the update comes back as an event and syncs the claim again
+                    metrics.retroactiveStorageClass(true);
                     return;
                 }
                 if (delayBinding && !isDelayBindingProvisioning(claim)) {
@@ -305,7 +345,15 @@ final class PersistentVolumeBinder {
             }
             LOG.tracef("Synchronizing unbound PersistentVolumeClaim %s, volume %s found", claimKey(claim),
                     volume.getMetadata().getName());
-            bind(volume, claim);
+            try {
+                bind(volume, claim);
+            } catch (RuntimeException e) {
+                // counted as a provisioning error; the start stays until a binding succeeds
+                metrics.recordOperation(claimKey(claim), true);
+                throw e;
+            }
+            // the end of a provisioning (and binding): its end-to-end latency
+            metrics.recordOperation(claimKey(claim), false);
             return;
         }
         String requested = volumeName(claim);
@@ -661,8 +709,15 @@ final class PersistentVolumeBinder {
             });
             break;
         case "Delete":
+            // the deletion's start, kept until the volume object is gone (deleteVolume)
+            metrics.operationStarted(name, provisionerNameFromVolume(volume), "delete");
             operations.run("delete-" + name + "[" + uid(volume) + "]", () -> {
-                deleteVolumeOperation(volume);
+                try {
+                    deleteVolumeOperation(volume);
+                } catch (Exception e) {
+                    metrics.recordOperation(name, true);
+                    throw e;
+                }
                 return null;
             });
             break;
@@ -673,10 +728,11 @@ final class PersistentVolumeBinder {
     }
 
     /**
-     * recycleVolumeOperation: qkcm has no recycler plugin (upstream's host-path and NFS recycler pods),
-     * so a released volume that no running pod uses fails as upstream's does when no plugin matches.
+     * recycleVolumeOperation: a released volume that no running pod uses is scrubbed by its plugin's
+     * recycler pod and made Available again; without a recycler plugin, or when the pod fails, it is Failed
+     * (and tried again at each sync).
      */
-    void recycleVolumeOperation(PersistentVolume volume) {
+    void recycleVolumeOperation(PersistentVolume volume) throws InterruptedException {
         PersistentVolume newVolume;
         try {
             newVolume = client.persistentVolumes().withName(volume.getMetadata().getName()).get();
@@ -694,13 +750,48 @@ final class PersistentVolumeBinder {
                     "Volume is used by pods: " + String.join(",", pods));
             return;
         }
-        updateVolumePhaseWithEvent(newVolume, "Failed", EventRecorder.WARNING, VOLUME_FAILED_RECYCLE,
-                "No recycler plugin found for the volume!");
+        // the newest copy: no conflict on the writes below
+        PersistentVolume current = newVolume;
+        String plugin = InTreePlugins.recyclablePluginBySpec(current);
+        if (plugin == null) {
+            try {
+                updateVolumePhaseWithEvent(current, "Failed", EventRecorder.WARNING, VOLUME_FAILED_RECYCLE,
+                        "No recycler plugin found for the volume!");
+            } catch (RuntimeException e) {
+                LOG.debugf("recycleVolumeOperation: failed to mark volume %s as failed: %s", volume.getMetadata().getName(),
+                        ApiErrors.message(e));
+            }
+            return;
+        }
+        try {
+            Pod pod = plugins.recyclerPod(plugin, current);
+            recyclerClient.recycle(pod, (type, message) -> recorder.event(current, type, RECYCLER_POD,
+                    "Recycler pod: " + message));
+        } catch (RuntimeException e) {
+            try {
+                updateVolumePhaseWithEvent(current, "Failed", EventRecorder.WARNING, VOLUME_FAILED_RECYCLE,
+                        "Recycle failed: " + e.getMessage());
+            } catch (RuntimeException updateErr) {
+                LOG.debugf("recycleVolumeOperation: failed to mark volume %s as failed: %s", volume.getMetadata().getName(),
+                        ApiErrors.message(updateErr));
+            }
+            return;
+        }
+        LOG.infof("Volume %s recycled", volume.getMetadata().getName());
+        recorder.event(current, EventRecorder.NORMAL, VOLUME_RECYCLED, "Volume recycled");
+        try {
+            // the volume may have changed while its pod ran (the phase written by the recycle before?)
+            unbindVolume(current);
+        } catch (RuntimeException e) {
+            LOG.debugf("recycleVolumeOperation: failed to make recycled volume %s 'Available', it will be recycled again: %s",
+                    volume.getMetadata().getName(), ApiErrors.message(e));
+        }
     }
 
     /**
      * deleteVolumeOperation: a volume whose deleter is external (a provisioner's, a CSI driver's) is
-     * left to it; one that needs an in-tree deleter fails with upstream's event, qkcm having none.
+     * left to it; an in-tree one (host-path) deletes the storage, then the volume object; a failure marks
+     * the volume Failed with upstream's event.
      */
     void deleteVolumeOperation(PersistentVolume volume) throws Exception {
         PersistentVolume newVolume;
@@ -713,24 +804,87 @@ final class PersistentVolumeBinder {
         if (newVolume == null || !isVolumeReleased(newVolume)) {
             return;
         }
-        String error = findDeletablePluginError(volume);
-        if (error == null) {
+        boolean deleted;
+        try {
+            deleted = doDeleteVolume(volume);
+        } catch (Exception e) {
+            updateVolumePhaseWithEvent(volume, "Failed", EventRecorder.WARNING, VOLUME_FAILED_DELETE, e.getMessage());
+            throw e;
+        }
+        if (!deleted) {
             // external deleter: the provisioner named in pv.kubernetes.io/provisioned-by deletes it
             LOG.debugf("deleteVolumeOperation [%s]: external deleter", volume.getMetadata().getName());
             return;
         }
-        updateVolumePhaseWithEvent(volume, "Failed", EventRecorder.WARNING, VOLUME_FAILED_DELETE, error);
-        throw new IllegalStateException(error);
+        try {
+            client.persistentVolumes().withName(volume.getMetadata().getName()).delete();
+        } catch (RuntimeException e) {
+            // the next sync deletes it again
+            LOG.debugf("Failed to delete volume %s from database: %s", volume.getMetadata().getName(), ApiErrors.message(e));
+        }
     }
 
-    /** findDeletablePlugin without plugins: null when the deleter is external, else upstream's error. */
-    static String findDeletablePluginError(PersistentVolume volume) {
+    /**
+     * doDeleteVolume: whether an in-tree deleter deleted the storage (false: an external deleter's volume);
+     * throws the plugin lookup's or the deleter's error.
+     */
+    boolean doDeleteVolume(PersistentVolume volume) throws Exception {
+        String plugin = findDeletablePlugin(volume);
+        if (plugin == null) {
+            return false;
+        }
+        long start = metrics.nanoTime();
+        try {
+            InTreePlugins.deleteHostPath(volume);
+        } catch (Exception e) {
+            metrics.storageOperation(plugin, "volume_delete", true, (metrics.nanoTime() - start) / 1e9);
+            throw e;
+        }
+        metrics.storageOperation(plugin, "volume_delete", false, (metrics.nanoTime() - start) / 1e9);
+        LOG.infof("Volume %s deleted", volume.getMetadata().getName());
+        removeDeletionProtectionFinalizer(volume);
+        return true;
+    }
+
+    /** removeDeletionProtectionFinalizer: the storage is gone, so is the in-tree protection finalizer. */
+    private void removeDeletionProtectionFinalizer(PersistentVolume volume) {
+        PersistentVolume newVolume = client.persistentVolumes().withName(volume.getMetadata().getName()).get();
+        if (newVolume == null) {
+            throw new IllegalStateException("persistentvolumes \"" + volume.getMetadata().getName() + "\" not found");
+        }
+        List<String> finalizers = list(newVolume.getMetadata().getFinalizers());
+        if (!finalizers.contains(PV_DELETION_IN_TREE_PROTECTION_FINALIZER)) {
+            return;
+        }
+        PersistentVolume clone = DeepCopy.of(newVolume);
+        List<String> kept = new ArrayList<>(finalizers);
+        kept.removeIf(PV_DELETION_IN_TREE_PROTECTION_FINALIZER::equals);
+        clone.getMetadata().setFinalizers(kept);
+        PersistentVolume updated;
+        try {
+            updated = client.persistentVolumes().resource(clone).update();
+        } catch (RuntimeException e) {
+            throw new IllegalStateException("persistent volume controller can't update finalizer: " + ApiErrors.message(e), e);
+        }
+        storeVolumeUpdate(updated);
+        LOG.debugf("PV in-tree protection finalizer removed from volume %s", volume.getMetadata().getName());
+    }
+
+    /**
+     * findDeletablePlugin: the in-tree deleter's name, null when the deleter is external; throws
+     * upstream's error when an in-tree deleter is needed and none exists.
+     */
+    static String findDeletablePlugin(PersistentVolume volume) {
         String provisioner = annotations(volume).get(ANN_DYNAMICALLY_PROVISIONED);
         if (provisioner != null && !provisioner.isEmpty()) {
+            if (InTreePlugins.isDeletable(provisioner)) {
+                return provisioner;
+            }
             if (!provisioner.startsWith("kubernetes.io/")) {
                 return null;
             }
-            return "no volume plugin matched name: " + provisioner;
+            throw new IllegalStateException(InTreePlugins.NFS.equals(provisioner) ? "no deletable volume plugin matched"
+                    : "no volume plugin matched name: " + provisioner);
         }
         if (hasAnnotation(volume, ANN_MIGRATED_TO)) {
             return null;
@@ -738,8 +892,46 @@ final class PersistentVolumeBinder {
         if (volume.getSpec().getCsi() != null) {
             return null;
         }
-        return "error getting deleter volume plugin for volume \"" + volume.getMetadata().getName()
-                + "\": no volume plugin matched";
+        String plugin = InTreePlugins.deletablePluginBySpec(volume);
+        if (plugin == null) {
+            throw new IllegalStateException("error getting deleter volume plugin for volume \""
+                    + volume.getMetadata().getName() + "\": " + (InTreePlugins.pluginBySpec(volume) == null
+                            ? "no volume plugin matched" : "no deletable volume plugin matched"));
+        }
+        return plugin;
+    }
+
+    /** findDeletablePlugin's error, or null when a deleter (in-tree or external) exists. */
+    static String findDeletablePluginError(PersistentVolume volume) {
+        try {
+            findDeletablePlugin(volume);
+            return null;
+        } catch (IllegalStateException e) {
+            return e.getMessage();
+        }
+    }
+
+    /** getProvisionerNameFromVolume: the deleter's name for the metrics. */
+    String provisionerNameFromVolume(PersistentVolume volume) {
+        String plugin;
+        try {
+            plugin = findDeletablePlugin(volume);
+        } catch (IllegalStateException e) {
+            return BinderMetrics.NOT_AVAILABLE;
+        }
+        if (plugin != null) {
+            return plugin;
+        }
+        // an external provisioner: the class's provisioner, not the annotation (which may be anything)
+        StorageClass storageClass = classInformer.getStore().getByKey(volumeClass(volume));
+        if (storageClass == null) {
+            return BinderMetrics.NOT_AVAILABLE;
+        }
+        String provisioner = nonNull(storageClass.getProvisioner());
+        if (CSIMigration.isMigrationEnabledForPlugin(provisioner)) {
+            return CSIMigration.csiNameFromInTreeName(provisioner);
+        }
+        return provisioner;
     }
 
     /** isVolumeReleased: the claim the volume is bound to is gone, or bound to another volume. */
@@ -790,7 +982,7 @@ final class PersistentVolumeBinder {
 
     // ---- provisioning ----
 
-    /** provisionClaim: hands the claim to its class's provisioner. */
+    /** provisionClaim: hands the claim to its class's provisioner (an in-tree plugin's or an external one). */
     void provisionClaim(PersistentVolumeClaim claim) {
         if (!enableDynamicProvisioning) {
             return;
@@ -802,17 +994,170 @@ final class PersistentVolumeBinder {
                     "storageclass.storage.k8s.io \"" + className + "\" not found");
             return;
         }
+        // findProvisionablePlugin: null for an external provisioner
         String provisioner = nonNull(storageClass.getProvisioner());
-        if (!CSIMigration.isMigrationEnabledForPlugin(provisioner) && provisioner.startsWith("kubernetes.io/")) {
-            // an in-tree provisioner qkcm does not have (upstream's FindProvisionablePluginByName)
-            recorder.event(claim, EventRecorder.WARNING, PROVISIONING_FAILED,
-                    "no volume plugin matched name: " + provisioner);
-            return;
+        String plugin = null;
+        if (!CSIMigration.isMigrationEnabledForPlugin(provisioner)) {
+            if (InTreePlugins.isProvisionable(provisioner)) {
+                plugin = provisioner;
+            } else if (provisioner.startsWith("kubernetes.io/")) {
+                recorder.event(claim, EventRecorder.WARNING, PROVISIONING_FAILED,
+                        InTreePlugins.NFS.equals(provisioner) ? "no provisionable volume plugin matched"
+                                : "no volume plugin matched name: " + provisioner);
+                return;
+            }
         }
+        String inTree = plugin;
         operations.run("provision-" + claimKey(claim) + "[" + uid(claim) + "]", () -> {
-            provisionClaimOperationExternal(claim, storageClass);
+            String key = claimKey(claim);
+            // the provisioning's start, kept until the claim is bound (syncUnboundClaim) or deleted
+            metrics.operationStarted(key, provisionerName(inTree, storageClass), "provision");
+            try {
+                if (inTree == null) {
+                    provisionClaimOperationExternal(claim, storageClass);
+                } else {
+                    provisionClaimOperation(claim, inTree, storageClass);
+                }
+            } catch (Exception e) {
+                metrics.recordOperation(key, true);
+                throw e;
+            }
             return null;
         });
+    }
+
+    /** getProvisionerName: the in-tree plugin, the CSI driver of a migrated one, or the class's provisioner. */
+    static String provisionerName(String plugin, StorageClass storageClass) {
+        if (plugin != null) {
+            return plugin;
+        }
+        String provisioner = nonNull(storageClass.getProvisioner());
+        if (CSIMigration.isMigrationEnabledForPlugin(provisioner)) {
+            return CSIMigration.csiNameFromInTreeName(provisioner);
+        }
+        return provisioner;
+    }
+
+    /**
+     * provisionClaimOperation: an in-tree plugin (host-path) makes the storage, and the controller the
+     * volume, bound to the claim from the start; a volume object that cannot be saved has its storage
+     * deleted again.
+     */
+    void provisionClaimOperation(PersistentVolumeClaim claim, String plugin, StorageClass storageClass) throws Exception {
+        if (claim.getSpec().getDataSource() != null) {
+            String message = "plugin \"" + plugin + "\" is not a CSI plugin. Only CSI plugin can provision a claim with a"
+                    + " datasource";
+            recorder.event(claim, EventRecorder.WARNING, PROVISIONING_FAILED, message);
+            throw new IllegalStateException(message);
+        }
+        claim = setClaimProvisioner(claim, storageClass.getProvisioner());
+        String pvName = "pvc-" + uid(claim);
+        PersistentVolume existing = client.persistentVolumes().withName(pvName).get();
+        if (existing != null) {
+            LOG.debugf("provisionClaimOperation: volume %s of claim %s already exists, skipping", pvName, claimKey(claim));
+            return;
+        }
+        var claimRef = claimReference(claim);
+        List<String> mountOptions = list(storageClass.getMountOptions());
+        if (!mountOptions.isEmpty()) {
+            // host-path supports no mount options; the volume would fail validation anyway
+            recorder.event(claim, EventRecorder.WARNING, PROVISIONING_FAILED,
+                    "Mount options are not supported by the provisioner but StorageClass \""
+                            + storageClass.getMetadata().getName() + "\" has mount options [" + String.join(" ", mountOptions)
+                            + "]");
+            throw new IllegalStateException("provisioner \"" + plugin + "\" doesn't support mount options");
+        }
+        if (!plugins.hostPathProvisioningEnabled) {
+            String error = "provisioning in volume plugin \"" + plugin + "\" is disabled";
+            recorder.event(claim, EventRecorder.WARNING, PROVISIONING_FAILED, "Failed to create provisioner: " + error);
+            throw new IllegalStateException(error);
+        }
+        String nodeName = annotations(claim).get(ANN_SELECTED_NODE);
+        if (nodeName != null && nodeInformer.getStore().getByKey(nodeName) == null) {
+            String error = "node \"" + nodeName + "\" not found";
+            recorder.event(claim, EventRecorder.WARNING, PROVISIONING_FAILED, "Failed to get target node: " + error);
+            throw new IllegalStateException(error);
+        }
+        String policy = storageClass.getReclaimPolicy() == null ? "Delete" : storageClass.getReclaimPolicy();
+        PersistentVolume volume;
+        long start = metrics.nanoTime();
+        try {
+            volume = plugins.provisionHostPath(pvName, claim, policy);
+        } catch (Exception e) {
+            metrics.storageOperation(plugin, "volume_provision", true, (metrics.nanoTime() - start) / 1e9);
+            rescheduleProvisioning(claim);
+            recorder.event(claim, EventRecorder.WARNING, PROVISIONING_FAILED, "Failed to provision volume with StorageClass \""
+                    + storageClass.getMetadata().getName() + "\": " + e.getMessage());
+            throw e;
+        }
+        metrics.storageOperation(plugin, "volume_provision", false, (metrics.nanoTime() - start) / 1e9);
+        volume.getSpec().setClaimRef(claimRef);
+        volume.getSpec().setStorageClassName(claimClass(claim));
+        setAnnotation(volume, ANN_BOUND_BY_CONTROLLER, "yes");
+        setAnnotation(volume, ANN_DYNAMICALLY_PROVISIONED, plugin);
+        if ("Delete".equals(policy)) {
+            volume.getMetadata().setFinalizers(new ArrayList<>(List.of(PV_DELETION_IN_TREE_PROTECTION_FINALIZER)));
+        }
+        // the API server drops a new volume's status: Bound is written by the volume's first sync
+        RuntimeException saveErr = null;
+        for (int i = 0; i < createProvisionedPVRetryCount; i++) {
+            try {
+                PersistentVolume created = client.persistentVolumes().resource(volume).create();
+                storeVolumeUpdate(created);
+                saveErr = null;
+                break;
+            } catch (RuntimeException e) {
+                if (ApiErrors.isAlreadyExists(e)) {
+                    LOG.debugf("Volume %s for claim %s already exists, reusing", pvName, claimKey(claim));
+                    saveErr = null;
+                    break;
+                }
+                saveErr = e;
+                LOG.debugf("Failed to save volume %s for claim %s: %s", pvName, claimKey(claim), ApiErrors.message(e));
+                Thread.sleep(createProvisionedPVIntervalMillis);
+            }
+        }
+        if (saveErr == null) {
+            LOG.infof("Volume %s provisioned for claim %s", pvName, claimKey(claim));
+            recorder.event(claim, EventRecorder.NORMAL, PROVISIONING_SUCCEEDED,
+                    "Successfully provisioned volume " + pvName + " using " + plugin);
+            return;
+        }
+        // a storage asset without a volume object: delete it again
+        recorder.event(claim, EventRecorder.WARNING, PROVISIONING_FAILED, "Error creating provisioned PV object for claim "
+                + claimKey(claim) + ": " + ApiErrors.message(saveErr) + ". Deleting the volume.");
+        Exception deleteErr = null;
+        for (int i = 0; i < createProvisionedPVRetryCount; i++) {
+            try {
+                InTreePlugins.deleteHostPath(volume);
+                deleteErr = null;
+                break;
+            } catch (Exception e) {
+                deleteErr = e;
+                Thread.sleep(createProvisionedPVIntervalMillis);
+            }
+        }
+        if (deleteErr != null) {
+            recorder.event(claim, EventRecorder.WARNING, PROVISIONING_CLEANUP_FAILED, "Error cleaning provisioned volume for"
+                    + " claim " + claimKey(claim) + ": " + deleteErr.getMessage() + ". Please delete manually.");
+        }
+    }
+
+    /** rescheduleProvisioning: the scheduler picks a node again (its annotation is removed). */
+    private void rescheduleProvisioning(PersistentVolumeClaim claim) {
+        if (!annotations(claim).containsKey(ANN_SELECTED_NODE)) {
+            return;
+        }
+        PersistentVolumeClaim clone = DeepCopy.of(claim);
+        clone.getMetadata().getAnnotations().remove(ANN_SELECTED_NODE);
+        try {
+            PersistentVolumeClaim updated = client.persistentVolumeClaims().inNamespace(claim.getMetadata().getNamespace())
+                    .resource(clone).update();
+            storeClaimUpdate(updated);
+        } catch (RuntimeException e) {
+            LOG.debugf("Failed to delete annotation %s of claim %s: %s", ANN_SELECTED_NODE, claimKey(claim),
+                    ApiErrors.message(e));
+        }
     }
 
     /** provisionClaimOperationExternal: annotate the claim for its provisioner and say so. */

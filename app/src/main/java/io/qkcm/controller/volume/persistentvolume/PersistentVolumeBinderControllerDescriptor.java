@@ -8,17 +8,18 @@ import io.qkcm.runtime.josdk.ControllerDescriptor;
  * persistentvolume-binder-controller's descriptor and start function (upstream's
  * {@code newPersistentVolumeBinderControllerDescriptor} and {@code startPersistentVolumeBinderController}:
  * client {@code persistent-volume-binder}, flags {@code --pvclaimbinder-sync-period} and
- * {@code --enable-dynamic-provisioning}).
+ * {@code --enable-dynamic-provisioning}; the volume plugins' {@code --enable-hostpath-provisioner} and
+ * {@code --pv-recycler-*} flags, as {@code ProbeProvisionableRecyclableVolumePlugins} reads them).
  */
 public final class PersistentVolumeBinderControllerDescriptor {
 
     public static final ControllerDescriptor DESCRIPTOR = ControllerDescriptor.of(PersistentVolumeController.NAME)
             .withAliases("persistentvolume-binder")
             .withClientName("persistent-volume-binder")
-            .partially("no in-tree volume plugins: the host-path provisioner (--enable-hostpath-provisioner), "
-                    + "the host-path and NFS recyclers (--pv-recycler-* flags) and in-tree deleters are absent, "
-                    + "so such volumes fail as upstream's do when no plugin matches; no pv_collector / "
-                    + "volume_operation_total_seconds / retroactive_storageclass metrics")
+            .partially("no Portworx in-tree plugin (upstream still probes it: a static portworx volume fails its "
+                    + "Delete here with no deleter, and pv_collector_total_pv_count names its plugin N/A); the host-path "
+                    + "provisioner sets no SELinux label on its directory; volume_operation_total_errors is exported as "
+                    + "volume_operation_total_errors_total (Micrometer's counter suffix)")
             .startedBy(PersistentVolumeBinderControllerDescriptor::start);
 
     private PersistentVolumeBinderControllerDescriptor() {
@@ -31,7 +32,13 @@ public final class PersistentVolumeBinderControllerDescriptor {
 
     /** The controller with its flags read once. */
     static PersistentVolumeController newController(ControllerContext context) {
-        return new PersistentVolumeController(context, context.options().duration("pvclaimbinder-sync-period"),
-                context.options().bool("enable-dynamic-provisioning"));
+        var options = context.options();
+        InTreePlugins plugins = InTreePlugins.of(options.integer("pv-recycler-minimum-timeout-hostpath"),
+                options.integer("pv-recycler-timeout-increment-hostpath"),
+                options.string("pv-recycler-pod-template-filepath-hostpath"),
+                options.integer("pv-recycler-minimum-timeout-nfs"), options.integer("pv-recycler-increment-timeout-nfs"),
+                options.string("pv-recycler-pod-template-filepath-nfs"), options.bool("enable-hostpath-provisioner"));
+        return new PersistentVolumeController(context, options.duration("pvclaimbinder-sync-period"),
+                options.bool("enable-dynamic-provisioning"), plugins);
     }
 }

@@ -42,8 +42,10 @@ public final class PersistentVolumeController extends KeyReconciler<PersistentVo
     private volatile ExecutorService operationPool;
     private final List<SharedIndexInformer<?>> informers;
     private volatile ScheduledFuture<?> resync;
+    private volatile ScheduledFuture<?> metricsRefresh;
 
-    public PersistentVolumeController(ControllerContext context, Duration syncPeriod, boolean enableDynamicProvisioning) {
+    public PersistentVolumeController(ControllerContext context, Duration syncPeriod, boolean enableDynamicProvisioning,
+            InTreePlugins plugins) {
         super(context, PersistentVolume.class, QUEUE, 1);
         this.syncPeriod = syncPeriod;
         SharedIndexInformer<PersistentVolume> volumes = context.informers().informerFor(PersistentVolume.class);
@@ -57,8 +59,8 @@ public final class PersistentVolumeController extends KeyReconciler<PersistentVo
         this.operationPool = context.newApiCallPool("persistentvolume-operations", 10);
         this.operations = new Operations(operationPool, System::nanoTime);
         this.binder = new PersistentVolumeBinder(context.client(), context.recorderFor(PersistentVolumeBinder.EVENT_SOURCE),
-                volumes, claims, classes, pods, operations,
-                enableDynamicProvisioning, context.options().featureGates().enabled("VolumeAttributesClass"));
+                volumes, claims, classes, pods, nodes, operations, plugins,
+                new BinderMetrics(context.metrics(), System::nanoTime), enableDynamicProvisioning, context.options().featureGates().enabled("VolumeAttributesClass"));
         this.claimReconciler = new ClaimReconciler(context, binder, informers);
         binder.setQueues(new PersistentVolumeBinder.Queues() {
             @Override
@@ -98,6 +100,14 @@ public final class PersistentVolumeController extends KeyReconciler<PersistentVo
                 log.infof("Cannot resync claims and volumes: %s", e.getMessage());
             }
         }, period, period, TimeUnit.MILLISECONDS);
+        // upstream's pv_collector counts the stores at each scrape; here at most once a second after a change
+        metricsRefresh = context.delayer().scheduleWithFixedDelay(() -> {
+            try {
+                binder.refreshMetrics();
+            } catch (RuntimeException e) {
+                log.debugf("Cannot count volumes and claims: %s", e.getMessage());
+            }
+        }, 0, BinderMetrics.REFRESH_MILLIS, TimeUnit.MILLISECONDS);
     }
 
     @Override
@@ -107,8 +117,14 @@ public final class PersistentVolumeController extends KeyReconciler<PersistentVo
         if (r != null) {
             r.cancel(false);
         }
+        ScheduledFuture<?> m = metricsRefresh;
+        if (m != null) {
+            m.cancel(false);
+        }
         operationPool.shutdownNow();
         binder.reset();
+        // not leading: the stores are empty, so are the pv_collector rows
+        binder.refreshMetrics();
     }
 
     @Override

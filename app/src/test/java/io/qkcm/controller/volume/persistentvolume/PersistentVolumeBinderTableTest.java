@@ -611,7 +611,10 @@ class PersistentVolumeBinderTableTest {
             PersistentVolumeBinder binder = new PersistentVolumeBinder(client,
                     h.events.recorder(PersistentVolumeBinder.EVENT_SOURCE), h.informers.informerFor(PersistentVolume.class),
                     h.informers.informerFor(PersistentVolumeClaim.class), h.informers.informerFor(StorageClass.class),
-                    h.informers.informerFor(Pod.class), new Operations(operations, System::nanoTime), true, true);
+                    h.informers.informerFor(Pod.class), h.informers.informerFor(io.fabric8.kubernetes.api.model.Node.class),
+                    new Operations(operations, System::nanoTime), InTreePlugins.of(60, 30, "", 300, 30, "", false),
+                    new BinderMetrics(new io.micrometer.core.instrument.simple.SimpleMeterRegistry(), System::nanoTime),
+                    true, true);
             binder.setQueues(new PersistentVolumeBinder.Queues() {
                 @Override
                 public void addClaim(String key) {

@@ -225,8 +225,23 @@ class VolumeIndexTest {
         assertThat(PersistentVolumeBinder.findDeletablePluginError(external)).isNull();
         PersistentVolume inTree = pv("in-tree", "1G", "ReadWriteOnce");
         inTree.getMetadata().setAnnotations(Map.of(StorageHelpers.ANN_DYNAMICALLY_PROVISIONED, "kubernetes.io/host-path"));
-        assertThat(PersistentVolumeBinder.findDeletablePluginError(inTree))
-                .isEqualTo("no volume plugin matched name: kubernetes.io/host-path");
+        // the host-path plugin deletes what it provisioned; NFS only recycles; other in-tree plugins are absent
+        assertThat(PersistentVolumeBinder.findDeletablePlugin(inTree)).isEqualTo("kubernetes.io/host-path");
+        PersistentVolume nfsProvisioned = pv("nfs", "1G", "ReadWriteOnce");
+        nfsProvisioned.getMetadata().setAnnotations(Map.of(StorageHelpers.ANN_DYNAMICALLY_PROVISIONED, "kubernetes.io/nfs"));
+        assertThat(PersistentVolumeBinder.findDeletablePluginError(nfsProvisioned))
+                .isEqualTo("no deletable volume plugin matched");
+        PersistentVolume unknownInTree = pv("unknown", "1G", "ReadWriteOnce");
+        unknownInTree.getMetadata().setAnnotations(Map.of(StorageHelpers.ANN_DYNAMICALLY_PROVISIONED, "kubernetes.io/cinder"));
+        assertThat(PersistentVolumeBinder.findDeletablePluginError(unknownInTree))
+                .isEqualTo("no volume plugin matched name: kubernetes.io/cinder");
+        PersistentVolume hostPath = pv("host", "1G", "ReadWriteOnce");
+        hostPath.getSpec().setHostPath(new io.fabric8.kubernetes.api.model.HostPathVolumeSource("/tmp/x", null));
+        assertThat(PersistentVolumeBinder.findDeletablePlugin(hostPath)).isEqualTo("kubernetes.io/host-path");
+        PersistentVolume nfs = pv("nfs-static", "1G", "ReadWriteOnce");
+        nfs.getSpec().setNfs(new io.fabric8.kubernetes.api.model.NFSVolumeSource("/export", null, "server"));
+        assertThat(PersistentVolumeBinder.findDeletablePluginError(nfs))
+                .isEqualTo("error getting deleter volume plugin for volume \"nfs-static\": no deletable volume plugin matched");
         PersistentVolume csi = pv("csi", "1G", "ReadWriteOnce");
         csi.getSpec().setCsi(new io.fabric8.kubernetes.api.model.CSIPersistentVolumeSourceBuilder().withDriver("d")
                 .withVolumeHandle("h").build());
