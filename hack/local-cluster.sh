@@ -40,6 +40,10 @@
 #   QKCM_KWOK_ARGS      extra flags for kwok, as QKCM_ARGS (bench/compare's nodes scenario: kwok managing only
 #                       the nodes of a label selector, so that one node can be left to die)
 #   QKCM_VERBOSE        1: show kwokctl's own output (otherwise kept in $KWOK_WORKDIR/<name>-kwokctl.log)
+#   QKCM_METRICS        "metrics-server": the resource metrics API (metrics.k8s.io) served by metrics-server
+#                       (hack/install-metrics-server.sh) through the aggregation layer, from kwok's emulated
+#                       usage (a pod uses the CPU its annotation kwok.x-k8s.io/usage-cpu says), so that a
+#                       HorizontalPodAutoscaler scales; default none
 #   QKCM_STORAGE        "none": no default StorageClass; otherwise (default) a StorageClass `standard`, marked
 #                       default, served by a real external provisioner (hack/provisioner: hostPath volumes
 #                       under the cluster directory, like kind's local-path provisioner), so that claims
@@ -149,6 +153,13 @@ if [[ -n "${QKCM_KWOK_ARGS:-}" ]]; then
 fi
 
 "$ROOT/hack/install-control-plane.sh"
+if [[ "${QKCM_METRICS:-none}" == metrics-server ]]; then
+  METRICS_SERVER="$("$ROOT/hack/install-metrics-server.sh" --print-path)"
+  [[ -x "$METRICS_SERVER" ]] || "$ROOT/hack/install-metrics-server.sh" >&2
+  KWOK_EXTRA+=(--enable metrics-server --metrics-server-binary "$METRICS_SERVER")
+elif [[ "${QKCM_METRICS:-none}" != none ]]; then
+  echo "local-cluster: QKCM_METRICS: metrics-server or none, got: $QKCM_METRICS" >&2; exit 1
+fi
 
 QKCM="$(readlink -f "${QKCM_BINARY:-$ROOT/bin/qkcm}")"
 if ! $noqkcm && [[ -z "${QKCM_BINARY:-}" ]] && ! ls "$ROOT"/app/target/*-runner >/dev/null 2>&1 \

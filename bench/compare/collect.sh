@@ -17,7 +17,9 @@
 #                dead node is named <dead-node> in what is collected
 #   policy       bench/compare/policy.yaml (quotas, PDBs, a Deployment of 4), a ConfigMap too many for
 #                the quota, then `kubectl drain` of the node running most of the pods (the PDBs allow one
-#                disruption at a time): quotas, PDBs, pods and their events; the node is <drained-node>
+#                disruption at a time): quotas, PDBs, pods and their events; the node is <drained-node>.
+#                Before the drain, bench/compare/hpa.yaml's HPA (metrics-server on the cluster) scaled to
+#                3 on CPU: the HPA, its Deployment and their events
 #   certificates bench/compare/certificates.yaml (bootstrap tokens, cluster-info, an aggregated role) with
 #                the cluster's CA as signing key and bootstrapsigner/tokencleaner on; CSRs: a client
 #                certificate (approved, then used to authenticate), a kubelet client CSR (auto-approved),
@@ -34,6 +36,9 @@ export QKCM_KUBECONFIG=$OUT/$1.kubeconfig KWOK_WORKDIR=$OUT/kwok QKCM_BINARY=$2
 if [[ "$SCENARIO" == certificates ]]; then
   pki="$KWOK_WORKDIR/clusters/${QKCM_CLUSTER_NAME:-qkcm}/pki"
   export QKCM_ARGS="--cluster-signing-cert-file=$pki/ca.crt --cluster-signing-key-file=$pki/ca.key --controllers=*,bootstrapsigner,tokencleaner"
+fi
+if [[ "$SCENARIO" == policy ]]; then
+  export QKCM_METRICS=metrics-server
 fi
 if [[ "$SCENARIO" == nodes ]]; then
   export QKCM_KWOK_ARGS='--manage-all-nodes=false --manage-nodes-with-label-selector=!qkcm-compare/dead'
@@ -137,9 +142,17 @@ PY
     $K get events -o json | sed "s/$dead/<dead-node>/g" > $OUT/$1.events.json
     ;;
   policy)
-    $K apply -f bench/compare/policy.yaml >/dev/null
+    $K apply -f bench/compare/policy.yaml -f bench/compare/hpa.yaml >/dev/null
     $K rollout status deployment/web-p --timeout=120s >/dev/null 2>&1 || true
     $K rollout status deployment/web-q --timeout=60s >/dev/null 2>&1 || true
+    # the HPA: scaled to 3 on the pods' CPU from metrics-server, its status showing all 3; then settled
+    for i in $(seq 1 240); do
+      [[ "$($K -n autoscale get hpa web-h -o jsonpath='{.status.currentReplicas}/{.status.desiredReplicas}' 2>/dev/null)" == 3/3 ]] && break
+      sleep 1
+    done
+    sleep 20
+    $K -n autoscale get horizontalpodautoscalers,deployments -o json > $OUT/$1.hpa.json
+    $K -n autoscale get events -o json > $OUT/$1.hpa-events.json
     sleep 10
     for i in 1 2 3 4 5 6; do $K create configmap "cm-$i" --from-literal=k=v >/dev/null 2>&1 || echo "cm-$i refused" >> $OUT/$1.refused; done
     drained=$($K get pods -l "app in (web-p,web-q)" -o jsonpath='{range .items[*]}{.spec.nodeName}{"\n"}{end}' | sort | uniq -c | sort -k1,1nr -k2 | awk 'NR==1{print $2}')

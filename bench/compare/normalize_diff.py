@@ -162,6 +162,29 @@ if os.environ.get("SCENARIO") == "policy":
         refused = open(f"{sys.argv[1]}/{label}.refused").read().split() if os.path.exists(f"{sys.argv[1]}/{label}.refused") else []
         drain = open(f"{sys.argv[1]}/{label}.drain.log").read().strip().splitlines()
         print("policy", label, "refused:", " ".join(refused) or "none", "| drain:", drain[-1] if drain else "")
+    # the HPA and its Deployment (times dropped), and the events of namespace autoscale
+    def hpa(label):
+        out = {}
+        for o in json.load(open(f"{sys.argv[1]}/{label}.hpa.json"))["items"]:
+            o.get("status", {}).pop("lastScaleTime", None)
+            kind, name, n = norm_obj(o)
+            out[(kind, name)] = n
+        return out
+    ha, hb = hpa("upstream"), hpa("qkcm")
+    for key in sorted(set(ha) | set(hb)):
+        same = json.dumps(ha.get(key), sort_keys=True) == json.dumps(hb.get(key), sort_keys=True)
+        print("autoscale", key[0], key[1], "same" if same else "DIFF")
+        if not same:
+            walk(ha.get(key), hb.get(key))
+    def hpa_events(label):
+        return {(e["source"].get("component"), e["involvedObject"]["kind"], POD_NAME.sub("-xxxxx", e["involvedObject"]["name"]),
+                 e["type"], e["reason"], POD_NAME.sub("-xxxxx", e["message"]))
+                for e in json.load(open(f"{sys.argv[1]}/{label}.hpa-events.json"))["items"]
+                if e["source"].get("component") not in (None, "default-scheduler")}
+    xa, xb = hpa_events("upstream"), hpa_events("qkcm")
+    print("autoscale events only upstream:", sorted(xa - xb))
+    print("autoscale events only qkcm:", sorted(xb - xa))
+    print("autoscale events common:", len(xa & xb))
 if os.environ.get("SCENARIO") == "certificates":
     # CSRs: conditions and what the issued certificate says (keys and serials are random by nature);
     # cluster-info's JWS signatures, the token Secrets left, and who the issued certificate authenticates as
