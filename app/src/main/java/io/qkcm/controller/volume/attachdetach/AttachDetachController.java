@@ -75,6 +75,10 @@ public final class AttachDetachController extends KeyReconciler<PersistentVolume
     private final ExecutorService apiCalls;
     private ScheduledExecutorService loops;
     private final AtomicLong reconcilerPasses = new AtomicLong();
+    private final VolumePlugins plugins;
+    private final AttachDetachMetrics metrics;
+    private long lastMetricsUpdateNanos;
+    private boolean metricsUpdated;
 
     /**
      * {@code reconcilerSyncDuration}, {@code disableReconciliationSync}, {@code disableForceDetachOnTimeout}:
@@ -93,7 +97,9 @@ public final class AttachDetachController extends KeyReconciler<PersistentVolume
         this.volumeAttachments = context.informers().informerFor(VolumeAttachment.class);
         PodPVCIndex.addIfNotPresent(pods);
 
-        CsiPlugin plugin = new CsiPlugin(name -> csiDrivers.getStore().getByKey(name));
+        VolumePlugins plugin = new VolumePlugins(new CsiPlugin(name -> csiDrivers.getStore().getByKey(name)));
+        this.plugins = plugin;
+        this.metrics = new AttachDetachMetrics(context.metrics());
         this.dsw = new DesiredStateOfWorld(plugin);
         this.asw = new ActualStateOfWorld(clock);
         this.podVolumes = new PodVolumes((ns, name) -> pvcs.getStore().getByKey(ns + "/" + name),
@@ -101,12 +107,12 @@ public final class AttachDetachController extends KeyReconciler<PersistentVolume
         this.apiCalls = context.newApiCallPool("attachdetach", 16);
         EventRecorder recorder = context.recorderFor(COMPONENT);
         OperationExecutor executor = new OperationExecutor(context.client(),
-                name -> volumeAttachments.getStore().getByKey(name), plugin, recorder, apiCalls, clock,
+                name -> volumeAttachments.getStore().getByKey(name), plugin, metrics, recorder, apiCalls, clock,
                 timers.csiTimeout());
         NodeStatusUpdater statusUpdater = new NodeStatusUpdater(context.client(), name -> nodes.getStore().getByKey(name), asw);
         this.reconciler = new Reconciler(timers.reconcilerMaxWaitForUnmountDuration(), reconcilerSyncDuration,
                 disableReconciliationSync, disableForceDetachOnTimeout, dsw, asw, executor, statusUpdater,
-                name -> nodes.getStore().getByKey(name), recorder, clock);
+                name -> nodes.getStore().getByKey(name), recorder, metrics, clock);
         this.populator = new DesiredStateOfWorldPopulator(timers.desiredStateOfWorldPopulatorListPodsRetryDuration(),
                 (ns, name) -> pods.getStore().getByKey(ns + "/" + name), () -> pods.getStore().list(), dsw, podVolumes,
                 plugin, clock);
@@ -138,11 +144,27 @@ public final class AttachDetachController extends KeyReconciler<PersistentVolume
         // wait.Until: each pass a period after the previous one ended
         loops.scheduleWithFixedDelay(guarded(() -> {
             reconciler.loop();
+            updateMetrics();
             reconcilerPasses.incrementAndGet();
         }), 0, timers.reconcilerLoopPeriod().toNanos(),
                 TimeUnit.NANOSECONDS);
         loops.scheduleWithFixedDelay(guarded(populator::loop), 0,
                 timers.desiredStateOfWorldPopulatorLoopSleepPeriod().toNanos(), TimeUnit.NANOSECONDS);
+    }
+
+    /**
+     * The metrics collector's pass, at most once a second (upstream computes at each scrape): the total
+     * volumes of both states and the attachable volumes in use by node.
+     */
+    private void updateMetrics() {
+        // a scrape's freshness, not controller time: the monotonic clock
+        long now = System.nanoTime();
+        if (metricsUpdated && now - lastMetricsUpdateNanos < TimeUnit.SECONDS.toNanos(1)) {
+            return;
+        }
+        metricsUpdated = true;
+        lastMetricsUpdateNanos = now;
+        metrics.update(dsw, asw, podVolumes.volumesInUse(pods.getStore().list()));
     }
 
     private Runnable guarded(Runnable pass) {
@@ -199,11 +221,18 @@ public final class AttachDetachController extends KeyReconciler<PersistentVolume
                 continue;
             }
             VolumeSpec spec = VolumeSpec.fromPersistentVolume(pv, false);
-            if (!CsiPlugin.canSupport(spec) || spec.csi() == null) {
+            if (!plugins.isAttachable(spec)) {
                 log.infof("Skipping processing the volume on node %s, no attacher interface found: PV %s", nodeName, pvName);
                 continue;
             }
-            String volumeName = CsiPlugin.uniqueVolumeName(spec);
+            String volumeName;
+            try {
+                volumeName = VolumePlugins.uniqueVolumeName(spec);
+            } catch (IllegalStateException e) {
+                log.errorf("Failed to find unique name for volume: node %s vaName %s PV %s: %s", nodeName,
+                        va.getMetadata().getName(), pvName, e.getMessage());
+                continue;
+            }
             if (asw.getAttachState(volumeName, nodeName) == ActualStateOfWorld.AttachState.DETACHED) {
                 log.debugf("Marking volume attachment as uncertain as volume is not attached: node %s volumeName %s",
                         nodeName, volumeName);
@@ -228,10 +257,17 @@ public final class AttachDetachController extends KeyReconciler<PersistentVolume
                     log.errorf("Error creating spec for volume %s of pod %s: %s", podVolume.getName(), key(pod), e.getMessage());
                     continue;
                 }
-                if (spec.csi() == null || !CsiPlugin.canSupport(spec)) {
+                if (!plugins.isAttachable(spec)) {
                     continue;
                 }
-                String volumeName = CsiPlugin.uniqueVolumeName(spec);
+                String volumeName;
+                try {
+                    volumeName = VolumePlugins.uniqueVolumeName(spec);
+                } catch (IllegalStateException e) {
+                    log.errorf("Failed to find unique name for volume %s of pod %s: %s", podVolume.getName(), key(pod),
+                            e.getMessage());
+                    continue;
+                }
                 if (asw.getAttachState(volumeName, nodeName) == ActualStateOfWorld.AttachState.ATTACHED) {
                     String devicePath = devicePath(volumeName, nodeName);
                     if (devicePath == null) {

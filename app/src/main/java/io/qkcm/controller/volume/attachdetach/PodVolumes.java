@@ -26,10 +26,10 @@ final class PodVolumes {
 
     private final BiFunction<String, String, PersistentVolumeClaim> pvcs;
     private final Function<String, PersistentVolume> pvs;
-    private final CsiPlugin plugin;
+    private final VolumePlugins plugin;
 
     PodVolumes(BiFunction<String, String, PersistentVolumeClaim> pvcs, Function<String, PersistentVolume> pvs,
-            CsiPlugin plugin) {
+            VolumePlugins plugin) {
         this.pvcs = pvcs;
         this.pvs = pvs;
         this.plugin = plugin;
@@ -97,6 +97,38 @@ final class PodVolumes {
         return false;
     }
 
+    /**
+     * The collector's getVolumeInUseCount: per node, per fully qualified plugin name, the volumes of the pods
+     * scheduled there whose spec some plugin of the controller supports (attachable or not: an inline CSI
+     * volume counts).
+     */
+    java.util.Map<String, java.util.Map<String, Long>> volumesInUse(java.util.Collection<Pod> pods) {
+        java.util.Map<String, java.util.Map<String, Long>> perNode = new java.util.TreeMap<>();
+        for (Pod pod : pods) {
+            if (pod.getSpec() == null || pod.getSpec().getVolumes() == null || pod.getSpec().getVolumes().isEmpty()) {
+                continue;
+            }
+            String nodeName = pod.getSpec().getNodeName();
+            if (nodeName == null || nodeName.isEmpty()) {
+                continue;
+            }
+            for (Volume podVolume : pod.getSpec().getVolumes()) {
+                VolumeSpec spec;
+                try {
+                    spec = createVolumeSpec(podVolume, pod);
+                } catch (IllegalStateException e) {
+                    continue;
+                }
+                String plugin = VolumePlugins.findPluginBySpec(spec);
+                if (plugin != null) {
+                    perNode.computeIfAbsent(nodeName, n -> new java.util.TreeMap<>())
+                            .merge(VolumePlugins.fullQualifiedPluginName(plugin, spec), 1L, Long::sum);
+                }
+            }
+        }
+        return perNode;
+    }
+
     /** DetermineVolumeAction: a terminated pod's volumes are removed. */
     static boolean determineVolumeAction(Pod pod, boolean defaultAction) {
         if (pod == null || pod.getSpec().getVolumes() == null || pod.getSpec().getVolumes().isEmpty()) {
@@ -140,7 +172,7 @@ final class PodVolumes {
                             pod.getMetadata().getNamespace(), pod.getMetadata().getName(), e.getMessage());
                 }
             } else {
-                dsw.deletePod(podUID, CsiPlugin.uniqueVolumeName(spec), nodeName);
+                dsw.deletePod(podUID, VolumePlugins.uniqueVolumeName(spec), nodeName);
             }
         }
     }

@@ -160,6 +160,24 @@ class AttachDetachControllerTest {
         return claim;
     }
 
+    /** A PV with an iSCSI source bound to a new PVC in {@code ns}: the claim's name. */
+    static String boundIscsiClaim(String ns, String pvName, String targetPortal, String iqn, int lun) {
+        String claim = unique("claim");
+        PersistentVolumeClaim pvc = client.persistentVolumeClaims().inNamespace(ns).resource(new PersistentVolumeClaimBuilder()
+                .withNewMetadata().withName(claim).endMetadata().withNewSpec().withAccessModes("ReadWriteOnce")
+                .withVolumeName(pvName).withNewResources().withRequests(Map.of("storage", new Quantity("1Gi"))).endResources()
+                .endSpec().build()).create();
+        client.persistentVolumes().resource(new PersistentVolumeBuilder().withNewMetadata().withName(pvName).endMetadata()
+                .withNewSpec().withCapacity(Map.of("storage", new Quantity("1Gi"))).withAccessModes("ReadWriteOnce")
+                .withNewIscsi().withTargetPortal(targetPortal).withIqn(iqn).withLun(lun).endIscsi()
+                .withNewClaimRef().withNamespace(ns).withName(claim).withUid(pvc.getMetadata().getUid()).endClaimRef()
+                .endSpec().build()).create();
+        pvc.setStatus(new io.fabric8.kubernetes.api.model.PersistentVolumeClaimStatusBuilder().withPhase("Bound")
+                .withAccessModes("ReadWriteOnce").withCapacity(Map.of("storage", new Quantity("1Gi"))).build());
+        client.persistentVolumeClaims().inNamespace(ns).resource(pvc).updateStatus();
+        return claim;
+    }
+
     static Volume claimVolume(String name, String claim) {
         return new VolumeBuilder().withName(name).withNewPersistentVolumeClaim().withClaimName(claim).endPersistentVolumeClaim()
                 .build();
@@ -220,6 +238,19 @@ class AttachDetachControllerTest {
         await().atMost(WAIT).until(() -> controller.reconcilerPasses() >= target);
     }
 
+    /** A gauge's value in the controller's registry, null when there is no such series. */
+    static Double gauge(ControllerHarness<AttachDetachController> c, String name, String... tags) {
+        var g = c.context.metrics().find(name).tags(tags).gauge();
+        return g == null ? null : g.value();
+    }
+
+    /** How many operations the storage_operation_duration_seconds series with these labels has seen. */
+    static long operations(ControllerHarness<AttachDetachController> c, String plugin, String operation, String status) {
+        var t = c.context.metrics().find(AttachDetachMetrics.OPERATION_DURATION).tags("volume_plugin", plugin,
+                "operation_name", operation, "status", status, "migrated", "false").timer();
+        return t == null ? 0 : t.count();
+    }
+
     // --- tests
 
     /**
@@ -252,6 +283,13 @@ class AttachDetachControllerTest {
             await().atMost(WAIT).until(() -> volumesAttached(nodeName).equals(List.of(uniqueName)));
             await().atMost(WAIT).until(() -> hasEvent(ns, pod.getMetadata().getName(), "SuccessfulAttachVolume",
                     "AttachVolume.Attach succeeded for volume \"" + pvName + "\" "));
+            String plugin = "kubernetes.io/csi:" + driver;
+            assertThat(operations(c, plugin, "volume_attach", "success")).isEqualTo(1);
+            await().atMost(WAIT).until(() -> Double.valueOf(1).equals(gauge(c, AttachDetachMetrics.TOTAL_VOLUMES,
+                    "plugin_name", plugin, "state", "actual_state_of_world"))
+                    && Double.valueOf(1).equals(gauge(c, AttachDetachMetrics.TOTAL_VOLUMES, "plugin_name", plugin, "state",
+                            "desired_state_of_world"))
+                    && Double.valueOf(1).equals(gauge(c, AttachDetachMetrics.IN_USE, "node", nodeName, "volume_plugin", plugin)));
 
             // the kubelet mounts it, then the pod goes
             volumesInUse(nodeName, uniqueName);
@@ -270,6 +308,13 @@ class AttachDetachControllerTest {
             await().atMost(WAIT).until(() -> va(vaName) == null);
             await().atMost(WAIT).until(() -> volumesAttached(nodeName).isEmpty());
             await().atMost(WAIT).until(() -> c.controller.actualStateOfWorld().getAttachedVolumesForNode(nodeName).isEmpty());
+            assertThat(operations(c, plugin, "volume_detach", "success")).isEqualTo(1);
+            // as upstream's reconciler counts it: past the maximum wait, the detach skips the safe-to-detach check
+            // and is a forced one (reason timeout) though the node was Ready and had unmounted the volume
+            assertThat(gauge(c, AttachDetachMetrics.FORCED_DETACHES, "reason", "timeout")).isEqualTo(1.0);
+            // no volume left in either state, no pod using it: no series
+            await().atMost(WAIT).until(() -> gauge(c, AttachDetachMetrics.TOTAL_VOLUMES, "plugin_name", plugin) == null
+                    && gauge(c, AttachDetachMetrics.IN_USE, "node", nodeName) == null);
         }
     }
 
@@ -301,9 +346,12 @@ class AttachDetachControllerTest {
             clock.advance(Duration.ofMinutes(5));
             passes(c.controller, 5);
             assertThat(va(vaName)).isNotNull();
+            assertThat(gauge(c, AttachDetachMetrics.FORCED_DETACHES, "reason", "timeout")).isNull();
             clock.advance(Duration.ofMinutes(1).plusSeconds(1));
             await().atMost(WAIT).until(() -> va(vaName) == null);
             await().atMost(WAIT).until(() -> volumesAttached(nodeName).isEmpty());
+            assertThat(gauge(c, AttachDetachMetrics.FORCED_DETACHES, "reason", "timeout")).isEqualTo(1.0);
+            assertThat(gauge(c, AttachDetachMetrics.FORCED_DETACHES, "reason", "out-of-service")).isNull();
         }
     }
 
@@ -338,6 +386,58 @@ class AttachDetachControllerTest {
                 return n;
             });
             await().atMost(WAIT).until(() -> va(vaName) == null);
+            assertThat(gauge(c, AttachDetachMetrics.FORCED_DETACHES, "reason", "out-of-service")).isEqualTo(1.0);
+            assertThat(gauge(c, AttachDetachMetrics.FORCED_DETACHES, "reason", "timeout")).isNull();
+        }
+    }
+
+    /**
+     * The in-tree attachable plugins of ProbeAttachableVolumePlugins, fc and iscsi: their attach and detach do
+     * nothing, so no VolumeAttachment is created, but the volumes are attached in the actual state, reported
+     * in node.status.volumesAttached under upstream's unique names (hack/golden/csiattachment/volumenames),
+     * with the SuccessfulAttachVolume event, and dropped from it once the pod is gone and the node no longer
+     * uses them; the operations and the pod's volumes are in the metrics under the plugins' names.
+     */
+    @Test
+    void fcAndIscsiVolumesAreReportedAttachedWithoutAVolumeAttachment() throws Exception {
+        String ns = TestNamespaces.newNamespace(client, "adc-intree");
+        String nodeName = node(true, true);
+        String wwn = "50" + UUID.randomUUID().toString().replace("-", "").substring(0, 14);
+        String iqn = "iqn.2001-04.com.example:" + unique("target");
+        String claim = boundIscsiClaim(ns, unique("pv"), "10.0.2.15:3260", iqn, 3);
+        Volume fc = new VolumeBuilder().withName("fc").withNewFc().withTargetWWNs(wwn, "500a0981991b8dc5").withLun(2)
+                .endFc().build();
+        String fcName = "kubernetes.io/fc/[" + wwn + " 500a0981991b8dc5]:2";
+        String iscsiName = "kubernetes.io/iscsi/10.0.2.15:3260:" + iqn + ":3";
+        try (var c = start()) {
+            Pod pod = pod(ns, nodeName, fc, claimVolume("data", claim));
+            await().atMost(WAIT).until(() -> volumesAttached(nodeName).size() == 2);
+            assertThat(volumesAttached(nodeName)).containsExactlyInAnyOrder(fcName, iscsiName);
+            assertThat(client.storage().v1().volumeAttachments().list().getItems())
+                    .noneMatch(v -> nodeName.equals(v.getSpec().getNodeName()));
+            await().atMost(WAIT).until(() -> hasEvent(ns, pod.getMetadata().getName(), "SuccessfulAttachVolume",
+                    "AttachVolume.Attach succeeded for volume \"fc\" "));
+            assertThat(operations(c, "kubernetes.io/fc", "volume_attach", "success")).isGreaterThanOrEqualTo(1);
+            assertThat(operations(c, "kubernetes.io/iscsi", "volume_attach", "success")).isGreaterThanOrEqualTo(1);
+            await().atMost(WAIT).until(() -> Double.valueOf(1).equals(gauge(c, AttachDetachMetrics.IN_USE, "node", nodeName,
+                    "volume_plugin", "kubernetes.io/fc"))
+                    && Double.valueOf(1).equals(gauge(c, AttachDetachMetrics.IN_USE, "node", nodeName, "volume_plugin",
+                            "kubernetes.io/iscsi")));
+
+            // in use: kept; then not: detached (nothing to call) and no longer reported
+            volumesInUse(nodeName, fcName, iscsiName);
+            await().atMost(WAIT).until(() -> c.controller.actualStateOfWorld().getAttachedVolumesForNode(nodeName).stream()
+                    .allMatch(a -> a.mountedByNode()));
+            deletePod(pod);
+            await().atMost(WAIT).until(() -> c.controller.actualStateOfWorld().getAttachedVolumesForNode(nodeName).stream()
+                    .allMatch(a -> a.detachRequestedTime() != null));
+            passes(c.controller, 5);
+            assertThat(volumesAttached(nodeName)).containsExactlyInAnyOrder(fcName, iscsiName);
+            volumesInUse(nodeName);
+            await().atMost(WAIT).until(() -> volumesAttached(nodeName).isEmpty());
+            await().atMost(WAIT).until(() -> c.controller.actualStateOfWorld().getAttachedVolumesForNode(nodeName).isEmpty());
+            assertThat(operations(c, "kubernetes.io/fc", "volume_detach", "success")).isEqualTo(1);
+            assertThat(operations(c, "kubernetes.io/iscsi", "volume_detach", "success")).isEqualTo(1);
         }
     }
 
