@@ -28,11 +28,12 @@ import io.qkcm.runtime.josdk.ControllerContext;
 import io.qkcm.runtime.josdk.KeyReconciler;
 
 /**
- * persistentvolume-attach-detach-controller (upstream pkg/controller/volume/attachdetach), for CSI volumes:
- * for every scheduled pod on a node carrying {@code volumes.kubernetes.io/controller-managed-attach-detach},
- * the PVs of its bound claims with a CSI source whose driver requires attachment (no CSIDriver object, or
- * attachRequired not false) are attached to the node — a VolumeAttachment an external attacher acts on —
- * and reported in node.status.volumesAttached once attached; when no pod needs them any more they are
+ * persistentvolume-attach-detach-controller (upstream pkg/controller/volume/attachdetach) with the plugins of
+ * upstream's ProbeAttachableVolumePlugins ({@link VolumePlugins}): for every scheduled pod on a node carrying
+ * {@code volumes.kubernetes.io/controller-managed-attach-detach}, the PVs of its bound claims with a CSI source
+ * whose driver requires attachment (no CSIDriver object, or attachRequired not false) are attached to the
+ * node — a VolumeAttachment an external attacher acts on — and fc and iscsi volumes (PVs or inline) are
+ * attached by an attach that does nothing; all are reported in node.status.volumesAttached once attached; when no pod needs them any more they are
  * detached after the node stops reporting them in status.volumesInUse (or the 6 minute maximum wait on a
  * node that is not Ready, or at once with the out-of-service taint).
  *

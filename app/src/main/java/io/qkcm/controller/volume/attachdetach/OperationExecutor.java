@@ -23,8 +23,8 @@ import io.qkcm.controller.ApiErrors;
 import io.qkcm.runtime.events.EventRecorder;
 
 /**
- * Upstream's operationexecutor for the attach/detach controller with the CSI attacher of
- * pkg/volume/csi/csi_attacher.go: attach creates the VolumeAttachment (name {@link CsiPlugin#attachmentName})
+ * Upstream's operationexecutor for the attach/detach controller (fc's and iscsi's attach and detach do
+ * nothing) with the CSI attacher of pkg/volume/csi/csi_attacher.go: attach creates the VolumeAttachment (name {@link CsiPlugin#attachmentName})
  * and waits in the VolumeAttachment cache for {@code status.attached} (an external attacher sets it), detach
  * deletes it and waits for it to go; the pending-operation table of nestedpendingoperations (one operation
  * per volume, or per volume and node for multi-attachable volumes) with its exponential backoff
