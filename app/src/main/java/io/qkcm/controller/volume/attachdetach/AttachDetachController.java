@@ -33,7 +33,8 @@ import io.qkcm.runtime.josdk.KeyReconciler;
  * {@code volumes.kubernetes.io/controller-managed-attach-detach}, the PVs of its bound claims with a CSI source
  * whose driver requires attachment (no CSIDriver object, or attachRequired not false) are attached to the
  * node — a VolumeAttachment an external attacher acts on — and fc and iscsi volumes (PVs or inline) are
- * attached by an attach that does nothing; all are reported in node.status.volumesAttached once attached; when no pod needs them any more they are
+ * attached by an attach that does nothing; aws-ebs, azure-disk and cinder volumes are migrated to their CSI
+ * driver ({@link CsiMigration}); all are reported in node.status.volumesAttached once attached; when no pod needs them any more they are
  * detached after the node stops reporting them in status.volumesInUse (or the 6 minute maximum wait on a
  * node that is not Ready, or at once with the out-of-service taint).
  *
@@ -222,6 +223,15 @@ public final class AttachDetachController extends KeyReconciler<PersistentVolume
                 continue;
             }
             VolumeSpec spec = VolumeSpec.fromPersistentVolume(pv, false);
+            if (CsiMigration.inTreePluginName(spec) != null) {
+                try {
+                    spec = CsiMigration.translate(spec, "");
+                } catch (IllegalStateException e) {
+                    log.errorf("Failed to translate intree volumeSpec to CSI volumeSpec for volume: node %s vaName %s PV %s: %s",
+                            nodeName, va.getMetadata().getName(), pvName, e.getMessage());
+                    continue;
+                }
+            }
             if (!plugins.isAttachable(spec)) {
                 log.infof("Skipping processing the volume on node %s, no attacher interface found: PV %s", nodeName, pvName);
                 continue;

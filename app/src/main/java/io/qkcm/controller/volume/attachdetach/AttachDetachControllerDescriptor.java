@@ -17,9 +17,10 @@ public final class AttachDetachControllerDescriptor {
     public static final ControllerDescriptor DESCRIPTOR = ControllerDescriptor.of(AttachDetachController.NAME)
             .withAliases("attachdetach")
             .withClientName("attachdetach-controller")
-            .partially("no CSI migration of in-tree volumes (csi-translation-lib: gce-pd, aws-ebs, azure-disk, "
-                    + "azure-file, vsphere, cinder and portworx PVs and inline volumes are not translated to their CSI "
-                    + "driver, so they get no VolumeAttachment)")
+            .partially("CSI migration only for aws-ebs, azure-disk and cinder PVs and inline volumes: gce-pd, "
+                    + "azure-file, vsphere and portworx volumes are not translated to their CSI driver (no VolumeAttachment; "
+                    + "portworx would also need the node's CSINode migrated-plugins annotation); no flexvolume plugins "
+                    + "(--flex-volume-plugin-dir)")
             .startedBy(AttachDetachControllerDescriptor::start);
 
     private AttachDetachControllerDescriptor() {

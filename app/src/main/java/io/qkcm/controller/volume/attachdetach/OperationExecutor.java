@@ -183,7 +183,7 @@ final class OperationExecutor {
             } finally {
                 finished(op, failed);
                 metrics.operationComplete(VolumePlugins.fullQualifiedPluginName(attachablePlugin, volume.volumeSpec()),
-                        ATTACH, failed, false, requestNanos);
+                        ATTACH, failed, volume.volumeSpec() != null && volume.volumeSpec().migrated(), requestNanos);
             }
         });
     }
@@ -230,8 +230,7 @@ final class OperationExecutor {
         if (volumeAttachments.apply(attachID) == null) {
             VolumeAttachment attachment = new VolumeAttachmentBuilder().withNewMetadata().withName(attachID).endMetadata()
                     .withNewSpec().withNodeName(nodeName).withAttacher(source.getDriver())
-                    .withSource(new VolumeAttachmentSourceBuilder()
-                            .withPersistentVolumeName(spec.persistentVolume().getMetadata().getName()).build())
+                    .withSource(attachmentSource(spec))
                     .endSpec().build();
             try {
                 client.storage().v1().volumeAttachments().resource(attachment).create();
@@ -261,6 +260,19 @@ final class OperationExecutor {
             }
             return null;
         });
+    }
+
+    /**
+     * The VolumeAttachment's source: the PV's name, or, for a pod's inline volume migrated to CSI, the
+     * translated PV's spec (inlineVolumeSpec).
+     */
+    static io.fabric8.kubernetes.api.model.storage.VolumeAttachmentSource attachmentSource(VolumeSpec spec) {
+        if (spec.inlineVolumeSpecForCSIMigration()) {
+            return new VolumeAttachmentSourceBuilder().withInlineVolumeSpec(
+                    io.qkcm.runtime.DeepCopy.of(spec.persistentVolume()).getSpec()).build();
+        }
+        return new VolumeAttachmentSourceBuilder().withPersistentVolumeName(spec.persistentVolume().getMetadata().getName())
+                .build();
     }
 
     interface Check {
@@ -361,7 +373,8 @@ final class OperationExecutor {
                 LOG.errorf(e, "detach of volume %s from node %s failed", volume.volumeName(), volume.nodeName());
             } finally {
                 finished(op, failed);
-                metrics.operationComplete(metricPlugin, DETACH, failed, false, requestNanos);
+                metrics.operationComplete(metricPlugin, DETACH, failed,
+                        volume.volumeSpec() != null && volume.volumeSpec().migrated(), requestNanos);
             }
         });
     }

@@ -35,8 +35,24 @@ final class PodVolumes {
         this.plugin = plugin;
     }
 
-    /** CreateVolumeSpec (no in-tree sources to translate to CSI): throws with upstream's message. */
+    /**
+     * CreateVolumeSpecWithNodeMigration: the in-tree spec, translated to its CSI driver's when its plugin is
+     * migrated ({@link CsiMigration}); throws with upstream's message.
+     */
     VolumeSpec createVolumeSpec(Volume podVolume, Pod pod) {
+        String[] claimName = new String[1];
+        VolumeSpec spec = createInTreeVolumeSpec(podVolume, pod, claimName);
+        try {
+            return CsiMigration.translateIfNeeded(spec, pod.getMetadata().getNamespace());
+        } catch (IllegalStateException e) {
+            throw new IllegalStateException("error performing CSI migration checks and translation for PVC \""
+                    + pod.getMetadata().getNamespace() + "\"/\"" + claimName[0] + "\": " + e.getMessage());
+        }
+    }
+
+    /** createInTreeVolumeSpec; {@code claimNameOut[0]}: the claim's name ("" for a direct volume). */
+    private VolumeSpec createInTreeVolumeSpec(Volume podVolume, Pod pod, String[] claimNameOut) {
+        claimNameOut[0] = "";
         String claimName = "";
         boolean readOnly = false;
         if (podVolume.getPersistentVolumeClaim() != null) {
@@ -50,6 +66,7 @@ final class PodVolumes {
         if (claimName == null || claimName.isEmpty()) {
             return VolumeSpec.fromVolume(podVolume);
         }
+        claimNameOut[0] = claimName;
         String namespace = pod.getMetadata().getNamespace();
         PersistentVolumeClaim pvc = pvcs.apply(namespace, claimName);
         String prefix = "error processing PVC \"" + namespace + "\"/\"" + claimName + "\": ";

@@ -246,8 +246,13 @@ class AttachDetachControllerTest {
 
     /** How many operations the storage_operation_duration_seconds series with these labels has seen. */
     static long operations(ControllerHarness<AttachDetachController> c, String plugin, String operation, String status) {
+        return operations(c, plugin, operation, status, false);
+    }
+
+    static long operations(ControllerHarness<AttachDetachController> c, String plugin, String operation, String status,
+            boolean migrated) {
         var t = c.context.metrics().find(AttachDetachMetrics.OPERATION_DURATION).tags("volume_plugin", plugin,
-                "operation_name", operation, "status", status, "migrated", "false").timer();
+                "operation_name", operation, "status", status, "migrated", Boolean.toString(migrated)).timer();
         return t == null ? 0 : t.count();
     }
 
@@ -438,6 +443,72 @@ class AttachDetachControllerTest {
             await().atMost(WAIT).until(() -> c.controller.actualStateOfWorld().getAttachedVolumesForNode(nodeName).isEmpty());
             assertThat(operations(c, "kubernetes.io/fc", "volume_detach", "success")).isEqualTo(1);
             assertThat(operations(c, "kubernetes.io/iscsi", "volume_detach", "success")).isEqualTo(1);
+        }
+    }
+
+    /**
+     * CSI migration (csi-translation-lib, GA and complete for aws-ebs, azure-disk and cinder): an aws-ebs PV is
+     * attached through ebs.csi.aws.com — a VolumeAttachment named from the translated handle, its source the
+     * PV's name — and an inline cinder volume through cinder.csi.openstack.org with the translated PV's spec
+     * as inlineVolumeSpec; both are reported under the CSI unique names, their operations as migrated.
+     */
+    @Test
+    void inTreeVolumesAreAttachedThroughTheirMigratedCsiDriver() throws Exception {
+        String ns = TestNamespaces.newNamespace(client, "adc-migrate");
+        String nodeName = node(true, true);
+        String ebsId = "vol-" + UUID.randomUUID().toString().replace("-", "").substring(0, 17);
+        String pvName = unique("pv");
+        String claim = unique("claim");
+        PersistentVolumeClaim pvc = client.persistentVolumeClaims().inNamespace(ns).resource(new PersistentVolumeClaimBuilder()
+                .withNewMetadata().withName(claim).endMetadata().withNewSpec().withAccessModes("ReadWriteOnce")
+                .withVolumeName(pvName).withNewResources().withRequests(Map.of("storage", new Quantity("1Gi"))).endResources()
+                .endSpec().build()).create();
+        client.persistentVolumes().resource(new PersistentVolumeBuilder().withNewMetadata().withName(pvName).endMetadata()
+                .withNewSpec().withCapacity(Map.of("storage", new Quantity("1Gi"))).withAccessModes("ReadWriteOnce")
+                .withNewAwsElasticBlockStore().withVolumeID("aws://us-east-1a/" + ebsId).withFsType("ext4").endAwsElasticBlockStore()
+                .withNewClaimRef().withNamespace(ns).withName(claim).withUid(pvc.getMetadata().getUid()).endClaimRef()
+                .endSpec().build()).create();
+        pvc.setStatus(new io.fabric8.kubernetes.api.model.PersistentVolumeClaimStatusBuilder().withPhase("Bound")
+                .withAccessModes("ReadWriteOnce").withCapacity(Map.of("storage", new Quantity("1Gi"))).build());
+        client.persistentVolumeClaims().inNamespace(ns).resource(pvc).updateStatus();
+        String cinderId = unique("cinder");
+        Volume cinder = new VolumeBuilder().withName("scratch").withNewCinder().withVolumeID(cinderId).endCinder().build();
+        String ebsVa = CsiPlugin.attachmentName(ebsId, CsiMigration.AWS_EBS_DRIVER, nodeName);
+        String cinderVa = CsiPlugin.attachmentName(cinderId, CsiMigration.CINDER_DRIVER, nodeName);
+        try (var c = start()) {
+            Pod pod = pod(ns, nodeName, claimVolume("data", claim), cinder);
+            await().atMost(WAIT).until(() -> va(ebsVa) != null && va(cinderVa) != null);
+            VolumeAttachment ebs = va(ebsVa);
+            assertThat(ebs.getSpec().getAttacher()).isEqualTo(CsiMigration.AWS_EBS_DRIVER);
+            assertThat(ebs.getSpec().getNodeName()).isEqualTo(nodeName);
+            assertThat(ebs.getSpec().getSource().getPersistentVolumeName()).isEqualTo(pvName);
+            assertThat(ebs.getSpec().getSource().getInlineVolumeSpec()).isNull();
+            VolumeAttachment inline = va(cinderVa);
+            assertThat(inline.getSpec().getAttacher()).isEqualTo(CsiMigration.CINDER_DRIVER);
+            assertThat(inline.getSpec().getSource().getPersistentVolumeName()).isNull();
+            var inlineSpec = inline.getSpec().getSource().getInlineVolumeSpec();
+            assertThat(inlineSpec.getCsi().getDriver()).isEqualTo(CsiMigration.CINDER_DRIVER);
+            assertThat(inlineSpec.getCsi().getVolumeHandle()).isEqualTo(cinderId);
+            assertThat(inlineSpec.getAccessModes()).containsExactly("ReadWriteOnce");
+            assertThat(inlineSpec.getVolumeMode()).isEqualTo("Filesystem");
+
+            attached(ebsVa);
+            attached(cinderVa);
+            String ebsName = "kubernetes.io/csi/" + CsiMigration.AWS_EBS_DRIVER + "^" + ebsId;
+            String cinderName = "kubernetes.io/csi/" + CsiMigration.CINDER_DRIVER + "^" + cinderId;
+            await().atMost(WAIT).until(() -> volumesAttached(nodeName).size() == 2);
+            assertThat(volumesAttached(nodeName)).containsExactlyInAnyOrder(ebsName, cinderName);
+            // the event names the translated spec: the PV, and the inline volume's translated PV
+            await().atMost(WAIT).until(() -> hasEvent(ns, pod.getMetadata().getName(), "SuccessfulAttachVolume",
+                    "AttachVolume.Attach succeeded for volume \"" + CsiMigration.CINDER_DRIVER + "-" + cinderId + "\" "));
+            assertThat(operations(c, "kubernetes.io/csi:" + CsiMigration.AWS_EBS_DRIVER, "volume_attach", "success", true))
+                    .isEqualTo(1);
+            assertThat(operations(c, "kubernetes.io/csi:" + CsiMigration.AWS_EBS_DRIVER, "volume_attach", "success", false))
+                    .isZero();
+
+            deletePod(pod);
+            await().atMost(WAIT).until(() -> va(ebsVa) == null && va(cinderVa) == null);
+            await().atMost(WAIT).until(() -> volumesAttached(nodeName).isEmpty());
         }
     }
 

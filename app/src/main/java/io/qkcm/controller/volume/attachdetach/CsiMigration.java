@@ -1,0 +1,341 @@
+package io.qkcm.controller.volume.attachdetach;
+
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeSet;
+import java.util.regex.Pattern;
+
+import io.fabric8.kubernetes.api.model.AWSElasticBlockStoreVolumeSource;
+import io.fabric8.kubernetes.api.model.AzureDiskVolumeSource;
+import io.fabric8.kubernetes.api.model.CSIPersistentVolumeSource;
+import io.fabric8.kubernetes.api.model.CinderPersistentVolumeSource;
+import io.fabric8.kubernetes.api.model.CinderVolumeSource;
+import io.fabric8.kubernetes.api.model.NodeSelector;
+import io.fabric8.kubernetes.api.model.NodeSelectorRequirement;
+import io.fabric8.kubernetes.api.model.NodeSelectorTerm;
+import io.fabric8.kubernetes.api.model.ObjectMetaBuilder;
+import io.fabric8.kubernetes.api.model.PersistentVolume;
+import io.fabric8.kubernetes.api.model.PersistentVolumeBuilder;
+import io.fabric8.kubernetes.api.model.Volume;
+import io.fabric8.kubernetes.api.model.VolumeNodeAffinity;
+import io.qkcm.runtime.DeepCopy;
+
+/**
+ * CSI migration as the attach/detach controller does it (pkg/volume/csimigration with k8s.io/csi-translation-lib)
+ * for the in-tree plugins ported here — aws-ebs, azure-disk and cinder, whose migration is GA and complete in
+ * v1.34 (IsMigrationCompleteForPlugin: no CSINode check): a PV or pod inline volume of one of them is
+ * translated to a PV with the CSI source of its driver, and attached through that driver.
+ */
+final class CsiMigration {
+
+    static final String AWS_EBS_PLUGIN = "kubernetes.io/aws-ebs";
+    static final String AWS_EBS_DRIVER = "ebs.csi.aws.com";
+    static final String AZURE_DISK_PLUGIN = "kubernetes.io/azure-disk";
+    static final String AZURE_DISK_DRIVER = "disk.csi.azure.com";
+    static final String CINDER_PLUGIN = "kubernetes.io/cinder";
+    static final String CINDER_DRIVER = "cinder.csi.openstack.org";
+    static final String LABEL_TOPOLOGY_ZONE = "topology.kubernetes.io/zone";
+    static final String LABEL_TOPOLOGY_REGION = "topology.kubernetes.io/region";
+    static final String LABEL_BETA_ZONE = "failure-domain.beta.kubernetes.io/zone";
+    static final String LABEL_BETA_REGION = "failure-domain.beta.kubernetes.io/region";
+    private static final String MULTI_ZONE_DELIMITER = "__";
+    private static final Pattern AWS_VOLUME_ID = Pattern.compile("^vol-[^/]*$");
+
+    private CsiMigration() {
+    }
+
+    /** GetInTreePluginNameFromSpec for the ported plugins: null when none supports the spec. */
+    static String inTreePluginName(VolumeSpec spec) {
+        if (spec == null) {
+            return null;
+        }
+        if (spec.persistentVolume() != null) {
+            var s = spec.persistentVolume().getSpec();
+            if (s == null) {
+                return null;
+            }
+            return s.getAwsElasticBlockStore() != null ? AWS_EBS_PLUGIN
+                    : s.getAzureDisk() != null ? AZURE_DISK_PLUGIN : s.getCinder() != null ? CINDER_PLUGIN : null;
+        }
+        Volume v = spec.volume();
+        if (v == null) {
+            return null;
+        }
+        return v.getAwsElasticBlockStore() != null ? AWS_EBS_PLUGIN
+                : v.getAzureDisk() != null ? AZURE_DISK_PLUGIN : v.getCinder() != null ? CINDER_PLUGIN : null;
+    }
+
+    /**
+     * translateInTreeSpecToCSIOnNodeIfNeeded for plugins whose migration is complete (the node's CSINode is
+     * not consulted): the translated spec, the spec itself when it is not migratable; throws when the
+     * translation fails.
+     */
+    static VolumeSpec translateIfNeeded(VolumeSpec spec, String podNamespace) {
+        if (inTreePluginName(spec) == null) {
+            return spec;
+        }
+        return translate(spec, podNamespace);
+    }
+
+    /** csimigration.TranslateInTreeSpecToCSI. */
+    static VolumeSpec translate(VolumeSpec spec, String podNamespace) {
+        PersistentVolume csiPV;
+        boolean inline = false;
+        try {
+            if (spec.persistentVolume() != null) {
+                csiPV = translatePV(spec.persistentVolume());
+            } else if (spec.volume() != null) {
+                csiPV = translateInline(spec.volume());
+                inline = true;
+            } else {
+                throw new IllegalArgumentException("not a valid volume spec");
+            }
+        } catch (IllegalArgumentException e) {
+            throw new IllegalStateException("failed to translate in-tree pv to CSI: " + e.getMessage());
+        }
+        return new VolumeSpec(null, csiPV, spec.readOnly(), true, inline);
+    }
+
+    /** CSITranslator.TranslateInTreePVToCSI: a translated deep copy. */
+    static PersistentVolume translatePV(PersistentVolume original) {
+        PersistentVolume pv = DeepCopy.of(original);
+        var s = pv.getSpec();
+        if (s.getAwsElasticBlockStore() != null) {
+            AWSElasticBlockStoreVolumeSource ebs = s.getAwsElasticBlockStore();
+            CSIPersistentVolumeSource csi = csi(AWS_EBS_DRIVER, ebsVolumeID(ebs.getVolumeID()), ebs.getReadOnly(),
+                    ebs.getFsType());
+            csi.getVolumeAttributes().put("partition", Integer.toString(ebs.getPartition() == null ? 0 : ebs.getPartition()));
+            translateTopology(pv, "topology." + AWS_EBS_DRIVER + "/zone");
+            s.setAwsElasticBlockStore(null);
+            s.setCsi(csi);
+            return pv;
+        }
+        if (s.getAzureDisk() != null) {
+            AzureDiskVolumeSource azure = s.getAzureDisk();
+            CSIPersistentVolumeSource csi = new CSIPersistentVolumeSource();
+            csi.setDriver(AZURE_DISK_DRIVER);
+            csi.setVolumeHandle(azure.getDiskURI());
+            csi.setVolumeAttributes(new LinkedHashMap<>(Map.of("kind", "Managed")));
+            checkAzureKind(azure);
+            if (azure.getCachingMode() != null) {
+                csi.getVolumeAttributes().put("cachingmode", azure.getCachingMode());
+            }
+            if (azure.getFsType() != null) {
+                csi.setFsType(azure.getFsType().isEmpty() ? null : azure.getFsType());
+                csi.getVolumeAttributes().put("fstype", azure.getFsType());
+            }
+            if (Boolean.TRUE.equals(azure.getReadOnly())) {
+                csi.setReadOnly(true);
+            }
+            s.setAzureDisk(null);
+            s.setCsi(csi);
+            return pv;
+        }
+        if (s.getCinder() != null) {
+            CinderPersistentVolumeSource cinder = s.getCinder();
+            CSIPersistentVolumeSource csi = csi(CINDER_DRIVER, cinder.getVolumeID(), cinder.getReadOnly(), cinder.getFsType());
+            translateTopology(pv, "topology." + CINDER_DRIVER + "/zone");
+            s.setCinder(null);
+            s.setCsi(csi);
+            return pv;
+        }
+        throw new IllegalArgumentException("could not find in-tree plugin translation logic for \"" + pv.getMetadata().getName() + "\"");
+    }
+
+    /** CSITranslator.TranslateInTreeInlineVolumeToCSI: a PV named after driver and handle, Filesystem mode. */
+    static PersistentVolume translateInline(Volume volume) {
+        String name;
+        CSIPersistentVolumeSource csi;
+        if (volume.getAwsElasticBlockStore() != null) {
+            AWSElasticBlockStoreVolumeSource ebs = volume.getAwsElasticBlockStore();
+            String handle = ebsVolumeID(ebs.getVolumeID());
+            name = AWS_EBS_DRIVER + "-" + handle;
+            csi = csi(AWS_EBS_DRIVER, handle, ebs.getReadOnly(), ebs.getFsType());
+            csi.getVolumeAttributes().put("partition", Integer.toString(ebs.getPartition() == null ? 0 : ebs.getPartition()));
+        } else if (volume.getAzureDisk() != null) {
+            AzureDiskVolumeSource azure = volume.getAzureDisk();
+            checkAzureKind(azure);
+            name = azure.getDiskURI();
+            csi = new CSIPersistentVolumeSource();
+            csi.setDriver(AZURE_DISK_DRIVER);
+            csi.setVolumeHandle(azure.getDiskURI());
+            csi.setVolumeAttributes(new LinkedHashMap<>(Map.of("kind", "Managed")));
+            if (Boolean.TRUE.equals(azure.getReadOnly())) {
+                csi.setReadOnly(true);
+            }
+            if (azure.getCachingMode() != null && !azure.getCachingMode().isEmpty()) {
+                csi.getVolumeAttributes().put("cachingmode", azure.getCachingMode());
+            }
+            if (azure.getFsType() != null) {
+                csi.setFsType(azure.getFsType().isEmpty() ? null : azure.getFsType());
+                csi.getVolumeAttributes().put("fstype", azure.getFsType());
+            }
+        } else if (volume.getCinder() != null) {
+            CinderVolumeSource cinder = volume.getCinder();
+            name = CINDER_DRIVER + "-" + nullToEmpty(cinder.getVolumeID());
+            csi = csi(CINDER_DRIVER, cinder.getVolumeID(), cinder.getReadOnly(), cinder.getFsType());
+        } else {
+            throw new IllegalArgumentException("could not find in-tree plugin translation logic for \"" + volume.getName() + "\"");
+        }
+        return new PersistentVolumeBuilder().withMetadata(new ObjectMetaBuilder().withName(name).build()).withNewSpec()
+                .withCsi(csi).withAccessModes("ReadWriteOnce").withVolumeMode("Filesystem").endSpec().build();
+    }
+
+    private static void checkAzureKind(AzureDiskVolumeSource azure) {
+        if (azure.getKind() != null && !azure.getKind().equalsIgnoreCase("Managed")) {
+            throw new IllegalArgumentException("kind(" + azure.getKind() + ") is not supported in csi migration");
+        }
+    }
+
+    private static CSIPersistentVolumeSource csi(String driver, String handle, Boolean readOnly, String fsType) {
+        CSIPersistentVolumeSource csi = new CSIPersistentVolumeSource();
+        csi.setDriver(driver);
+        csi.setVolumeHandle(nullToEmpty(handle));
+        csi.setReadOnly(Boolean.TRUE.equals(readOnly) ? Boolean.TRUE : null);
+        csi.setFsType(fsType == null || fsType.isEmpty() ? null : fsType);
+        csi.setVolumeAttributes(new LinkedHashMap<>());
+        return csi;
+    }
+
+    /** KubernetesVolumeIDToEBSVolumeID: {@code aws://<zone>/<vol-id>} or a bare id. */
+    static String ebsVolumeID(String kubernetesID) {
+        String id = nullToEmpty(kubernetesID);
+        if (!id.startsWith("aws://")) {
+            return id;
+        }
+        java.net.URI uri;
+        try {
+            uri = new java.net.URI(id);
+        } catch (java.net.URISyntaxException e) {
+            throw new IllegalArgumentException("failed to translate Kubernetes ID to EBS Volume ID Invalid disk name (" + id
+                    + "): " + e.getMessage());
+        }
+        String awsID = uri.getRawPath() == null ? "" : uri.getRawPath();
+        awsID = awsID.replaceAll("^/+", "").replaceAll("/+$", "");
+        if (!AWS_VOLUME_ID.matcher(awsID).matches()) {
+            throw new IllegalArgumentException("failed to translate Kubernetes ID to EBS Volume ID Invalid format for AWS volume ("
+                    + id + ")");
+        }
+        return awsID;
+    }
+
+    /** translateTopologyFromInTreeToCSI: the zone key of node affinity (or the zone label) becomes the driver's. */
+    static void translateTopology(PersistentVolume pv, String csiTopologyKey) {
+        String[] labels = topologyLabels(pv);
+        String zoneLabel = labels[0];
+        String regionLabel = labels[1];
+        List<String> zones = topologyValues(pv, zoneLabel);
+        if (!zones.isEmpty()) {
+            replaceTopology(pv, zoneLabel, csiTopologyKey);
+        } else {
+            Map<String, String> pvLabels = pv.getMetadata().getLabels();
+            if (pvLabels != null && pvLabels.containsKey(zoneLabel)) {
+                List<String> split = List.of(pvLabels.get(zoneLabel).split(MULTI_ZONE_DELIMITER, -1));
+                addTopology(pv, csiTopologyKey, split);
+            }
+        }
+        if (LABEL_BETA_REGION.equals(regionLabel) && !topologyValues(pv, regionLabel).isEmpty()) {
+            replaceTopology(pv, regionLabel, LABEL_TOPOLOGY_REGION);
+        }
+    }
+
+    private static String[] topologyLabels(PersistentVolume pv) {
+        VolumeNodeAffinity affinity = pv.getSpec().getNodeAffinity();
+        if (topologyKeyExists(LABEL_TOPOLOGY_ZONE, affinity)) {
+            return new String[] { LABEL_TOPOLOGY_ZONE, LABEL_TOPOLOGY_REGION };
+        }
+        if (topologyKeyExists(LABEL_BETA_ZONE, affinity)) {
+            return new String[] { LABEL_BETA_ZONE, LABEL_BETA_REGION };
+        }
+        Map<String, String> labels = pv.getMetadata().getLabels();
+        if (labels != null && labels.containsKey(LABEL_TOPOLOGY_ZONE)) {
+            return new String[] { LABEL_TOPOLOGY_ZONE, LABEL_TOPOLOGY_REGION };
+        }
+        if (labels != null && labels.containsKey(LABEL_BETA_ZONE)) {
+            return new String[] { LABEL_BETA_ZONE, LABEL_BETA_REGION };
+        }
+        return new String[] { LABEL_TOPOLOGY_ZONE, LABEL_TOPOLOGY_REGION };
+    }
+
+    private static List<NodeSelectorTerm> terms(PersistentVolume pv) {
+        VolumeNodeAffinity a = pv.getSpec().getNodeAffinity();
+        if (a == null || a.getRequired() == null || a.getRequired().getNodeSelectorTerms() == null) {
+            return List.of();
+        }
+        return a.getRequired().getNodeSelectorTerms();
+    }
+
+    private static boolean topologyKeyExists(String key, VolumeNodeAffinity a) {
+        if (a == null || a.getRequired() == null || a.getRequired().getNodeSelectorTerms() == null) {
+            return false;
+        }
+        for (NodeSelectorTerm t : a.getRequired().getNodeSelectorTerms()) {
+            if (t.getMatchExpressions() != null && t.getMatchExpressions().stream().anyMatch(r -> key.equals(r.getKey()))) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    private static List<String> topologyValues(PersistentVolume pv, String key) {
+        TreeSet<String> values = new TreeSet<>();
+        for (NodeSelectorTerm t : terms(pv)) {
+            if (t.getMatchExpressions() != null) {
+                for (NodeSelectorRequirement r : t.getMatchExpressions()) {
+                    if (key.equals(r.getKey()) && r.getValues() != null) {
+                        values.addAll(r.getValues());
+                    }
+                }
+            }
+        }
+        return new ArrayList<>(values);
+    }
+
+    private static void replaceTopology(PersistentVolume pv, String oldKey, String newKey) {
+        for (NodeSelectorTerm t : terms(pv)) {
+            if (t.getMatchExpressions() != null) {
+                for (NodeSelectorRequirement r : t.getMatchExpressions()) {
+                    if (oldKey.equals(r.getKey())) {
+                        r.setKey(newKey);
+                    }
+                }
+            }
+        }
+    }
+
+    /** addTopology: the trimmed non-empty zones, sorted and distinct, as an In requirement of every term. */
+    private static void addTopology(PersistentVolume pv, String key, List<String> zones) {
+        TreeSet<String> filtered = new TreeSet<>();
+        for (String z : zones) {
+            if (!z.trim().isEmpty()) {
+                filtered.add(z.trim());
+            }
+        }
+        if (filtered.isEmpty()) {
+            return; // upstream returns an error the caller ignores
+        }
+        var spec = pv.getSpec();
+        if (spec.getNodeAffinity() == null) {
+            spec.setNodeAffinity(new VolumeNodeAffinity());
+        }
+        if (spec.getNodeAffinity().getRequired() == null) {
+            spec.getNodeAffinity().setRequired(new NodeSelector());
+        }
+        NodeSelector required = spec.getNodeAffinity().getRequired();
+        if (required.getNodeSelectorTerms() == null || required.getNodeSelectorTerms().isEmpty()) {
+            required.setNodeSelectorTerms(new ArrayList<>(List.of(new NodeSelectorTerm())));
+        }
+        for (NodeSelectorTerm t : required.getNodeSelectorTerms()) {
+            List<NodeSelectorRequirement> exprs = t.getMatchExpressions() == null ? new ArrayList<>()
+                    : new ArrayList<>(t.getMatchExpressions());
+            exprs.add(new NodeSelectorRequirement(key, "In", new ArrayList<>(filtered)));
+            t.setMatchExpressions(exprs);
+        }
+    }
+
+    private static String nullToEmpty(String s) {
+        return s == null ? "" : s;
+    }
+}
