@@ -12,6 +12,7 @@ import io.fabric8.kubernetes.api.model.AzureDiskVolumeSource;
 import io.fabric8.kubernetes.api.model.CSIPersistentVolumeSource;
 import io.fabric8.kubernetes.api.model.CinderPersistentVolumeSource;
 import io.fabric8.kubernetes.api.model.CinderVolumeSource;
+import io.fabric8.kubernetes.api.model.GCEPersistentDiskVolumeSource;
 import io.fabric8.kubernetes.api.model.NodeSelector;
 import io.fabric8.kubernetes.api.model.NodeSelectorRequirement;
 import io.fabric8.kubernetes.api.model.NodeSelectorTerm;
@@ -24,7 +25,7 @@ import io.qkcm.runtime.DeepCopy;
 
 /**
  * CSI migration as the attach/detach controller does it (pkg/volume/csimigration with k8s.io/csi-translation-lib)
- * for the in-tree plugins ported here — aws-ebs, azure-disk and cinder, whose migration is GA and complete in
+ * for the in-tree plugins ported here — aws-ebs, azure-disk, cinder and gce-pd, whose migration is GA and complete in
  * v1.34 (IsMigrationCompleteForPlugin: no CSINode check): a PV or pod inline volume of one of them is
  * translated to a PV with the CSI source of its driver, and attached through that driver.
  */
@@ -34,6 +35,8 @@ final class CsiMigration {
     static final String AWS_EBS_DRIVER = "ebs.csi.aws.com";
     static final String AZURE_DISK_PLUGIN = "kubernetes.io/azure-disk";
     static final String AZURE_DISK_DRIVER = "disk.csi.azure.com";
+    static final String GCE_PD_PLUGIN = "kubernetes.io/gce-pd";
+    static final String GCE_PD_DRIVER = "pd.csi.storage.gke.io";
     static final String CINDER_PLUGIN = "kubernetes.io/cinder";
     static final String CINDER_DRIVER = "cinder.csi.openstack.org";
     static final String LABEL_TOPOLOGY_ZONE = "topology.kubernetes.io/zone";
@@ -57,14 +60,16 @@ final class CsiMigration {
                 return null;
             }
             return s.getAwsElasticBlockStore() != null ? AWS_EBS_PLUGIN
-                    : s.getAzureDisk() != null ? AZURE_DISK_PLUGIN : s.getCinder() != null ? CINDER_PLUGIN : null;
+                    : s.getAzureDisk() != null ? AZURE_DISK_PLUGIN : s.getCinder() != null ? CINDER_PLUGIN
+                            : s.getGcePersistentDisk() != null ? GCE_PD_PLUGIN : null;
         }
         Volume v = spec.volume();
         if (v == null) {
             return null;
         }
         return v.getAwsElasticBlockStore() != null ? AWS_EBS_PLUGIN
-                : v.getAzureDisk() != null ? AZURE_DISK_PLUGIN : v.getCinder() != null ? CINDER_PLUGIN : null;
+                : v.getAzureDisk() != null ? AZURE_DISK_PLUGIN : v.getCinder() != null ? CINDER_PLUGIN
+                        : v.getGcePersistentDisk() != null ? GCE_PD_PLUGIN : null;
     }
 
     /**
@@ -141,6 +146,31 @@ final class CsiMigration {
             s.setCsi(csi);
             return pv;
         }
+        if (s.getGcePersistentDisk() != null) {
+            GCEPersistentDiskVolumeSource gce = s.getGcePersistentDisk();
+            Map<String, String> labels = pv.getMetadata().getLabels() == null ? Map.of() : pv.getMetadata().getLabels();
+            String zonesLabel = labels.getOrDefault(LABEL_BETA_ZONE, "");
+            if (zonesLabel.isEmpty()) {
+                zonesLabel = labels.getOrDefault(LABEL_TOPOLOGY_ZONE, "");
+            }
+            String[] zones = zonesLabel.split(MULTI_ZONE_DELIMITER, -1);
+            String pdName = nullToEmpty(gce.getPdName());
+            String volID;
+            if (zones.length == 1 && !zones[0].isEmpty()) {
+                volID = "projects/UNSPECIFIED/zones/" + zones[0] + "/disks/" + pdName;
+            } else if (zones.length > 1) {
+                volID = "projects/UNSPECIFIED/regions/" + gceRegionFromZones(zones) + "/disks/" + pdName;
+            } else {
+                volID = "projects/UNSPECIFIED/zones/UNSPECIFIED/disks/" + pdName;
+            }
+            CSIPersistentVolumeSource csi = csi(GCE_PD_DRIVER, volID, gce.getReadOnly(), gce.getFsType());
+            csi.getVolumeAttributes().put("partition", gcePartition(gce.getPartition()));
+            translateTopology(pv, "topology.gke.io/zone");
+            s.setGcePersistentDisk(null);
+            s.setCsi(csi);
+            s.setAccessModes(backwardCompatibleAccessModes(s.getAccessModes()));
+            return pv;
+        }
         throw new IllegalArgumentException("could not find in-tree plugin translation logic for \"" + pv.getMetadata().getName() + "\"");
     }
 
@@ -172,6 +202,17 @@ final class CsiMigration {
                 csi.setFsType(azure.getFsType().isEmpty() ? null : azure.getFsType());
                 csi.getVolumeAttributes().put("fstype", azure.getFsType());
             }
+        } else if (volume.getGcePersistentDisk() != null) {
+            GCEPersistentDiskVolumeSource gce = volume.getGcePersistentDisk();
+            String pdName = nullToEmpty(gce.getPdName());
+            csi = csi(GCE_PD_DRIVER, "projects/UNSPECIFIED/zones/UNSPECIFIED/disks/" + pdName, gce.getReadOnly(),
+                    gce.getFsType());
+            csi.getVolumeAttributes().put("partition", gcePartition(gce.getPartition()));
+            // a read-only disk is ReadOnlyMany
+            return new PersistentVolumeBuilder().withMetadata(new ObjectMetaBuilder().withName(GCE_PD_DRIVER + "-" + pdName)
+                    .build()).withNewSpec().withCsi(csi)
+                    .withAccessModes(Boolean.TRUE.equals(gce.getReadOnly()) ? "ReadOnlyMany" : "ReadWriteOnce")
+                    .withVolumeMode("Filesystem").endSpec().build();
         } else if (volume.getCinder() != null) {
             CinderVolumeSource cinder = volume.getCinder();
             name = CINDER_DRIVER + "-" + nullToEmpty(cinder.getVolumeID());
@@ -181,6 +222,46 @@ final class CsiMigration {
         }
         return new PersistentVolumeBuilder().withMetadata(new ObjectMetaBuilder().withName(name).build()).withNewSpec()
                 .withCsi(csi).withAccessModes("ReadWriteOnce").withVolumeMode("Filesystem").endSpec().build();
+    }
+
+    private static String gcePartition(Integer partition) {
+        return partition == null || partition == 0 ? "" : Integer.toString(partition);
+    }
+
+    /** gceGetRegionFromZones: the one {locale}-{region} of zones of the form {locale}-{region}-{zone}. */
+    static String gceRegionFromZones(String[] zones) {
+        TreeSet<String> regions = new TreeSet<>();
+        for (String zone : zones) {
+            String[] split = zone.split("-", -1);
+            if (split.length != 3) {
+                throw new IllegalArgumentException("failed to get region from zones: zone in unexpected format, expected: "
+                        + "{locale}-{region}-{zone}, got: " + zone);
+            }
+            regions.add(split[0] + "-" + split[1]);
+        }
+        if (regions.size() != 1) {
+            throw new IllegalArgumentException("failed to get region from zones: multiple or no regions gotten from zones, got: "
+                    + regions);
+        }
+        return regions.first();
+    }
+
+    /** backwardCompatibleAccessModes: ReadWriteMany counts as ReadWriteOnce; one mode results. */
+    static List<String> backwardCompatibleAccessModes(List<String> modes) {
+        if (modes == null) {
+            return null;
+        }
+        java.util.Set<String> s = new java.util.HashSet<>();
+        for (String m : modes) {
+            s.add("ReadWriteMany".equals(m) ? "ReadWriteOnce" : m);
+        }
+        if (s.contains("ReadWriteOnce")) {
+            return new ArrayList<>(List.of("ReadWriteOnce"));
+        }
+        if (s.contains("ReadOnlyMany")) {
+            return new ArrayList<>(List.of("ReadOnlyMany"));
+        }
+        return new ArrayList<>(List.of("ReadWriteOnce"));
     }
 
     private static void checkAzureKind(AzureDiskVolumeSource azure) {

@@ -16,7 +16,7 @@ import io.fabric8.kubernetes.api.model.Volume;
 import io.qkcm.runtime.Json;
 
 /**
- * CSI migration of aws-ebs, cinder and azure-disk PVs and inline volumes against vectors printed by upstream's
+ * CSI migration of aws-ebs, cinder, azure-disk and gce-pd PVs and inline volumes against vectors printed by upstream's
  * own csimigration.TranslateInTreeSpecToCSI with csi-translation-lib (hack/golden/csiattachment/volumemigration):
  * the translated PV (topology keys included), the inline flag, the unique volume name and the
  * VolumeAttachment name.
@@ -68,7 +68,7 @@ class CsiMigrationTest {
                 }
             }
         }
-        assertThat(n).isEqualTo(13);
-        assertThat(errors).isEqualTo(2);
+        assertThat(n).isEqualTo(20);
+        assertThat(errors).isEqualTo(3);
     }
 }
