@@ -25,7 +25,7 @@ import io.qkcm.runtime.DeepCopy;
 
 /**
  * CSI migration as the attach/detach controller does it (pkg/volume/csimigration with k8s.io/csi-translation-lib)
- * for the in-tree plugins ported here — aws-ebs, azure-disk, cinder and gce-pd, whose migration is GA and complete in
+ * for the in-tree plugins ported here — aws-ebs, azure-disk, cinder, gce-pd and vsphere, whose migration is GA and complete in
  * v1.34 (IsMigrationCompleteForPlugin: no CSINode check): a PV or pod inline volume of one of them is
  * translated to a PV with the CSI source of its driver, and attached through that driver.
  */
@@ -37,6 +37,8 @@ final class CsiMigration {
     static final String AZURE_DISK_DRIVER = "disk.csi.azure.com";
     static final String GCE_PD_PLUGIN = "kubernetes.io/gce-pd";
     static final String GCE_PD_DRIVER = "pd.csi.storage.gke.io";
+    static final String VSPHERE_PLUGIN = "kubernetes.io/vsphere-volume";
+    static final String VSPHERE_DRIVER = "csi.vsphere.vmware.com";
     static final String CINDER_PLUGIN = "kubernetes.io/cinder";
     static final String CINDER_DRIVER = "cinder.csi.openstack.org";
     static final String LABEL_TOPOLOGY_ZONE = "topology.kubernetes.io/zone";
@@ -61,7 +63,8 @@ final class CsiMigration {
             }
             return s.getAwsElasticBlockStore() != null ? AWS_EBS_PLUGIN
                     : s.getAzureDisk() != null ? AZURE_DISK_PLUGIN : s.getCinder() != null ? CINDER_PLUGIN
-                            : s.getGcePersistentDisk() != null ? GCE_PD_PLUGIN : null;
+                            : s.getGcePersistentDisk() != null ? GCE_PD_PLUGIN
+                                    : s.getVsphereVolume() != null ? VSPHERE_PLUGIN : null;
         }
         Volume v = spec.volume();
         if (v == null) {
@@ -69,7 +72,8 @@ final class CsiMigration {
         }
         return v.getAwsElasticBlockStore() != null ? AWS_EBS_PLUGIN
                 : v.getAzureDisk() != null ? AZURE_DISK_PLUGIN : v.getCinder() != null ? CINDER_PLUGIN
-                        : v.getGcePersistentDisk() != null ? GCE_PD_PLUGIN : null;
+                        : v.getGcePersistentDisk() != null ? GCE_PD_PLUGIN
+                                : v.getVsphereVolume() != null ? VSPHERE_PLUGIN : null;
     }
 
     /**
@@ -171,6 +175,17 @@ final class CsiMigration {
             s.setAccessModes(backwardCompatibleAccessModes(s.getAccessModes()));
             return pv;
         }
+        if (s.getVsphereVolume() != null) {
+            var vsphere = s.getVsphereVolume();
+            CSIPersistentVolumeSource csi = csi(VSPHERE_DRIVER, vsphere.getVolumePath(), null, vsphere.getFsType());
+            if (vsphere.getStoragePolicyName() != null && !vsphere.getStoragePolicyName().isEmpty()) {
+                csi.getVolumeAttributes().put("storagepolicyname", vsphere.getStoragePolicyName());
+            }
+            translateVsphereTopology(pv);
+            s.setVsphereVolume(null);
+            s.setCsi(csi);
+            return pv;
+        }
         throw new IllegalArgumentException("could not find in-tree plugin translation logic for \"" + pv.getMetadata().getName() + "\"");
     }
 
@@ -213,6 +228,14 @@ final class CsiMigration {
                     .build()).withNewSpec().withCsi(csi)
                     .withAccessModes(Boolean.TRUE.equals(gce.getReadOnly()) ? "ReadOnlyMany" : "ReadWriteOnce")
                     .withVolumeMode("Filesystem").endSpec().build();
+        } else if (volume.getVsphereVolume() != null) {
+            var vsphere = volume.getVsphereVolume();
+            if (vsphere.getStoragePolicyName() != null && !vsphere.getStoragePolicyName().isEmpty()) {
+                // upstream reads the policy from the new PV's (nil) vsphere source here and panics; refused instead
+                throw new IllegalArgumentException("inline vSphere volume with a storage policy name cannot be translated");
+            }
+            name = VSPHERE_DRIVER + "-" + nullToEmpty(vsphere.getVolumePath());
+            csi = csi(VSPHERE_DRIVER, vsphere.getVolumePath(), null, vsphere.getFsType());
         } else if (volume.getCinder() != null) {
             CinderVolumeSource cinder = volume.getCinder();
             name = CINDER_DRIVER + "-" + nullToEmpty(cinder.getVolumeID());
@@ -319,6 +342,20 @@ final class CsiMigration {
         }
         if (LABEL_BETA_REGION.equals(regionLabel) && !topologyValues(pv, regionLabel).isEmpty()) {
             replaceTopology(pv, regionLabel, LABEL_TOPOLOGY_REGION);
+        }
+    }
+
+    /** translateTopologyFromInTreevSphereToCSI: zone and region keys (or labels) become the driver's. */
+    static void translateVsphereTopology(PersistentVolume pv) {
+        String[] labels = topologyLabels(pv);
+        Map<String, String> pvLabels = pv.getMetadata().getLabels() == null ? Map.of() : pv.getMetadata().getLabels();
+        String[][] keys = { { labels[0], "topology.csi.vmware.com/zone" }, { labels[1], "topology.csi.vmware.com/region" } };
+        for (String[] k : keys) {
+            if (!topologyValues(pv, k[0]).isEmpty()) {
+                replaceTopology(pv, k[0], k[1]);
+            } else if (pvLabels.containsKey(k[0]) && !pvLabels.get(k[0]).isEmpty()) {
+                addTopology(pv, k[1], List.of(pvLabels.get(k[0])));
+            }
         }
     }
 

@@ -16,7 +16,7 @@ import io.fabric8.kubernetes.api.model.Volume;
 import io.qkcm.runtime.Json;
 
 /**
- * CSI migration of aws-ebs, cinder, azure-disk and gce-pd PVs and inline volumes against vectors printed by upstream's
+ * CSI migration of aws-ebs, cinder, azure-disk, gce-pd and vsphere PVs and inline volumes against vectors printed by upstream's
  * own csimigration.TranslateInTreeSpecToCSI with csi-translation-lib (hack/golden/csiattachment/volumemigration):
  * the translated PV (topology keys included), the inline flag, the unique volume name and the
  * VolumeAttachment name.
@@ -68,7 +68,19 @@ class CsiMigrationTest {
                 }
             }
         }
-        assertThat(n).isEqualTo(20);
+        assertThat(n).isEqualTo(23);
         assertThat(errors).isEqualTo(3);
+    }
+
+    /**
+     * An inline vSphere volume with a storage policy makes upstream's translation dereference a nil source (a
+     * panic); here the translation fails and the volume is skipped.
+     */
+    @Test
+    void anInlineVsphereVolumeWithAStoragePolicyIsNotTranslated() {
+        VolumeSpec spec = VolumeSpec.fromVolume(new io.fabric8.kubernetes.api.model.VolumeBuilder().withName("v")
+                .withNewVsphereVolume().withVolumePath("[ds] d.vmdk").withStoragePolicyName("gold").endVsphereVolume().build());
+        assertThat(CsiMigration.inTreePluginName(spec)).isEqualTo("kubernetes.io/vsphere-volume");
+        assertThatThrownBy(() -> CsiMigration.translate(spec, "ns")).isInstanceOf(IllegalStateException.class);
     }
 }
