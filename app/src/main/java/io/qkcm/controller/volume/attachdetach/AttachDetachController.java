@@ -33,8 +33,8 @@ import io.qkcm.runtime.josdk.KeyReconciler;
  * {@code volumes.kubernetes.io/controller-managed-attach-detach}, the PVs of its bound claims with a CSI source
  * whose driver requires attachment (no CSIDriver object, or attachRequired not false) are attached to the
  * node — a VolumeAttachment an external attacher acts on — and fc and iscsi volumes (PVs or inline) are
- * attached by an attach that does nothing; aws-ebs, azure-disk and cinder volumes are migrated to their CSI
- * driver ({@link CsiMigration}); all are reported in node.status.volumesAttached once attached; when no pod needs them any more they are
+ * attached by an attach that does nothing; aws-ebs, azure-disk, cinder, gce-pd, vsphere and portworx volumes
+ * are migrated to their CSI driver ({@link CsiMigration}); all are reported in node.status.volumesAttached once attached; when no pod needs them any more they are
  * detached after the node stops reporting them in status.volumesInUse (or the 6 minute maximum wait on a
  * node that is not Ready, or at once with the out-of-service taint).
  *
@@ -68,6 +68,7 @@ public final class AttachDetachController extends KeyReconciler<PersistentVolume
     private final SharedIndexInformer<Node> nodes;
     private final SharedIndexInformer<CSIDriver> csiDrivers;
     private final SharedIndexInformer<VolumeAttachment> volumeAttachments;
+    private final SharedIndexInformer<io.fabric8.kubernetes.api.model.storage.CSINode> csiNodes;
     private final TimerConfig timers;
     private final DesiredStateOfWorld dsw;
     private final ActualStateOfWorld asw;
@@ -97,6 +98,7 @@ public final class AttachDetachController extends KeyReconciler<PersistentVolume
         this.nodes = context.informers().informerFor(Node.class);
         this.csiDrivers = context.informers().informerFor(CSIDriver.class);
         this.volumeAttachments = context.informers().informerFor(VolumeAttachment.class);
+        this.csiNodes = context.informers().informerFor(io.fabric8.kubernetes.api.model.storage.CSINode.class);
         PodPVCIndex.addIfNotPresent(pods);
 
         VolumePlugins plugin = new VolumePlugins(new CsiPlugin(name -> csiDrivers.getStore().getByKey(name)));
@@ -105,7 +107,7 @@ public final class AttachDetachController extends KeyReconciler<PersistentVolume
         this.dsw = new DesiredStateOfWorld(plugin);
         this.asw = new ActualStateOfWorld(clock);
         this.podVolumes = new PodVolumes((ns, name) -> pvcs.getStore().getByKey(ns + "/" + name),
-                name -> pvs.getStore().getByKey(name), plugin);
+                name -> pvs.getStore().getByKey(name), plugin, name -> csiNodes.getStore().getByKey(name));
         this.apiCalls = context.newApiCallPool("attachdetach", 16);
         EventRecorder recorder = context.recorderFor(COMPONENT);
         OperationExecutor executor = new OperationExecutor(context.client(),
@@ -126,7 +128,7 @@ public final class AttachDetachController extends KeyReconciler<PersistentVolume
 
     @Override
     protected List<SharedIndexInformer<?>> informers() {
-        return List.of(pods, nodes, pvcs, pvs, csiDrivers, volumeAttachments);
+        return List.of(pods, nodes, pvcs, pvs, csiDrivers, volumeAttachments, csiNodes);
     }
 
     @Override

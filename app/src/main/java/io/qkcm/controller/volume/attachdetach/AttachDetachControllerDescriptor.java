@@ -17,10 +17,8 @@ public final class AttachDetachControllerDescriptor {
     public static final ControllerDescriptor DESCRIPTOR = ControllerDescriptor.of(AttachDetachController.NAME)
             .withAliases("attachdetach")
             .withClientName("attachdetach-controller")
-            .partially("CSI migration only for aws-ebs, azure-disk and cinder PVs and inline volumes: gce-pd, "
-                    + "azure-file, vsphere and portworx volumes are not translated to their CSI driver (no VolumeAttachment; "
-                    + "portworx would also need the node's CSINode migrated-plugins annotation); no flexvolume plugins "
-                    + "(--flex-volume-plugin-dir)")
+            .partially("no CSI migration of azure-file volumes (not translated to file.csi.azure.com, so no "
+                    + "VolumeAttachment); no flexvolume plugins (--flex-volume-plugin-dir)")
             .startedBy(AttachDetachControllerDescriptor::start);
 
     private AttachDetachControllerDescriptor() {

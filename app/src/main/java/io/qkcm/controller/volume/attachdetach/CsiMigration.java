@@ -21,13 +21,16 @@ import io.fabric8.kubernetes.api.model.PersistentVolume;
 import io.fabric8.kubernetes.api.model.PersistentVolumeBuilder;
 import io.fabric8.kubernetes.api.model.Volume;
 import io.fabric8.kubernetes.api.model.VolumeNodeAffinity;
+import io.fabric8.kubernetes.api.model.storage.CSINode;
 import io.qkcm.runtime.DeepCopy;
 
 /**
  * CSI migration as the attach/detach controller does it (pkg/volume/csimigration with k8s.io/csi-translation-lib)
- * for the in-tree plugins ported here — aws-ebs, azure-disk, cinder, gce-pd and vsphere, whose migration is GA and complete in
- * v1.34 (IsMigrationCompleteForPlugin: no CSINode check): a PV or pod inline volume of one of them is
- * translated to a PV with the CSI source of its driver, and attached through that driver.
+ * for the in-tree plugins ported here — aws-ebs, azure-disk, cinder, gce-pd, vsphere and portworx: a PV or pod
+ * inline volume of one of them is translated to a PV with the CSI source of its driver, and attached through
+ * that driver. Migration is on for all of them in v1.34; it is complete (translated whatever the node) for
+ * all but portworx (InTreePluginPortworxUnregister, alpha, off), whose volumes are translated for a pod's node
+ * only when the node's CSINode lists the plugin in its migrated-plugins annotation.
  */
 final class CsiMigration {
 
@@ -39,6 +42,10 @@ final class CsiMigration {
     static final String GCE_PD_DRIVER = "pd.csi.storage.gke.io";
     static final String VSPHERE_PLUGIN = "kubernetes.io/vsphere-volume";
     static final String VSPHERE_DRIVER = "csi.vsphere.vmware.com";
+    static final String PORTWORX_PLUGIN = "kubernetes.io/portworx-volume";
+    static final String PORTWORX_DRIVER = "pxd.portworx.com";
+    /** v1.MigratedPluginsAnnotationKey on a CSINode: the in-tree plugins migrated on that node, comma-separated. */
+    static final String MIGRATED_PLUGINS_ANNOTATION = "storage.alpha.kubernetes.io/migrated-plugins";
     static final String CINDER_PLUGIN = "kubernetes.io/cinder";
     static final String CINDER_DRIVER = "cinder.csi.openstack.org";
     static final String LABEL_TOPOLOGY_ZONE = "topology.kubernetes.io/zone";
@@ -64,7 +71,8 @@ final class CsiMigration {
             return s.getAwsElasticBlockStore() != null ? AWS_EBS_PLUGIN
                     : s.getAzureDisk() != null ? AZURE_DISK_PLUGIN : s.getCinder() != null ? CINDER_PLUGIN
                             : s.getGcePersistentDisk() != null ? GCE_PD_PLUGIN
-                                    : s.getVsphereVolume() != null ? VSPHERE_PLUGIN : null;
+                                    : s.getVsphereVolume() != null ? VSPHERE_PLUGIN
+                                            : s.getPortworxVolume() != null ? PORTWORX_PLUGIN : null;
         }
         Volume v = spec.volume();
         if (v == null) {
@@ -73,19 +81,51 @@ final class CsiMigration {
         return v.getAwsElasticBlockStore() != null ? AWS_EBS_PLUGIN
                 : v.getAzureDisk() != null ? AZURE_DISK_PLUGIN : v.getCinder() != null ? CINDER_PLUGIN
                         : v.getGcePersistentDisk() != null ? GCE_PD_PLUGIN
-                                : v.getVsphereVolume() != null ? VSPHERE_PLUGIN : null;
+                                : v.getVsphereVolume() != null ? VSPHERE_PLUGIN
+                                        : v.getPortworxVolume() != null ? PORTWORX_PLUGIN : null;
     }
 
     /**
-     * translateInTreeSpecToCSIOnNodeIfNeeded for plugins whose migration is complete (the node's CSINode is
-     * not consulted): the translated spec, the spec itself when it is not migratable; throws when the
-     * translation fails.
+     * translateInTreeSpecToCSIOnNodeIfNeeded: the translated spec when the spec is migratable and migration is
+     * supported on the node (complete for the plugin, or listed in the node's CSINode annotation), else the
+     * spec itself; throws when the translation fails or the node's CSINode is needed and missing.
+     * {@code csiNodes}: the CSINode lister (null when not found).
      */
-    static VolumeSpec translateIfNeeded(VolumeSpec spec, String podNamespace) {
-        if (inTreePluginName(spec) == null) {
+    static VolumeSpec translateIfNeeded(VolumeSpec spec, String podNamespace, String nodeName,
+            java.util.function.Function<String, CSINode> csiNodes) {
+        String plugin = inTreePluginName(spec);
+        if (plugin == null) {
+            return spec;
+        }
+        if (!migrationSupportedOnNode(plugin, nodeName, csiNodes)) {
             return spec;
         }
         return translate(spec, podNamespace);
+    }
+
+    /** IsMigrationCompleteForPlugin (with the v1.34 gate defaults). */
+    static boolean isMigrationComplete(String plugin) {
+        return !PORTWORX_PLUGIN.equals(plugin);
+    }
+
+    /** isCSIMigrationSupportedOnNode. */
+    static boolean migrationSupportedOnNode(String plugin, String nodeName,
+            java.util.function.Function<String, CSINode> csiNodes) {
+        if (isMigrationComplete(plugin)) {
+            return true;
+        }
+        if (nodeName == null || nodeName.isEmpty()) {
+            throw new IllegalStateException("nodeName is empty");
+        }
+        CSINode csiNode = csiNodes.apply(nodeName);
+        if (csiNode == null) {
+            throw new IllegalStateException("csinode.storage.k8s.io \"" + nodeName + "\" not found");
+        }
+        Map<String, String> annotations = csiNode.getMetadata().getAnnotations();
+        if (annotations == null) {
+            return false;
+        }
+        return List.of(annotations.getOrDefault(MIGRATED_PLUGINS_ANNOTATION, "").split(",", -1)).contains(plugin);
     }
 
     /** csimigration.TranslateInTreeSpecToCSI. */
@@ -186,6 +226,25 @@ final class CsiMigration {
             s.setCsi(csi);
             return pv;
         }
+        if (s.getPortworxVolume() != null) {
+            var px = s.getPortworxVolume();
+            CSIPersistentVolumeSource csi = csi(PORTWORX_DRIVER, px.getVolumeID(), null, px.getFsType());
+            Map<String, String> annotations = pv.getMetadata().getAnnotations();
+            if (annotations != null && annotations.containsKey("openstorage.io/auth-secret-name")
+                    && annotations.containsKey("openstorage.io/auth-secret-namespace")) {
+                java.util.function.Supplier<io.fabric8.kubernetes.api.model.SecretReference> ref = () ->
+                        new io.fabric8.kubernetes.api.model.SecretReference(annotations.get("openstorage.io/auth-secret-name"),
+                                annotations.get("openstorage.io/auth-secret-namespace"));
+                csi.setControllerPublishSecretRef(ref.get());
+                csi.setNodeStageSecretRef(ref.get());
+                csi.setNodePublishSecretRef(ref.get());
+                csi.setControllerExpandSecretRef(ref.get());
+                csi.setNodeExpandSecretRef(ref.get());
+            }
+            s.setPortworxVolume(null);
+            s.setCsi(csi);
+            return pv;
+        }
         throw new IllegalArgumentException("could not find in-tree plugin translation logic for \"" + pv.getMetadata().getName() + "\"");
     }
 
@@ -236,6 +295,13 @@ final class CsiMigration {
             }
             name = VSPHERE_DRIVER + "-" + nullToEmpty(vsphere.getVolumePath());
             csi = csi(VSPHERE_DRIVER, vsphere.getVolumePath(), null, vsphere.getFsType());
+        } else if (volume.getPortworxVolume() != null) {
+            var px = volume.getPortworxVolume();
+            csi = csi(PORTWORX_DRIVER, px.getVolumeID(), null, px.getFsType());
+            return new PersistentVolumeBuilder().withMetadata(new ObjectMetaBuilder()
+                    .withName(PORTWORX_DRIVER + "-" + nullToEmpty(px.getVolumeID())).build()).withNewSpec().withCsi(csi)
+                    .withAccessModes(Boolean.TRUE.equals(px.getReadOnly()) ? "ReadOnlyMany" : "ReadWriteOnce")
+                    .withVolumeMode("Filesystem").endSpec().build();
         } else if (volume.getCinder() != null) {
             CinderVolumeSource cinder = volume.getCinder();
             name = CINDER_DRIVER + "-" + nullToEmpty(cinder.getVolumeID());

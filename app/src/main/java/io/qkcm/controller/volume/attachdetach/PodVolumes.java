@@ -27,9 +27,11 @@ final class PodVolumes {
     private final BiFunction<String, String, PersistentVolumeClaim> pvcs;
     private final Function<String, PersistentVolume> pvs;
     private final VolumePlugins plugin;
+    private final Function<String, io.fabric8.kubernetes.api.model.storage.CSINode> csiNodes;
 
     PodVolumes(BiFunction<String, String, PersistentVolumeClaim> pvcs, Function<String, PersistentVolume> pvs,
-            VolumePlugins plugin) {
+            VolumePlugins plugin, Function<String, io.fabric8.kubernetes.api.model.storage.CSINode> csiNodes) {
+        this.csiNodes = csiNodes;
         this.pvcs = pvcs;
         this.pvs = pvs;
         this.plugin = plugin;
@@ -43,7 +45,8 @@ final class PodVolumes {
         String[] claimName = new String[1];
         VolumeSpec spec = createInTreeVolumeSpec(podVolume, pod, claimName);
         try {
-            return CsiMigration.translateIfNeeded(spec, pod.getMetadata().getNamespace());
+            return CsiMigration.translateIfNeeded(spec, pod.getMetadata().getNamespace(), pod.getSpec().getNodeName(),
+                    csiNodes);
         } catch (IllegalStateException e) {
             throw new IllegalStateException("error performing CSI migration checks and translation for PVC \""
                     + pod.getMetadata().getNamespace() + "\"/\"" + claimName[0] + "\": " + e.getMessage());

@@ -513,6 +513,47 @@ class AttachDetachControllerTest {
     }
 
     /**
+     * Portworx's migration is not complete in v1.34 (InTreePluginPortworxUnregister off): its volume is
+     * translated, and attached through pxd.portworx.com, only on a node whose CSINode lists
+     * kubernetes.io/portworx-volume in storage.alpha.kubernetes.io/migrated-plugins; elsewhere no plugin
+     * attaches it. A cinder volume of the same pod (complete migration, no CSINode needed) shows the pod was
+     * processed.
+     */
+    @Test
+    void portworxIsMigratedOnlyOnNodesWhoseCsiNodeSaysSo() throws Exception {
+        String ns = TestNamespaces.newNamespace(client, "adc-px");
+        String migrated = node(true, true);
+        String notMigrated = node(true, true);
+        for (String[] n : new String[][] { { migrated, "kubernetes.io/gce-pd,kubernetes.io/portworx-volume" },
+                { notMigrated, "kubernetes.io/gce-pd" } }) {
+            client.storage().v1().csiNodes().resource(new io.fabric8.kubernetes.api.model.storage.CSINodeBuilder()
+                    .withNewMetadata().withName(n[0]).withAnnotations(Map.of(CsiMigration.MIGRATED_PLUGINS_ANNOTATION, n[1]))
+                    .endMetadata().withNewSpec().withDrivers(List.of()).endSpec().build()).create();
+        }
+        String pxOnMigrated = unique("px");
+        String pxOnOther = unique("px");
+        String cinderOnOther = unique("cinder");
+        try (var c = start()) {
+            pod(ns, migrated, new VolumeBuilder().withName("px").withNewPortworxVolume().withVolumeID(pxOnMigrated)
+                    .endPortworxVolume().build());
+            pod(ns, notMigrated, new VolumeBuilder().withName("px").withNewPortworxVolume().withVolumeID(pxOnOther)
+                    .endPortworxVolume().build(),
+                    new VolumeBuilder().withName("c").withNewCinder().withVolumeID(cinderOnOther).endCinder().build());
+            String pxVa = CsiPlugin.attachmentName(pxOnMigrated, CsiMigration.PORTWORX_DRIVER, migrated);
+            await().atMost(WAIT).until(() -> va(pxVa) != null);
+            VolumeAttachment va = va(pxVa);
+            assertThat(va.getSpec().getAttacher()).isEqualTo(CsiMigration.PORTWORX_DRIVER);
+            assertThat(va.getSpec().getSource().getInlineVolumeSpec().getCsi().getVolumeHandle()).isEqualTo(pxOnMigrated);
+            await().atMost(WAIT).until(() -> va(CsiPlugin.attachmentName(cinderOnOther, CsiMigration.CINDER_DRIVER,
+                    notMigrated)) != null);
+            passes(c.controller, 3);
+            assertThat(client.storage().v1().volumeAttachments().list().getItems())
+                    .filteredOn(v -> notMigrated.equals(v.getSpec().getNodeName()))
+                    .extracting(v -> v.getSpec().getAttacher()).containsExactly(CsiMigration.CINDER_DRIVER);
+        }
+    }
+
+    /**
      * No VolumeAttachment for a driver whose CSIDriver says attachRequired: false, for an inline (ephemeral)
      * CSI volume, or for a pod on a node without the controller-managed annotation; one for a driver with no
      * CSIDriver object (csi_plugin.go skipAttach). The attachment of the other volume of the same pod (and of
