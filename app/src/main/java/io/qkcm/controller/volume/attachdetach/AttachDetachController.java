@@ -33,8 +33,8 @@ import io.qkcm.runtime.josdk.KeyReconciler;
  * {@code volumes.kubernetes.io/controller-managed-attach-detach}, the PVs of its bound claims with a CSI source
  * whose driver requires attachment (no CSIDriver object, or attachRequired not false) are attached to the
  * node — a VolumeAttachment an external attacher acts on — and fc and iscsi volumes (PVs or inline) are
- * attached by an attach that does nothing; aws-ebs, azure-disk, cinder, gce-pd, vsphere and portworx volumes
- * are migrated to their CSI driver ({@link CsiMigration}); all are reported in node.status.volumesAttached once attached; when no pod needs them any more they are
+ * attached by an attach that does nothing; aws-ebs, azure-disk, azure-file, cinder, gce-pd, vsphere and
+ * portworx volumes are migrated to their CSI driver ({@link CsiMigration}); all are reported in node.status.volumesAttached once attached; when no pod needs them any more they are
  * detached after the node stops reporting them in status.volumesInUse (or the 6 minute maximum wait on a
  * node that is not Ready, or at once with the out-of-service taint).
  *

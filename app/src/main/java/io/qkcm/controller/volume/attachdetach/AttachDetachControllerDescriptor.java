@@ -17,8 +17,8 @@ public final class AttachDetachControllerDescriptor {
     public static final ControllerDescriptor DESCRIPTOR = ControllerDescriptor.of(AttachDetachController.NAME)
             .withAliases("attachdetach")
             .withClientName("attachdetach-controller")
-            .partially("no CSI migration of azure-file volumes (not translated to file.csi.azure.com, so no "
-                    + "VolumeAttachment); no flexvolume plugins (--flex-volume-plugin-dir)")
+            .partially("no flexvolume plugins (the drivers under --flex-volume-plugin-dir are not probed; their "
+                    + "volumes are not attached)")
             .startedBy(AttachDetachControllerDescriptor::start);
 
     private AttachDetachControllerDescriptor() {

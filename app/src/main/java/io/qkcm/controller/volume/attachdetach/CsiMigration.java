@@ -26,7 +26,7 @@ import io.qkcm.runtime.DeepCopy;
 
 /**
  * CSI migration as the attach/detach controller does it (pkg/volume/csimigration with k8s.io/csi-translation-lib)
- * for the in-tree plugins ported here — aws-ebs, azure-disk, cinder, gce-pd, vsphere and portworx: a PV or pod
+ * for its in-tree plugins — aws-ebs, azure-disk, azure-file, cinder, gce-pd, vsphere and portworx: a PV or pod
  * inline volume of one of them is translated to a PV with the CSI source of its driver, and attached through
  * that driver. Migration is on for all of them in v1.34; it is complete (translated whatever the node) for
  * all but portworx (InTreePluginPortworxUnregister, alpha, off), whose volumes are translated for a pod's node
@@ -42,6 +42,9 @@ final class CsiMigration {
     static final String GCE_PD_DRIVER = "pd.csi.storage.gke.io";
     static final String VSPHERE_PLUGIN = "kubernetes.io/vsphere-volume";
     static final String VSPHERE_DRIVER = "csi.vsphere.vmware.com";
+    static final String AZURE_FILE_PLUGIN = "kubernetes.io/azure-file";
+    static final String AZURE_FILE_DRIVER = "file.csi.azure.com";
+    private static final Pattern AZURE_SECRET_NAME = Pattern.compile("azure-storage-account-(.+)-secret");
     static final String PORTWORX_PLUGIN = "kubernetes.io/portworx-volume";
     static final String PORTWORX_DRIVER = "pxd.portworx.com";
     /** v1.MigratedPluginsAnnotationKey on a CSINode: the in-tree plugins migrated on that node, comma-separated. */
@@ -72,7 +75,8 @@ final class CsiMigration {
                     : s.getAzureDisk() != null ? AZURE_DISK_PLUGIN : s.getCinder() != null ? CINDER_PLUGIN
                             : s.getGcePersistentDisk() != null ? GCE_PD_PLUGIN
                                     : s.getVsphereVolume() != null ? VSPHERE_PLUGIN
-                                            : s.getPortworxVolume() != null ? PORTWORX_PLUGIN : null;
+                                            : s.getPortworxVolume() != null ? PORTWORX_PLUGIN
+                                                    : s.getAzureFile() != null ? AZURE_FILE_PLUGIN : null;
         }
         Volume v = spec.volume();
         if (v == null) {
@@ -82,7 +86,8 @@ final class CsiMigration {
                 : v.getAzureDisk() != null ? AZURE_DISK_PLUGIN : v.getCinder() != null ? CINDER_PLUGIN
                         : v.getGcePersistentDisk() != null ? GCE_PD_PLUGIN
                                 : v.getVsphereVolume() != null ? VSPHERE_PLUGIN
-                                        : v.getPortworxVolume() != null ? PORTWORX_PLUGIN : null;
+                                        : v.getPortworxVolume() != null ? PORTWORX_PLUGIN
+                                                : v.getAzureFile() != null ? AZURE_FILE_PLUGIN : null;
     }
 
     /**
@@ -136,7 +141,7 @@ final class CsiMigration {
             if (spec.persistentVolume() != null) {
                 csiPV = translatePV(spec.persistentVolume());
             } else if (spec.volume() != null) {
-                csiPV = translateInline(spec.volume());
+                csiPV = translateInline(spec.volume(), podNamespace);
                 inline = true;
             } else {
                 throw new IllegalArgumentException("not a valid volume spec");
@@ -226,6 +231,27 @@ final class CsiMigration {
             s.setCsi(csi);
             return pv;
         }
+        if (s.getAzureFile() != null) {
+            var azure = s.getAzureFile();
+            String accountName = azureStorageAccountName(azure.getSecretName());
+            Map<String, String> annotations = pv.getMetadata().getAnnotations();
+            String resourceGroup = annotations == null ? ""
+                    : annotations.getOrDefault("kubernetes.io/azure-file-resource-group", "");
+            String namespace = azure.getSecretNamespace() != null ? azure.getSecretNamespace()
+                    : s.getClaimRef() != null ? nullToEmpty(s.getClaimRef().getNamespace()) : "";
+            if (namespace.isEmpty()) {
+                throw new IllegalArgumentException("could not find a secret namespace in PersistentVolumeSource or ClaimRef");
+            }
+            String volumeID = String.join("#", resourceGroup, accountName, nullToEmpty(azure.getShareName()),
+                    nullToEmpty(pv.getMetadata().getName()), namespace);
+            CSIPersistentVolumeSource csi = csi(AZURE_FILE_DRIVER, volumeID, azure.getReadOnly(), null);
+            csi.getVolumeAttributes().put("sharename", nullToEmpty(azure.getShareName()));
+            csi.setNodeStageSecretRef(new io.fabric8.kubernetes.api.model.SecretReference(nullToEmpty(azure.getSecretName()),
+                    namespace));
+            s.setAzureFile(null);
+            s.setCsi(csi);
+            return pv;
+        }
         if (s.getPortworxVolume() != null) {
             var px = s.getPortworxVolume();
             CSIPersistentVolumeSource csi = csi(PORTWORX_DRIVER, px.getVolumeID(), null, px.getFsType());
@@ -249,7 +275,7 @@ final class CsiMigration {
     }
 
     /** CSITranslator.TranslateInTreeInlineVolumeToCSI: a PV named after driver and handle, Filesystem mode. */
-    static PersistentVolume translateInline(Volume volume) {
+    static PersistentVolume translateInline(Volume volume, String podNamespace) {
         String name;
         CSIPersistentVolumeSource csi;
         if (volume.getAwsElasticBlockStore() != null) {
@@ -295,6 +321,19 @@ final class CsiMigration {
             }
             name = VSPHERE_DRIVER + "-" + nullToEmpty(vsphere.getVolumePath());
             csi = csi(VSPHERE_DRIVER, vsphere.getVolumePath(), null, vsphere.getFsType());
+        } else if (volume.getAzureFile() != null) {
+            var azure = volume.getAzureFile();
+            String accountName = azureStorageAccountName(azure.getSecretName());
+            String secretNamespace = podNamespace == null || podNamespace.isEmpty() ? "default" : podNamespace;
+            String volumeID = String.join("#", "", accountName, nullToEmpty(azure.getShareName()),
+                    nullToEmpty(volume.getName()), secretNamespace);
+            csi = csi(AZURE_FILE_DRIVER, volumeID, azure.getReadOnly(), null);
+            csi.getVolumeAttributes().put("sharename", nullToEmpty(azure.getShareName()));
+            csi.setNodeStageSecretRef(new io.fabric8.kubernetes.api.model.SecretReference(nullToEmpty(azure.getSecretName()),
+                    secretNamespace));
+            return new PersistentVolumeBuilder().withMetadata(new ObjectMetaBuilder().withName(volumeID).build())
+                    .withNewSpec().withCsi(csi).withAccessModes("ReadWriteMany").withVolumeMode("Filesystem").endSpec()
+                    .build();
         } else if (volume.getPortworxVolume() != null) {
             var px = volume.getPortworxVolume();
             csi = csi(PORTWORX_DRIVER, px.getVolumeID(), null, px.getFsType());
@@ -311,6 +350,13 @@ final class CsiMigration {
         }
         return new PersistentVolumeBuilder().withMetadata(new ObjectMetaBuilder().withName(name).build()).withNewSpec()
                 .withCsi(csi).withAccessModes("ReadWriteOnce").withVolumeMode("Filesystem").endSpec().build();
+    }
+
+    /** getStorageAccountName: the account of an azure-storage-account-{account}-secret, else the secret's name. */
+    static String azureStorageAccountName(String secretName) {
+        String name = nullToEmpty(secretName);
+        java.util.regex.Matcher m = AZURE_SECRET_NAME.matcher(name);
+        return m.find() ? m.group(1) : name;
     }
 
     private static String gcePartition(Integer partition) {

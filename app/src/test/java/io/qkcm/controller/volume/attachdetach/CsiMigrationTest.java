@@ -16,7 +16,7 @@ import io.fabric8.kubernetes.api.model.Volume;
 import io.qkcm.runtime.Json;
 
 /**
- * CSI migration of aws-ebs, cinder, azure-disk, gce-pd, vsphere and portworx PVs and inline volumes against vectors printed by upstream's
+ * CSI migration of aws-ebs, azure-disk, azure-file, cinder, gce-pd, vsphere and portworx PVs and inline volumes against vectors printed by upstream's
  * own csimigration.TranslateInTreeSpecToCSI with csi-translation-lib (hack/golden/csiattachment/volumemigration):
  * the translated PV (topology keys included), the inline flag, the unique volume name and the
  * VolumeAttachment name.
@@ -68,8 +68,8 @@ class CsiMigrationTest {
                 }
             }
         }
-        assertThat(n).isEqualTo(27);
-        assertThat(errors).isEqualTo(3);
+        assertThat(n).isEqualTo(33);
+        assertThat(errors).isEqualTo(5);
     }
 
     /**
