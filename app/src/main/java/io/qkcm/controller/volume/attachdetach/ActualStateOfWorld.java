@@ -86,7 +86,7 @@ final class ActualStateOfWorld {
             if (spec == null) {
                 throw new IllegalArgumentException("volumeSpec cannot be nil if volumeName is empty");
             }
-            volumeName = CsiPlugin.uniqueVolumeName(spec);
+            volumeName = VolumePlugins.uniqueVolumeName(spec);
         }
         VolumeObj volume = attachedVolumes.get(volumeName);
         if (volume == null) {

@@ -28,11 +28,13 @@ import io.qkcm.runtime.josdk.ControllerContext;
 import io.qkcm.runtime.josdk.KeyReconciler;
 
 /**
- * persistentvolume-attach-detach-controller (upstream pkg/controller/volume/attachdetach), for CSI volumes:
- * for every scheduled pod on a node carrying {@code volumes.kubernetes.io/controller-managed-attach-detach},
- * the PVs of its bound claims with a CSI source whose driver requires attachment (no CSIDriver object, or
- * attachRequired not false) are attached to the node — a VolumeAttachment an external attacher acts on —
- * and reported in node.status.volumesAttached once attached; when no pod needs them any more they are
+ * persistentvolume-attach-detach-controller (upstream pkg/controller/volume/attachdetach) with the plugins of
+ * upstream's ProbeAttachableVolumePlugins ({@link VolumePlugins}): for every scheduled pod on a node carrying
+ * {@code volumes.kubernetes.io/controller-managed-attach-detach}, the PVs of its bound claims with a CSI source
+ * whose driver requires attachment (no CSIDriver object, or attachRequired not false) are attached to the
+ * node — a VolumeAttachment an external attacher acts on — and fc and iscsi volumes (PVs or inline) are
+ * attached by an attach that does nothing; aws-ebs, azure-disk, azure-file, cinder, gce-pd, vsphere and
+ * portworx volumes are migrated to their CSI driver ({@link CsiMigration}); all are reported in node.status.volumesAttached once attached; when no pod needs them any more they are
  * detached after the node stops reporting them in status.volumesInUse (or the 6 minute maximum wait on a
  * node that is not Ready, or at once with the out-of-service taint).
  *
@@ -66,6 +68,7 @@ public final class AttachDetachController extends KeyReconciler<PersistentVolume
     private final SharedIndexInformer<Node> nodes;
     private final SharedIndexInformer<CSIDriver> csiDrivers;
     private final SharedIndexInformer<VolumeAttachment> volumeAttachments;
+    private final SharedIndexInformer<io.fabric8.kubernetes.api.model.storage.CSINode> csiNodes;
     private final TimerConfig timers;
     private final DesiredStateOfWorld dsw;
     private final ActualStateOfWorld asw;
@@ -75,6 +78,10 @@ public final class AttachDetachController extends KeyReconciler<PersistentVolume
     private final ExecutorService apiCalls;
     private ScheduledExecutorService loops;
     private final AtomicLong reconcilerPasses = new AtomicLong();
+    private final VolumePlugins plugins;
+    private final AttachDetachMetrics metrics;
+    private long lastMetricsUpdateNanos;
+    private boolean metricsUpdated;
 
     /**
      * {@code reconcilerSyncDuration}, {@code disableReconciliationSync}, {@code disableForceDetachOnTimeout}:
@@ -91,22 +98,25 @@ public final class AttachDetachController extends KeyReconciler<PersistentVolume
         this.nodes = context.informers().informerFor(Node.class);
         this.csiDrivers = context.informers().informerFor(CSIDriver.class);
         this.volumeAttachments = context.informers().informerFor(VolumeAttachment.class);
+        this.csiNodes = context.informers().informerFor(io.fabric8.kubernetes.api.model.storage.CSINode.class);
         PodPVCIndex.addIfNotPresent(pods);
 
-        CsiPlugin plugin = new CsiPlugin(name -> csiDrivers.getStore().getByKey(name));
+        VolumePlugins plugin = new VolumePlugins(new CsiPlugin(name -> csiDrivers.getStore().getByKey(name)));
+        this.plugins = plugin;
+        this.metrics = new AttachDetachMetrics(context.metrics());
         this.dsw = new DesiredStateOfWorld(plugin);
         this.asw = new ActualStateOfWorld(clock);
         this.podVolumes = new PodVolumes((ns, name) -> pvcs.getStore().getByKey(ns + "/" + name),
-                name -> pvs.getStore().getByKey(name), plugin);
+                name -> pvs.getStore().getByKey(name), plugin, name -> csiNodes.getStore().getByKey(name));
         this.apiCalls = context.newApiCallPool("attachdetach", 16);
         EventRecorder recorder = context.recorderFor(COMPONENT);
         OperationExecutor executor = new OperationExecutor(context.client(),
-                name -> volumeAttachments.getStore().getByKey(name), plugin, recorder, apiCalls, clock,
+                name -> volumeAttachments.getStore().getByKey(name), plugin, metrics, recorder, apiCalls, clock,
                 timers.csiTimeout());
         NodeStatusUpdater statusUpdater = new NodeStatusUpdater(context.client(), name -> nodes.getStore().getByKey(name), asw);
         this.reconciler = new Reconciler(timers.reconcilerMaxWaitForUnmountDuration(), reconcilerSyncDuration,
                 disableReconciliationSync, disableForceDetachOnTimeout, dsw, asw, executor, statusUpdater,
-                name -> nodes.getStore().getByKey(name), recorder, clock);
+                name -> nodes.getStore().getByKey(name), recorder, metrics, clock);
         this.populator = new DesiredStateOfWorldPopulator(timers.desiredStateOfWorldPopulatorListPodsRetryDuration(),
                 (ns, name) -> pods.getStore().getByKey(ns + "/" + name), () -> pods.getStore().list(), dsw, podVolumes,
                 plugin, clock);
@@ -118,7 +128,7 @@ public final class AttachDetachController extends KeyReconciler<PersistentVolume
 
     @Override
     protected List<SharedIndexInformer<?>> informers() {
-        return List.of(pods, nodes, pvcs, pvs, csiDrivers, volumeAttachments);
+        return List.of(pods, nodes, pvcs, pvs, csiDrivers, volumeAttachments, csiNodes);
     }
 
     @Override
@@ -138,11 +148,27 @@ public final class AttachDetachController extends KeyReconciler<PersistentVolume
         // wait.Until: each pass a period after the previous one ended
         loops.scheduleWithFixedDelay(guarded(() -> {
             reconciler.loop();
+            updateMetrics();
             reconcilerPasses.incrementAndGet();
         }), 0, timers.reconcilerLoopPeriod().toNanos(),
                 TimeUnit.NANOSECONDS);
         loops.scheduleWithFixedDelay(guarded(populator::loop), 0,
                 timers.desiredStateOfWorldPopulatorLoopSleepPeriod().toNanos(), TimeUnit.NANOSECONDS);
+    }
+
+    /**
+     * The metrics collector's pass, at most once a second (upstream computes at each scrape): the total
+     * volumes of both states and the attachable volumes in use by node.
+     */
+    private void updateMetrics() {
+        // a scrape's freshness, not controller time: the monotonic clock
+        long now = System.nanoTime();
+        if (metricsUpdated && now - lastMetricsUpdateNanos < TimeUnit.SECONDS.toNanos(1)) {
+            return;
+        }
+        metricsUpdated = true;
+        lastMetricsUpdateNanos = now;
+        metrics.update(dsw, asw, podVolumes.volumesInUse(pods.getStore().list()));
     }
 
     private Runnable guarded(Runnable pass) {
@@ -199,11 +225,27 @@ public final class AttachDetachController extends KeyReconciler<PersistentVolume
                 continue;
             }
             VolumeSpec spec = VolumeSpec.fromPersistentVolume(pv, false);
-            if (!CsiPlugin.canSupport(spec) || spec.csi() == null) {
+            if (CsiMigration.inTreePluginName(spec) != null) {
+                try {
+                    spec = CsiMigration.translate(spec, "");
+                } catch (IllegalStateException e) {
+                    log.errorf("Failed to translate intree volumeSpec to CSI volumeSpec for volume: node %s vaName %s PV %s: %s",
+                            nodeName, va.getMetadata().getName(), pvName, e.getMessage());
+                    continue;
+                }
+            }
+            if (!plugins.isAttachable(spec)) {
                 log.infof("Skipping processing the volume on node %s, no attacher interface found: PV %s", nodeName, pvName);
                 continue;
             }
-            String volumeName = CsiPlugin.uniqueVolumeName(spec);
+            String volumeName;
+            try {
+                volumeName = VolumePlugins.uniqueVolumeName(spec);
+            } catch (IllegalStateException e) {
+                log.errorf("Failed to find unique name for volume: node %s vaName %s PV %s: %s", nodeName,
+                        va.getMetadata().getName(), pvName, e.getMessage());
+                continue;
+            }
             if (asw.getAttachState(volumeName, nodeName) == ActualStateOfWorld.AttachState.DETACHED) {
                 log.debugf("Marking volume attachment as uncertain as volume is not attached: node %s volumeName %s",
                         nodeName, volumeName);
@@ -228,10 +270,17 @@ public final class AttachDetachController extends KeyReconciler<PersistentVolume
                     log.errorf("Error creating spec for volume %s of pod %s: %s", podVolume.getName(), key(pod), e.getMessage());
                     continue;
                 }
-                if (spec.csi() == null || !CsiPlugin.canSupport(spec)) {
+                if (!plugins.isAttachable(spec)) {
                     continue;
                 }
-                String volumeName = CsiPlugin.uniqueVolumeName(spec);
+                String volumeName;
+                try {
+                    volumeName = VolumePlugins.uniqueVolumeName(spec);
+                } catch (IllegalStateException e) {
+                    log.errorf("Failed to find unique name for volume %s of pod %s: %s", podVolume.getName(), key(pod),
+                            e.getMessage());
+                    continue;
+                }
                 if (asw.getAttachState(volumeName, nodeName) == ActualStateOfWorld.AttachState.ATTACHED) {
                     String devicePath = devicePath(volumeName, nodeName);
                     if (devicePath == null) {

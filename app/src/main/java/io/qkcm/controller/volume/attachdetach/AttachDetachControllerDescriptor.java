@@ -17,11 +17,8 @@ public final class AttachDetachControllerDescriptor {
     public static final ControllerDescriptor DESCRIPTOR = ControllerDescriptor.of(AttachDetachController.NAME)
             .withAliases("attachdetach")
             .withClientName("attachdetach-controller")
-            .partially("CSI volumes only: no in-tree attachable plugins (fc, iscsi: their no-op attach is not "
-                    + "reported in node.status.volumesAttached), no CSI migration of in-tree volumes (csi-translation-lib, "
-                    + "VolumeAttachment inlineVolumeSpec), no flexvolume; its metrics (attachdetach_controller_total_volumes, "
-                    + "attach_detach_controller_attachdetach_controller_forced_detaches, storage_count_attachable_volumes_in_use, "
-                    + "storage_operation_duration_seconds) are not exported")
+            .partially("no flexvolume plugins (the drivers under --flex-volume-plugin-dir are not probed; their "
+                    + "volumes are not attached)")
             .startedBy(AttachDetachControllerDescriptor::start);
 
     private AttachDetachControllerDescriptor() {

@@ -12,8 +12,8 @@ import io.fabric8.kubernetes.api.model.PersistentVolume;
 import io.fabric8.kubernetes.api.model.storage.CSIDriver;
 
 /**
- * The controller side of upstream's CSI volume plugin (pkg/volume/csi), the only attachable plugin qkcm
- * has: which specs it attaches ({@code CanSupport} and {@code CanAttach}), the volumes' unique names and
+ * The controller side of upstream's CSI volume plugin (pkg/volume/csi), one of {@link VolumePlugins}: which
+ * specs it attaches ({@code CanSupport} and {@code CanAttach}), the volumes' unique names and
  * the VolumeAttachment names of csi_attacher.go.
  */
 final class CsiPlugin {

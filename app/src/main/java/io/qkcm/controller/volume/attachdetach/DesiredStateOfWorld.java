@@ -36,9 +36,9 @@ final class DesiredStateOfWorld {
     }
 
     private final Map<String, Map<String, VolumeObj>> nodesManaged = new HashMap<>();
-    private final CsiPlugin plugin;
+    private final VolumePlugins plugin;
 
-    DesiredStateOfWorld(CsiPlugin plugin) {
+    DesiredStateOfWorld(VolumePlugins plugin) {
         this.plugin = plugin;
     }
 
@@ -57,7 +57,7 @@ final class DesiredStateOfWorld {
             throw new IllegalStateException("failed to get AttachablePlugin from volumeSpec for volume \""
                     + spec.name() + "\" err=plugin do not support attachment");
         }
-        String volumeName = CsiPlugin.uniqueVolumeName(spec);
+        String volumeName = VolumePlugins.uniqueVolumeName(spec);
         node.computeIfAbsent(volumeName, v -> new VolumeObj(spec)).scheduledPods.putIfAbsent(podUID, pod);
         return volumeName;
     }

@@ -27,12 +27,12 @@ final class DesiredStateOfWorldPopulator {
     private final Supplier<Collection<Pod>> allPods;
     private final DesiredStateOfWorld dsw;
     private final PodVolumes podVolumes;
-    private final CsiPlugin plugin;
+    private final VolumePlugins plugin;
     private final Clock clock;
     private Instant timeOfLastListPods = Instant.EPOCH;
 
     DesiredStateOfWorldPopulator(Duration listPodsRetryDuration, BiFunction<String, String, Pod> podLister,
-            Supplier<Collection<Pod>> allPods, DesiredStateOfWorld dsw, PodVolumes podVolumes, CsiPlugin plugin,
+            Supplier<Collection<Pod>> allPods, DesiredStateOfWorld dsw, PodVolumes podVolumes, VolumePlugins plugin,
             Clock clock) {
         this.listPodsRetryDuration = listPodsRetryDuration;
         this.podLister = podLister;

@@ -23,8 +23,8 @@ import io.qkcm.controller.ApiErrors;
 import io.qkcm.runtime.events.EventRecorder;
 
 /**
- * Upstream's operationexecutor for the attach/detach controller with the CSI attacher of
- * pkg/volume/csi/csi_attacher.go: attach creates the VolumeAttachment (name {@link CsiPlugin#attachmentName})
+ * Upstream's operationexecutor for the attach/detach controller (fc's and iscsi's attach and detach do
+ * nothing) with the CSI attacher of pkg/volume/csi/csi_attacher.go: attach creates the VolumeAttachment (name {@link CsiPlugin#attachmentName})
  * and waits in the VolumeAttachment cache for {@code status.attached} (an external attacher sets it), detach
  * deletes it and waits for it to go; the pending-operation table of nestedpendingoperations (one operation
  * per volume, or per volume and node for multi-attachable volumes) with its exponential backoff
@@ -35,6 +35,9 @@ final class OperationExecutor {
 
     static final String ATTACH = "volume_attach";
     static final String DETACH = "volume_detach";
+    static final String VERIFY = "verify_volumes_are_attached_per_node";
+    /** operation_generator.go's unknownAttachableVolumePlugin: the attach metric's plugin when none attaches. */
+    static final String UNKNOWN_ATTACHABLE_VOLUME_PLUGIN = "UnknownAttachableVolumePlugin";
     static final Duration INITIAL_DURATION_BEFORE_RETRY = Duration.ofMillis(500);
     static final Duration MAX_DURATION_BEFORE_RETRY = Duration.ofMinutes(2).plusSeconds(2);
     /** csi_plugin.go's csiTimeout: how long attach and detach wait for the external attacher. */
@@ -64,18 +67,20 @@ final class OperationExecutor {
 
     private final KubernetesClient client;
     private final Function<String, VolumeAttachment> volumeAttachments;
-    private final CsiPlugin plugin;
+    private final VolumePlugins plugin;
+    private final AttachDetachMetrics metrics;
     private final EventRecorder recorder;
     private final ExecutorService apiCalls;
     private final Clock clock;
     private final Duration csiTimeout;
     private final List<Operation> operations = new ArrayList<>();
 
-    OperationExecutor(KubernetesClient client, Function<String, VolumeAttachment> volumeAttachments, CsiPlugin plugin,
-            EventRecorder recorder, ExecutorService apiCalls, Clock clock, Duration csiTimeout) {
+    OperationExecutor(KubernetesClient client, Function<String, VolumeAttachment> volumeAttachments, VolumePlugins plugin,
+            AttachDetachMetrics metrics, EventRecorder recorder, ExecutorService apiCalls, Clock clock, Duration csiTimeout) {
         this.client = client;
         this.volumeAttachments = volumeAttachments;
         this.plugin = plugin;
+        this.metrics = metrics;
         this.recorder = recorder;
         this.apiCalls = apiCalls;
         this.clock = clock;
@@ -165,6 +170,10 @@ final class OperationExecutor {
         if (op == null) {
             return false;
         }
+        long requestNanos = System.nanoTime();
+        String attachablePlugin = plugin.isAttachable(volume.volumeSpec())
+                ? VolumePlugins.findPluginBySpec(volume.volumeSpec())
+                : UNKNOWN_ATTACHABLE_VOLUME_PLUGIN;
         return run(op, () -> {
             boolean failed = true;
             try {
@@ -173,6 +182,8 @@ final class OperationExecutor {
                 LOG.errorf(e, "attach of volume %s to node %s failed", volume.volumeName(), volume.nodeName());
             } finally {
                 finished(op, failed);
+                metrics.operationComplete(VolumePlugins.fullQualifiedPluginName(attachablePlugin, volume.volumeSpec()),
+                        ATTACH, failed, volume.volumeSpec() != null && volume.volumeSpec().migrated(), requestNanos);
             }
         });
     }
@@ -183,7 +194,10 @@ final class OperationExecutor {
         if (!plugin.isAttachable(volume.volumeSpec())) {
             error = "AttachVolume.FindAttachablePluginBySpec failed";
         } else {
-            String attachError = csiAttach(volume.volumeSpec(), volume.nodeName());
+            // fc's and iscsi's Attach do nothing and report an empty device path
+            String attachError = CsiPlugin.PLUGIN_NAME.equals(VolumePlugins.findPluginBySpec(volume.volumeSpec()))
+                    ? csiAttach(volume.volumeSpec(), volume.nodeName())
+                    : null;
             if (attachError == null) {
                 String msg = simpleMsg("AttachVolume.Attach succeeded", "", volume.volumeSpec());
                 for (Pod pod : volume.scheduledPods()) {
@@ -216,8 +230,7 @@ final class OperationExecutor {
         if (volumeAttachments.apply(attachID) == null) {
             VolumeAttachment attachment = new VolumeAttachmentBuilder().withNewMetadata().withName(attachID).endMetadata()
                     .withNewSpec().withNodeName(nodeName).withAttacher(source.getDriver())
-                    .withSource(new VolumeAttachmentSourceBuilder()
-                            .withPersistentVolumeName(spec.persistentVolume().getMetadata().getName()).build())
+                    .withSource(attachmentSource(spec))
                     .endSpec().build();
             try {
                 client.storage().v1().volumeAttachments().resource(attachment).create();
@@ -247,6 +260,19 @@ final class OperationExecutor {
             }
             return null;
         });
+    }
+
+    /**
+     * The VolumeAttachment's source: the PV's name, or, for a pod's inline volume migrated to CSI, the
+     * translated PV's spec (inlineVolumeSpec).
+     */
+    static io.fabric8.kubernetes.api.model.storage.VolumeAttachmentSource attachmentSource(VolumeSpec spec) {
+        if (spec.inlineVolumeSpecForCSIMigration()) {
+            return new VolumeAttachmentSourceBuilder().withInlineVolumeSpec(
+                    io.qkcm.runtime.DeepCopy.of(spec.persistentVolume()).getSpec()).build();
+        }
+        return new VolumeAttachmentSourceBuilder().withPersistentVolumeName(spec.persistentVolume().getMetadata().getName())
+                .build();
     }
 
     interface Check {
@@ -290,24 +316,47 @@ final class OperationExecutor {
 
     /** DetachVolume: starts the detach unless one is pending or backing off (false then). */
     boolean detachVolume(ActualStateOfWorld.Attached volume, boolean verifySafeToDetach, ActualStateOfWorld asw) {
-        String[] driverAndHandle = volume.volumeSpec() != null && volume.volumeSpec().csi() != null
-                ? new String[] { volume.volumeSpec().csi().getDriver(), volume.volumeSpec().csi().getVolumeHandle() }
-                : CsiPlugin.driverAndHandle(volume.volumeName());
-        if (driverAndHandle == null) {
-            LOG.errorf("DetachVolume.FindAttachablePluginByName failed for volume \"%s\" (UniqueName: \"%s\") on node \"%s\"",
-                    volume.volumeSpec() == null ? "nil" : volume.volumeSpec().name(), volume.volumeName(), volume.nodeName());
+        // the plugin from the spec, or, for a volume known only by name, from its unique name's prefix
+        String pluginName;
+        if (volume.volumeSpec() != null) {
+            pluginName = VolumePlugins.findPluginBySpec(volume.volumeSpec());
+            if (pluginName == null || !CsiPlugin.PLUGIN_NAME.equals(pluginName) && !plugin.isAttachable(volume.volumeSpec())) {
+                LOG.errorf("DetachVolume.findDetachablePluginBySpec failed for volume \"%s\" (UniqueName: \"%s\") on node \"%s\"",
+                        volume.volumeSpec().name(), volume.volumeName(), volume.nodeName());
+                return false;
+            }
+        } else {
+            String[] components = volume.volumeName().split("/", 3);
+            pluginName = components.length == 3 ? components[0] + "/" + components[1] : null;
+            if (pluginName == null || !VolumePlugins.isAttachablePluginName(pluginName)) {
+                LOG.errorf("DetachVolume.FindAttachablePluginByName failed for volume \"nil\" (UniqueName: \"%s\") on node \"%s\"",
+                        volume.volumeName(), volume.nodeName());
+                return false;
+            }
+        }
+        boolean csi = CsiPlugin.PLUGIN_NAME.equals(pluginName);
+        String[] driverAndHandle = !csi ? null
+                : volume.volumeSpec() != null && volume.volumeSpec().csi() != null
+                        ? new String[] { volume.volumeSpec().csi().getDriver(), volume.volumeSpec().csi().getVolumeHandle() }
+                        : CsiPlugin.driverAndHandle(volume.volumeName());
+        if (csi && driverAndHandle == null) {
+            LOG.errorf("DetachVolume.GetVolumeName failed for volume \"%s\" (UniqueName: \"%s\") on node \"%s\"",
+                    specName(volume.volumeSpec()), volume.volumeName(), volume.nodeName());
             return false;
         }
+        String metricPlugin = VolumePlugins.fullQualifiedPluginName(pluginName, volume.volumeSpec());
         String node = CsiPlugin.isMultiAttachAllowed(volume.volumeSpec()) ? volume.nodeName() : "";
         Operation op = start(volume.volumeName(), node, DETACH);
         if (op == null) {
             return false;
         }
+        long requestNanos = System.nanoTime();
         return run(op, () -> {
             boolean failed = true;
             try {
                 String error = verifySafeToDetach ? verifyVolumeIsSafeToDetach(volume) : null;
-                if (error == null) {
+                if (error == null && csi) {
+                    // fc's and iscsi's Detach do nothing
                     error = csiDetach(driverAndHandle[0], driverAndHandle[1], volume.nodeName());
                 }
                 if (error != null) {
@@ -324,6 +373,8 @@ final class OperationExecutor {
                 LOG.errorf(e, "detach of volume %s from node %s failed", volume.volumeName(), volume.nodeName());
             } finally {
                 finished(op, failed);
+                metrics.operationComplete(metricPlugin, DETACH, failed,
+                        volume.volumeSpec() != null && volume.volumeSpec().migrated(), requestNanos);
             }
         });
     }
@@ -381,16 +432,21 @@ final class OperationExecutor {
      */
     void verifyVolumesAreAttached(Map<String, List<ActualStateOfWorld.Attached>> perNode, ActualStateOfWorld asw) {
         perNode.forEach((nodeName, volumes) -> {
+            long requestNanos = System.nanoTime();
             for (ActualStateOfWorld.Attached volume : volumes) {
                 VolumeSpec spec = volume.volumeSpec();
-                if (spec == null || !CsiPlugin.canSupport(spec)) {
+                String pluginName = VolumePlugins.findPluginBySpec(spec);
+                if (pluginName == null) {
                     continue;
+                }
+                if (!CsiPlugin.PLUGIN_NAME.equals(pluginName)) {
+                    continue; // fc's and iscsi's VolumesAreAttached: always attached
                 }
                 CSIPersistentVolumeSource source = spec.csi();
                 boolean attached;
                 if (source == null) {
                     attached = false;
-                } else if (plugin.skipAttach(source.getDriver())) {
+                } else if (plugin.csi().skipAttach(source.getDriver())) {
                     attached = true;
                 } else {
                     String attachID = CsiPlugin.attachmentName(source.getVolumeHandle(), source.getDriver(), nodeName);
@@ -410,6 +466,8 @@ final class OperationExecutor {
                             volume.volumeName(), spec.name(), nodeName);
                 }
             }
+            // GetFullQualifiedPluginNameForVolume("<n/a>", nil): the per-node operation has no one plugin
+            metrics.operationComplete("<n/a>", VERIFY, false, false, requestNanos);
         });
     }
 

@@ -26,17 +26,36 @@ final class PodVolumes {
 
     private final BiFunction<String, String, PersistentVolumeClaim> pvcs;
     private final Function<String, PersistentVolume> pvs;
-    private final CsiPlugin plugin;
+    private final VolumePlugins plugin;
+    private final Function<String, io.fabric8.kubernetes.api.model.storage.CSINode> csiNodes;
 
     PodVolumes(BiFunction<String, String, PersistentVolumeClaim> pvcs, Function<String, PersistentVolume> pvs,
-            CsiPlugin plugin) {
+            VolumePlugins plugin, Function<String, io.fabric8.kubernetes.api.model.storage.CSINode> csiNodes) {
+        this.csiNodes = csiNodes;
         this.pvcs = pvcs;
         this.pvs = pvs;
         this.plugin = plugin;
     }
 
-    /** CreateVolumeSpec (no in-tree sources to translate to CSI): throws with upstream's message. */
+    /**
+     * CreateVolumeSpecWithNodeMigration: the in-tree spec, translated to its CSI driver's when its plugin is
+     * migrated ({@link CsiMigration}); throws with upstream's message.
+     */
     VolumeSpec createVolumeSpec(Volume podVolume, Pod pod) {
+        String[] claimName = new String[1];
+        VolumeSpec spec = createInTreeVolumeSpec(podVolume, pod, claimName);
+        try {
+            return CsiMigration.translateIfNeeded(spec, pod.getMetadata().getNamespace(), pod.getSpec().getNodeName(),
+                    csiNodes);
+        } catch (IllegalStateException e) {
+            throw new IllegalStateException("error performing CSI migration checks and translation for PVC \""
+                    + pod.getMetadata().getNamespace() + "\"/\"" + claimName[0] + "\": " + e.getMessage());
+        }
+    }
+
+    /** createInTreeVolumeSpec; {@code claimNameOut[0]}: the claim's name ("" for a direct volume). */
+    private VolumeSpec createInTreeVolumeSpec(Volume podVolume, Pod pod, String[] claimNameOut) {
+        claimNameOut[0] = "";
         String claimName = "";
         boolean readOnly = false;
         if (podVolume.getPersistentVolumeClaim() != null) {
@@ -50,6 +69,7 @@ final class PodVolumes {
         if (claimName == null || claimName.isEmpty()) {
             return VolumeSpec.fromVolume(podVolume);
         }
+        claimNameOut[0] = claimName;
         String namespace = pod.getMetadata().getNamespace();
         PersistentVolumeClaim pvc = pvcs.apply(namespace, claimName);
         String prefix = "error processing PVC \"" + namespace + "\"/\"" + claimName + "\": ";
@@ -97,6 +117,38 @@ final class PodVolumes {
         return false;
     }
 
+    /**
+     * The collector's getVolumeInUseCount: per node, per fully qualified plugin name, the volumes of the pods
+     * scheduled there whose spec some plugin of the controller supports (attachable or not: an inline CSI
+     * volume counts).
+     */
+    java.util.Map<String, java.util.Map<String, Long>> volumesInUse(java.util.Collection<Pod> pods) {
+        java.util.Map<String, java.util.Map<String, Long>> perNode = new java.util.TreeMap<>();
+        for (Pod pod : pods) {
+            if (pod.getSpec() == null || pod.getSpec().getVolumes() == null || pod.getSpec().getVolumes().isEmpty()) {
+                continue;
+            }
+            String nodeName = pod.getSpec().getNodeName();
+            if (nodeName == null || nodeName.isEmpty()) {
+                continue;
+            }
+            for (Volume podVolume : pod.getSpec().getVolumes()) {
+                VolumeSpec spec;
+                try {
+                    spec = createVolumeSpec(podVolume, pod);
+                } catch (IllegalStateException e) {
+                    continue;
+                }
+                String plugin = VolumePlugins.findPluginBySpec(spec);
+                if (plugin != null) {
+                    perNode.computeIfAbsent(nodeName, n -> new java.util.TreeMap<>())
+                            .merge(VolumePlugins.fullQualifiedPluginName(plugin, spec), 1L, Long::sum);
+                }
+            }
+        }
+        return perNode;
+    }
+
     /** DetermineVolumeAction: a terminated pod's volumes are removed. */
     static boolean determineVolumeAction(Pod pod, boolean defaultAction) {
         if (pod == null || pod.getSpec().getVolumes() == null || pod.getSpec().getVolumes().isEmpty()) {
@@ -140,7 +192,7 @@ final class PodVolumes {
                             pod.getMetadata().getNamespace(), pod.getMetadata().getName(), e.getMessage());
                 }
             } else {
-                dsw.deletePod(podUID, CsiPlugin.uniqueVolumeName(spec), nodeName);
+                dsw.deletePod(podUID, VolumePlugins.uniqueVolumeName(spec), nodeName);
             }
         }
     }

@@ -39,13 +39,14 @@ final class Reconciler {
     private final NodeStatusUpdater nodeStatusUpdater;
     private final Function<String, Node> nodes;
     private final EventRecorder recorder;
+    private final AttachDetachMetrics metrics;
     private final Clock clock;
     private Instant timeOfLastSync;
 
     Reconciler(Duration maxWaitForUnmountDuration, Duration syncDuration, boolean disableReconciliationSync,
             boolean disableForceDetachOnTimeout, DesiredStateOfWorld dsw, ActualStateOfWorld asw,
             OperationExecutor attacherDetacher, NodeStatusUpdater nodeStatusUpdater, Function<String, Node> nodes,
-            EventRecorder recorder, Clock clock) {
+            EventRecorder recorder, AttachDetachMetrics metrics, Clock clock) {
         this.maxWaitForUnmountDuration = maxWaitForUnmountDuration;
         this.syncDuration = syncDuration;
         this.disableReconciliationSync = disableReconciliationSync;
@@ -56,6 +57,7 @@ final class Reconciler {
         this.nodeStatusUpdater = nodeStatusUpdater;
         this.nodes = nodes;
         this.recorder = recorder;
+        this.metrics = metrics;
         this.clock = clock;
         this.timeOfLastSync = clock.instant();
     }
@@ -117,9 +119,11 @@ final class Reconciler {
                 if (verifySafeToDetach) {
                     LOG.infof("attacherDetacher.DetachVolume started: volume %s node %s", attached.volumeName(), attached.nodeName());
                 } else if (forceDetachTimeoutExpired) {
+                    metrics.recordForcedDetach(AttachDetachMetrics.FORCE_DETACH_REASON_TIMEOUT);
                     LOG.infof("attacherDetacher.DetachVolume started: this volume is not safe to detach, but maxWaitForUnmountDuration %s expired, force detaching: volume %s node %s",
                             maxWaitForUnmountDuration, attached.volumeName(), attached.nodeName());
                 } else {
+                    metrics.recordForcedDetach(AttachDetachMetrics.FORCE_DETACH_REASON_OUT_OF_SERVICE);
                     LOG.infof("attacherDetacher.DetachVolume started: node has out-of-service taint, force detaching: volume %s node %s",
                             attached.volumeName(), attached.nodeName());
                 }

@@ -7,15 +7,18 @@ import io.fabric8.kubernetes.api.model.Volume;
 /**
  * pkg/volume's Spec as the attach/detach controller sees it: a pod's volume or a bound PersistentVolume
  * (a copy of the cached one). A volume known only from node.status.volumesAttached has no spec (null).
+ * {@code migrated}: an in-tree volume translated to its CSI driver ({@link CsiMigration}); with
+ * {@code inlineVolumeSpecForCSIMigration} it was a pod's inline volume and the PV is the translation's.
  */
-record VolumeSpec(Volume volume, PersistentVolume persistentVolume, boolean readOnly) {
+record VolumeSpec(Volume volume, PersistentVolume persistentVolume, boolean readOnly, boolean migrated,
+        boolean inlineVolumeSpecForCSIMigration) {
 
     static VolumeSpec fromVolume(Volume volume) {
-        return new VolumeSpec(volume, null, false);
+        return new VolumeSpec(volume, null, false, false, false);
     }
 
     static VolumeSpec fromPersistentVolume(PersistentVolume pv, boolean readOnly) {
-        return new VolumeSpec(null, pv, readOnly);
+        return new VolumeSpec(null, pv, readOnly, false, false);
     }
 
     /** Spec.Name(): the pod volume's name or the PV's. */

@@ -160,6 +160,24 @@ class AttachDetachControllerTest {
         return claim;
     }
 
+    /** A PV with an iSCSI source bound to a new PVC in {@code ns}: the claim's name. */
+    static String boundIscsiClaim(String ns, String pvName, String targetPortal, String iqn, int lun) {
+        String claim = unique("claim");
+        PersistentVolumeClaim pvc = client.persistentVolumeClaims().inNamespace(ns).resource(new PersistentVolumeClaimBuilder()
+                .withNewMetadata().withName(claim).endMetadata().withNewSpec().withAccessModes("ReadWriteOnce")
+                .withVolumeName(pvName).withNewResources().withRequests(Map.of("storage", new Quantity("1Gi"))).endResources()
+                .endSpec().build()).create();
+        client.persistentVolumes().resource(new PersistentVolumeBuilder().withNewMetadata().withName(pvName).endMetadata()
+                .withNewSpec().withCapacity(Map.of("storage", new Quantity("1Gi"))).withAccessModes("ReadWriteOnce")
+                .withNewIscsi().withTargetPortal(targetPortal).withIqn(iqn).withLun(lun).endIscsi()
+                .withNewClaimRef().withNamespace(ns).withName(claim).withUid(pvc.getMetadata().getUid()).endClaimRef()
+                .endSpec().build()).create();
+        pvc.setStatus(new io.fabric8.kubernetes.api.model.PersistentVolumeClaimStatusBuilder().withPhase("Bound")
+                .withAccessModes("ReadWriteOnce").withCapacity(Map.of("storage", new Quantity("1Gi"))).build());
+        client.persistentVolumeClaims().inNamespace(ns).resource(pvc).updateStatus();
+        return claim;
+    }
+
     static Volume claimVolume(String name, String claim) {
         return new VolumeBuilder().withName(name).withNewPersistentVolumeClaim().withClaimName(claim).endPersistentVolumeClaim()
                 .build();
@@ -220,6 +238,24 @@ class AttachDetachControllerTest {
         await().atMost(WAIT).until(() -> controller.reconcilerPasses() >= target);
     }
 
+    /** A gauge's value in the controller's registry, null when there is no such series. */
+    static Double gauge(ControllerHarness<AttachDetachController> c, String name, String... tags) {
+        var g = c.context.metrics().find(name).tags(tags).gauge();
+        return g == null ? null : g.value();
+    }
+
+    /** How many operations the storage_operation_duration_seconds series with these labels has seen. */
+    static long operations(ControllerHarness<AttachDetachController> c, String plugin, String operation, String status) {
+        return operations(c, plugin, operation, status, false);
+    }
+
+    static long operations(ControllerHarness<AttachDetachController> c, String plugin, String operation, String status,
+            boolean migrated) {
+        var t = c.context.metrics().find(AttachDetachMetrics.OPERATION_DURATION).tags("volume_plugin", plugin,
+                "operation_name", operation, "status", status, "migrated", Boolean.toString(migrated)).timer();
+        return t == null ? 0 : t.count();
+    }
+
     // --- tests
 
     /**
@@ -252,6 +288,13 @@ class AttachDetachControllerTest {
             await().atMost(WAIT).until(() -> volumesAttached(nodeName).equals(List.of(uniqueName)));
             await().atMost(WAIT).until(() -> hasEvent(ns, pod.getMetadata().getName(), "SuccessfulAttachVolume",
                     "AttachVolume.Attach succeeded for volume \"" + pvName + "\" "));
+            String plugin = "kubernetes.io/csi:" + driver;
+            assertThat(operations(c, plugin, "volume_attach", "success")).isEqualTo(1);
+            await().atMost(WAIT).until(() -> Double.valueOf(1).equals(gauge(c, AttachDetachMetrics.TOTAL_VOLUMES,
+                    "plugin_name", plugin, "state", "actual_state_of_world"))
+                    && Double.valueOf(1).equals(gauge(c, AttachDetachMetrics.TOTAL_VOLUMES, "plugin_name", plugin, "state",
+                            "desired_state_of_world"))
+                    && Double.valueOf(1).equals(gauge(c, AttachDetachMetrics.IN_USE, "node", nodeName, "volume_plugin", plugin)));
 
             // the kubelet mounts it, then the pod goes
             volumesInUse(nodeName, uniqueName);
@@ -270,6 +313,13 @@ class AttachDetachControllerTest {
             await().atMost(WAIT).until(() -> va(vaName) == null);
             await().atMost(WAIT).until(() -> volumesAttached(nodeName).isEmpty());
             await().atMost(WAIT).until(() -> c.controller.actualStateOfWorld().getAttachedVolumesForNode(nodeName).isEmpty());
+            assertThat(operations(c, plugin, "volume_detach", "success")).isEqualTo(1);
+            // as upstream's reconciler counts it: past the maximum wait, the detach skips the safe-to-detach check
+            // and is a forced one (reason timeout) though the node was Ready and had unmounted the volume
+            assertThat(gauge(c, AttachDetachMetrics.FORCED_DETACHES, "reason", "timeout")).isEqualTo(1.0);
+            // no volume left in either state, no pod using it: no series
+            await().atMost(WAIT).until(() -> gauge(c, AttachDetachMetrics.TOTAL_VOLUMES, "plugin_name", plugin) == null
+                    && gauge(c, AttachDetachMetrics.IN_USE, "node", nodeName) == null);
         }
     }
 
@@ -301,9 +351,12 @@ class AttachDetachControllerTest {
             clock.advance(Duration.ofMinutes(5));
             passes(c.controller, 5);
             assertThat(va(vaName)).isNotNull();
+            assertThat(gauge(c, AttachDetachMetrics.FORCED_DETACHES, "reason", "timeout")).isNull();
             clock.advance(Duration.ofMinutes(1).plusSeconds(1));
             await().atMost(WAIT).until(() -> va(vaName) == null);
             await().atMost(WAIT).until(() -> volumesAttached(nodeName).isEmpty());
+            assertThat(gauge(c, AttachDetachMetrics.FORCED_DETACHES, "reason", "timeout")).isEqualTo(1.0);
+            assertThat(gauge(c, AttachDetachMetrics.FORCED_DETACHES, "reason", "out-of-service")).isNull();
         }
     }
 
@@ -338,6 +391,165 @@ class AttachDetachControllerTest {
                 return n;
             });
             await().atMost(WAIT).until(() -> va(vaName) == null);
+            assertThat(gauge(c, AttachDetachMetrics.FORCED_DETACHES, "reason", "out-of-service")).isEqualTo(1.0);
+            assertThat(gauge(c, AttachDetachMetrics.FORCED_DETACHES, "reason", "timeout")).isNull();
+        }
+    }
+
+    /**
+     * The in-tree attachable plugins of ProbeAttachableVolumePlugins, fc and iscsi: their attach and detach do
+     * nothing, so no VolumeAttachment is created, but the volumes are attached in the actual state, reported
+     * in node.status.volumesAttached under upstream's unique names (hack/golden/csiattachment/volumenames),
+     * with the SuccessfulAttachVolume event, and dropped from it once the pod is gone and the node no longer
+     * uses them; the operations and the pod's volumes are in the metrics under the plugins' names.
+     */
+    @Test
+    void fcAndIscsiVolumesAreReportedAttachedWithoutAVolumeAttachment() throws Exception {
+        String ns = TestNamespaces.newNamespace(client, "adc-intree");
+        String nodeName = node(true, true);
+        String wwn = "50" + UUID.randomUUID().toString().replace("-", "").substring(0, 14);
+        String iqn = "iqn.2001-04.com.example:" + unique("target");
+        String claim = boundIscsiClaim(ns, unique("pv"), "10.0.2.15:3260", iqn, 3);
+        Volume fc = new VolumeBuilder().withName("fc").withNewFc().withTargetWWNs(wwn, "500a0981991b8dc5").withLun(2)
+                .endFc().build();
+        String fcName = "kubernetes.io/fc/[" + wwn + " 500a0981991b8dc5]:2";
+        String iscsiName = "kubernetes.io/iscsi/10.0.2.15:3260:" + iqn + ":3";
+        try (var c = start()) {
+            Pod pod = pod(ns, nodeName, fc, claimVolume("data", claim));
+            await().atMost(WAIT).until(() -> volumesAttached(nodeName).size() == 2);
+            assertThat(volumesAttached(nodeName)).containsExactlyInAnyOrder(fcName, iscsiName);
+            assertThat(client.storage().v1().volumeAttachments().list().getItems())
+                    .noneMatch(v -> nodeName.equals(v.getSpec().getNodeName()));
+            await().atMost(WAIT).until(() -> hasEvent(ns, pod.getMetadata().getName(), "SuccessfulAttachVolume",
+                    "AttachVolume.Attach succeeded for volume \"fc\" "));
+            assertThat(operations(c, "kubernetes.io/fc", "volume_attach", "success")).isGreaterThanOrEqualTo(1);
+            assertThat(operations(c, "kubernetes.io/iscsi", "volume_attach", "success")).isGreaterThanOrEqualTo(1);
+            await().atMost(WAIT).until(() -> Double.valueOf(1).equals(gauge(c, AttachDetachMetrics.IN_USE, "node", nodeName,
+                    "volume_plugin", "kubernetes.io/fc"))
+                    && Double.valueOf(1).equals(gauge(c, AttachDetachMetrics.IN_USE, "node", nodeName, "volume_plugin",
+                            "kubernetes.io/iscsi")));
+
+            // in use: kept; then not: detached (nothing to call) and no longer reported
+            volumesInUse(nodeName, fcName, iscsiName);
+            await().atMost(WAIT).until(() -> c.controller.actualStateOfWorld().getAttachedVolumesForNode(nodeName).stream()
+                    .allMatch(a -> a.mountedByNode()));
+            deletePod(pod);
+            await().atMost(WAIT).until(() -> c.controller.actualStateOfWorld().getAttachedVolumesForNode(nodeName).stream()
+                    .allMatch(a -> a.detachRequestedTime() != null));
+            passes(c.controller, 5);
+            assertThat(volumesAttached(nodeName)).containsExactlyInAnyOrder(fcName, iscsiName);
+            volumesInUse(nodeName);
+            await().atMost(WAIT).until(() -> volumesAttached(nodeName).isEmpty());
+            await().atMost(WAIT).until(() -> c.controller.actualStateOfWorld().getAttachedVolumesForNode(nodeName).isEmpty());
+            assertThat(operations(c, "kubernetes.io/fc", "volume_detach", "success")).isEqualTo(1);
+            assertThat(operations(c, "kubernetes.io/iscsi", "volume_detach", "success")).isEqualTo(1);
+        }
+    }
+
+    /**
+     * CSI migration (csi-translation-lib, GA and complete for aws-ebs, azure-disk and cinder): an aws-ebs PV is
+     * attached through ebs.csi.aws.com — a VolumeAttachment named from the translated handle, its source the
+     * PV's name — and an inline cinder volume through cinder.csi.openstack.org with the translated PV's spec
+     * as inlineVolumeSpec; both are reported under the CSI unique names, their operations as migrated.
+     */
+    @Test
+    void inTreeVolumesAreAttachedThroughTheirMigratedCsiDriver() throws Exception {
+        String ns = TestNamespaces.newNamespace(client, "adc-migrate");
+        String nodeName = node(true, true);
+        String ebsId = "vol-" + UUID.randomUUID().toString().replace("-", "").substring(0, 17);
+        String pvName = unique("pv");
+        String claim = unique("claim");
+        PersistentVolumeClaim pvc = client.persistentVolumeClaims().inNamespace(ns).resource(new PersistentVolumeClaimBuilder()
+                .withNewMetadata().withName(claim).endMetadata().withNewSpec().withAccessModes("ReadWriteOnce")
+                .withVolumeName(pvName).withNewResources().withRequests(Map.of("storage", new Quantity("1Gi"))).endResources()
+                .endSpec().build()).create();
+        client.persistentVolumes().resource(new PersistentVolumeBuilder().withNewMetadata().withName(pvName).endMetadata()
+                .withNewSpec().withCapacity(Map.of("storage", new Quantity("1Gi"))).withAccessModes("ReadWriteOnce")
+                .withNewAwsElasticBlockStore().withVolumeID("aws://us-east-1a/" + ebsId).withFsType("ext4").endAwsElasticBlockStore()
+                .withNewClaimRef().withNamespace(ns).withName(claim).withUid(pvc.getMetadata().getUid()).endClaimRef()
+                .endSpec().build()).create();
+        pvc.setStatus(new io.fabric8.kubernetes.api.model.PersistentVolumeClaimStatusBuilder().withPhase("Bound")
+                .withAccessModes("ReadWriteOnce").withCapacity(Map.of("storage", new Quantity("1Gi"))).build());
+        client.persistentVolumeClaims().inNamespace(ns).resource(pvc).updateStatus();
+        String cinderId = unique("cinder");
+        Volume cinder = new VolumeBuilder().withName("scratch").withNewCinder().withVolumeID(cinderId).endCinder().build();
+        String ebsVa = CsiPlugin.attachmentName(ebsId, CsiMigration.AWS_EBS_DRIVER, nodeName);
+        String cinderVa = CsiPlugin.attachmentName(cinderId, CsiMigration.CINDER_DRIVER, nodeName);
+        try (var c = start()) {
+            Pod pod = pod(ns, nodeName, claimVolume("data", claim), cinder);
+            await().atMost(WAIT).until(() -> va(ebsVa) != null && va(cinderVa) != null);
+            VolumeAttachment ebs = va(ebsVa);
+            assertThat(ebs.getSpec().getAttacher()).isEqualTo(CsiMigration.AWS_EBS_DRIVER);
+            assertThat(ebs.getSpec().getNodeName()).isEqualTo(nodeName);
+            assertThat(ebs.getSpec().getSource().getPersistentVolumeName()).isEqualTo(pvName);
+            assertThat(ebs.getSpec().getSource().getInlineVolumeSpec()).isNull();
+            VolumeAttachment inline = va(cinderVa);
+            assertThat(inline.getSpec().getAttacher()).isEqualTo(CsiMigration.CINDER_DRIVER);
+            assertThat(inline.getSpec().getSource().getPersistentVolumeName()).isNull();
+            var inlineSpec = inline.getSpec().getSource().getInlineVolumeSpec();
+            assertThat(inlineSpec.getCsi().getDriver()).isEqualTo(CsiMigration.CINDER_DRIVER);
+            assertThat(inlineSpec.getCsi().getVolumeHandle()).isEqualTo(cinderId);
+            assertThat(inlineSpec.getAccessModes()).containsExactly("ReadWriteOnce");
+            assertThat(inlineSpec.getVolumeMode()).isEqualTo("Filesystem");
+
+            attached(ebsVa);
+            attached(cinderVa);
+            String ebsName = "kubernetes.io/csi/" + CsiMigration.AWS_EBS_DRIVER + "^" + ebsId;
+            String cinderName = "kubernetes.io/csi/" + CsiMigration.CINDER_DRIVER + "^" + cinderId;
+            await().atMost(WAIT).until(() -> volumesAttached(nodeName).size() == 2);
+            assertThat(volumesAttached(nodeName)).containsExactlyInAnyOrder(ebsName, cinderName);
+            // the event names the translated spec: the PV, and the inline volume's translated PV
+            await().atMost(WAIT).until(() -> hasEvent(ns, pod.getMetadata().getName(), "SuccessfulAttachVolume",
+                    "AttachVolume.Attach succeeded for volume \"" + CsiMigration.CINDER_DRIVER + "-" + cinderId + "\" "));
+            assertThat(operations(c, "kubernetes.io/csi:" + CsiMigration.AWS_EBS_DRIVER, "volume_attach", "success", true))
+                    .isEqualTo(1);
+            assertThat(operations(c, "kubernetes.io/csi:" + CsiMigration.AWS_EBS_DRIVER, "volume_attach", "success", false))
+                    .isZero();
+
+            deletePod(pod);
+            await().atMost(WAIT).until(() -> va(ebsVa) == null && va(cinderVa) == null);
+            await().atMost(WAIT).until(() -> volumesAttached(nodeName).isEmpty());
+        }
+    }
+
+    /**
+     * Portworx's migration is not complete in v1.34 (InTreePluginPortworxUnregister off): its volume is
+     * translated, and attached through pxd.portworx.com, only on a node whose CSINode lists
+     * kubernetes.io/portworx-volume in storage.alpha.kubernetes.io/migrated-plugins; elsewhere no plugin
+     * attaches it. A cinder volume of the same pod (complete migration, no CSINode needed) shows the pod was
+     * processed.
+     */
+    @Test
+    void portworxIsMigratedOnlyOnNodesWhoseCsiNodeSaysSo() throws Exception {
+        String ns = TestNamespaces.newNamespace(client, "adc-px");
+        String migrated = node(true, true);
+        String notMigrated = node(true, true);
+        for (String[] n : new String[][] { { migrated, "kubernetes.io/gce-pd,kubernetes.io/portworx-volume" },
+                { notMigrated, "kubernetes.io/gce-pd" } }) {
+            client.storage().v1().csiNodes().resource(new io.fabric8.kubernetes.api.model.storage.CSINodeBuilder()
+                    .withNewMetadata().withName(n[0]).withAnnotations(Map.of(CsiMigration.MIGRATED_PLUGINS_ANNOTATION, n[1]))
+                    .endMetadata().withNewSpec().withDrivers(List.of()).endSpec().build()).create();
+        }
+        String pxOnMigrated = unique("px");
+        String pxOnOther = unique("px");
+        String cinderOnOther = unique("cinder");
+        try (var c = start()) {
+            pod(ns, migrated, new VolumeBuilder().withName("px").withNewPortworxVolume().withVolumeID(pxOnMigrated)
+                    .endPortworxVolume().build());
+            pod(ns, notMigrated, new VolumeBuilder().withName("px").withNewPortworxVolume().withVolumeID(pxOnOther)
+                    .endPortworxVolume().build(),
+                    new VolumeBuilder().withName("c").withNewCinder().withVolumeID(cinderOnOther).endCinder().build());
+            String pxVa = CsiPlugin.attachmentName(pxOnMigrated, CsiMigration.PORTWORX_DRIVER, migrated);
+            await().atMost(WAIT).until(() -> va(pxVa) != null);
+            VolumeAttachment va = va(pxVa);
+            assertThat(va.getSpec().getAttacher()).isEqualTo(CsiMigration.PORTWORX_DRIVER);
+            assertThat(va.getSpec().getSource().getInlineVolumeSpec().getCsi().getVolumeHandle()).isEqualTo(pxOnMigrated);
+            await().atMost(WAIT).until(() -> va(CsiPlugin.attachmentName(cinderOnOther, CsiMigration.CINDER_DRIVER,
+                    notMigrated)) != null);
+            passes(c.controller, 3);
+            assertThat(client.storage().v1().volumeAttachments().list().getItems())
+                    .filteredOn(v -> notMigrated.equals(v.getSpec().getNodeName()))
+                    .extracting(v -> v.getSpec().getAttacher()).containsExactly(CsiMigration.CINDER_DRIVER);
         }
     }
 
