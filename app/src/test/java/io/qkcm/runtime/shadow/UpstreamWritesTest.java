@@ -74,6 +74,24 @@ class UpstreamWritesTest {
                 .endMetadata().withNewStatus().withReplicas(replicas).withFullyLabeledReplicas(replicas).endStatus().build();
     }
 
+    /** qkcm's dry run of a status of {@code replicas}, accepted at {@code at}. */
+    static void qkcmMeantStatus(ShadowMatcher matcher, int replicas, java.time.Instant at) {
+        matcher.submit(new ShadowAction(Side.QKCM, "replicaset-controller", "update", "apps/replicasets", "status", "ns", "web",
+                200, Map.of("kind", "ReplicaSet", "metadata", Map.of("namespace", "ns", "name", "web"), "status",
+                        Map.of("replicas", replicas, "fullyLabeledReplicas", replicas)),
+                at));
+    }
+
+    /** The informer decodes {@code now} (upstream's entries read) and runs the shadow handler for it. */
+    static void seen(UpstreamWrites writes, ResourceEventHandler<ReplicaSet> handler, ReplicaSet before, ReplicaSet now) {
+        writes.observe(now.getMetadata());
+        if (before == null) {
+            handler.onAdd(now);
+        } else {
+            handler.onUpdate(before, now);
+        }
+    }
+
     @Test
     void aSyncStartedBetweenDecodingAndTheShadowHandlerSawUpstreamsWrite() {
         StepClock clock = new StepClock();
@@ -81,15 +99,11 @@ class UpstreamWritesTest {
             UpstreamWrites writes = new UpstreamWrites(matcher, UpstreamWrites.UPSTREAM_MANAGER, clock.instant().minusSeconds(120));
             ResourceEventHandler<ReplicaSet> handler = handlerOf(writes);
             ReplicaSet before = replicaSet("10", 1, "2026-11-27T05:00:00Z");
-            writes.observe(before.getMetadata());
-            handler.onAdd(before);
+            seen(writes, handler, null, before);
 
             // qkcm, from a cache with one pod, meant a status of 1 replica
             clock.advance(100);
-            matcher.submit(new ShadowAction(Side.QKCM, "replicaset-controller", "update", "apps/replicasets", "status", "ns",
-                    "web", 200, Map.of("kind", "ReplicaSet", "metadata", Map.of("namespace", "ns", "name", "web"), "status",
-                            Map.of("replicas", 1, "fullyLabeledReplicas", 1)),
-                    clock.instant()));
+            qkcmMeantStatus(matcher, 1, clock.instant());
             // upstream, with three pods, wrote 3: the informer decodes that version ...
             clock.advance(100);
             ReplicaSet after = replicaSet("11", 3, "2026-11-27T05:00:01Z");
@@ -114,13 +128,9 @@ class UpstreamWritesTest {
             UpstreamWrites writes = new UpstreamWrites(matcher, UpstreamWrites.UPSTREAM_MANAGER, clock.instant().minusSeconds(120));
             ResourceEventHandler<ReplicaSet> handler = handlerOf(writes);
             ReplicaSet before = replicaSet("10", 1, "2026-11-27T05:00:00Z");
-            writes.observe(before.getMetadata());
-            handler.onAdd(before);
+            seen(writes, handler, null, before);
             clock.advance(100);
-            matcher.submit(new ShadowAction(Side.QKCM, "replicaset-controller", "update", "apps/replicasets", "status", "ns",
-                    "web", 200, Map.of("kind", "ReplicaSet", "metadata", Map.of("namespace", "ns", "name", "web"), "status",
-                            Map.of("replicas", 1, "fullyLabeledReplicas", 1)),
-                    clock.instant()));
+            qkcmMeantStatus(matcher, 1, clock.instant());
             clock.advance(50);
             matcher.synced("replicaset-controller", "ReplicaSet", "ns/web", clock.millis());
             clock.advance(50);
@@ -141,20 +151,14 @@ class UpstreamWritesTest {
             UpstreamWrites writes = new UpstreamWrites(matcher, UpstreamWrites.UPSTREAM_MANAGER, clock.instant());
             ResourceEventHandler<ReplicaSet> handler = handlerOf(writes);
             ReplicaSet created = replicaSet("10", 0, "2026-11-27T04:59:59Z");
-            writes.observe(created.getMetadata());
-            handler.onAdd(created);
+            seen(writes, handler, null, created);
             ReplicaSet first = replicaSet("11", 1, "2026-11-27T05:00:01Z");
-            writes.observe(first.getMetadata());
-            handler.onUpdate(created, first);
+            seen(writes, handler, created, first);
             // the same manager, the same fields, the same second: its entry is unchanged
             ReplicaSet second = replicaSet("12", 3, "2026-11-27T05:00:01Z");
-            writes.observe(second.getMetadata());
-            handler.onUpdate(first, second);
+            seen(writes, handler, first, second);
             // qkcm meant the second one only
-            matcher.submit(new ShadowAction(Side.QKCM, "replicaset-controller", "update", "apps/replicasets", "status", "ns",
-                    "web", 200, Map.of("kind", "ReplicaSet", "metadata", Map.of("namespace", "ns", "name", "web"), "status",
-                            Map.of("replicas", 3, "fullyLabeledReplicas", 3)),
-                    clock.instant()));
+            qkcmMeantStatus(matcher, 3, clock.instant());
             matcher.closeAll();
 
             assertThat(matcher.latest()).isEmpty();
@@ -172,15 +176,13 @@ class UpstreamWritesTest {
             created.getMetadata().getManagedFields().add(new ManagedFieldsEntryBuilder().withManager("someone")
                     .withOperation("Update").withSubresource("status").withApiVersion("apps/v1")
                     .withTime("2026-11-27T05:00:02Z").build());
-            writes.observe(created.getMetadata());
-            handler.onAdd(created);
+            seen(writes, handler, null, created);
             // "someone" writes the status again in its second: upstream's entry is older, the write is not upstream's
             ReplicaSet again = replicaSet("11", 2, "2026-11-27T05:00:01Z");
             again.getMetadata().getManagedFields().add(new ManagedFieldsEntryBuilder().withManager("someone")
                     .withOperation("Update").withSubresource("status").withApiVersion("apps/v1")
                     .withTime("2026-11-27T05:00:02Z").build());
-            writes.observe(again.getMetadata());
-            handler.onUpdate(created, again);
+            seen(writes, handler, created, again);
             matcher.closeAll();
 
             assertThat(matcher.totals()).isEmpty();
@@ -194,17 +196,12 @@ class UpstreamWritesTest {
             UpstreamWrites writes = new UpstreamWrites(matcher, UpstreamWrites.UPSTREAM_MANAGER, clock.instant());
             ResourceEventHandler<ReplicaSet> handler = handlerOf(writes);
             ReplicaSet created = replicaSet("10", 0, "2026-11-27T04:59:59Z");
-            writes.observe(created.getMetadata());
-            handler.onAdd(created);
+            seen(writes, handler, null, created);
             // upstream writes 2 replicas; qkcm's dry run of 1 (from a cache one pod behind) is answered just after
             ReplicaSet two = replicaSet("11", 2, "2026-11-27T05:00:00Z");
-            writes.observe(two.getMetadata());
-            handler.onUpdate(created, two);
+            seen(writes, handler, created, two);
             clock.advance(10);
-            matcher.submit(new ShadowAction(Side.QKCM, "replicaset-controller", "update", "apps/replicasets", "status", "ns",
-                    "web", 200, Map.of("kind", "ReplicaSet", "metadata", Map.of("namespace", "ns", "name", "web"), "status",
-                            Map.of("replicas", 1, "fullyLabeledReplicas", 1)),
-                    clock.instant()));
+            qkcmMeantStatus(matcher, 1, clock.instant());
             clock.advance(40);
             // qkcm's next sync sees both pods and upstream's status: nothing to write
             matcher.synced("replicaset-controller", "ReplicaSet", "ns/web", clock.millis());
@@ -222,13 +219,11 @@ class UpstreamWritesTest {
             UpstreamWrites writes = new UpstreamWrites(matcher, UpstreamWrites.UPSTREAM_MANAGER, clock.instant());
             ResourceEventHandler<ReplicaSet> handler = handlerOf(writes);
             ReplicaSet created = replicaSet("10", 1, "2026-11-27T05:00:01Z");
-            writes.observe(created.getMetadata());
-            handler.onAdd(created);
+            seen(writes, handler, null, created);
             // a DELETE sets the deletionTimestamp and touches no managedFields entry
             ReplicaSet deleting = replicaSet("11", 1, "2026-11-27T05:00:01Z");
             deleting.getMetadata().setDeletionTimestamp("2026-11-27T05:00:02Z");
-            writes.observe(deleting.getMetadata());
-            handler.onUpdate(created, deleting);
+            seen(writes, handler, created, deleting);
             matcher.closeAll();
 
             // a deletion qkcm did not intend is not counted; an update would be (only-upstream)
