@@ -74,160 +74,161 @@ class UpstreamWritesTest {
                 .endMetadata().withNewStatus().withReplicas(replicas).withFullyLabeledReplicas(replicas).endStatus().build();
     }
 
-    /** qkcm's dry run of a status of {@code replicas}, accepted at {@code at}. */
-    static void qkcmMeantStatus(ShadowMatcher matcher, int replicas, java.time.Instant at) {
-        matcher.submit(new ShadowAction(Side.QKCM, "replicaset-controller", "update", "apps/replicasets", "status", "ns", "web",
-                200, Map.of("kind", "ReplicaSet", "metadata", Map.of("namespace", "ns", "name", "web"), "status",
-                        Map.of("replicas", replicas, "fullyLabeledReplicas", replicas)),
-                at));
-    }
+    /** A matcher on a clock the test moves, and upstream's writes of ReplicaSets fed to it by the test. */
+    static final class Fixture implements AutoCloseable {
+        final StepClock clock = new StepClock();
+        final ShadowMatcher matcher = new ShadowMatcher(Duration.ofSeconds(5), new SimpleMeterRegistry(), clock, false);
+        final UpstreamWrites writes;
+        final ResourceEventHandler<ReplicaSet> handler;
 
-    /** The informer decodes {@code now} (upstream's entries read) and runs the shadow handler for it. */
-    static void seen(UpstreamWrites writes, ResourceEventHandler<ReplicaSet> handler, ReplicaSet before, ReplicaSet now) {
-        writes.observe(now.getMetadata());
-        if (before == null) {
-            handler.onAdd(now);
-        } else {
-            handler.onUpdate(before, now);
+        /** Shadow mode started {@code sinceSecondsAgo} before the clock's start. */
+        Fixture(long sinceSecondsAgo) {
+            writes = new UpstreamWrites(matcher, UpstreamWrites.UPSTREAM_MANAGER, clock.instant().minusSeconds(sinceSecondsAgo));
+            handler = handlerOf(writes);
+        }
+
+        /** The informer decodes {@code now} (upstream's entries read) and runs the shadow handler for it. */
+        void seen(ReplicaSet before, ReplicaSet now) {
+            writes.observe(now.getMetadata());
+            if (before == null) {
+                handler.onAdd(now);
+            } else {
+                handler.onUpdate(before, now);
+            }
+        }
+
+        /** qkcm's dry run of a status of {@code replicas}, accepted at {@code at}. */
+        void qkcmMeantStatus(int replicas, java.time.Instant at) {
+            matcher.submit(new ShadowAction(Side.QKCM, "replicaset-controller", "update", "apps/replicasets", "status", "ns",
+                    "web", 200, Map.of("kind", "ReplicaSet", "metadata", Map.of("namespace", "ns", "name", "web"), "status",
+                            Map.of("replicas", replicas, "fullyLabeledReplicas", replicas)),
+                    at));
+        }
+
+        @Override
+        public void close() {
+            matcher.close();
         }
     }
 
     @Test
     void aSyncStartedBetweenDecodingAndTheShadowHandlerSawUpstreamsWrite() {
-        StepClock clock = new StepClock();
-        try (ShadowMatcher matcher = new ShadowMatcher(Duration.ofSeconds(5), new SimpleMeterRegistry(), clock, false)) {
-            UpstreamWrites writes = new UpstreamWrites(matcher, UpstreamWrites.UPSTREAM_MANAGER, clock.instant().minusSeconds(120));
-            ResourceEventHandler<ReplicaSet> handler = handlerOf(writes);
+        try (Fixture f = new Fixture(120)) {
             ReplicaSet before = replicaSet("10", 1, "2026-11-27T05:00:00Z");
-            seen(writes, handler, null, before);
+            f.seen(null, before);
 
             // qkcm, from a cache with one pod, meant a status of 1 replica
-            clock.advance(100);
-            qkcmMeantStatus(matcher, 1, clock.instant());
+            f.clock.advance(100);
+            f.qkcmMeantStatus(1, f.clock.instant());
             // upstream, with three pods, wrote 3: the informer decodes that version ...
-            clock.advance(100);
+            f.clock.advance(100);
             ReplicaSet after = replicaSet("11", 3, "2026-11-27T05:00:01Z");
-            writes.observe(after.getMetadata());
+            f.writes.observe(after.getMetadata());
             // ... runs qkcm's handler first: its sync starts, sees 3 and writes nothing ...
-            clock.advance(5);
-            matcher.synced("replicaset-controller", "ReplicaSet", "ns/web", clock.millis());
+            f.clock.advance(5);
+            f.matcher.synced("replicaset-controller", "ReplicaSet", "ns/web", f.clock.millis());
             // ... and the shadow handler last
-            clock.advance(20);
-            handler.onUpdate(before, after);
-            matcher.closeAll();
+            f.clock.advance(20);
+            f.handler.onUpdate(before, after);
+            f.matcher.closeAll();
 
-            assertThat(matcher.latest()).isEmpty();
-            assertThat(matcher.totals().get("replicaset-controller")).containsEntry(ShadowMatcher.CONVERGED, 1L);
+            assertThat(f.matcher.latest()).isEmpty();
+            assertThat(f.matcher.totals().get("replicaset-controller")).containsEntry(ShadowMatcher.CONVERGED, 1L);
         }
     }
 
     @Test
     void aSyncStartedBeforeUpstreamsWriteWasDecodedDidNotSeeIt() {
-        StepClock clock = new StepClock();
-        try (ShadowMatcher matcher = new ShadowMatcher(Duration.ofSeconds(5), new SimpleMeterRegistry(), clock, false)) {
-            UpstreamWrites writes = new UpstreamWrites(matcher, UpstreamWrites.UPSTREAM_MANAGER, clock.instant().minusSeconds(120));
-            ResourceEventHandler<ReplicaSet> handler = handlerOf(writes);
+        try (Fixture f = new Fixture(120)) {
             ReplicaSet before = replicaSet("10", 1, "2026-11-27T05:00:00Z");
-            seen(writes, handler, null, before);
-            clock.advance(100);
-            qkcmMeantStatus(matcher, 1, clock.instant());
-            clock.advance(50);
-            matcher.synced("replicaset-controller", "ReplicaSet", "ns/web", clock.millis());
-            clock.advance(50);
+            f.seen(null, before);
+            f.clock.advance(100);
+            f.qkcmMeantStatus(1, f.clock.instant());
+            f.clock.advance(50);
+            f.matcher.synced("replicaset-controller", "ReplicaSet", "ns/web", f.clock.millis());
+            f.clock.advance(50);
             ReplicaSet after = replicaSet("11", 3, "2026-11-27T05:00:01Z");
-            writes.observe(after.getMetadata());
-            clock.advance(20);
-            handler.onUpdate(before, after);
-            matcher.closeAll();
+            f.writes.observe(after.getMetadata());
+            f.clock.advance(20);
+            f.handler.onUpdate(before, after);
+            f.matcher.closeAll();
 
-            assertThat(matcher.latest()).extracting(ShadowMatcher.Mismatch::cls).isEqualTo(List.of(ShadowMatcher.DIFFERENT_CONTENT));
+            assertThat(f.matcher.latest()).extracting(ShadowMatcher.Mismatch::cls).isEqualTo(List.of(ShadowMatcher.DIFFERENT_CONTENT));
         }
     }
 
     @Test
     void aSecondWriteOfUpstreamsWithinTheSameSecondIsSeen() {
-        StepClock clock = new StepClock();
-        try (ShadowMatcher matcher = new ShadowMatcher(Duration.ofSeconds(5), new SimpleMeterRegistry(), clock, false)) {
-            UpstreamWrites writes = new UpstreamWrites(matcher, UpstreamWrites.UPSTREAM_MANAGER, clock.instant());
-            ResourceEventHandler<ReplicaSet> handler = handlerOf(writes);
+        try (Fixture f = new Fixture(0)) {
             ReplicaSet created = replicaSet("10", 0, "2026-11-27T04:59:59Z");
-            seen(writes, handler, null, created);
+            f.seen(null, created);
             ReplicaSet first = replicaSet("11", 1, "2026-11-27T05:00:01Z");
-            seen(writes, handler, created, first);
+            f.seen(created, first);
             // the same manager, the same fields, the same second: its entry is unchanged
             ReplicaSet second = replicaSet("12", 3, "2026-11-27T05:00:01Z");
-            seen(writes, handler, first, second);
+            f.seen(first, second);
             // qkcm meant the second one only
-            qkcmMeantStatus(matcher, 3, clock.instant());
-            matcher.closeAll();
+            f.qkcmMeantStatus(3, f.clock.instant());
+            f.matcher.closeAll();
 
-            assertThat(matcher.latest()).isEmpty();
-            assertThat(matcher.totals().get("replicaset-controller")).containsEntry(ShadowMatcher.MATCHED, 1L);
+            assertThat(f.matcher.latest()).isEmpty();
+            assertThat(f.matcher.totals().get("replicaset-controller")).containsEntry(ShadowMatcher.MATCHED, 1L);
         }
     }
 
     @Test
     void anotherManagersRewriteIsNotUpstreams() {
-        StepClock clock = new StepClock();
-        try (ShadowMatcher matcher = new ShadowMatcher(Duration.ofSeconds(5), new SimpleMeterRegistry(), clock, false)) {
-            UpstreamWrites writes = new UpstreamWrites(matcher, UpstreamWrites.UPSTREAM_MANAGER, clock.instant());
-            ResourceEventHandler<ReplicaSet> handler = handlerOf(writes);
+        try (Fixture f = new Fixture(0)) {
             ReplicaSet created = replicaSet("10", 0, "2026-11-27T05:00:01Z");
             created.getMetadata().getManagedFields().add(new ManagedFieldsEntryBuilder().withManager("someone")
                     .withOperation("Update").withSubresource("status").withApiVersion("apps/v1")
                     .withTime("2026-11-27T05:00:02Z").build());
-            seen(writes, handler, null, created);
+            f.seen(null, created);
             // "someone" writes the status again in its second: upstream's entry is older, the write is not upstream's
             ReplicaSet again = replicaSet("11", 2, "2026-11-27T05:00:01Z");
             again.getMetadata().getManagedFields().add(new ManagedFieldsEntryBuilder().withManager("someone")
                     .withOperation("Update").withSubresource("status").withApiVersion("apps/v1")
                     .withTime("2026-11-27T05:00:02Z").build());
-            seen(writes, handler, created, again);
-            matcher.closeAll();
+            f.seen(created, again);
+            f.matcher.closeAll();
 
-            assertThat(matcher.totals()).isEmpty();
+            assertThat(f.matcher.totals()).isEmpty();
         }
     }
 
     @Test
     void qkcmsWriteFromAnOlderCacheAnsweredAfterUpstreamsThenASilentSyncConverges() {
-        StepClock clock = new StepClock();
-        try (ShadowMatcher matcher = new ShadowMatcher(Duration.ofSeconds(5), new SimpleMeterRegistry(), clock, false)) {
-            UpstreamWrites writes = new UpstreamWrites(matcher, UpstreamWrites.UPSTREAM_MANAGER, clock.instant());
-            ResourceEventHandler<ReplicaSet> handler = handlerOf(writes);
+        try (Fixture f = new Fixture(0)) {
             ReplicaSet created = replicaSet("10", 0, "2026-11-27T04:59:59Z");
-            seen(writes, handler, null, created);
+            f.seen(null, created);
             // upstream writes 2 replicas; qkcm's dry run of 1 (from a cache one pod behind) is answered just after
             ReplicaSet two = replicaSet("11", 2, "2026-11-27T05:00:00Z");
-            seen(writes, handler, created, two);
-            clock.advance(10);
-            qkcmMeantStatus(matcher, 1, clock.instant());
-            clock.advance(40);
+            f.seen(created, two);
+            f.clock.advance(10);
+            f.qkcmMeantStatus(1, f.clock.instant());
+            f.clock.advance(40);
             // qkcm's next sync sees both pods and upstream's status: nothing to write
-            matcher.synced("replicaset-controller", "ReplicaSet", "ns/web", clock.millis());
-            matcher.closeAll();
+            f.matcher.synced("replicaset-controller", "ReplicaSet", "ns/web", f.clock.millis());
+            f.matcher.closeAll();
 
-            assertThat(matcher.latest()).isEmpty();
-            assertThat(matcher.totals().get("replicaset-controller")).containsEntry(ShadowMatcher.CONVERGED, 1L);
+            assertThat(f.matcher.latest()).isEmpty();
+            assertThat(f.matcher.totals().get("replicaset-controller")).containsEntry(ShadowMatcher.CONVERGED, 1L);
         }
     }
 
     @Test
     void aGracefulDeletionIsNotAnUpdateOfUpstreams() {
-        StepClock clock = new StepClock();
-        try (ShadowMatcher matcher = new ShadowMatcher(Duration.ofSeconds(5), new SimpleMeterRegistry(), clock, false)) {
-            UpstreamWrites writes = new UpstreamWrites(matcher, UpstreamWrites.UPSTREAM_MANAGER, clock.instant());
-            ResourceEventHandler<ReplicaSet> handler = handlerOf(writes);
+        try (Fixture f = new Fixture(0)) {
             ReplicaSet created = replicaSet("10", 1, "2026-11-27T05:00:01Z");
-            seen(writes, handler, null, created);
+            f.seen(null, created);
             // a DELETE sets the deletionTimestamp and touches no managedFields entry
             ReplicaSet deleting = replicaSet("11", 1, "2026-11-27T05:00:01Z");
             deleting.getMetadata().setDeletionTimestamp("2026-11-27T05:00:02Z");
-            seen(writes, handler, created, deleting);
-            matcher.closeAll();
+            f.seen(created, deleting);
+            f.matcher.closeAll();
 
             // a deletion qkcm did not intend is not counted; an update would be (only-upstream)
-            assertThat(matcher.totals()).isEmpty();
+            assertThat(f.matcher.totals()).isEmpty();
         }
     }
 }
