@@ -2,6 +2,7 @@ package io.qkcm.controller.volume.persistentvolume;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
+import static io.qkcm.controller.volume.persistentvolume.VolumeObjects.*;
 
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -12,7 +13,6 @@ import java.util.UUID;
 
 import jakarta.inject.Inject;
 
-import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -60,22 +60,14 @@ class PersistentVolumeControllerTest {
 
     @BeforeAll
     static void setUp() {
-        client = RealApiServer.get().newClient();
+        client = VolumeObjects.client();
     }
 
-    @AfterAll
-    static void tearDown() {
-        client.close();
-    }
 
     private ControllerHarness<PersistentVolumeController> start() throws InterruptedException {
         return ControllerHarness.create(vertx, PersistentVolumeController.NAME, "persistent-volume-binder",
                 Map.of("qkcm.pvclaimbinder-sync-period", "1s"), PersistentVolumeBinderControllerDescriptor::newController,
                 c -> List.of(c.claimReconciler())).start();
-    }
-
-    static String suffix() {
-        return UUID.randomUUID().toString().substring(0, 8);
     }
 
     static PersistentVolume createVolume(String name, String size, String cls, ObjectReference claimRef,
@@ -93,56 +85,6 @@ class PersistentVolumeControllerTest {
                 .withName(name).withAnnotations(annotations).endMetadata().withNewSpec().withAccessModes("ReadWriteOnce")
                 .withNewResources().addToRequests("storage", new Quantity(size)).endResources().withStorageClassName(cls)
                 .withVolumeName(volumeName).endSpec().build()).create();
-    }
-
-    static PersistentVolume volume(String name) {
-        return client.persistentVolumes().withName(name).get();
-    }
-
-    static PersistentVolumeClaim claim(String ns, String name) {
-        return client.persistentVolumeClaims().inNamespace(ns).withName(name).get();
-    }
-
-    static String phase(PersistentVolume v) {
-        return v == null ? null : StorageHelpers.volumePhase(v);
-    }
-
-    static String phase(PersistentVolumeClaim c) {
-        return c == null ? null : StorageHelpers.claimPhase(c);
-    }
-
-    static List<Event> events(String ns, String object, String reason) {
-        return client.v1().events().inNamespace(ns).list().getItems().stream()
-                .filter(e -> object.equals(e.getInvolvedObject().getName()) && reason.equals(e.getReason())).toList();
-    }
-
-    /** Deletes the volume; its pv-protection finalizer (the API server's admission adds it) is removed too. */
-    static void deleteVolume(String name) {
-        client.persistentVolumes().withName(name).delete();
-        withoutFinalizers(client.persistentVolumes().withName(name));
-    }
-
-    /**
-     * Deletes the claim as the user and the pvc-protection controller (not running here) do: the
-     * admission's kubernetes.io/pvc-protection finalizer is removed once no pod uses the claim.
-     */
-    static void deleteClaim(String ns, String name) {
-        client.persistentVolumeClaims().inNamespace(ns).withName(name).delete();
-        withoutFinalizers(client.persistentVolumeClaims().inNamespace(ns).withName(name));
-    }
-
-    static <T extends io.fabric8.kubernetes.api.model.HasMetadata> void withoutFinalizers(
-            io.fabric8.kubernetes.client.dsl.Resource<T> resource) {
-        try {
-            resource.edit(o -> {
-                o.getMetadata().setFinalizers(List.of());
-                return o;
-            });
-        } catch (io.fabric8.kubernetes.client.KubernetesClientException e) {
-            if (e.getCode() != 404) {
-                throw e;
-            }
-        }
     }
 
     @Test

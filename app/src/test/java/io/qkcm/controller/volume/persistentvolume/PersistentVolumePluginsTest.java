@@ -2,6 +2,7 @@ package io.qkcm.controller.volume.persistentvolume;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
+import static io.qkcm.controller.volume.persistentvolume.VolumeObjects.*;
 
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -10,17 +11,14 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
-import java.util.UUID;
 
 import jakarta.inject.Inject;
 
-import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
 import io.fabric8.kubernetes.api.model.Event;
 import io.fabric8.kubernetes.api.model.EventBuilder;
-import io.fabric8.kubernetes.api.model.HasMetadata;
 import io.fabric8.kubernetes.api.model.PersistentVolume;
 import io.fabric8.kubernetes.api.model.PersistentVolumeBuilder;
 import io.fabric8.kubernetes.api.model.PersistentVolumeClaim;
@@ -29,15 +27,12 @@ import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.api.model.Quantity;
 import io.fabric8.kubernetes.api.model.storage.StorageClassBuilder;
 import io.fabric8.kubernetes.client.KubernetesClient;
-import io.fabric8.kubernetes.client.KubernetesClientException;
-import io.fabric8.kubernetes.client.dsl.Resource;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.DistributionSummary;
 import io.micrometer.core.instrument.Gauge;
 import io.qkcm.testing.Conflicts;
 import io.qkcm.testing.ControllerHarness;
 import io.qkcm.testing.ManagerOffProfile;
-import io.qkcm.testing.RealApiServer;
 import io.qkcm.testing.RealApiServerResource;
 import io.qkcm.testing.TestKubelet;
 import io.qkcm.testing.TestNamespaces;
@@ -66,13 +61,9 @@ class PersistentVolumePluginsTest {
 
     @BeforeAll
     static void setUp() {
-        client = RealApiServer.get().newClient();
+        client = VolumeObjects.client();
     }
 
-    @AfterAll
-    static void tearDown() {
-        client.close();
-    }
 
     private ControllerHarness<PersistentVolumeController> start(Map<String, String> flags) throws InterruptedException {
         Map<String, String> config = new HashMap<>();
@@ -80,10 +71,6 @@ class PersistentVolumePluginsTest {
         flags.forEach((k, v) -> config.put("qkcm." + k, v));
         return ControllerHarness.create(vertx, PersistentVolumeController.NAME, "persistent-volume-binder", config,
                 PersistentVolumeBinderControllerDescriptor::newController, c -> List.of(c.claimReconciler())).start();
-    }
-
-    static String suffix() {
-        return UUID.randomUUID().toString().substring(0, 8);
     }
 
     static PersistentVolumeBuilder volumeBuilder(String name, String size, String cls, String policy) {
@@ -97,63 +84,6 @@ class PersistentVolumePluginsTest {
                 .withName(name).endMetadata().withNewSpec().withAccessModes("ReadWriteOnce").withNewResources()
                 .addToRequests("storage", new Quantity(size)).endResources().withStorageClassName(cls).endSpec().build())
                 .create();
-    }
-
-    static PersistentVolume volume(String name) {
-        return client.persistentVolumes().withName(name).get();
-    }
-
-    static PersistentVolumeClaim claim(String ns, String name) {
-        return client.persistentVolumeClaims().inNamespace(ns).withName(name).get();
-    }
-
-    static String phase(PersistentVolume v) {
-        return v == null ? null : StorageHelpers.volumePhase(v);
-    }
-
-    static List<Event> events(String ns, String object, String reason) {
-        return client.v1().events().inNamespace(ns).list().getItems().stream()
-                .filter(e -> object.equals(e.getInvolvedObject().getName()) && reason.equals(e.getReason())).toList();
-    }
-
-    /** The claim deleted as the user and the pvc-protection controller (not running here) do. */
-    static void deleteClaim(String ns, String name) {
-        client.persistentVolumeClaims().inNamespace(ns).withName(name).delete();
-        withoutFinalizers(client.persistentVolumeClaims().inNamespace(ns).withName(name));
-    }
-
-    /** The volume's kubernetes.io/pv-protection finalizer (admission's) removed, as the pv-protection controller does. */
-    static void releaseVolumeProtection(String name) {
-        try {
-            Conflicts.retry(() -> client.persistentVolumes().withName(name).edit(v -> {
-                List<String> kept = new java.util.ArrayList<>(StorageHelpers.list(v.getMetadata().getFinalizers()));
-                kept.remove("kubernetes.io/pv-protection");
-                v.getMetadata().setFinalizers(kept);
-                return v;
-            }));
-        } catch (KubernetesClientException e) {
-            if (e.getCode() != 404) {
-                throw e;
-            }
-        }
-    }
-
-    static void deleteVolume(String name) {
-        client.persistentVolumes().withName(name).delete();
-        withoutFinalizers(client.persistentVolumes().withName(name));
-    }
-
-    static <T extends HasMetadata> void withoutFinalizers(Resource<T> resource) {
-        try {
-            Conflicts.retry(() -> resource.edit(o -> {
-                o.getMetadata().setFinalizers(List.of());
-                return o;
-            }));
-        } catch (KubernetesClientException e) {
-            if (e.getCode() != 404) {
-                throw e;
-            }
-        }
     }
 
     /** A volume bound to a claim of {@code ns}, then released by the claim's deletion. */
