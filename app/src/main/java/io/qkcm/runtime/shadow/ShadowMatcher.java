@@ -59,6 +59,9 @@ public final class ShadowMatcher implements AutoCloseable {
     public static final String UNATTRIBUTED = "unattributed";
 
     private static final int LATEST = 200;
+    /** apimachinery's AlreadyExists message: {@code <resource> "<name>" already exists}. */
+    private static final java.util.regex.Pattern ALREADY_EXISTS = java.util.regex.Pattern
+            .compile("[a-z0-9.]+ \"[^\"]+\" already exists");
 
     /** A closed group that was not matched: what the report lists. */
     public record Mismatch(Instant time, String controller, String cls, String key, int qkcmActions,
@@ -77,6 +80,10 @@ public final class ShadowMatcher implements AutoCloseable {
     private final ScheduledExecutorService sweeper;
     /** "Kind namespace/name" → when qkcm's last syncs of it started (epoch millis). */
     private final ConcurrentMap<String, Deque<Long>> syncs = new ConcurrentHashMap<>();
+    /** Controller → when dry runs of its were answered 409 (Conflict or AlreadyExists) lately: upstream had written first. */
+    private final ConcurrentMap<String, Deque<Instant>> conflicts = new ConcurrentHashMap<>();
+    /** "Kind namespace/name" → per controller and kind, how to queue the key of its last sync again. */
+    private final ConcurrentMap<String, Map<String, Runnable>> resyncs = new ConcurrentHashMap<>();
     /** Namespaces seen deleted (or given a deletionTimestamp) lately. */
     private final ConcurrentMap<String, Instant> deletedNamespaces = new ConcurrentHashMap<>();
 
@@ -123,6 +130,15 @@ public final class ShadowMatcher implements AutoCloseable {
         }
         if (action.side() == Side.QKCM) {
             intended.incrementAndGet();
+            if (action.code() == 409) {
+                Deque<Instant> times = conflicts.computeIfAbsent(action.controller(), k -> new ArrayDeque<>());
+                synchronized (times) {
+                    times.addLast(action.time());
+                    while (times.size() > 32) {
+                        times.removeFirst();
+                    }
+                }
+            }
             writers.put(action.verb() + " " + action.resource(), action.controller());
         }
         synchronized (open) {
@@ -137,11 +153,17 @@ public final class ShadowMatcher implements AutoCloseable {
         close(clock.instant().minus(window));
         long old = clock.millis() - 10 * Math.max(window.toMillis(), 1000);
         deletedNamespaces.values().removeIf(t -> t.toEpochMilli() < old);
+        conflicts.values().removeIf(d -> {
+            synchronized (d) {
+                return d.isEmpty() || d.peekLast().toEpochMilli() < old;
+            }
+        });
         syncs.values().removeIf(d -> {
             synchronized (d) {
                 return d.isEmpty() || d.peekLast() < old;
             }
         });
+        resyncs.keySet().retainAll(syncs.keySet());
     }
 
     /** Closes and classifies every open group now (the end of a test, or of the process). */
@@ -151,17 +173,61 @@ public final class ShadowMatcher implements AutoCloseable {
 
     private void close(Instant quietSince) {
         List<Group> due = new ArrayList<>();
+        boolean closingAll = quietSince.equals(Instant.MAX);
         synchronized (open) {
             var it = open.values().iterator();
             while (it.hasNext()) {
                 Group g = it.next();
                 if (!g.last.isAfter(quietSince)) {
+                    if (!closingAll && undecided(g) && resync(g)) {
+                        // judged once qkcm's controller synced the object again, with upstream's write in its cache
+                        g.resynced = true;
+                        g.last = clock.instant();
+                        continue;
+                    }
                     due.add(g);
                     it.remove();
                 }
             }
         }
         due.forEach(this::classify);
+    }
+
+    /**
+     * Whether a quiet group would count against qkcm only because no sync of qkcm's started after upstream's
+     * last write: a sync that started just before it may have read the cache after it arrived (and agreed) or
+     * before (and not), which its start time cannot tell. Such a group gets one more sync of its objects, asked
+     * of the controllers that synced them, and one more window.
+     */
+    private boolean undecided(Group g) {
+        if (g.resynced || g.upstream.isEmpty()) {
+            return false;
+        }
+        if (lostRace(g.upstream.get(g.upstream.size() - 1), g.lastActionTime())) {
+            return false;
+        }
+        List<ShadowAction> qkcm = g.qkcm.stream().filter(a -> a.accepted() || a.code() == 404 || a.code() == 409).toList();
+        String verb = g.first().verb();
+        return switch (verb) {
+            case "delete" -> false;
+            case "create" -> g.upstream.size() > (!g.key.endsWith("*") ? Math.min(1, qkcm.size()) : qkcm.size());
+            default -> qkcm.isEmpty() || !sharedState(verb, qkcm, g.upstream).isEmpty();
+        };
+    }
+
+    /** Asks every controller that synced one of the group's objects to sync it again; false if there is none. */
+    private boolean resync(Group g) {
+        List<Runnable> asks = new ArrayList<>();
+        for (ShadowAction a : g.upstream) {
+            for (String object : aboutObjects(a)) {
+                Map<String, Runnable> r = resyncs.get(object);
+                if (r != null) {
+                    asks.addAll(r.values());
+                }
+            }
+        }
+        asks.stream().distinct().forEach(Runnable::run);
+        return !asks.isEmpty();
     }
 
     private void classify(Group g) {
@@ -219,9 +285,10 @@ public final class ShadowMatcher implements AutoCloseable {
                     } else {
                         count(g, controller, diff.isEmpty() ? MATCHED : DIFFERENT_CONTENT, 1, diff);
                     }
-                } else if (!qkcm.isEmpty() && verb.equals("event") && qkcm.stream().allMatch(ShadowMatcher::conflictEvent)) {
-                    // qkcm's write met upstream's newer one (409) and said so in a Warning, as upstream does when
-                    // it loses such a race; the retry syncs with upstream's write
+                } else if (!qkcm.isEmpty() && verb.equals("event") && qkcm.stream().allMatch(this::conflictEvent)) {
+                    // qkcm's write met upstream's (409: an update of an older version, or the create of an object
+                    // upstream had just created) and said so in a Warning, as upstream does when it loses such a
+                    // race; the retry syncs with upstream's write
                     count(g, controller, CONVERGED, 1, List.of());
                 } else if (!qkcm.isEmpty()) {
                     count(g, controller, ONLY_QKCM, 1, describe(qkcm.get(qkcm.size() - 1)));
@@ -284,9 +351,26 @@ public final class ShadowMatcher implements AutoCloseable {
         return false;
     }
 
-    @SuppressWarnings("unchecked")
-    private static boolean conflictEvent(ShadowAction a) {
-        return a.object() != null && String.valueOf(a.object().get("message")).contains("the object has been modified");
+    /**
+     * Whether an event of qkcm's reports a write of its answered 409, Conflict ("the object has been modified") or
+     * AlreadyExists, and a dry run of the same controller was answered 409 within the window before it.
+     */
+    private boolean conflictEvent(ShadowAction a) {
+        if (a.object() == null) {
+            return false;
+        }
+        String message = String.valueOf(a.object().get("message"));
+        if (!message.contains("the object has been modified") && !ALREADY_EXISTS.matcher(message).find()) {
+            return false;
+        }
+        Deque<Instant> times = conflicts.get(a.controller());
+        if (times == null) {
+            return false;
+        }
+        Instant from = a.time().minus(window);
+        synchronized (times) {
+            return times.stream().anyMatch(t -> !t.isBefore(from) && !t.isAfter(a.time()));
+        }
     }
 
     /** What an unpaired action said: an event's message, else the dry run's answer code. */
@@ -343,9 +427,20 @@ public final class ShadowMatcher implements AutoCloseable {
         return kind + " " + ns + name;
     }
 
-    /** A qkcm controller's sync of {@code key} (a {@code kind}) completed without error ({@code KeyReconciler.SyncListener}). */
+    /** A qkcm controller's sync of {@code key} (a {@code kind}) completed without error. */
     public void synced(String controller, String kind, String key, long startedAtMillis) {
+        synced(controller, kind, key, startedAtMillis, null);
+    }
+
+    /**
+     * As {@link #synced(String, String, String, long)}, with {@code resync} queueing the key again in that
+     * controller ({@code KeyReconciler.SyncListener}; null when it cannot be asked).
+     */
+    public void synced(String controller, String kind, String key, long startedAtMillis, Runnable resync) {
         for (String object : List.of(kind + " " + key, ANY_KIND + " " + key)) {
+            if (resync != null) {
+                resyncs.computeIfAbsent(object, k -> new ConcurrentHashMap<>()).put(controller + " " + kind, resync);
+            }
             Deque<Long> starts = syncs.computeIfAbsent(object, k -> new ArrayDeque<>());
             synchronized (starts) {
                 starts.addLast(startedAtMillis);
@@ -436,8 +531,22 @@ public final class ShadowMatcher implements AutoCloseable {
             this.key = key;
         }
 
+        /** Whether it was kept open for a sync qkcm was asked for ({@link #undecided}). */
+        boolean resynced;
+
         ShadowAction first() {
             return qkcm.isEmpty() ? upstream.get(0) : qkcm.get(0);
+        }
+
+        /** When its last action was taken. */
+        Instant lastActionTime() {
+            Instant t = Instant.MIN;
+            for (List<ShadowAction> side : List.of(qkcm, upstream)) {
+                for (ShadowAction a : side) {
+                    t = a.time().isAfter(t) ? a.time() : t;
+                }
+            }
+            return t;
         }
     }
 }

@@ -1,0 +1,168 @@
+package io.qkcm.runtime.shadow;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+
+import org.junit.jupiter.api.Test;
+
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import io.qkcm.runtime.shadow.ShadowAction.Side;
+import io.qkcm.runtime.shadow.UpstreamWritesTest.StepClock;
+
+/**
+ * The matcher's classification of the races two writers of the same object have: upstream creates a
+ * Service's Endpoints a few milliseconds before qkcm's controller, whose cache did not have them yet, sends
+ * its create; the dry run is answered 409 AlreadyExists and the controller says so in a Warning event, as
+ * upstream's does when it loses such a race.
+ */
+class ShadowMatcherTest {
+
+    static final String CONTROLLER = "endpoint-controller";
+
+    static ShadowAction qkcmCreate(StepClock clock, int code) {
+        return new ShadowAction(Side.QKCM, CONTROLLER, "create", "/endpoints", "", "ns", "web", code,
+                Map.of("kind", "Status", "code", code, "message", "endpoints \"web\" already exists"), clock.instant());
+    }
+
+    static ShadowAction upstreamCreate(StepClock clock) {
+        return new ShadowAction(Side.UPSTREAM, ShadowMatcher.UNATTRIBUTED, "create", "/endpoints", "", "ns", "web", 0,
+                Map.of("kind", "Endpoints", "metadata", Map.of("namespace", "ns", "name", "web")), clock.instant());
+    }
+
+    /** The event upstream's endpoints controller records when its create fails (its object has no namespace). */
+    static ShadowAction failedToCreate(StepClock clock, String error) {
+        Map<String, Object> event = Map.of("involvedObject", Map.of("kind", "Endpoints", "name", "web"), "reason",
+                "FailedToCreateEndpoint", "type", "Warning", "message",
+                "Failed to create endpoint for service ns/web: " + error);
+        return new ShadowAction(Side.QKCM, CONTROLLER, "event", "events", "", "default", Normalise.eventKey(event), 201,
+                event, clock.instant());
+    }
+
+    @Test
+    void aCreateAnsweredAlreadyExistsAndItsWarningAreUpstreamsRace() {
+        StepClock clock = new StepClock();
+        try (ShadowMatcher matcher = new ShadowMatcher(Duration.ofSeconds(5), new SimpleMeterRegistry(), clock, false)) {
+            matcher.submit(upstreamCreate(clock));
+            clock.advance(30);
+            matcher.submit(qkcmCreate(clock, 409));
+            clock.advance(150);
+            matcher.submit(failedToCreate(clock, "endpoints \"web\" already exists"));
+            matcher.closeAll();
+
+            assertThat(matcher.latest()).isEmpty();
+            assertThat(matcher.totals().get(CONTROLLER)).containsEntry(ShadowMatcher.MATCHED, 1L)
+                    .containsEntry(ShadowMatcher.CONVERGED, 1L);
+        }
+    }
+
+    @Test
+    void anAlreadyExistsWarningWithoutAConflictedDryRunInTheWindowIsOnlyQkcms() {
+        StepClock clock = new StepClock();
+        try (ShadowMatcher matcher = new ShadowMatcher(Duration.ofSeconds(5), new SimpleMeterRegistry(), clock, false)) {
+            matcher.submit(upstreamCreate(clock));
+            clock.advance(30);
+            matcher.submit(qkcmCreate(clock, 409));
+            // the warning comes long after that conflict: it is about another write, not this race
+            clock.advance(20_000);
+            matcher.submit(failedToCreate(clock, "endpoints \"web\" already exists"));
+            matcher.closeAll();
+
+            assertThat(matcher.latest()).extracting(ShadowMatcher.Mismatch::cls, ShadowMatcher.Mismatch::key)
+                    .containsExactly(org.assertj.core.groups.Tuple.tuple(ShadowMatcher.ONLY_QKCM,
+                            "event events default/Endpoints/web:FailedToCreateEndpoint"));
+        }
+    }
+
+    @Test
+    void aWarningOfAnotherFailureIsOnlyQkcmsEvenAfterAConflict() {
+        StepClock clock = new StepClock();
+        try (ShadowMatcher matcher = new ShadowMatcher(Duration.ofSeconds(5), new SimpleMeterRegistry(), clock, false)) {
+            matcher.submit(upstreamCreate(clock));
+            clock.advance(30);
+            matcher.submit(qkcmCreate(clock, 409));
+            clock.advance(150);
+            matcher.submit(failedToCreate(clock, "endpoints \"web\" is invalid: subsets[0].addresses[0].ip: Invalid value"));
+            matcher.closeAll();
+
+            assertThat(matcher.latest()).extracting(ShadowMatcher.Mismatch::cls).isEqualTo(List.of(ShadowMatcher.ONLY_QKCM));
+        }
+    }
+
+    static ShadowAction endpointsUpdate(Side side, StepClock clock, List<String> ips) {
+        Map<String, Object> object = Map.of("kind", "Endpoints", "metadata", Map.of("namespace", "ns", "name", "web"),
+                "subsets", List.of(Map.of("addresses", ips.stream().map(ip -> Map.of("ip", ip)).toList())));
+        return new ShadowAction(side, side == Side.QKCM ? CONTROLLER : ShadowMatcher.UNATTRIBUTED, "update", "/endpoints", "",
+                "ns", "web", side == Side.QKCM ? 200 : 0, object, clock.instant());
+    }
+
+    /**
+     * Upstream updates the Endpoints a pod's readiness changed; qkcm's sync for the same pod event started a few
+     * milliseconds before upstream's write was decoded and wrote nothing: it may have read the Endpoints after
+     * upstream's write reached the cache, or before. The quiet group asks the controller for one more sync: one
+     * that writes nothing is qkcm agreeing.
+     */
+    @Test
+    void anUpstreamWriteNoSyncStartedAfterIsJudgedAfterOneMoreSync() {
+        StepClock clock = new StepClock();
+        try (ShadowMatcher matcher = new ShadowMatcher(Duration.ofSeconds(5), new SimpleMeterRegistry(), clock, false)) {
+            java.util.concurrent.atomic.AtomicInteger asked = new java.util.concurrent.atomic.AtomicInteger();
+            matcher.synced(CONTROLLER, "Service", "ns/web", clock.millis(), asked::incrementAndGet);
+            clock.advance(30);
+            matcher.submit(endpointsUpdate(Side.UPSTREAM, clock, List.of("10.0.0.1")));
+            clock.advance(5_001);
+            matcher.closeDue();
+
+            assertThat(asked).hasValue(1);
+            assertThat(matcher.openKeys()).containsExactly("update /endpoints ns/web");
+            // the sync asked for: nothing to write
+            clock.advance(10);
+            matcher.synced(CONTROLLER, "Service", "ns/web", clock.millis(), asked::incrementAndGet);
+            clock.advance(5_001);
+            matcher.closeDue();
+
+            assertThat(asked).hasValue(1);
+            assertThat(matcher.openKeys()).isEmpty();
+            assertThat(matcher.latest()).isEmpty();
+            assertThat(matcher.total(ShadowMatcher.CONVERGED)).isEqualTo(1L);
+        }
+    }
+
+    @Test
+    void theSyncAskedForWritingSomethingElseIsADifference() {
+        StepClock clock = new StepClock();
+        try (ShadowMatcher matcher = new ShadowMatcher(Duration.ofSeconds(5), new SimpleMeterRegistry(), clock, false)) {
+            matcher.synced(CONTROLLER, "Service", "ns/web", clock.millis(), () -> {
+            });
+            clock.advance(30);
+            matcher.submit(endpointsUpdate(Side.UPSTREAM, clock, List.of("10.0.0.1")));
+            clock.advance(5_001);
+            matcher.closeDue();
+            // qkcm's controller, asked again, would write other addresses
+            clock.advance(10);
+            matcher.submit(endpointsUpdate(Side.QKCM, clock, List.of("10.0.0.2")));
+            clock.advance(5_001);
+            matcher.closeDue();
+
+            assertThat(matcher.latest()).extracting(ShadowMatcher.Mismatch::cls)
+                    .isEqualTo(List.of(ShadowMatcher.DIFFERENT_CONTENT));
+        }
+    }
+
+    @Test
+    void withoutAControllerToAskTheWriteIsOnlyUpstreams() {
+        StepClock clock = new StepClock();
+        try (ShadowMatcher matcher = new ShadowMatcher(Duration.ofSeconds(5), new SimpleMeterRegistry(), clock, false)) {
+            matcher.synced(CONTROLLER, "Service", "ns/web", clock.millis());
+            clock.advance(30);
+            matcher.submit(endpointsUpdate(Side.UPSTREAM, clock, List.of("10.0.0.1")));
+            clock.advance(5_001);
+            matcher.closeDue();
+
+            assertThat(matcher.openKeys()).isEmpty();
+            assertThat(matcher.latest()).extracting(ShadowMatcher.Mismatch::cls).isEqualTo(List.of(ShadowMatcher.ONLY_UPSTREAM));
+        }
+    }
+}
