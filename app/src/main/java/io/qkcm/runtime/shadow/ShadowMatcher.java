@@ -52,7 +52,18 @@ public final class ShadowMatcher implements AutoCloseable {
     public static final String REJECTED = "rejected";
     /** Upstream wrote first and qkcm's controller, syncing afterwards with that write in its cache, wrote nothing. */
     public static final String CONVERGED = "converged";
-    public static final List<String> CLASSES = List.of(MATCHED, CONVERGED, ONLY_QKCM, ONLY_UPSTREAM, DIFFERENT_CONTENT, REJECTED);
+    /**
+     * A write into a namespace being deleted, refused by the API server (403, cause NamespaceTerminating): upstream's
+     * controllers make the same attempts while the namespace controller empties it, and drop that error.
+     */
+    public static final String NAMESPACE_TERMINATING = "namespace-terminating";
+    public static final List<String> CLASSES = List.of(MATCHED, CONVERGED, ONLY_QKCM, ONLY_UPSTREAM, DIFFERENT_CONTENT, REJECTED,
+            NAMESPACE_TERMINATING);
+
+    /** Whether a class is a difference between the two sides (what the report lists and logs). */
+    public static boolean isMismatch(String cls) {
+        return !cls.equals(MATCHED) && !cls.equals(CONVERGED) && !cls.equals(NAMESPACE_TERMINATING);
+    }
     private static final String ANY_KIND = "*";
 
     /** Controller of an upstream write no qkcm controller wrote the like of. */
@@ -84,6 +95,8 @@ public final class ShadowMatcher implements AutoCloseable {
     private final ConcurrentMap<String, Deque<Instant>> conflicts = new ConcurrentHashMap<>();
     /** "Kind namespace/name" → per controller and kind, how to queue the key of its last sync again. */
     private final ConcurrentMap<String, Map<String, Runnable>> resyncs = new ConcurrentHashMap<>();
+    /** Objects of shadow mode's own ("Kind namespace/name"), see {@link #own}. */
+    private final java.util.Set<String> own = ConcurrentHashMap.newKeySet();
     /** Namespaces seen deleted (or given a deletionTimestamp) lately. */
     private final ConcurrentMap<String, Instant> deletedNamespaces = new ConcurrentHashMap<>();
 
@@ -123,8 +136,21 @@ public final class ShadowMatcher implements AutoCloseable {
         return clock.instant();
     }
 
+    /**
+     * An object of shadow mode's own (its Lease): upstream writes nothing like it by design, so qkcm's events about
+     * it (LeaderElection) are not compared.
+     */
+    public void own(String kind, String namespace, String name) {
+        own.add(objectKey(kind, namespace, name));
+    }
+
     /** Takes one action of either side. */
     public void submit(ShadowAction action) {
+        if (action.side() == Side.QKCM && action.verb().equals("event") && action.object() != null
+                && action.object().get("involvedObject") instanceof Map<?, ?> about
+                && own.contains(objectKey(about.get("kind"), about.get("namespace"), about.get("name")))) {
+            return;
+        }
         if (action.side() == Side.UPSTREAM && action.verb().equals("delete") && action.resource().equals("/namespaces")) {
             deletedNamespaces.put(action.name(), action.time());
         }
@@ -232,7 +258,12 @@ public final class ShadowMatcher implements AutoCloseable {
 
     private void classify(Group g) {
         String controller = g.qkcm.isEmpty() ? upstreamController(g) : g.qkcm.get(0).controller();
-        List<ShadowAction> refused = g.qkcm.stream().filter(a -> !a.accepted() && a.code() != 404 && a.code() != 409).toList();
+        long terminating = g.qkcm.stream().filter(ShadowMatcher::namespaceTerminating).count();
+        if (terminating > 0) {
+            count(g, controller, NAMESPACE_TERMINATING, (int) terminating, List.of());
+        }
+        List<ShadowAction> refused = g.qkcm.stream()
+                .filter(a -> !a.accepted() && a.code() != 404 && a.code() != 409 && !namespaceTerminating(a)).toList();
         if (!refused.isEmpty()) {
             ShadowAction r = refused.get(refused.size() - 1);
             count(g, controller, REJECTED, 1, List.of("dry run answered " + r.code() + ": " + ShadowDiff.statusMessage(r.object())));
@@ -373,6 +404,15 @@ public final class ShadowMatcher implements AutoCloseable {
         }
     }
 
+    /** A dry run refused because its namespace is being deleted: a Status with the cause NamespaceTerminating. */
+    static boolean namespaceTerminating(ShadowAction a) {
+        if (a.code() != 403 || a.object() == null || !(a.object().get("details") instanceof Map<?, ?> details)
+                || !(details.get("causes") instanceof List<?> causes)) {
+            return false;
+        }
+        return causes.stream().anyMatch(c -> c instanceof Map<?, ?> m && "NamespaceTerminating".equals(m.get("reason")));
+    }
+
     /** What an unpaired action said: an event's message, else the dry run's answer code. */
     private static List<String> describe(ShadowAction a) {
         if (a.verb().equals("event") && a.object() != null) {
@@ -465,7 +505,7 @@ public final class ShadowMatcher implements AutoCloseable {
                 .description("Writes compared in shadow mode, by controller and class (matched, only-qkcm, only-upstream, different-content, rejected).")
                 .tags("controller", controller, "class", cls).register(registry).increment(n);
         totals.computeIfAbsent(controller + "\t" + cls, k -> new AtomicLong()).addAndGet(n);
-        if (cls.equals(MATCHED) || cls.equals(CONVERGED)) {
+        if (!isMismatch(cls)) {
             return;
         }
         Mismatch m = new Mismatch(clock.instant(), controller, cls, g.key, g.qkcm.size(), g.upstream.size(), diff);

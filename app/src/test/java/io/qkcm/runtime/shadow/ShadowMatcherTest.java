@@ -165,4 +165,76 @@ class ShadowMatcherTest {
             assertThat(matcher.latest()).extracting(ShadowMatcher.Mismatch::cls).isEqualTo(List.of(ShadowMatcher.ONLY_UPSTREAM));
         }
     }
+
+    static Map<String, Object> pod(String tokenVolume) {
+        return Map.of("kind", "Pod", "metadata", Map.of("namespace", "ns", "generateName", "web-"), "spec",
+                Map.of("containers", List.of(Map.of("name", "app", "volumeMounts", List.of(Map.of("name", tokenVolume)))),
+                        "volumes", List.of(Map.of("name", tokenVolume))));
+    }
+
+    /** The ServiceAccount admission names each pod's token volume with a generated suffix: not a difference. */
+    @Test
+    void podsDifferingOnlyInTheirTokenVolumesSuffixMatch() {
+        StepClock clock = new StepClock();
+        try (ShadowMatcher matcher = new ShadowMatcher(Duration.ofSeconds(5), new SimpleMeterRegistry(), clock, false)) {
+            matcher.submit(new ShadowAction(Side.QKCM, "replicaset-controller", "create", "/pods", "", "ns", "web-*", 201,
+                    pod("kube-api-access-pzghn"), clock.instant()));
+            matcher.submit(new ShadowAction(Side.UPSTREAM, ShadowMatcher.UNATTRIBUTED, "create", "/pods", "", "ns", "web-*", 0,
+                    pod("kube-api-access-9wgl8"), clock.instant()));
+            // another volume name is a difference still
+            matcher.submit(new ShadowAction(Side.QKCM, "replicaset-controller", "create", "/pods", "", "ns", "api-*", 201,
+                    pod("kube-api-access-pzghn"), clock.instant()));
+            matcher.submit(new ShadowAction(Side.UPSTREAM, ShadowMatcher.UNATTRIBUTED, "create", "/pods", "", "ns", "api-*", 0,
+                    pod("config"), clock.instant()));
+            matcher.closeAll();
+
+            assertThat(matcher.latest()).extracting(ShadowMatcher.Mismatch::key).containsExactly("create /pods ns/api-*");
+            assertThat(matcher.totals().get("replicaset-controller")).containsEntry(ShadowMatcher.MATCHED, 1L)
+                    .containsEntry(ShadowMatcher.DIFFERENT_CONTENT, 1L);
+        }
+    }
+
+    /** Shadow mode's own Lease has no upstream counterpart: qkcm's LeaderElection event about it is not compared. */
+    @Test
+    void eventsAboutShadowModesOwnLeaseAreNotCompared() {
+        StepClock clock = new StepClock();
+        try (ShadowMatcher matcher = new ShadowMatcher(Duration.ofSeconds(5), new SimpleMeterRegistry(), clock, false)) {
+            matcher.own("Lease", "kube-system", "kube-controller-manager-shadow");
+            for (String lease : List.of("kube-controller-manager-shadow", "other")) {
+                Map<String, Object> event = Map.of("involvedObject", Map.of("kind", "Lease", "namespace", "kube-system",
+                        "name", lease), "reason", "LeaderElection", "type", "Normal", "message", "x became leader");
+                matcher.submit(new ShadowAction(Side.QKCM, "event-broadcaster", "event", "events", "", "kube-system",
+                        Normalise.eventKey(event), 201, event, clock.instant()));
+            }
+            matcher.closeAll();
+
+            assertThat(matcher.intended()).isEqualTo(1);
+            assertThat(matcher.latest()).extracting(ShadowMatcher.Mismatch::key)
+                    .containsExactly("event events kube-system/Lease/other:LeaderElection");
+        }
+    }
+
+    /**
+     * In a namespace being deleted, qkcm's controllers (like upstream's) try to recreate what the namespace controller
+     * deleted; the API server refuses (403 NamespaceTerminating). Counted apart, not a mismatch; any other 403 is.
+     */
+    @Test
+    void aCreateRefusedInATerminatingNamespaceIsNotAMismatch() {
+        StepClock clock = new StepClock();
+        try (ShadowMatcher matcher = new ShadowMatcher(Duration.ofSeconds(5), new SimpleMeterRegistry(), clock, false)) {
+            Map<String, Object> terminating = Map.of("kind", "Status", "code", 403, "reason", "Forbidden", "details",
+                    Map.of("causes", List.of(Map.of("reason", "NamespaceTerminating", "message", "namespace ns is being terminated"))));
+            Map<String, Object> forbidden = Map.of("kind", "Status", "code", 403, "reason", "Forbidden", "message", "no");
+            matcher.submit(new ShadowAction(Side.QKCM, "replicaset-controller", "create", "/pods", "", "ns", "web-*", 403,
+                    terminating, clock.instant()));
+            matcher.submit(new ShadowAction(Side.QKCM, "replicaset-controller", "create", "/pods", "", "ns", "api-*", 403,
+                    forbidden, clock.instant()));
+            matcher.closeAll();
+
+            assertThat(matcher.latest()).extracting(ShadowMatcher.Mismatch::key, ShadowMatcher.Mismatch::cls)
+                    .containsExactly(org.assertj.core.groups.Tuple.tuple("create /pods ns/api-*", ShadowMatcher.REJECTED));
+            assertThat(matcher.totals().get("replicaset-controller")).containsEntry(ShadowMatcher.NAMESPACE_TERMINATING, 1L)
+                    .doesNotContainKey(ShadowMatcher.ONLY_QKCM);
+        }
+    }
 }
