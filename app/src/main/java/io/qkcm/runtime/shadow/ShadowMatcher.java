@@ -66,6 +66,12 @@ public final class ShadowMatcher implements AutoCloseable {
     }
     private static final String ANY_KIND = "*";
 
+    /**
+     * The "controller" of a creation seen with no managedFields at all (no field set but its identity, so the API
+     * server kept no entry): anyone's. It only confirms a creation qkcm intended; alone it is not counted.
+     */
+    public static final String NO_MANAGER = "no-manager";
+
     /** Controller of an upstream write no qkcm controller wrote the like of. */
     public static final String UNATTRIBUTED = "unattributed";
 
@@ -95,7 +101,7 @@ public final class ShadowMatcher implements AutoCloseable {
     private final ConcurrentMap<String, Deque<Instant>> conflicts = new ConcurrentHashMap<>();
     /** "Kind namespace/name" → per controller and kind, how to queue the key of its last sync again. */
     private final ConcurrentMap<String, Map<String, Runnable>> resyncs = new ConcurrentHashMap<>();
-    /** Objects of shadow mode's own ("Kind namespace/name"), see {@link #own}. */
+    /** Leader election's Leases ("Lease namespace/name"), see {@link #leaderElectionLease}. */
     private final java.util.Set<String> own = ConcurrentHashMap.newKeySet();
     /** Namespaces seen deleted (or given a deletionTimestamp) lately. */
     private final ConcurrentMap<String, Instant> deletedNamespaces = new ConcurrentHashMap<>();
@@ -137,18 +143,28 @@ public final class ShadowMatcher implements AutoCloseable {
     }
 
     /**
-     * An object of shadow mode's own (its Lease): upstream writes nothing like it by design, so qkcm's events about
-     * it (LeaderElection) are not compared.
+     * A Lease of leader election's, shadow mode's own or upstream's: each side writes only its own by design, so
+     * neither side's writes of it nor events about it (LeaderElection) are compared.
      */
-    public void own(String kind, String namespace, String name) {
-        own.add(objectKey(kind, namespace, name));
+    public void leaderElectionLease(String namespace, String name) {
+        own.add(objectKey("Lease", namespace, name));
+    }
+
+    private boolean aboutOwn(ShadowAction action) {
+        if (own.isEmpty()) {
+            return false;
+        }
+        if (action.verb().equals("event")) {
+            return action.object() != null && action.object().get("involvedObject") instanceof Map<?, ?> about
+                    && own.contains(objectKey(about.get("kind"), about.get("namespace"), about.get("name")));
+        }
+        return action.resource().equals("coordination.k8s.io/leases")
+                && own.contains(objectKey("Lease", action.namespace(), action.name()));
     }
 
     /** Takes one action of either side. */
     public void submit(ShadowAction action) {
-        if (action.side() == Side.QKCM && action.verb().equals("event") && action.object() != null
-                && action.object().get("involvedObject") instanceof Map<?, ?> about
-                && own.contains(objectKey(about.get("kind"), about.get("namespace"), about.get("name")))) {
+        if (aboutOwn(action)) {
             return;
         }
         if (action.side() == Side.UPSTREAM && action.verb().equals("delete") && action.resource().equals("/namespaces")) {
@@ -226,7 +242,7 @@ public final class ShadowMatcher implements AutoCloseable {
      * of the controllers that synced them, and one more window.
      */
     private boolean undecided(Group g) {
-        if (g.resynced || g.upstream.isEmpty()) {
+        if (g.resynced || g.upstream.isEmpty() || g.upstream.stream().allMatch(a -> a.controller().equals(NO_MANAGER))) {
             return false;
         }
         if (lostRace(g.upstream.get(g.upstream.size() - 1), g.lastActionTime())) {
@@ -258,7 +274,7 @@ public final class ShadowMatcher implements AutoCloseable {
 
     private void classify(Group g) {
         String controller = g.qkcm.isEmpty() ? upstreamController(g) : g.qkcm.get(0).controller();
-        long terminating = g.qkcm.stream().filter(ShadowMatcher::namespaceTerminating).count();
+        long terminating = g.qkcm.stream().filter(this::namespaceTerminating).count();
         if (terminating > 0) {
             count(g, controller, NAMESPACE_TERMINATING, (int) terminating, List.of());
         }
@@ -272,6 +288,9 @@ public final class ShadowMatcher implements AutoCloseable {
         String verb = g.first().verb();
         switch (verb) {
             case "create" -> {
+                if (qkcm.isEmpty() && g.upstream.stream().allMatch(a -> a.controller().equals(NO_MANAGER))) {
+                    return; // a creation of no known writer that qkcm did not intend: as a deletion, not counted
+                }
                 if (!g.key.endsWith("*") && qkcm.size() > 1) {
                     // a named object is created once: repeated attempts (its dry-run creation never shows in the
                     // cache, so a sync before upstream's creation arrives tries again) are one intent
@@ -404,13 +423,21 @@ public final class ShadowMatcher implements AutoCloseable {
         }
     }
 
-    /** A dry run refused because its namespace is being deleted: a Status with the cause NamespaceTerminating. */
-    static boolean namespaceTerminating(ShadowAction a) {
-        if (a.code() != 403 || a.object() == null || !(a.object().get("details") instanceof Map<?, ?> details)
-                || !(details.get("causes") instanceof List<?> causes)) {
+    /**
+     * A dry run refused because its namespace is being deleted: a Status with the cause NamespaceTerminating, or (an
+     * error's body is not always read through the write layer) a create refused 403 in a namespace seen deleted or
+     * given a deletionTimestamp lately, which the API server's NamespaceLifecycle admission refuses so.
+     */
+    boolean namespaceTerminating(ShadowAction a) {
+        if (a.code() != 403) {
             return false;
         }
-        return causes.stream().anyMatch(c -> c instanceof Map<?, ?> m && "NamespaceTerminating".equals(m.get("reason")));
+        if (a.object() != null && a.object().get("details") instanceof Map<?, ?> details
+                && details.get("causes") instanceof List<?> causes
+                && causes.stream().anyMatch(c -> c instanceof Map<?, ?> m && "NamespaceTerminating".equals(m.get("reason")))) {
+            return true;
+        }
+        return a.verb().equals("create") && !a.namespace().isEmpty() && deletedNamespaces.containsKey(a.namespace());
     }
 
     /** What an unpaired action said: an event's message, else the dry run's answer code. */
