@@ -82,11 +82,26 @@ def common_flags(args, cluster, port):
     ]
 
 
-def healthy(port, timeout=300):
+def free_port(start):
+    """The first port from start that nothing listens on (another manager on this machine may hold one)."""
+    import socket
+    for port in range(start, start + 100):
+        with socket.socket() as sock:
+            try:
+                sock.bind(("127.0.0.1", port))
+                return port
+            except OSError:
+                continue
+    raise RuntimeError(f"no free port from {start}")
+
+
+def healthy(port, proc, timeout=300):
     end = time.time() + timeout
     s = requests.Session()
     s.trust_env = False
     while time.time() < end:
+        if proc.p.poll() is not None:
+            raise RuntimeError(f"{proc.name} exited ({proc.p.returncode}); see its log")
         try:
             if s.get(f"https://127.0.0.1:{port}/healthz", verify=False, timeout=2).status_code == 200:
                 return time.time()
@@ -151,6 +166,9 @@ def main():
     p.add_argument("--kwok-workdir", default=os.path.expanduser("~/.kwok-shadow"))
     p.add_argument("--cluster-name", default="qkcm-shadow")
     args = p.parse_args()
+    global QKCM_PORT, UPSTREAM_PORT
+    QKCM_PORT = free_port(QKCM_PORT)
+    UPSTREAM_PORT = free_port(UPSTREAM_PORT)
 
     raw = os.path.join(args.out, "raw")
     os.makedirs(raw, exist_ok=True)
@@ -174,7 +192,7 @@ def main():
                                    f"--shadow-match-window={args.window}",
                                    *common_flags(args, cluster, QKCM_PORT)],
                           os.path.join(raw, "qkcm.log"))
-        healthy(QKCM_PORT)
+        healthy(QKCM_PORT, qkcm)
         # every controller started, its caches synced (JOSDK logs "Starting 'x' controller" and "'x' controller started")
         def controllers_started():
             text = open(os.path.join(raw, "qkcm.log")).read()
@@ -187,7 +205,7 @@ def main():
                               os.path.join(raw, "upstream.log"))
         R["qkcm_argv"] = qkcm.p.args
         R["upstream_argv"] = upstream.p.args
-        healthy(UPSTREAM_PORT)
+        healthy(UPSTREAM_PORT, upstream)
         log("both managers healthy")
 
         def phase(name, fn):
