@@ -65,9 +65,6 @@ public final class UpstreamWrites implements ManagedFieldsTap {
             return;
         }
         if (entries == null || entries.isEmpty()) {
-            // no manager at all: the API server keeps no entry for a write that set no field but the identity (a
-            // namespace's default ServiceAccount), so its creator cannot be told
-            decoded.put(meta.getUid() + "@" + meta.getResourceVersion(), new Decoded(Map.of(), Map.of(), "", matcher.now(), true));
             return;
         }
         Map<String, String> mine = new TreeMap<>();
@@ -84,10 +81,10 @@ public final class UpstreamWrites implements ManagedFieldsTap {
                 othersLatest.merge(sub, e.getTime(), (a, b) -> a.compareTo(b) >= 0 ? a : b);
             }
         }
-        if (!mine.isEmpty()) {
-            decoded.put(meta.getUid() + "@" + meta.getResourceVersion(),
-                    new Decoded(mine, othersLatest, all.toString(), matcher.now(), false));
-        }
+        // other managers' only: marked (no entries kept), so that a version never seen here is one without any
+        decoded.put(meta.getUid() + "@" + meta.getResourceVersion(), mine.isEmpty()
+                ? new Decoded(Map.of(), Map.of(), "", matcher.now(), false)
+                : new Decoded(mine, othersLatest, all.toString(), matcher.now(), false));
     }
 
     /** Watches {@code type}'s shared informer for upstream's writes. */
@@ -203,7 +200,9 @@ public final class UpstreamWrites implements ManagedFieldsTap {
 
     private Decoded take(HasMetadata obj) {
         Decoded seen = decoded.remove(uid(obj) + "@" + obj.getMetadata().getResourceVersion());
-        return seen == null ? new Decoded(Map.of(), Map.of(), "", matcher.now(), false) : seen;
+        // the tap sees managedFields only when the object has some: a version it never saw had none (the API server
+        // keeps no entry for a write that set no field but the identity, e.g. a namespace's default ServiceAccount)
+        return seen == null ? new Decoded(Map.of(), Map.of(), "", matcher.now(), true) : seen;
     }
 
     private static boolean statusChanged(HasMetadata old, HasMetadata obj) {

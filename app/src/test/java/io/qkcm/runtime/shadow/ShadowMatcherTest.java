@@ -246,4 +246,14 @@ class ShadowMatcherTest {
                     .doesNotContainKey(ShadowMatcher.ONLY_QKCM);
         }
     }
+
+    /** A StatefulSet's pods have a generateName but are named by ordinal: each pairs by its name. */
+    @Test
+    void podsNamedByOrdinalPairByName() {
+        Map<String, Object> ordinal = Map.of("metadata", Map.of("name", "ss-2", "generateName", "ss-"));
+        Map<String, Object> generated = Map.of("metadata", Map.of("name", "web-7b4xs", "generateName", "web-"));
+        assertThat(Normalise.createName(ordinal, Map.of())).isEqualTo("ss-2");
+        assertThat(Normalise.createName(generated, Map.of())).isEqualTo("web-*");
+        assertThat(Normalise.createName(Map.of(), Map.of("metadata", Map.of("generateName", "web-")))).isEqualTo("web-*");
+    }
 }

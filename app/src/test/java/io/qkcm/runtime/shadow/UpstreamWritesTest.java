@@ -247,9 +247,9 @@ class UpstreamWritesTest {
             UpstreamWrites writes = new UpstreamWrites(matcher, UpstreamWrites.UPSTREAM_MANAGER, clock.instant().minusSeconds(120));
             ResourceEventHandler<ReplicaSet> handler = handlerOf(writes);
             for (String name : List.of("web", "other")) {
+                // decoded without managedFields: the tap never sees it
                 ReplicaSet rs = new ReplicaSetBuilder().withNewMetadata().withNamespace("ns").withName(name).withUid("u-" + name)
                         .withResourceVersion("10").withCreationTimestamp("2026-11-27T04:59:30Z").endMetadata().build();
-                writes.observe(rs.getMetadata());
                 handler.onAdd(rs);
             }
             // qkcm meant to create "web" (its dry run answered AlreadyExists)
