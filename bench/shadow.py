@@ -475,7 +475,7 @@ def summary(R, shadow, outdir):
     print("\n".join(lines))
 
 
-CLASSES = ["matched", "converged", "only-qkcm", "only-upstream", "different-content", "rejected"]
+CLASSES = ["matched", "converged", "only-qkcm", "only-upstream", "different-content", "rejected", "namespace-terminating"]
 
 if __name__ == "__main__":
     sys.exit(main())
