@@ -219,6 +219,11 @@ public class ControllerManager {
         shadowMode = ShadowMode.start(clients, options.duration("shadow-match-window"),
                 options.string("shadow-upstream-manager"), registry);
         serving.shadow(shadowMode.matcher());
+        // shadow mode's Lease and upstream's: each side's own bookkeeping, not compared
+        String leaseNamespace = options.string("leader-elect-resource-namespace");
+        String leaseName = options.string("leader-elect-resource-name");
+        shadowMode.matcher().leaderElectionLease(leaseNamespace, leaseName);
+        shadowMode.matcher().leaderElectionLease(leaseNamespace, leaseName + LeaderElection.SHADOW_LEASE_SUFFIX);
         LOG.infof("shadow mode: every write is sent as a dry run and compared with %s's (window %s)%s",
                 options.string("shadow-upstream-manager"), options.string("shadow-match-window"),
                 options.leaderElect() ? "; leader election on Lease " + options.string("leader-elect-resource-namespace")

@@ -180,7 +180,8 @@ public abstract class KeyReconciler<P extends HasMetadata> implements Reconciler
             sync(key, primary, ctx);
             queue.forget(key);
             if (listener != null) {
-                listener.synced(context.controllerName(), HasMetadata.getKind(primary.getClass()), key, startedAt);
+                listener.synced(context.controllerName(), HasMetadata.getKind(primary.getClass()), key, startedAt,
+                        () -> queue.add(key));
             }
         } catch (InterruptedException e) {
             // the controller is stopping (or the process lost its lease): nothing to retry
@@ -197,8 +198,11 @@ public abstract class KeyReconciler<P extends HasMetadata> implements Reconciler
     /** Told of every sync that completed without error (shadow mode: which writes qkcm saw before it synced). */
     @FunctionalInterface
     public interface SyncListener {
-        /** {@code controller} synced {@code key} of a primary of {@code kind}, started at {@code startedAtMillis}. */
-        void synced(String controller, String kind, String key, long startedAtMillis);
+        /**
+         * {@code controller} synced {@code key} of a primary of {@code kind}, started at {@code startedAtMillis};
+         * {@code resync} queues the key again (shadow mode asks for a sync after an upstream write none saw).
+         */
+        void synced(String controller, String kind, String key, long startedAtMillis, Runnable resync);
     }
 
     private static volatile SyncListener syncListener;

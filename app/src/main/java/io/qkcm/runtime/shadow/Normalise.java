@@ -8,13 +8,21 @@ final class Normalise {
     private Normalise() {
     }
 
-    /** {@code prefix*} for a generated name (the suffixes differ by nature), else the name. */
+    /** A name the API server generated: the prefix and five characters of apimachinery's alphabet. */
+    private static final java.util.regex.Pattern GENERATED = java.util.regex.Pattern.compile("[bcdfghjklmnpqrstvwxz2456789]{5}");
+
+    /**
+     * {@code prefix*} for a generated name (the suffixes differ by nature), else the name: a StatefulSet's pods
+     * carry a generateName too but are named by their ordinal ({@code web-0}), and pair by that name.
+     */
     static String createName(Map<String, Object> object, Map<String, Object> sent) {
         Map<?, ?> meta = meta(object);
         if (meta.isEmpty()) {
             meta = meta(sent);
         }
-        if (meta.get("generateName") instanceof String g && !g.isEmpty()) {
+        String name = meta.get("name") instanceof String n ? n : "";
+        if (meta.get("generateName") instanceof String g && !g.isEmpty()
+                && (name.isEmpty() || name.startsWith(g) && GENERATED.matcher(name.substring(g.length())).matches())) {
             return g + "*";
         }
         return String.valueOf(meta.get("name"));

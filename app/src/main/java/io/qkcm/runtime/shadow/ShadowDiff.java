@@ -11,7 +11,8 @@ import java.util.TreeSet;
 /**
  * The differences between qkcm's and upstream's object for one action, leaving out what legitimately
  * differs between two writers of the same intent: identity and bookkeeping the API server assigns
- * (uid, resourceVersion, creationTimestamp, generation, managedFields, a generated name's suffix), and
+ * (uid, resourceVersion, creationTimestamp, generation, managedFields, a generated name's suffix, the
+ * suffix of the token volume the ServiceAccount admission adds to a pod), and
  * every time (fields named {@code *Time}, {@code *Timestamp}, {@code time}, keys ending {@code -time}: the two sides act at
  * different moments). Which part is compared follows the write: the whole object for a create, the
  * status for a status update, metadata's labels, annotations, finalizers, owners and everything but the
@@ -25,6 +26,13 @@ final class ShadowDiff {
     /** A generated name's random suffix (apimachinery's alphabet, 5 characters): "Created pod: web-7b4xs". */
     private static final java.util.regex.Pattern GENERATED_SUFFIX = java.util.regex.Pattern
             .compile("\\b([a-z0-9][-a-z0-9.]*-)[bcdfghjklmnpqrstvwxz2456789]{5}\\b");
+
+    /**
+     * The projected token volume the API server's ServiceAccount admission adds to every pod, named
+     * {@code kube-api-access-} and a generated suffix (names.SimpleNameGenerator): the same volume in both sides' pods.
+     */
+    private static final java.util.regex.Pattern TOKEN_VOLUME = java.util.regex.Pattern
+            .compile("kube-api-access-[bcdfghjklmnpqrstvwxz2456789]{5}");
 
     private ShadowDiff() {
     }
@@ -120,6 +128,9 @@ final class ShadowDiff {
         }
         if (v instanceof Number n) {
             return n.doubleValue();
+        }
+        if (v instanceof String str && TOKEN_VOLUME.matcher(str).matches()) {
+            return "kube-api-access-*";
         }
         return v;
     }

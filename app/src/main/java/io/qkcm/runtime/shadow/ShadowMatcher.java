@@ -52,13 +52,33 @@ public final class ShadowMatcher implements AutoCloseable {
     public static final String REJECTED = "rejected";
     /** Upstream wrote first and qkcm's controller, syncing afterwards with that write in its cache, wrote nothing. */
     public static final String CONVERGED = "converged";
-    public static final List<String> CLASSES = List.of(MATCHED, CONVERGED, ONLY_QKCM, ONLY_UPSTREAM, DIFFERENT_CONTENT, REJECTED);
+    /**
+     * A write into a namespace being deleted, refused by the API server (403, cause NamespaceTerminating): upstream's
+     * controllers make the same attempts while the namespace controller empties it, and drop that error.
+     */
+    public static final String NAMESPACE_TERMINATING = "namespace-terminating";
+    public static final List<String> CLASSES = List.of(MATCHED, CONVERGED, ONLY_QKCM, ONLY_UPSTREAM, DIFFERENT_CONTENT, REJECTED,
+            NAMESPACE_TERMINATING);
+
+    /** Whether a class is a difference between the two sides (what the report lists and logs). */
+    public static boolean isMismatch(String cls) {
+        return !cls.equals(MATCHED) && !cls.equals(CONVERGED) && !cls.equals(NAMESPACE_TERMINATING);
+    }
     private static final String ANY_KIND = "*";
+
+    /**
+     * The "controller" of a creation seen with no managedFields at all (no field set but its identity, so the API
+     * server kept no entry): anyone's. It only confirms a creation qkcm intended; alone it is not counted.
+     */
+    public static final String NO_MANAGER = "no-manager";
 
     /** Controller of an upstream write no qkcm controller wrote the like of. */
     public static final String UNATTRIBUTED = "unattributed";
 
     private static final int LATEST = 200;
+    /** apimachinery's AlreadyExists message: {@code <resource> "<name>" already exists}. */
+    private static final java.util.regex.Pattern ALREADY_EXISTS = java.util.regex.Pattern
+            .compile("[a-z0-9.]+ \"[^\"]+\" already exists");
 
     /** A closed group that was not matched: what the report lists. */
     public record Mismatch(Instant time, String controller, String cls, String key, int qkcmActions,
@@ -77,6 +97,12 @@ public final class ShadowMatcher implements AutoCloseable {
     private final ScheduledExecutorService sweeper;
     /** "Kind namespace/name" → when qkcm's last syncs of it started (epoch millis). */
     private final ConcurrentMap<String, Deque<Long>> syncs = new ConcurrentHashMap<>();
+    /** Controller → when dry runs of its were answered 409 (Conflict or AlreadyExists) lately: upstream had written first. */
+    private final ConcurrentMap<String, Deque<Instant>> conflicts = new ConcurrentHashMap<>();
+    /** "Kind namespace/name" → per controller and kind, how to queue the key of its last sync again. */
+    private final ConcurrentMap<String, Map<String, Runnable>> resyncs = new ConcurrentHashMap<>();
+    /** Leader election's Leases ("Lease namespace/name"), see {@link #leaderElectionLease}. */
+    private final java.util.Set<String> own = ConcurrentHashMap.newKeySet();
     /** Namespaces seen deleted (or given a deletionTimestamp) lately. */
     private final ConcurrentMap<String, Instant> deletedNamespaces = new ConcurrentHashMap<>();
 
@@ -116,13 +142,45 @@ public final class ShadowMatcher implements AutoCloseable {
         return clock.instant();
     }
 
+    /**
+     * A Lease of leader election's, shadow mode's own or upstream's: each side writes only its own by design, so
+     * neither side's writes of it nor events about it (LeaderElection) are compared.
+     */
+    public void leaderElectionLease(String namespace, String name) {
+        own.add(objectKey("Lease", namespace, name));
+    }
+
+    private boolean aboutOwn(ShadowAction action) {
+        if (own.isEmpty()) {
+            return false;
+        }
+        if (action.verb().equals("event")) {
+            return action.object() != null && action.object().get("involvedObject") instanceof Map<?, ?> about
+                    && own.contains(objectKey(about.get("kind"), about.get("namespace"), about.get("name")));
+        }
+        return action.resource().equals("coordination.k8s.io/leases")
+                && own.contains(objectKey("Lease", action.namespace(), action.name()));
+    }
+
     /** Takes one action of either side. */
     public void submit(ShadowAction action) {
+        if (aboutOwn(action)) {
+            return;
+        }
         if (action.side() == Side.UPSTREAM && action.verb().equals("delete") && action.resource().equals("/namespaces")) {
             deletedNamespaces.put(action.name(), action.time());
         }
         if (action.side() == Side.QKCM) {
             intended.incrementAndGet();
+            if (action.code() == 409) {
+                Deque<Instant> times = conflicts.computeIfAbsent(action.controller(), k -> new ArrayDeque<>());
+                synchronized (times) {
+                    times.addLast(action.time());
+                    while (times.size() > 32) {
+                        times.removeFirst();
+                    }
+                }
+            }
             writers.put(action.verb() + " " + action.resource(), action.controller());
         }
         synchronized (open) {
@@ -137,11 +195,17 @@ public final class ShadowMatcher implements AutoCloseable {
         close(clock.instant().minus(window));
         long old = clock.millis() - 10 * Math.max(window.toMillis(), 1000);
         deletedNamespaces.values().removeIf(t -> t.toEpochMilli() < old);
+        conflicts.values().removeIf(d -> {
+            synchronized (d) {
+                return d.isEmpty() || d.peekLast().toEpochMilli() < old;
+            }
+        });
         syncs.values().removeIf(d -> {
             synchronized (d) {
                 return d.isEmpty() || d.peekLast() < old;
             }
         });
+        resyncs.keySet().retainAll(syncs.keySet());
     }
 
     /** Closes and classifies every open group now (the end of a test, or of the process). */
@@ -151,11 +215,18 @@ public final class ShadowMatcher implements AutoCloseable {
 
     private void close(Instant quietSince) {
         List<Group> due = new ArrayList<>();
+        boolean closingAll = quietSince.equals(Instant.MAX);
         synchronized (open) {
             var it = open.values().iterator();
             while (it.hasNext()) {
                 Group g = it.next();
                 if (!g.last.isAfter(quietSince)) {
+                    if (!closingAll && undecided(g) && resync(g)) {
+                        // judged once qkcm's controller synced the object again, with upstream's write in its cache
+                        g.resynced = true;
+                        g.last = clock.instant();
+                        continue;
+                    }
                     due.add(g);
                     it.remove();
                 }
@@ -164,9 +235,51 @@ public final class ShadowMatcher implements AutoCloseable {
         due.forEach(this::classify);
     }
 
+    /**
+     * Whether a quiet group would count against qkcm only because no sync of qkcm's started after upstream's
+     * last write: a sync that started just before it may have read the cache after it arrived (and agreed) or
+     * before (and not), which its start time cannot tell. Such a group gets one more sync of its objects, asked
+     * of the controllers that synced them, and one more window.
+     */
+    private boolean undecided(Group g) {
+        if (g.resynced || g.upstream.isEmpty() || g.upstream.stream().allMatch(a -> a.controller().equals(NO_MANAGER))) {
+            return false;
+        }
+        if (lostRace(g.upstream.get(g.upstream.size() - 1), g.lastActionTime())) {
+            return false;
+        }
+        List<ShadowAction> qkcm = g.qkcm.stream().filter(a -> a.accepted() || a.code() == 404 || a.code() == 409).toList();
+        String verb = g.first().verb();
+        return switch (verb) {
+            case "delete" -> false;
+            case "create" -> g.upstream.size() > (!g.key.endsWith("*") ? Math.min(1, qkcm.size()) : qkcm.size());
+            default -> qkcm.isEmpty() || !sharedState(verb, qkcm, g.upstream).isEmpty();
+        };
+    }
+
+    /** Asks every controller that synced one of the group's objects to sync it again; false if there is none. */
+    private boolean resync(Group g) {
+        List<Runnable> asks = new ArrayList<>();
+        for (ShadowAction a : g.upstream) {
+            for (String object : aboutObjects(a)) {
+                Map<String, Runnable> r = resyncs.get(object);
+                if (r != null) {
+                    asks.addAll(r.values());
+                }
+            }
+        }
+        asks.stream().distinct().forEach(Runnable::run);
+        return !asks.isEmpty();
+    }
+
     private void classify(Group g) {
         String controller = g.qkcm.isEmpty() ? upstreamController(g) : g.qkcm.get(0).controller();
-        List<ShadowAction> refused = g.qkcm.stream().filter(a -> !a.accepted() && a.code() != 404 && a.code() != 409).toList();
+        long terminating = g.qkcm.stream().filter(this::namespaceTerminating).count();
+        if (terminating > 0) {
+            count(g, controller, NAMESPACE_TERMINATING, (int) terminating, List.of());
+        }
+        List<ShadowAction> refused = g.qkcm.stream()
+                .filter(a -> !a.accepted() && a.code() != 404 && a.code() != 409 && !namespaceTerminating(a)).toList();
         if (!refused.isEmpty()) {
             ShadowAction r = refused.get(refused.size() - 1);
             count(g, controller, REJECTED, 1, List.of("dry run answered " + r.code() + ": " + ShadowDiff.statusMessage(r.object())));
@@ -175,6 +288,9 @@ public final class ShadowMatcher implements AutoCloseable {
         String verb = g.first().verb();
         switch (verb) {
             case "create" -> {
+                if (qkcm.isEmpty() && g.upstream.stream().allMatch(a -> a.controller().equals(NO_MANAGER))) {
+                    return; // a creation of no known writer that qkcm did not intend: as a deletion, not counted
+                }
                 if (!g.key.endsWith("*") && qkcm.size() > 1) {
                     // a named object is created once: repeated attempts (its dry-run creation never shows in the
                     // cache, so a sync before upstream's creation arrives tries again) are one intent
@@ -219,9 +335,10 @@ public final class ShadowMatcher implements AutoCloseable {
                     } else {
                         count(g, controller, diff.isEmpty() ? MATCHED : DIFFERENT_CONTENT, 1, diff);
                     }
-                } else if (!qkcm.isEmpty() && verb.equals("event") && qkcm.stream().allMatch(ShadowMatcher::conflictEvent)) {
-                    // qkcm's write met upstream's newer one (409) and said so in a Warning, as upstream does when
-                    // it loses such a race; the retry syncs with upstream's write
+                } else if (!qkcm.isEmpty() && verb.equals("event") && qkcm.stream().allMatch(this::conflictEvent)) {
+                    // qkcm's write met upstream's (409: an update of an older version, or the create of an object
+                    // upstream had just created) and said so in a Warning, as upstream does when it loses such a
+                    // race; the retry syncs with upstream's write
                     count(g, controller, CONVERGED, 1, List.of());
                 } else if (!qkcm.isEmpty()) {
                     count(g, controller, ONLY_QKCM, 1, describe(qkcm.get(qkcm.size() - 1)));
@@ -284,9 +401,43 @@ public final class ShadowMatcher implements AutoCloseable {
         return false;
     }
 
-    @SuppressWarnings("unchecked")
-    private static boolean conflictEvent(ShadowAction a) {
-        return a.object() != null && String.valueOf(a.object().get("message")).contains("the object has been modified");
+    /**
+     * Whether an event of qkcm's reports a write of its answered 409, Conflict ("the object has been modified") or
+     * AlreadyExists, and a dry run of the same controller was answered 409 within the window before it.
+     */
+    private boolean conflictEvent(ShadowAction a) {
+        if (a.object() == null) {
+            return false;
+        }
+        String message = String.valueOf(a.object().get("message"));
+        if (!message.contains("the object has been modified") && !ALREADY_EXISTS.matcher(message).find()) {
+            return false;
+        }
+        Deque<Instant> times = conflicts.get(a.controller());
+        if (times == null) {
+            return false;
+        }
+        Instant from = a.time().minus(window);
+        synchronized (times) {
+            return times.stream().anyMatch(t -> !t.isBefore(from) && !t.isAfter(a.time()));
+        }
+    }
+
+    /**
+     * A dry run refused because its namespace is being deleted: a Status with the cause NamespaceTerminating, or (an
+     * error's body is not always read through the write layer) a create refused 403 in a namespace seen deleted or
+     * given a deletionTimestamp lately, which the API server's NamespaceLifecycle admission refuses so.
+     */
+    boolean namespaceTerminating(ShadowAction a) {
+        if (a.code() != 403) {
+            return false;
+        }
+        if (a.object() != null && a.object().get("details") instanceof Map<?, ?> details
+                && details.get("causes") instanceof List<?> causes
+                && causes.stream().anyMatch(c -> c instanceof Map<?, ?> m && "NamespaceTerminating".equals(m.get("reason")))) {
+            return true;
+        }
+        return a.verb().equals("create") && !a.namespace().isEmpty() && deletedNamespaces.containsKey(a.namespace());
     }
 
     /** What an unpaired action said: an event's message, else the dry run's answer code. */
@@ -343,9 +494,20 @@ public final class ShadowMatcher implements AutoCloseable {
         return kind + " " + ns + name;
     }
 
-    /** A qkcm controller's sync of {@code key} (a {@code kind}) completed without error ({@code KeyReconciler.SyncListener}). */
+    /** A qkcm controller's sync of {@code key} (a {@code kind}) completed without error. */
     public void synced(String controller, String kind, String key, long startedAtMillis) {
+        synced(controller, kind, key, startedAtMillis, null);
+    }
+
+    /**
+     * As {@link #synced(String, String, String, long)}, with {@code resync} queueing the key again in that
+     * controller ({@code KeyReconciler.SyncListener}; null when it cannot be asked).
+     */
+    public void synced(String controller, String kind, String key, long startedAtMillis, Runnable resync) {
         for (String object : List.of(kind + " " + key, ANY_KIND + " " + key)) {
+            if (resync != null) {
+                resyncs.computeIfAbsent(object, k -> new ConcurrentHashMap<>()).put(controller + " " + kind, resync);
+            }
             Deque<Long> starts = syncs.computeIfAbsent(object, k -> new ArrayDeque<>());
             synchronized (starts) {
                 starts.addLast(startedAtMillis);
@@ -370,7 +532,7 @@ public final class ShadowMatcher implements AutoCloseable {
                 .description("Writes compared in shadow mode, by controller and class (matched, only-qkcm, only-upstream, different-content, rejected).")
                 .tags("controller", controller, "class", cls).register(registry).increment(n);
         totals.computeIfAbsent(controller + "\t" + cls, k -> new AtomicLong()).addAndGet(n);
-        if (cls.equals(MATCHED) || cls.equals(CONVERGED)) {
+        if (!isMismatch(cls)) {
             return;
         }
         Mismatch m = new Mismatch(clock.instant(), controller, cls, g.key, g.qkcm.size(), g.upstream.size(), diff);
@@ -436,8 +598,22 @@ public final class ShadowMatcher implements AutoCloseable {
             this.key = key;
         }
 
+        /** Whether it was kept open for a sync qkcm was asked for ({@link #undecided}). */
+        boolean resynced;
+
         ShadowAction first() {
             return qkcm.isEmpty() ? upstream.get(0) : qkcm.get(0);
+        }
+
+        /** When its last action was taken. */
+        Instant lastActionTime() {
+            Instant t = Instant.MIN;
+            for (List<ShadowAction> side : List.of(qkcm, upstream)) {
+                for (ShadowAction a : side) {
+                    t = a.time().isAfter(t) ? a.time() : t;
+                }
+            }
+            return t;
         }
     }
 }

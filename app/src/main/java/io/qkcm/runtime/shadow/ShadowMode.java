@@ -32,7 +32,8 @@ public final class ShadowMode implements AutoCloseable {
         clients.shadow(component -> new ShadowWrites(component, matcher));
         UpstreamWrites upstream = new UpstreamWrites(matcher, upstreamManager, Instant.now());
         ManagedFieldsTap.install(upstream);
-        KeyReconciler.syncListener(matcher::synced);
+        KeyReconciler.syncListener((controller, kind, key, startedAt, resync) -> matcher.synced(controller, kind, key,
+                startedAt, resync));
         return new ShadowMode(matcher, upstream);
     }
 

@@ -67,7 +67,7 @@ public final class ShadowReport {
             b.append("<tr><td>").append(escape(controller)).append("</td>");
             for (String c : ShadowMatcher.CLASSES) {
                 long n = counts.getOrDefault(c, 0L);
-                b.append("<td").append(n > 0 && !c.equals(ShadowMatcher.MATCHED) ? " class=\"bad\"" : "").append('>')
+                b.append("<td").append(n > 0 && ShadowMatcher.isMismatch(c) ? " class=\"bad\"" : "").append('>')
                         .append(n).append("</td>");
             }
             b.append("</tr>");

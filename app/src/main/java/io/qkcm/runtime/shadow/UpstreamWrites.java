@@ -61,7 +61,10 @@ public final class UpstreamWrites implements ManagedFieldsTap {
     @Override
     public void observe(ObjectMeta meta) {
         List<ManagedFieldsEntry> entries = meta.getManagedFields();
-        if (entries == null || entries.isEmpty() || meta.getUid() == null) {
+        if (meta.getUid() == null) {
+            return;
+        }
+        if (entries == null || entries.isEmpty()) {
             return;
         }
         Map<String, String> mine = new TreeMap<>();
@@ -78,10 +81,10 @@ public final class UpstreamWrites implements ManagedFieldsTap {
                 othersLatest.merge(sub, e.getTime(), (a, b) -> a.compareTo(b) >= 0 ? a : b);
             }
         }
-        if (!mine.isEmpty()) {
-            decoded.put(meta.getUid() + "@" + meta.getResourceVersion(),
-                    new Decoded(mine, othersLatest, all.toString(), matcher.now()));
-        }
+        // other managers' only: marked (no entries kept), so that a version never seen here is one without any
+        decoded.put(meta.getUid() + "@" + meta.getResourceVersion(), mine.isEmpty()
+                ? new Decoded(Map.of(), Map.of(), "", matcher.now(), false)
+                : new Decoded(mine, othersLatest, all.toString(), matcher.now(), false));
     }
 
     /** Watches {@code type}'s shared informer for upstream's writes. */
@@ -97,6 +100,14 @@ public final class UpstreamWrites implements ManagedFieldsTap {
                 last.put(uid(obj), entries);
                 lastAll.put(uid(obj), seen.all());
                 ObjectMeta m = obj.getMetadata();
+                if (seen.noManager() && !events && m.getCreationTimestamp() != null
+                        && !Instant.parse(m.getCreationTimestamp()).isBefore(since.minusSeconds(1))) {
+                    // whoever created it: it can only confirm a creation qkcm intended, as a delete does
+                    Map<String, Object> object = asMap(obj);
+                    matcher.submit(new ShadowAction(Side.UPSTREAM, ShadowMatcher.NO_MANAGER, "create", resource, "", ns(m),
+                            Normalise.createName(object, Map.of()), 0, object, seen.at()));
+                    return;
+                }
                 if (entries.isEmpty() || m.getCreationTimestamp() == null
                         || Instant.parse(m.getCreationTimestamp()).isBefore(since.minusSeconds(1))) {
                     return;
@@ -189,7 +200,9 @@ public final class UpstreamWrites implements ManagedFieldsTap {
 
     private Decoded take(HasMetadata obj) {
         Decoded seen = decoded.remove(uid(obj) + "@" + obj.getMetadata().getResourceVersion());
-        return seen == null ? new Decoded(Map.of(), Map.of(), "", matcher.now()) : seen;
+        // the tap sees managedFields only when the object has some: a version it never saw had none (the API server
+        // keeps no entry for a write that set no field but the identity, e.g. a namespace's default ServiceAccount)
+        return seen == null ? new Decoded(Map.of(), Map.of(), "", matcher.now(), true) : seen;
     }
 
     private static boolean statusChanged(HasMetadata old, HasMetadata obj) {
@@ -198,9 +211,11 @@ public final class UpstreamWrites implements ManagedFieldsTap {
 
     /**
      * Upstream's managedFields entries of one object version by subresource, the newest time of every other
-     * manager's entries by subresource, all entries as one string, and when the version was decoded.
+     * manager's entries by subresource, all entries as one string, when the version was decoded, and whether it had
+     * no managedFields at all.
      */
-    private record Decoded(Map<String, String> entries, Map<String, String> othersLatest, String all, Instant at) {
+    private record Decoded(Map<String, String> entries, Map<String, String> othersLatest, String all, Instant at,
+            boolean noManager) {
     }
 
     private static String uid(HasMetadata obj) {

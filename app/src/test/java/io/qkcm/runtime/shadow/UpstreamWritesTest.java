@@ -231,4 +231,31 @@ class UpstreamWritesTest {
             assertThat(f.matcher.totals()).isEmpty();
         }
     }
+
+    /**
+     * A namespace's default ServiceAccount sets no field but its name: the API server keeps no managedFields entry
+     * for its creator. Such a creation confirms a creation qkcm intended, and alone is not counted.
+     */
+    @Test
+    void aCreationWithoutManagedFieldsConfirmsQkcmsIntendedCreation() {
+        StepClock clock = new StepClock();
+        try (ShadowMatcher matcher = new ShadowMatcher(Duration.ofSeconds(5), new SimpleMeterRegistry(), clock, false)) {
+            UpstreamWrites writes = new UpstreamWrites(matcher, UpstreamWrites.UPSTREAM_MANAGER, clock.instant().minusSeconds(120));
+            ResourceEventHandler<ReplicaSet> handler = handlerOf(writes);
+            for (String name : List.of("web", "other")) {
+                // decoded without managedFields: the tap never sees it
+                ReplicaSet rs = new ReplicaSetBuilder().withNewMetadata().withNamespace("ns").withName(name).withUid("u-" + name)
+                        .withResourceVersion("10").withCreationTimestamp("2026-11-27T04:59:30Z").endMetadata().build();
+                handler.onAdd(rs);
+            }
+            // qkcm meant to create "web" (its dry run answered AlreadyExists)
+            matcher.submit(new ShadowAction(Side.QKCM, "replicaset-controller", "create", "apps/replicasets", "", "ns", "web",
+                    409, null, clock.instant()));
+            matcher.closeAll();
+
+            assertThat(matcher.latest()).isEmpty();
+            assertThat(matcher.totals()).containsOnlyKeys("replicaset-controller");
+            assertThat(matcher.totals().get("replicaset-controller")).containsOnly(Map.entry(ShadowMatcher.MATCHED, 1L));
+        }
+    }
 }
