@@ -156,6 +156,8 @@ public final class ResourceClaimController extends KeyReconciler<Pod> {
                     claimReconciler.enqueue(pod.getMetadata().getNamespace() + "/" + n.name());
                 }
             }
+            // as upstream: never the pod itself, whose deleted claim would otherwise be made again
+            return;
         }
         if (podNeedsWork(pod)) {
             queue.add(key(pod));

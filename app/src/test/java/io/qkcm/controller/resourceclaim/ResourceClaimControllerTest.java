@@ -159,6 +159,13 @@ class ResourceClaimControllerTest {
                 return (now == null ? 0 : now) == withClaim - 1;
             });
             assertThat(c.controller.claimReconciler().metrics().counter("success", "false").count()).isEqualTo(1);
+            // the claim's deletion enqueues its pod's claims, never the finished pod: syncing it would make the
+            // claim its status names again (upstream's enqueuePod returns once the pod needs no claims)
+            io.qkcm.testing.QueueProbe probe = io.qkcm.testing.QueueProbe.of(c.context.metrics(),
+                    ResourceClaimController.QUEUE);
+            long adds = probe.adds();
+            c.controller.enqueuePod(getPod(ns, "web"), false);
+            assertThat(probe.adds()).isEqualTo(adds);
         }
     }
 
