@@ -62,6 +62,8 @@ def sh(*args, check=True, capture=False, env=None):
 # cluster
 
 class Cluster:
+    AUDIT_POLICY = "audit-policy.yaml"  # under bench/; a subclass may log other writes
+
     def __init__(self, args):
         self.args = args
         self.bin = args.bin_dir
@@ -85,7 +87,7 @@ class Cluster:
                      "--etcd-binary", f"{b}/etcd", "--kube-apiserver-binary", f"{b}/kube-apiserver",
                      "--kube-scheduler-binary", f"{b}/kube-scheduler", "--kwok-controller-binary", f"{b}/kwok",
                      "--disable", "kube-controller-manager",
-                     "--kube-audit-policy", os.path.join(BENCH, "audit-policy.yaml"),
+                     "--kube-audit-policy", os.path.join(BENCH, self.AUDIT_POLICY),
                      "--kubeconfig", os.path.join(self.args.kwok_workdir, "kubeconfig"), "--wait", "3m",
                      capture=True)
         self.kwokctl("--name", self.name, "scale", "node", "--replicas", str(nodes), capture=True)

@@ -47,24 +47,10 @@ UPSTREAM_USER = "bench:upstream"
 class ShadowCluster(bench.Cluster):
     """bench.py's cluster, with an audit policy logging both managers' writes (bench/shadow-audit-policy.yaml)."""
 
+    AUDIT_POLICY = "shadow-audit-policy.yaml"
+
     def create(self, nodes):
-        self.delete()
-        b = self.bin
-        self.kwokctl("create", "cluster", "--name", self.name, "--runtime", "binary",
-                     "--etcd-binary", f"{b}/etcd", "--kube-apiserver-binary", f"{b}/kube-apiserver",
-                     "--kube-scheduler-binary", f"{b}/kube-scheduler", "--kwok-controller-binary", f"{b}/kwok",
-                     "--disable", "kube-controller-manager",
-                     "--kube-audit-policy", os.path.join(bench.BENCH, "shadow-audit-policy.yaml"),
-                     "--kubeconfig", os.path.join(self.args.kwok_workdir, "kubeconfig"), "--wait", "3m",
-                     capture=True)
-        self.kwokctl("--name", self.name, "scale", "node", "--replicas", str(nodes), capture=True)
-        kc = open(os.path.join(self.dir, "kubeconfig.yaml")).read()
-        self.server = next(l.split("server:")[1].strip() for l in kc.splitlines() if "server:" in l)
-        self.pki = os.path.join(self.dir, "pki")
-        self.api = bench.Api(self.server, os.path.join(self.pki, "ca.crt"),
-                             os.path.join(self.pki, "admin.crt"), os.path.join(self.pki, "admin.key"))
-        self.audit_log = os.path.join(self.dir, "logs", "audit.log")
-        self.manager_kubeconfig = self._manager_identity()
+        super().create(nodes)
         self.upstream_kubeconfig = bench.client_cert_kubeconfig(
             self.pki, "bench-upstream", UPSTREAM_USER, self.server, os.path.join(self.dir, "bench-upstream.kubeconfig"))
 

@@ -190,16 +190,7 @@ run_side() {
   "$prov" --kubeconfig="$kubeconfig" --base-dir="$out/volumes" >"$out/provisioner.log" 2>&1 &
   prov_pid=$!
   PROVISIONERS+=("$prov_pid")
-  "$bin/kubectl" --kubeconfig="$kubeconfig" apply -f - >/dev/null <<'EOF_SC'
-apiVersion: storage.k8s.io/v1
-kind: StorageClass
-metadata:
-  name: standard
-  annotations: {storageclass.kubernetes.io/is-default-class: "true"}
-provisioner: qkcm.io/hostpath
-reclaimPolicy: Delete
-volumeBindingMode: Immediate
-EOF_SC
+  "$bin/kubectl" --kubeconfig="$kubeconfig" apply -f "$ROOT/hack/provisioner/storageclass.yaml" >/dev/null
 
   skip="$SKIP"
   : > "$out/not-implemented.txt"

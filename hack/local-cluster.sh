@@ -206,16 +206,7 @@ if [[ "${QKCM_STORAGE:-provisioner}" != none ]]; then
   "$PROVISIONER" --kubeconfig="$CLUSTER_DIR/kubeconfig.yaml" --base-dir="$CLUSTER_DIR/volumes" \
     >"$CLUSTER_DIR/provisioner.log" 2>&1 &
   echo $! > "$CLUSTER_DIR/provisioner.pid"
-  "$BIN/kubectl" --kubeconfig "$CLUSTER_DIR/kubeconfig.yaml" apply -f - >/dev/null <<'EOF_SC'
-apiVersion: storage.k8s.io/v1
-kind: StorageClass
-metadata:
-  name: standard
-  annotations: {storageclass.kubernetes.io/is-default-class: "true"}
-provisioner: qkcm.io/hostpath
-reclaimPolicy: Delete
-volumeBindingMode: Immediate
-EOF_SC
+  "$BIN/kubectl" --kubeconfig "$CLUSTER_DIR/kubeconfig.yaml" apply -f "$ROOT/hack/provisioner/storageclass.yaml" >/dev/null
   log "default StorageClass standard: hack/provisioner (pid $(cat "$CLUSTER_DIR/provisioner.pid"), log $CLUSTER_DIR/provisioner.log)"
 fi
 
