@@ -10,8 +10,16 @@
 # A Deployment of 1 replica requesting 100m CPU whose pods use 300m, under an HPA of target 50%
 # utilization and maxReplicas 3, must be scaled to 3 by qkcm's HPA controller (event SuccessfulRescale
 # "New size: 3; reason: cpu resource utilization (percentage of request) above target", status
-# currentMetrics with the pods' utilization); then, the usage dropped to 10m on every pod and the
-# downscale stabilization window set to 0s, scaled down to minReplicas 1.
+# currentMetrics with the pods' utilization). Then, the HPA given a 60 s scale-down stabilization window
+# (spec.behavior) and the usage dropped to 10m on every pod: the HPA must report AbleToScale
+# ScaleDownStabilized while web stays at 3, and scale down to minReplicas 1 no sooner than the window
+# allows (the last high recommendation is at most one sync period before the drop).
+#
+# Last, the metrics API returns garbage: metrics.k8s.io's APIService is pointed at
+# hack/metrics-garbage/server.py (discovery answered correctly, pod metrics as a body that is not JSON,
+# a cpu usage that is not a quantity, items that are not a list) while the pods' usage says 300m: the
+# HPA must report ScalingActive=False FailedGetResourceMetric with upstream's message and event, keep web
+# at 1, and read the metrics once per sync period (no hot loop).
 #
 # Usage: hack/e2e-hpa.sh            (needs the JVM app built: ./mvnw -pl app package -DskipTests)
 # Environment: HPA_E2E_KEEP=1 keeps the cluster and qkcm running at the end (their pids and kubeconfig
@@ -34,6 +42,7 @@ METRICS_SERVER="$("$ROOT/hack/install-metrics-server.sh" --print-path)"
 kubectl() { "$BIN/kubectl" "$@"; }
 
 QKCM_PID=""
+GARBAGE_PID=""
 cleanup() {
   local rc=$?
   if [[ "${HPA_E2E_KEEP:-}" == 1 ]]; then
@@ -41,6 +50,7 @@ cleanup() {
     return
   fi
   [[ -n "$QKCM_PID" ]] && kill -TERM "$QKCM_PID" 2>/dev/null && wait "$QKCM_PID" 2>/dev/null || true
+  [[ -n "$GARBAGE_PID" ]] && kill -TERM "$GARBAGE_PID" 2>/dev/null && wait "$GARBAGE_PID" 2>/dev/null || true
   "$BIN/kwokctl" delete cluster --name "$NAME" >/dev/null 2>&1 || true
   exit $rc
 }
@@ -64,7 +74,7 @@ log "starting qkcm (deployment, replicaset, serviceaccount, node-lifecycle, hori
 "$ROOT/bin/qkcm" --kubeconfig="$CLUSTER_DIR/kubeconfig.yaml" --secure-port=0 --leader-elect=false \
   --controllers=deployment-controller,replicaset-controller,serviceaccount-controller,node-lifecycle-controller,horizontal-pod-autoscaler-controller \
   --node-monitor-period=5s --node-monitor-grace-period=40s \
-  --horizontal-pod-autoscaler-sync-period=5s --horizontal-pod-autoscaler-downscale-stabilization=0s \
+  --horizontal-pod-autoscaler-sync-period=5s \
   >"$KWOK_WORKDIR/qkcm.log" 2>&1 &
 QKCM_PID=$!
 
@@ -128,9 +138,88 @@ util="$(kubectl -n hpa-e2e get hpa web -o jsonpath='{.status.currentMetrics[0].r
 log "status: currentReplicas=$(kubectl -n hpa-e2e get hpa web -o jsonpath='{.status.currentReplicas}') averageUtilization=$util%"
 [[ "$util" -ge 250 ]] || { log "FAIL: utilization $util%, expected about 300%"; exit 1; }
 
-log "dropping the usage to 10m: scale down to 1"
+hpa_field() { kubectl -n hpa-e2e get hpa web -o jsonpath="$1"; }
+condition() { hpa_field "{.status.conditions[?(@.type==\"$1\")].$2}"; }
+
+WINDOW=60
+log "a ${WINDOW}s scale-down stabilization window, the usage dropped to 10m: web stays at 3, then goes to 1"
+kubectl -n hpa-e2e patch hpa web --type merge \
+  -p "{\"spec\":{\"behavior\":{\"scaleDown\":{\"stabilizationWindowSeconds\":$WINDOW}}}}" >/dev/null
+dropped=$SECONDS
 for p in $(kubectl -n hpa-e2e get pods -l app=web -o name); do
   kubectl -n hpa-e2e annotate --overwrite "$p" kwok.x-k8s.io/usage-cpu=10m >/dev/null
 done
-wait_for "the HPA to scale web down to 1" sh -c "[ \"\$('$BIN/kubectl' -n hpa-e2e get deploy web -o jsonpath='{.spec.replicas}')\" = 1 ]"
-log "PASS: qkcm's HPA scaled web 1 -> 3 on CPU usage from metrics-server, and back to 1"
+stabilized=""
+deadline=$((SECONDS + TIMEOUT + WINDOW))
+while [[ "$(replicas)" != 1 ]]; do
+  if [[ -z "$stabilized" && "$(condition AbleToScale reason)" == ScaleDownStabilized && "$(replicas)" == 3 ]]; then
+    stabilized=$((SECONDS - dropped))
+    log "AbleToScale ScaleDownStabilized after ${stabilized}s, web still at 3: $(condition AbleToScale message)"
+  fi
+  if ((SECONDS > deadline)); then
+    log "FAIL: timed out waiting for the stabilized scale down"; kubectl -n hpa-e2e describe hpa web >&2 || true; exit 1
+  fi
+  sleep 1
+done
+took=$((SECONDS - dropped))
+log "scaled down to 1 after ${took}s"
+[[ -n "$stabilized" ]] || { log "FAIL: web went to 1 without AbleToScale ScaleDownStabilized while at 3"; exit 1; }
+((took >= WINDOW - 15)) || { log "FAIL: scaled down after ${took}s, inside the ${WINDOW}s window"; exit 1; }
+msg="$(kubectl -n hpa-e2e get events --field-selector reason=SuccessfulRescale -o jsonpath='{.items[*].message}')"
+grep -q "New size: 1; reason: All metrics below target" <<<"$msg" \
+  || { log "FAIL: no SuccessfulRescale 'New size: 1; reason: All metrics below target' event: $msg"; exit 1; }
+
+log "the metrics API returns garbage (hack/metrics-garbage/server.py behind the aggregation layer)"
+GARBAGE_DIR="$KWOK_WORKDIR/metrics-garbage"
+mkdir -p "$GARBAGE_DIR"
+openssl req -x509 -newkey rsa:2048 -nodes -days 1 -subj /CN=localhost -keyout "$GARBAGE_DIR/tls.key" \
+  -out "$GARBAGE_DIR/tls.crt" >/dev/null 2>&1
+GARBAGE_PORT="$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')"
+echo not-json >"$GARBAGE_DIR/mode"
+: >"$GARBAGE_DIR/requests.log"
+python3 "$ROOT/hack/metrics-garbage/server.py" --port "$GARBAGE_PORT" --cert "$GARBAGE_DIR/tls.crt" \
+  --key "$GARBAGE_DIR/tls.key" --mode-file "$GARBAGE_DIR/mode" --log "$GARBAGE_DIR/requests.log" \
+  >"$GARBAGE_DIR/server.log" 2>&1 &
+GARBAGE_PID=$!
+kubectl apply -f - >/dev/null <<YAML
+apiVersion: v1
+kind: Service
+metadata: {name: metrics-garbage, namespace: kube-system}
+spec: {type: ExternalName, externalName: localhost}
+YAML
+kubectl patch apiservice v1beta1.metrics.k8s.io --type merge \
+  -p "{\"spec\":{\"service\":{\"name\":\"metrics-garbage\",\"namespace\":\"kube-system\",\"port\":$GARBAGE_PORT}}}" >/dev/null
+for p in $(kubectl -n hpa-e2e get pods -l app=web -o name); do
+  kubectl -n hpa-e2e annotate --overwrite "$p" kwok.x-k8s.io/usage-cpu=300m >/dev/null
+done
+wait_for "the garbage server to answer through the API server" sh -c \
+  "'$BIN/kubectl' get --raw /apis/metrics.k8s.io/v1beta1/namespaces/hpa-e2e/pods 2>/dev/null | grep -q 'on holiday'"
+
+PREFIX="failed to get cpu utilization: unable to get metrics for resource cpu: unable to fetch metrics from resource metrics API: "
+garbage_case() {
+  local mode="$1" want="$2"
+  echo "$mode" >"$GARBAGE_DIR/mode"
+  local since=$SECONDS
+  wait_for "ScalingActive=False FailedGetResourceMetric ($mode)" sh -c \
+    "'$BIN/kubectl' -n hpa-e2e get hpa web -o jsonpath='{.status.conditions[?(@.type==\"ScalingActive\")].message}' | grep -qF '$want'"
+  [[ "$(condition ScalingActive status)" == False && "$(condition ScalingActive reason)" == FailedGetResourceMetric ]] \
+    || { log "FAIL: ScalingActive $(condition ScalingActive status) $(condition ScalingActive reason)"; exit 1; }
+  local cond; cond="$(condition ScalingActive message)"
+  [[ "$cond" == "the HPA was unable to compute the replica count: $PREFIX"* ]] \
+    || { log "FAIL: ScalingActive message: $cond"; exit 1; }
+  log "$mode: ScalingActive=False FailedGetResourceMetric: $cond"
+  # 20 s more: the controller keeps reading once per sync period, web is not scaled on garbage
+  local before; before="$(grep -c "/namespaces/hpa-e2e/pods $mode" "$GARBAGE_DIR/requests.log" || true)"
+  sleep 20
+  local reads=$(( $(grep -c "/namespaces/hpa-e2e/pods $mode" "$GARBAGE_DIR/requests.log" || true) - before ))
+  log "$mode: $reads pod-metrics reads in 20 s (sync period 5 s), web at $(replicas)"
+  ((reads >= 2 && reads <= 8)) || { log "FAIL: $reads reads in 20 s: not once per sync period"; exit 1; }
+  [[ "$(replicas)" == 1 ]] || { log "FAIL: web scaled to $(replicas) on garbage"; exit 1; }
+}
+garbage_case not-json "${PREFIX}unable to decode the response of /apis/metrics.k8s.io/v1beta1/namespaces/hpa-e2e/pods: "
+garbage_case bad-quantity "${PREFIX}unable to decode the response: "
+garbage_case not-a-list "${PREFIX}unable to decode the response: items is not a list"
+events="$(kubectl -n hpa-e2e get events --field-selector reason=FailedGetResourceMetric -o jsonpath='{range .items[*]}{.type} {.count} {.message}{"\n"}{end}')"
+log "FailedGetResourceMetric events:"$'\n'"$events"
+grep -q "^Warning [0-9]* ${PREFIX}" <<<"$events" || { log "FAIL: no FailedGetResourceMetric Warning event of upstream's text"; exit 1; }
+log "PASS: qkcm's HPA scaled web 1 -> 3 on CPU usage from metrics-server, back to 1 after the stabilization window, and held it on a metrics API returning garbage"

@@ -18,8 +18,11 @@ import io.qkcm.testing.Repository;
  * horizontal-pod-autoscaler-controller end to end, in {@code ./mvnw verify}: {@code hack/e2e-hpa.sh}
  * runs the packaged qkcm as the only controller manager of a kwokctl cluster whose metrics.k8s.io is
  * metrics-server v0.8.0 (built from Go modules by {@code hack/install-metrics-server.sh}) scraping kwok's
- * emulated kubelets; an HPA must scale a Deployment 1 → 3 on CPU usage and back to 1. The script
- * deletes its cluster in any case. {@code -Dqkcm.e2e.skip=true} skips it, as the other e2e runs.
+ * emulated kubelets; an HPA must scale a Deployment 1 → 3 on CPU usage, back to 1 only once its 60 s
+ * scale-down stabilization window allows (reporting ScaleDownStabilized meanwhile), and hold it while
+ * metrics.k8s.io, pointed at {@code hack/metrics-garbage/server.py}, answers garbage (upstream's
+ * FailedGetResourceMetric condition and event, one read per sync period). The script deletes its cluster
+ * in any case. {@code -Dqkcm.e2e.skip=true} skips it, as the other e2e runs.
  */
 class HorizontalPodAutoscalerE2EIT {
 

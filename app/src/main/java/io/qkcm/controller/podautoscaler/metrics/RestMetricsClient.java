@@ -62,12 +62,16 @@ public final class RestMetricsClient implements MetricsClient {
         } catch (MetricsException e) {
             throw new MetricsException("unable to fetch metrics from resource metrics API: " + e.getMessage());
         }
-        JsonNode items = list.path("items");
+        JsonNode items = items(list, "resource metrics API");
         if (items.size() == 0) {
             throw new MetricsException("no metrics returned from resource metrics API");
         }
-        Map<String, PodMetric> res = container.isEmpty() ? podMetrics(items, resource) : containerMetrics(items, resource, container);
-        return new PodMetrics(res, time(items.get(0).path("timestamp")));
+        try {
+            Map<String, PodMetric> res = container.isEmpty() ? podMetrics(items, resource) : containerMetrics(items, resource, container);
+            return new PodMetrics(res, time(items.get(0).path("timestamp")));
+        } catch (RuntimeException e) {
+            throw undecodable("resource metrics API", e);
+        }
     }
 
     /** Upstream's getPodMetrics: a pod lacking the resource in any container has no metric. */
@@ -133,18 +137,22 @@ public final class RestMetricsClient implements MetricsClient {
         } catch (MetricsException e) {
             throw new MetricsException("unable to fetch metrics from custom metrics API: " + e.getMessage());
         }
-        JsonNode items = list.path("items");
+        JsonNode items = items(list, "custom metrics API");
         if (items.size() == 0) {
             throw new MetricsException("no metrics returned from custom metrics API");
         }
-        Map<String, PodMetric> res = new HashMap<>();
-        for (JsonNode m : items) {
-            Duration window = m.hasNonNull("windowSeconds") ? Duration.ofSeconds(m.get("windowSeconds").asLong())
-                    : DEFAULT_METRIC_WINDOW;
-            res.put(m.path("describedObject").path("name").asText(),
-                    new PodMetric(time(m.path("timestamp")), window, milliValue(m.path("value").asText())));
+        try {
+            Map<String, PodMetric> res = new HashMap<>();
+            for (JsonNode m : items) {
+                Duration window = m.hasNonNull("windowSeconds") ? Duration.ofSeconds(m.get("windowSeconds").asLong())
+                        : DEFAULT_METRIC_WINDOW;
+                res.put(m.path("describedObject").path("name").asText(),
+                        new PodMetric(time(m.path("timestamp")), window, milliValue(m.path("value").asText())));
+            }
+            return new PodMetrics(res, time(items.get(0).path("timestamp")));
+        } catch (RuntimeException e) {
+            throw undecodable("custom metrics API", e);
         }
-        return new PodMetrics(res, time(items.get(0).path("timestamp")));
     }
 
     @Override
@@ -168,7 +176,7 @@ public final class RestMetricsClient implements MetricsClient {
                 path = "/namespaces/" + namespace + "/" + resource + "/" + objectRef.getName() + "/" + metricName;
             }
             JsonNode list = getCustom(path, "custom.metrics.k8s.io", query);
-            JsonNode items = list.path("items");
+            JsonNode items = items(list, null);
             if (items.size() != 1) {
                 throw new MetricsException("the custom metrics API server returned " + items.size()
                         + " results when only one was requested");
@@ -177,7 +185,11 @@ public final class RestMetricsClient implements MetricsClient {
         } catch (MetricsException e) {
             throw new MetricsException("unable to fetch metrics from custom metrics API: " + e.getMessage());
         }
-        return new ObjectMetric(milliValue(value.path("value").asText()), time(value.path("timestamp")));
+        try {
+            return new ObjectMetric(milliValue(value.path("value").asText()), time(value.path("timestamp")));
+        } catch (RuntimeException e) {
+            throw undecodable("custom metrics API", e);
+        }
     }
 
     @Override
@@ -190,15 +202,51 @@ public final class RestMetricsClient implements MetricsClient {
         } catch (MetricsException e) {
             throw new MetricsException("unable to fetch metrics from external metrics API: " + e.getMessage());
         }
-        JsonNode items = list.path("items");
+        JsonNode items = items(list, "external metrics API");
         if (items.size() == 0) {
             throw new MetricsException("no metrics returned from external metrics API");
         }
-        List<Long> values = new ArrayList<>();
-        for (JsonNode m : items) {
-            values.add(milliValue(m.path("value").asText()));
+        try {
+            List<Long> values = new ArrayList<>();
+            for (JsonNode m : items) {
+                values.add(milliValue(m.path("value").asText()));
+            }
+            return new ExternalMetrics(values, time(items.get(0).path("timestamp")));
+        } catch (RuntimeException e) {
+            throw undecodable("external metrics API", e);
         }
-        return new ExternalMetrics(values, time(items.get(0).path("timestamp")));
+    }
+
+    /**
+     * The list's items, as client-go's typed decode would accept them: a response that is not an object, or
+     * whose items is not a list, is a decode error (upstream's List call fails), not an empty answer.
+     * {@code api} prefixes the error as the fetch's own errors are; null leaves it to the caller.
+     */
+    static JsonNode items(JsonNode list, String api) throws MetricsException {
+        String problem = null;
+        if (list == null || !list.isObject()) {
+            problem = "the response is not an object";
+        } else if (list.has("items") && !list.get("items").isArray() && !list.get("items").isNull()) {
+            problem = "items is not a list";
+        } else {
+            for (JsonNode item : list.path("items")) {
+                if (!item.isObject()) {
+                    problem = "an item is not an object";
+                    break;
+                }
+            }
+        }
+        if (problem != null) {
+            String message = "unable to decode the response: " + problem;
+            throw new MetricsException(api == null ? message : "unable to fetch metrics from " + api + ": " + message);
+        }
+        return list.path("items");
+    }
+
+    /** A value the typed decode would have refused (a quantity, a time, a duration): the fetch fails. */
+    private static MetricsException undecodable(String api, RuntimeException e) {
+        return new MetricsException("unable to fetch metrics from " + api + ": unable to decode the response: "
+                + e.getMessage());
     }
 
     /** The custom metrics API's versions, preferred first (upstream's client discovers which are served). */
@@ -256,8 +304,11 @@ public final class RestMetricsClient implements MetricsClient {
         String body = response.body();
         if (response.code() >= 200 && response.code() < 300) {
             try {
-                return Json.mapper().readTree(body);
-            } catch (java.io.IOException e) {
+                return Json.mapper().readTree(body == null ? "" : body);
+            } catch (com.fasterxml.jackson.core.JsonProcessingException e) {
+                // the parser's message without its multi-line source excerpt: it ends up in an event
+                throw new MetricsException("unable to decode the response of " + path + ": " + e.getOriginalMessage());
+            } catch (java.io.IOException | RuntimeException e) {
                 throw new MetricsException("unable to decode the response of " + path + ": " + e.getMessage());
             }
         }
