@@ -15,11 +15,16 @@
 # ScaleDownStabilized while web stays at 3, and scale down to minReplicas 1 no sooner than the window
 # allows (the last high recommendation is at most one sync period before the drop).
 #
-# Last, the metrics API returns garbage: metrics.k8s.io's APIService is pointed at
-# hack/metrics-garbage/server.py (discovery answered correctly, pod metrics as a body that is not JSON,
-# a cpu usage that is not a quantity, items that are not a list) while the pods' usage says 300m: the
-# HPA must report ScalingActive=False FailedGetResourceMetric with upstream's message and event, keep web
-# at 1, and read the metrics once per sync period (no hot loop).
+# Then custom and external metrics, served by hack/test-metrics-api/server.py behind the aggregation
+# layer (custom.metrics.k8s.io/v1beta2, external.metrics.k8s.io/v1beta1): a Deployment "worker" under an
+# HPA with a Pods, an Object and an External metric goes 1 -> 3 on the pods metric, 3 -> 4 on the external
+# one, 4 -> 2 on the object one, each with upstream's SuccessfulRescale reason and status.currentMetrics.
+#
+# Last, the metrics API returns garbage: metrics.k8s.io's APIService is pointed at the same server
+# (discovery answered correctly, pod metrics as a body that is not JSON, a cpu usage that is not a
+# quantity, items that are not a list) while the pods' usage says 300m: the HPA must report
+# ScalingActive=False FailedGetResourceMetric with upstream's message and event, keep web at 1, and read
+# the metrics once per sync period (no hot loop).
 #
 # Usage: hack/e2e-hpa.sh            (needs the JVM app built: ./mvnw -pl app package -DskipTests)
 # Environment: HPA_E2E_KEEP=1 keeps the cluster and qkcm running at the end (their pids and kubeconfig
@@ -42,7 +47,7 @@ METRICS_SERVER="$("$ROOT/hack/install-metrics-server.sh" --print-path)"
 kubectl() { "$BIN/kubectl" "$@"; }
 
 QKCM_PID=""
-GARBAGE_PID=""
+TMA_PID=""
 cleanup() {
   local rc=$?
   if [[ "${HPA_E2E_KEEP:-}" == 1 ]]; then
@@ -50,7 +55,7 @@ cleanup() {
     return
   fi
   [[ -n "$QKCM_PID" ]] && kill -TERM "$QKCM_PID" 2>/dev/null && wait "$QKCM_PID" 2>/dev/null || true
-  [[ -n "$GARBAGE_PID" ]] && kill -TERM "$GARBAGE_PID" 2>/dev/null && wait "$GARBAGE_PID" 2>/dev/null || true
+  [[ -n "$TMA_PID" ]] && kill -TERM "$TMA_PID" 2>/dev/null && wait "$TMA_PID" 2>/dev/null || true
   "$BIN/kwokctl" delete cluster --name "$NAME" >/dev/null 2>&1 || true
   exit $rc
 }
@@ -92,6 +97,48 @@ wait_for() {
     sleep 2
   done
 }
+
+log "starting the test metrics API (hack/test-metrics-api/server.py): custom.metrics.k8s.io, external.metrics.k8s.io"
+TMA_DIR="$KWOK_WORKDIR/test-metrics-api"
+mkdir -p "$TMA_DIR"
+openssl req -x509 -newkey rsa:2048 -nodes -days 1 -subj /CN=localhost -keyout "$TMA_DIR/tls.key" \
+  -out "$TMA_DIR/tls.crt" >/dev/null 2>&1
+TMA_PORT="$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')"
+set_values() { printf '%s\n' "$1" >"$TMA_DIR/values.json.tmp" && mv -f "$TMA_DIR/values.json.tmp" "$TMA_DIR/values.json"; }
+set_values '{}'
+: >"$TMA_DIR/requests.log"
+python3 "$ROOT/hack/test-metrics-api/server.py" --port "$TMA_PORT" --cert "$TMA_DIR/tls.crt" --key "$TMA_DIR/tls.key" \
+  --values "$TMA_DIR/values.json" --log "$TMA_DIR/requests.log" --kubectl "$BIN/kubectl" --kubeconfig "$KUBECONFIG" \
+  >"$TMA_DIR/server.log" 2>&1 &
+TMA_PID=$!
+kubectl apply -f - >/dev/null <<YAML
+apiVersion: v1
+kind: Service
+metadata: {name: test-metrics-api, namespace: kube-system}
+spec: {type: ExternalName, externalName: localhost}
+---
+apiVersion: apiregistration.k8s.io/v1
+kind: APIService
+metadata: {name: v1beta2.custom.metrics.k8s.io}
+spec:
+  group: custom.metrics.k8s.io
+  version: v1beta2
+  groupPriorityMinimum: 100
+  versionPriority: 200
+  insecureSkipTLSVerify: true
+  service: {name: test-metrics-api, namespace: kube-system, port: $TMA_PORT}
+---
+apiVersion: apiregistration.k8s.io/v1
+kind: APIService
+metadata: {name: v1beta1.external.metrics.k8s.io}
+spec:
+  group: external.metrics.k8s.io
+  version: v1beta1
+  groupPriorityMinimum: 100
+  versionPriority: 100
+  insecureSkipTLSVerify: true
+  service: {name: test-metrics-api, namespace: kube-system, port: $TMA_PORT}
+YAML
 
 kubectl create namespace hpa-e2e >/dev/null
 wait_for "the default service account" kubectl -n hpa-e2e get serviceaccount default -o name >/dev/null 2>&1
@@ -169,36 +216,74 @@ msg="$(kubectl -n hpa-e2e get events --field-selector reason=SuccessfulRescale -
 grep -q "New size: 1; reason: All metrics below target" <<<"$msg" \
   || { log "FAIL: no SuccessfulRescale 'New size: 1; reason: All metrics below target' event: $msg"; exit 1; }
 
-log "the metrics API returns garbage (hack/metrics-garbage/server.py behind the aggregation layer)"
-GARBAGE_DIR="$KWOK_WORKDIR/metrics-garbage"
-mkdir -p "$GARBAGE_DIR"
-openssl req -x509 -newkey rsa:2048 -nodes -days 1 -subj /CN=localhost -keyout "$GARBAGE_DIR/tls.key" \
-  -out "$GARBAGE_DIR/tls.crt" >/dev/null 2>&1
-GARBAGE_PORT="$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')"
-echo not-json >"$GARBAGE_DIR/mode"
-: >"$GARBAGE_DIR/requests.log"
-python3 "$ROOT/hack/metrics-garbage/server.py" --port "$GARBAGE_PORT" --cert "$GARBAGE_DIR/tls.crt" \
-  --key "$GARBAGE_DIR/tls.key" --mode-file "$GARBAGE_DIR/mode" --log "$GARBAGE_DIR/requests.log" \
-  >"$GARBAGE_DIR/server.log" 2>&1 &
-GARBAGE_PID=$!
-kubectl apply -f - >/dev/null <<YAML
-apiVersion: v1
-kind: Service
-metadata: {name: metrics-garbage, namespace: kube-system}
-spec: {type: ExternalName, externalName: localhost}
+log "custom and external metrics: worker 1 -> 3 (pods metric), 3 -> 4 (external), 4 -> 2 (object)"
+set_values '{"pods": {"requests_per_second": "30"}, "object": {"queue_latency": "50"}, "external": {"queue_depth": "0"}}'
+kubectl -n hpa-e2e apply -f - >/dev/null <<'YAML'
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: worker}
+spec:
+  replicas: 1
+  selector: {matchLabels: {app: worker}}
+  template:
+    metadata: {labels: {app: worker}}
+    spec:
+      tolerations: [{key: kwok.x-k8s.io/node, operator: Exists, effect: NoSchedule}]
+      containers:
+      - {name: worker, image: registry.k8s.io/pause:3.10}
+---
+apiVersion: autoscaling/v2
+kind: HorizontalPodAutoscaler
+metadata: {name: worker}
+spec:
+  scaleTargetRef: {apiVersion: apps/v1, kind: Deployment, name: worker}
+  minReplicas: 1
+  maxReplicas: 4
+  behavior: {scaleDown: {stabilizationWindowSeconds: 0}}
+  metrics:
+  - type: Pods
+    pods: {metric: {name: requests_per_second}, target: {type: AverageValue, averageValue: "10"}}
+  - type: Object
+    object:
+      describedObject: {apiVersion: apps/v1, kind: Deployment, name: worker}
+      metric: {name: queue_latency}
+      target: {type: Value, value: "100"}
+  - type: External
+    external: {metric: {name: queue_depth}, target: {type: AverageValue, averageValue: "10"}}
 YAML
+worker() { kubectl -n hpa-e2e get deploy worker -o jsonpath='{.spec.replicas}'; }
+rescaled() {
+  kubectl -n hpa-e2e get events --field-selector reason=SuccessfulRescale,involvedObject.name=worker \
+    -o jsonpath='{range .items[*]}{.message}{"\n"}{end}' | grep -qF "$1"
+}
+wait_for "worker scaled to 3 on its pods metric" sh -c "[ \"\$('$BIN/kubectl' -n hpa-e2e get deploy worker -o jsonpath='{.spec.replicas}')\" = 3 ]"
+wait_for "the event 'New size: 3; reason: pods metric requests_per_second above target'" \
+  rescaled "New size: 3; reason: pods metric requests_per_second above target"
+set_values '{"pods": {"requests_per_second": "30"}, "object": {"queue_latency": "50"}, "external": {"queue_depth": "40"}}'
+wait_for "worker scaled to 4 on its external metric" sh -c "[ \"\$('$BIN/kubectl' -n hpa-e2e get deploy worker -o jsonpath='{.spec.replicas}')\" = 4 ]"
+wait_for "the event 'New size: 4; reason: external metric queue_depth(...) above target'" \
+  rescaled "New size: 4; reason: external metric queue_depth("
+set_values '{"pods": {"requests_per_second": "5"}, "object": {"queue_latency": "50"}, "external": {"queue_depth": "0"}}'
+wait_for "worker scaled to 2 on its object metric" sh -c "[ \"\$('$BIN/kubectl' -n hpa-e2e get deploy worker -o jsonpath='{.spec.replicas}')\" = 2 ]"
+wait_for "the event 'New size: 2; reason: All metrics below target'" rescaled "New size: 2; reason: All metrics below target"
+log "worker's events: $(kubectl -n hpa-e2e get events --field-selector reason=SuccessfulRescale,involvedObject.name=worker \
+  -o jsonpath='{range .items[*]}{.message}{"; "}{end}')"
+wait_for "worker's status to show the three metrics at 2 replicas" sh -c "[ \"\$('$BIN/kubectl' -n hpa-e2e get hpa worker -o jsonpath='{.status.currentReplicas} {.status.currentMetrics[*].type} {.status.currentMetrics[1].object.current.value}')\" = '2 Pods Object External 50' ]"
+log "worker's currentMetrics: $(kubectl -n hpa-e2e get hpa worker -o jsonpath='{.status.currentMetrics}')"
+
+log "the metrics API returns garbage (metrics.k8s.io pointed at hack/test-metrics-api/server.py)"
 kubectl patch apiservice v1beta1.metrics.k8s.io --type merge \
-  -p "{\"spec\":{\"service\":{\"name\":\"metrics-garbage\",\"namespace\":\"kube-system\",\"port\":$GARBAGE_PORT}}}" >/dev/null
+  -p "{\"spec\":{\"service\":{\"name\":\"test-metrics-api\",\"namespace\":\"kube-system\",\"port\":$TMA_PORT}}}" >/dev/null
 for p in $(kubectl -n hpa-e2e get pods -l app=web -o name); do
   kubectl -n hpa-e2e annotate --overwrite "$p" kwok.x-k8s.io/usage-cpu=300m >/dev/null
 done
-wait_for "the garbage server to answer through the API server" sh -c \
+wait_for "the test metrics API to answer metrics.k8s.io through the API server" sh -c \
   "'$BIN/kubectl' get --raw /apis/metrics.k8s.io/v1beta1/namespaces/hpa-e2e/pods 2>/dev/null | grep -q 'on holiday'"
 
 PREFIX="failed to get cpu utilization: unable to get metrics for resource cpu: unable to fetch metrics from resource metrics API: "
 garbage_case() {
   local mode="$1" want="$2"
-  echo "$mode" >"$GARBAGE_DIR/mode"
+  set_values "{\"garbage\": \"$mode\"}"
   local since=$SECONDS
   wait_for "ScalingActive=False FailedGetResourceMetric ($mode)" sh -c \
     "'$BIN/kubectl' -n hpa-e2e get hpa web -o jsonpath='{.status.conditions[?(@.type==\"ScalingActive\")].message}' | grep -qF '$want'"
@@ -209,9 +294,9 @@ garbage_case() {
     || { log "FAIL: ScalingActive message: $cond"; exit 1; }
   log "$mode: ScalingActive=False FailedGetResourceMetric: $cond"
   # 20 s more: the controller keeps reading once per sync period, web is not scaled on garbage
-  local before; before="$(grep -c "/namespaces/hpa-e2e/pods $mode" "$GARBAGE_DIR/requests.log" || true)"
+  local before; before="$(grep -c "/namespaces/hpa-e2e/pods $mode" "$TMA_DIR/requests.log" || true)"
   sleep 20
-  local reads=$(( $(grep -c "/namespaces/hpa-e2e/pods $mode" "$GARBAGE_DIR/requests.log" || true) - before ))
+  local reads=$(( $(grep -c "/namespaces/hpa-e2e/pods $mode" "$TMA_DIR/requests.log" || true) - before ))
   log "$mode: $reads pod-metrics reads in 20 s (sync period 5 s), web at $(replicas)"
   ((reads >= 2 && reads <= 8)) || { log "FAIL: $reads reads in 20 s: not once per sync period"; exit 1; }
   [[ "$(replicas)" == 1 ]] || { log "FAIL: web scaled to $(replicas) on garbage"; exit 1; }
@@ -222,4 +307,4 @@ garbage_case not-a-list "${PREFIX}unable to decode the response: items is not a 
 events="$(kubectl -n hpa-e2e get events --field-selector reason=FailedGetResourceMetric -o jsonpath='{range .items[*]}{.type} {.count} {.message}{"\n"}{end}')"
 log "FailedGetResourceMetric events:"$'\n'"$events"
 grep -q "^Warning [0-9]* ${PREFIX}" <<<"$events" || { log "FAIL: no FailedGetResourceMetric Warning event of upstream's text"; exit 1; }
-log "PASS: qkcm's HPA scaled web 1 -> 3 on CPU usage from metrics-server, back to 1 after the stabilization window, and held it on a metrics API returning garbage"
+log "PASS: qkcm's HPA scaled web 1 -> 3 on CPU usage from metrics-server, back to 1 after the stabilization window, worker 1 -> 3 -> 4 -> 2 on pods, external and object metrics, and held web on a metrics API returning garbage"

@@ -19,8 +19,10 @@ import io.qkcm.testing.Repository;
  * runs the packaged qkcm as the only controller manager of a kwokctl cluster whose metrics.k8s.io is
  * metrics-server v0.8.0 (built from Go modules by {@code hack/install-metrics-server.sh}) scraping kwok's
  * emulated kubelets; an HPA must scale a Deployment 1 → 3 on CPU usage, back to 1 only once its 60 s
- * scale-down stabilization window allows (reporting ScaleDownStabilized meanwhile), and hold it while
- * metrics.k8s.io, pointed at {@code hack/metrics-garbage/server.py}, answers garbage (upstream's
+ * scale-down stabilization window allows (reporting ScaleDownStabilized meanwhile); a second HPA with a
+ * Pods, an Object and an External metric, served by {@code hack/test-metrics-api/server.py} through the
+ * aggregation layer, must scale its Deployment 1 → 3 → 4 → 2 with upstream's reasons; and web must be
+ * held while metrics.k8s.io, pointed at the same server, answers garbage (upstream's
  * FailedGetResourceMetric condition and event, one read per sync period). The script deletes its cluster
  * in any case. {@code -Dqkcm.e2e.skip=true} skips it, as the other e2e runs.
  */
