@@ -223,31 +223,62 @@ public final class RestMetricsClient implements MetricsClient {
      * {@code api} prefixes the error as the fetch's own errors are; null leaves it to the caller.
      */
     static JsonNode items(JsonNode list, String api) throws MetricsException {
+        String type = LIST_TYPES.getOrDefault(api == null ? "custom metrics API" : api, "List");
         String problem = null;
         if (list == null || !list.isObject()) {
-            problem = "the response is not an object";
+            problem = "json: cannot unmarshal " + goType(list) + " into Go value of type " + type;
         } else if (list.has("items") && !list.get("items").isArray() && !list.get("items").isNull()) {
-            problem = "items is not a list";
+            problem = "json: cannot unmarshal " + goType(list.get("items")) + " into Go struct field "
+                    + type.substring(type.lastIndexOf('.') + 1) + ".items of type []" + ITEM_TYPES.get(type);
         } else {
             for (JsonNode item : list.path("items")) {
-                if (!item.isObject()) {
-                    problem = "an item is not an object";
+                if (!item.isObject() && !item.isNull()) {
+                    problem = "json: cannot unmarshal " + goType(item) + " into Go struct field "
+                            + type.substring(type.lastIndexOf('.') + 1) + ".items of type " + ITEM_TYPES.get(type);
                     break;
                 }
             }
         }
         if (problem != null) {
-            String message = "unable to decode the response: " + problem;
-            throw new MetricsException(api == null ? message : "unable to fetch metrics from " + api + ": " + message);
+            throw new MetricsException(api == null ? problem : "unable to fetch metrics from " + api + ": " + problem);
         }
         return list.path("items");
     }
 
+    /** The Go list type each API decodes into, and its item type: encoding/json names them in its errors. */
+    private static final Map<String, String> LIST_TYPES = Map.of(
+            "resource metrics API", "v1beta1.PodMetricsList",
+            "custom metrics API", "v1beta2.MetricValueList",
+            "external metrics API", "v1beta1.ExternalMetricValueList");
+    private static final Map<String, String> ITEM_TYPES = Map.of(
+            "v1beta1.PodMetricsList", "v1beta1.PodMetrics",
+            "v1beta2.MetricValueList", "v1beta2.MetricValue",
+            "v1beta1.ExternalMetricValueList", "v1beta1.ExternalMetricValue");
+
+    /** encoding/json's name of a JSON value's kind in an UnmarshalTypeError. */
+    private static String goType(JsonNode node) {
+        if (node == null || node.isMissingNode() || node.isNull()) {
+            return "null";
+        }
+        if (node.isTextual()) {
+            return "string";
+        }
+        if (node.isNumber()) {
+            return "number";
+        }
+        if (node.isBoolean()) {
+            return "bool";
+        }
+        return node.isArray() ? "array" : "object";
+    }
+
     /** A value the typed decode would have refused (a quantity, a time, a duration): the fetch fails. */
     private static MetricsException undecodable(String api, RuntimeException e) {
-        return new MetricsException("unable to fetch metrics from " + api + ": unable to decode the response: "
-                + e.getMessage());
+        return new MetricsException("unable to fetch metrics from " + api + ": " + e.getMessage());
     }
+
+    /** resource.Quantity's own syntax check, and its error text (ErrFormatWrong). */
+    private static final java.util.regex.Pattern QUANTITY = java.util.regex.Pattern.compile("^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$");
 
     /** The custom metrics API's versions, preferred first (upstream's client discovers which are served). */
     private static final List<String> CUSTOM_VERSIONS = List.of("v1beta2", "v1beta1");
@@ -304,12 +335,15 @@ public final class RestMetricsClient implements MetricsClient {
         String body = response.body();
         if (response.code() >= 200 && response.code() < 300) {
             try {
-                return Json.mapper().readTree(body == null ? "" : body);
+                JsonNode tree = Json.mapper().readTree(body == null ? "" : body);
+                if (tree == null || tree.isMissingNode()) {
+                    throw new MetricsException("couldn't get version/kind; json parse error: unexpected end of JSON input");
+                }
+                return tree;
             } catch (com.fasterxml.jackson.core.JsonProcessingException e) {
-                // the parser's message without its multi-line source excerpt: it ends up in an event
-                throw new MetricsException("unable to decode the response of " + path + ": " + e.getOriginalMessage());
+                throw new MetricsException("couldn't get version/kind; json parse error: " + jsonParseError(body, e));
             } catch (java.io.IOException | RuntimeException e) {
-                throw new MetricsException("unable to decode the response of " + path + ": " + e.getMessage());
+                throw new MetricsException("couldn't get version/kind; json parse error: " + e.getMessage());
             }
         }
         String message = statusError(response.code(), body, resource);
@@ -317,6 +351,22 @@ public final class RestMetricsClient implements MetricsClient {
             throw new NotServed(message);
         }
         throw new MetricsException(message);
+    }
+
+    /**
+     * encoding/json's text for the commonest garbage, a body that does not start as JSON; otherwise the
+     * parser's own message, without its multi-line source excerpt (it ends up in an event).
+     */
+    static String jsonParseError(String body, com.fasterxml.jackson.core.JsonProcessingException e) {
+        String text = body == null ? "" : body.stripLeading();
+        if (text.isEmpty()) {
+            return "unexpected end of JSON input";
+        }
+        char c = text.charAt(0);
+        if ("{[\"-0123456789tfn".indexOf(c) < 0) {
+            return "invalid character '" + c + "' looking for beginning of value";
+        }
+        return e.getOriginalMessage();
     }
 
     /**
@@ -349,6 +399,9 @@ public final class RestMetricsClient implements MetricsClient {
     public static long milliValue(String quantity) {
         if (quantity == null || quantity.isEmpty()) {
             return 0;
+        }
+        if (!QUANTITY.matcher(quantity).matches()) {
+            throw new IllegalArgumentException("quantities must match the regular expression '" + QUANTITY.pattern() + "'");
         }
         BigDecimal amount = Quantity.getAmountInBytes(new Quantity(quantity));
         return amount.multiply(BigDecimal.valueOf(1000)).setScale(0, RoundingMode.CEILING).longValueExact();

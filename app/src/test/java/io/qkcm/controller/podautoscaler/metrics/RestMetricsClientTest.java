@@ -32,7 +32,7 @@ import io.fabric8.kubernetes.client.KubernetesClientBuilder;
 class RestMetricsClientTest {
 
     private static final String NOW = "2026-11-27T08:00:00Z";
-    private static final String RESOURCE_PREFIX = "unable to fetch metrics from resource metrics API: unable to decode the response";
+    private static final String RESOURCE_PREFIX = "unable to fetch metrics from resource metrics API: ";
 
     private final AtomicReference<String> body = new AtomicReference<>();
     private HttpServer http;
@@ -72,37 +72,47 @@ class RestMetricsClientTest {
                 + "\",\"window\":\"15s\",\"containers\":[{\"name\":\"web\",\"usage\":{\"cpu\":\"" + cpu + "\"}}]}";
     }
 
+    /** Each with client-go's error text, as upstream's HPA puts it in its event and condition. */
     @ParameterizedTest(name = "{0}")
-    @CsvSource(delimiter = '|', value = {
-            "a body that is not JSON                 | <html>metrics are on holiday</html>",
-            "a JSON array                            | []",
-            "a JSON string                           | \"metrics\"",
-            "items that are a string                 | " + "{\"kind\":\"PodMetricsList\",\"items\":\"none\"}",
-            "an item that is a number                | " + "{\"kind\":\"PodMetricsList\",\"items\":[5]}",
+    @CsvSource(delimiter = '|', quoteCharacter = '`', value = {
+            "a body that is not JSON  | <html>metrics are on holiday</html>                | couldn't get version/kind; json parse error: invalid character '<' looking for beginning of value",
+            "an empty body            | ``                                                 | couldn't get version/kind; json parse error: unexpected end of JSON input",
+            "a JSON array             | []                                                 | json: cannot unmarshal array into Go value of type v1beta1.PodMetricsList",
+            "a JSON string            | \"metrics\"                                        | json: cannot unmarshal string into Go value of type v1beta1.PodMetricsList",
+            "items that are a string  | {\"kind\":\"PodMetricsList\",\"items\":\"none\"} | json: cannot unmarshal string into Go struct field PodMetricsList.items of type []v1beta1.PodMetrics",
+            "an item that is a number | {\"kind\":\"PodMetricsList\",\"items\":[5]}     | json: cannot unmarshal number into Go struct field PodMetricsList.items of type v1beta1.PodMetrics",
     })
-    void aResponseOfTheWrongShapeIsAFetchError(String name, String response) {
-        body.set(response);
+    void aResponseOfTheWrongShapeIsAFetchError(String name, String response, String error) {
+        body.set(response == null ? "" : response);
         Throwable t = catchThrowable(() -> metrics.getResourceMetric("cpu", "ns", "app=web", ""));
-        assertThat(t).isInstanceOf(MetricsException.class);
-        assertThat(t.getMessage()).startsWith(RESOURCE_PREFIX).doesNotContain("\n");
+        assertThat(t).isInstanceOf(MetricsException.class).hasMessage(RESOURCE_PREFIX + error);
+    }
+
+    @Test
+    void aTruncatedBodyIsAParseErrorOnOneLine() {
+        body.set("{\"kind\":\"PodMetricsList\",\"items\":[");
+        Throwable t = catchThrowable(() -> metrics.getResourceMetric("cpu", "ns", "app=web", ""));
+        assertThat(t).isInstanceOf(MetricsException.class)
+                .hasMessageStartingWith(RESOURCE_PREFIX + "couldn't get version/kind; json parse error: ");
+        assertThat(t.getMessage()).doesNotContain("\n");
     }
 
     @Test
     void aUsageThatIsNotAQuantityIsAFetchError() {
         body.set(podMetrics("[" + pod("lots", NOW) + "]"));
         Throwable t = catchThrowable(() -> metrics.getResourceMetric("cpu", "ns", "app=web", ""));
-        assertThat(t).isInstanceOf(MetricsException.class);
-        assertThat(t.getMessage()).startsWith(RESOURCE_PREFIX + ": ");
+        String upstream = RESOURCE_PREFIX + "quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'";
+        assertThat(t).isInstanceOf(MetricsException.class).hasMessage(upstream);
         // the container path reads the same quantity
         t = catchThrowable(() -> metrics.getResourceMetric("cpu", "ns", "app=web", "web"));
-        assertThat(t).isInstanceOf(MetricsException.class).hasMessageStartingWith(RESOURCE_PREFIX + ": ");
+        assertThat(t).isInstanceOf(MetricsException.class).hasMessage(upstream);
     }
 
     @Test
     void aTimestampThatIsNotATimeIsAFetchError() {
         body.set(podMetrics("[" + pod("100m", "yesterday") + "]"));
         Throwable t = catchThrowable(() -> metrics.getResourceMetric("cpu", "ns", "app=web", ""));
-        assertThat(t).isInstanceOf(MetricsException.class).hasMessageStartingWith(RESOURCE_PREFIX + ": ");
+        assertThat(t).isInstanceOf(MetricsException.class).hasMessageStartingWith(RESOURCE_PREFIX);
     }
 
     @Test
@@ -122,18 +132,19 @@ class RestMetricsClientTest {
                 + "\",\"value\":\"many\"}]}");
         assertThat(catchThrowable(() -> metrics.getRawMetric("qps", "ns", "app=web", "")))
                 .isInstanceOf(MetricsException.class)
-                .hasMessageStartingWith("unable to fetch metrics from custom metrics API: unable to decode the response: ");
+                .hasMessageStartingWith("unable to fetch metrics from custom metrics API: quantities must match");
         assertThat(catchThrowable(() -> metrics.getObjectMetric("qps", "ns",
                 new io.fabric8.kubernetes.api.model.autoscaling.v2.CrossVersionObjectReference("apps/v1", "Deployment", "web"), "")))
                 .isInstanceOf(MetricsException.class)
-                .hasMessageStartingWith("unable to fetch metrics from custom metrics API: unable to decode the response: ");
+                .hasMessageStartingWith("unable to fetch metrics from custom metrics API: quantities must match");
         body.set("{\"kind\":\"ExternalMetricValueList\",\"items\":{\"value\":\"1\"}}");
         assertThat(catchThrowable(() -> metrics.getExternalMetric("queue", "ns", "")))
                 .isInstanceOf(MetricsException.class)
-                .hasMessage("unable to fetch metrics from external metrics API: unable to decode the response: items is not a list");
+                .hasMessage("unable to fetch metrics from external metrics API: json: cannot unmarshal object into Go struct field "
+                        + "ExternalMetricValueList.items of type []v1beta1.ExternalMetricValue");
         body.set("{\"kind\":\"ExternalMetricValueList\",\"items\":[{\"timestamp\":\"" + NOW + "\",\"value\":\"plenty\"}]}");
         assertThat(catchThrowable(() -> metrics.getExternalMetric("queue", "ns", "")))
                 .isInstanceOf(MetricsException.class)
-                .hasMessageStartingWith("unable to fetch metrics from external metrics API: unable to decode the response: ");
+                .hasMessageStartingWith("unable to fetch metrics from external metrics API: quantities must match");
     }
 }
