@@ -416,6 +416,10 @@ public final class AttachDetachController extends KeyReconciler<PersistentVolume
         return asw;
     }
 
+    VolumePlugins volumePlugins() {
+        return plugins;
+    }
+
     /** Reconciler passes completed: a test's signal that the reconciler has looked again. */
     long reconcilerPasses() {
         return reconcilerPasses.get();

@@ -176,7 +176,8 @@ class FlexVolumePluginTest {
             FlexDriver second = driver("vendor", "second").install();
             var added = probeUntil(prober, 1);
             assertThat(added).allMatch(e -> !e.remove() && e.pluginName().equals("vendor/second"));
-            assertThat(second.calls("init")).hasSize(1);
+            // (its directory and its executable may come as two changes, each probed)
+            assertThat(second.calls("init")).isNotEmpty();
 
             // a file added in its directory re-probes it
             Files.writeString(second.pluginDir.resolve("vendor~second").resolve("dummyfile"), "x");
