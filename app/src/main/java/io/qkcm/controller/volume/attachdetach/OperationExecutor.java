@@ -346,8 +346,13 @@ final class OperationExecutor {
             }
         } else {
             String[] components = volume.volumeName().split("/", 3);
-            pluginName = components.length == 3 ? components[0] + "/" + components[1] : null;
-            if (pluginName == null || !plugin.isAttachablePlugin(pluginName)) {
+            if (components.length != 3) {
+                LOG.errorf("DetachVolume.SplitUniqueName failed for volume \"nil\" (UniqueName: \"%s\") on node \"%s\" : cannot split UniqueName %s",
+                        volume.volumeName(), volume.nodeName(), volume.volumeName());
+                return false;
+            }
+            pluginName = components[0] + "/" + components[1];
+            if (!plugin.isAttachablePlugin(pluginName)) {
                 LOG.errorf("DetachVolume.FindAttachablePluginByName failed for volume \"nil\" (UniqueName: \"%s\") on node \"%s\"",
                         volume.volumeName(), volume.nodeName());
                 return false;

@@ -203,6 +203,38 @@ class FlexVolumeAttachDetachTest {
         }
     }
 
+    /**
+     * The reconciler's periodic sync (every --attach-detach-reconcile-sync-period, here a minute on the test's
+     * clock) asks the driver isattached; a volume it says is no longer attached is marked detached and, as its
+     * pod still needs it, attached again.
+     */
+    @Test
+    void theSyncAsksIsAttachedAndReattachesAVolumeTheDriverLost() throws Exception {
+        String ns = TestNamespaces.newNamespace(AttachDetachControllerTest.client, "adc-flex-sync");
+        String nodeName = node(true, true);
+        FlexDriver d = driver("example.com", "lossy").answer("init", "{\"status\": \"Success\"}")
+                .answer("attach", "{\"status\": \"Success\", \"device\": \"/dev/flex2\"}")
+                .answer("isattached", "{\"status\": \"Success\", \"attached\": true}").install();
+        try (var c = start()) {
+            pod(ns, nodeName, flexVolume("data", d.name()));
+            await().atMost(WAIT).until(() -> volumesAttached(nodeName).contains("example.com/lossy/data"));
+            // still attached: nothing changes
+            clock.advance(Duration.ofSeconds(61));
+            await().atMost(WAIT).until(() -> d.calls("isattached").size() == 1);
+            passes(c.controller, 5);
+            assertThat(d.calls("attach")).hasSize(1);
+            // lost: detached in the actual state, then attached again
+            d.answer("isattached", "{\"status\": \"Success\", \"attached\": false}");
+            clock.advance(Duration.ofSeconds(61));
+            await().atMost(WAIT).until(() -> d.calls("isattached").size() == 2);
+            await().atMost(WAIT).until(() -> d.calls("attach").size() == 2);
+            assertThat(d.calls("isattached").get(1)).isEqualTo("isattached {\"kubernetes.io/fsType\":\"ext4\","
+                    + "\"kubernetes.io/pvOrVolumeName\":\"data\",\"kubernetes.io/readwrite\":\"rw\",\"volumeID\":\"vol-data\"} "
+                    + nodeName);
+            await().atMost(WAIT).until(() -> volumesAttached(nodeName).contains("example.com/lossy/data"));
+        }
+    }
+
     @Test
     void aDriverWithoutAttachIsNotAttachable() throws Exception {
         String ns = TestNamespaces.newNamespace(AttachDetachControllerTest.client, "adc-flex-noattach");
