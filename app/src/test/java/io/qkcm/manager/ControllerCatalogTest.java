@@ -138,9 +138,7 @@ class ControllerCatalogTest {
                         "horizontal-pod-autoscaler-controller");
         assertThat(ControllerCatalog.upstream().partial()).containsOnlyKeys(
                 "resourceclaim-controller", "device-taint-eviction-controller",
-                "selinux-warning-controller", "persistentvolume-binder-controller",
-                "persistentvolume-attach-detach-controller",
-                "persistentvolume-expander-controller");
+                "selinux-warning-controller", "persistentvolume-binder-controller");
     }
 
     /**

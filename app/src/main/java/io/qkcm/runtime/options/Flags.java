@@ -109,6 +109,7 @@ public final class Flags {
         IMPLEMENTED.put("large-cluster-size-threshold", "Nodes a zone needs for --secondary-node-eviction-rate; a smaller zone in partial disruption gets no NoExecute taints.");
         IMPLEMENTED.put("unhealthy-zone-threshold", "Share of not Ready nodes (at least 3) that puts a zone in partial disruption.");
         IMPLEMENTED.put("attach-detach-reconcile-sync-period", "How often persistentvolume-attach-detach-controller checks its attached volumes against their VolumeAttachments (less than 1s: never).");
+        IMPLEMENTED.put("flex-volume-plugin-dir", "Directory persistentvolume-attach-detach-controller watches for FlexVolume drivers (<vendor>~<driver>/<driver>); it runs their attach, detach and isattached calls.");
         IMPLEMENTED.put("disable-attach-detach-reconcile-sync", "persistentvolume-attach-detach-controller never checks its attached volumes against their VolumeAttachments.");
         IMPLEMENTED.put("disable-force-detach-on-timeout", "persistentvolume-attach-detach-controller never detaches a volume still in use on a node that is not Ready after the 6 minute maximum wait.");
         IMPLEMENTED.put("concurrent-horizontal-pod-autoscaler-syncs", "Workers of horizontal-pod-autoscaler-controller.");

@@ -52,8 +52,16 @@ final class ActualStateOfWorld {
     private final Map<String, Set<String>> inUseVolumes = new HashMap<>();
     private final Clock clock;
 
+    /** GetUniqueVolumeNameFromSpec: the name of a volume marked by its spec only. */
+    private final java.util.function.Function<VolumeSpec, String> uniqueNameOf;
+
     ActualStateOfWorld(Clock clock) {
+        this(clock, VolumePlugins::uniqueVolumeName);
+    }
+
+    ActualStateOfWorld(Clock clock, java.util.function.Function<VolumeSpec, String> uniqueName) {
         this.clock = clock;
+        this.uniqueNameOf = uniqueName;
     }
 
     /** MarkVolumeAsAttached: {@code volumeName} may be null when the spec names it. */
@@ -86,7 +94,7 @@ final class ActualStateOfWorld {
             if (spec == null) {
                 throw new IllegalArgumentException("volumeSpec cannot be nil if volumeName is empty");
             }
-            volumeName = VolumePlugins.uniqueVolumeName(spec);
+            volumeName = uniqueNameOf.apply(spec);
         }
         VolumeObj volume = attachedVolumes.get(volumeName);
         if (volume == null) {

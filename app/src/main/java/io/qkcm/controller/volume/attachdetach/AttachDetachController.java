@@ -34,7 +34,9 @@ import io.qkcm.runtime.josdk.KeyReconciler;
  * whose driver requires attachment (no CSIDriver object, or attachRequired not false) are attached to the
  * node — a VolumeAttachment an external attacher acts on — and fc and iscsi volumes (PVs or inline) are
  * attached by an attach that does nothing; aws-ebs, azure-disk, azure-file, cinder, gce-pd, vsphere and
- * portworx volumes are migrated to their CSI driver ({@link CsiMigration}); all are reported in node.status.volumesAttached once attached; when no pod needs them any more they are
+ * portworx volumes are migrated to their CSI driver ({@link CsiMigration}); the volumes of FlexVolume drivers
+ * found under {@code --flex-volume-plugin-dir} whose init says they attach are attached and detached by the
+ * driver's attach and detach calls ({@link FlexVolumePlugin}); all are reported in node.status.volumesAttached once attached; when no pod needs them any more they are
  * detached after the node stops reporting them in status.volumesInUse (or the 6 minute maximum wait on a
  * node that is not Ready, or at once with the out-of-service taint).
  *
@@ -90,6 +92,16 @@ public final class AttachDetachController extends KeyReconciler<PersistentVolume
      */
     public AttachDetachController(ControllerContext context, TimerConfig timers, Duration reconcilerSyncDuration,
             boolean disableReconciliationSync, boolean disableForceDetachOnTimeout, Clock clock) {
+        this(context, timers, reconcilerSyncDuration, disableReconciliationSync, disableForceDetachOnTimeout, clock, null);
+    }
+
+    /**
+     * {@code flexVolumePluginDir}: --flex-volume-plugin-dir, the directory the dynamic prober watches (null:
+     * no prober, as upstream's dummy prober).
+     */
+    public AttachDetachController(ControllerContext context, TimerConfig timers, Duration reconcilerSyncDuration,
+            boolean disableReconciliationSync, boolean disableForceDetachOnTimeout, Clock clock,
+            java.nio.file.Path flexVolumePluginDir) {
         super(context, PersistentVolumeClaim.class, QUEUE, 1);
         this.timers = timers;
         this.pvcs = context.informers().informerFor(PersistentVolumeClaim.class);
@@ -101,11 +113,12 @@ public final class AttachDetachController extends KeyReconciler<PersistentVolume
         this.csiNodes = context.informers().informerFor(io.fabric8.kubernetes.api.model.storage.CSINode.class);
         PodPVCIndex.addIfNotPresent(pods);
 
-        VolumePlugins plugin = new VolumePlugins(new CsiPlugin(name -> csiDrivers.getStore().getByKey(name)));
+        VolumePlugins plugin = new VolumePlugins(new CsiPlugin(name -> csiDrivers.getStore().getByKey(name)),
+                initProber(flexVolumePluginDir));
         this.plugins = plugin;
         this.metrics = new AttachDetachMetrics(context.metrics());
         this.dsw = new DesiredStateOfWorld(plugin);
-        this.asw = new ActualStateOfWorld(clock);
+        this.asw = new ActualStateOfWorld(clock, plugin::uniqueName);
         this.podVolumes = new PodVolumes((ns, name) -> pvcs.getStore().getByKey(ns + "/" + name),
                 name -> pvs.getStore().getByKey(name), plugin, name -> csiNodes.getStore().getByKey(name));
         this.apiCalls = context.newApiCallPool("attachdetach", 16);
@@ -168,7 +181,7 @@ public final class AttachDetachController extends KeyReconciler<PersistentVolume
         }
         metricsUpdated = true;
         lastMetricsUpdateNanos = now;
-        metrics.update(dsw, asw, podVolumes.volumesInUse(pods.getStore().list()));
+        metrics.update(dsw, asw, podVolumes.volumesInUse(pods.getStore().list()), plugins);
     }
 
     private Runnable guarded(Runnable pass) {
@@ -188,6 +201,25 @@ public final class AttachDetachController extends KeyReconciler<PersistentVolume
             loops.shutdownNow();
         }
         apiCalls.shutdownNow();
+        if (plugins.prober() != null) {
+            plugins.prober().close();
+        }
+    }
+
+    /** InitPlugins' prober.Init: a prober whose Init fails is replaced by none (logged, as upstream). */
+    private FlexVolumeProber initProber(java.nio.file.Path dir) {
+        if (dir == null) {
+            return null;
+        }
+        FlexVolumeProber prober = new FlexVolumeProber(dir);
+        try {
+            prober.init();
+            return prober;
+        } catch (java.io.IOException | RuntimeException e) {
+            log.errorf("Error initializing dynamic plugin prober: %s", e.getMessage());
+            prober.close();
+            return null;
+        }
     }
 
     /** populateActualStateOfWorld: node.status.volumesAttached and volumesInUse, then the VolumeAttachments. */
@@ -240,7 +272,7 @@ public final class AttachDetachController extends KeyReconciler<PersistentVolume
             }
             String volumeName;
             try {
-                volumeName = VolumePlugins.uniqueVolumeName(spec);
+                volumeName = plugins.uniqueName(spec);
             } catch (IllegalStateException e) {
                 log.errorf("Failed to find unique name for volume: node %s vaName %s PV %s: %s", nodeName,
                         va.getMetadata().getName(), pvName, e.getMessage());
@@ -275,7 +307,7 @@ public final class AttachDetachController extends KeyReconciler<PersistentVolume
                 }
                 String volumeName;
                 try {
-                    volumeName = VolumePlugins.uniqueVolumeName(spec);
+                    volumeName = plugins.uniqueName(spec);
                 } catch (IllegalStateException e) {
                     log.errorf("Failed to find unique name for volume %s of pod %s: %s", podVolume.getName(), key(pod),
                             e.getMessage());
@@ -382,6 +414,10 @@ public final class AttachDetachController extends KeyReconciler<PersistentVolume
 
     ActualStateOfWorld actualStateOfWorld() {
         return asw;
+    }
+
+    VolumePlugins volumePlugins() {
+        return plugins;
     }
 
     /** Reconciler passes completed: a test's signal that the reconciler has looked again. */

@@ -1,5 +1,6 @@
 package io.qkcm.controller.volume.attachdetach;
 
+import java.nio.file.Path;
 import java.time.Clock;
 
 import io.qkcm.runtime.josdk.Controller;
@@ -10,15 +11,13 @@ import io.qkcm.runtime.josdk.ControllerDescriptor;
  * persistentvolume-attach-detach-controller's descriptor and start function (upstream's
  * {@code newPersistentVolumeAttachDetachControllerDescriptor} and
  * {@code startPersistentVolumeAttachDetachController}: client {@code attachdetach-controller}, the default
- * timers).
+ * timers, the dynamic FlexVolume prober on {@code --flex-volume-plugin-dir}).
  */
 public final class AttachDetachControllerDescriptor {
 
     public static final ControllerDescriptor DESCRIPTOR = ControllerDescriptor.of(AttachDetachController.NAME)
             .withAliases("attachdetach")
             .withClientName("attachdetach-controller")
-            .partially("no flexvolume plugins (the drivers under --flex-volume-plugin-dir are not probed; their "
-                    + "volumes are not attached)")
             .startedBy(AttachDetachControllerDescriptor::start);
 
     private AttachDetachControllerDescriptor() {
@@ -33,6 +32,7 @@ public final class AttachDetachControllerDescriptor {
         return new AttachDetachController(context, AttachDetachController.TimerConfig.DEFAULT,
                 context.options().duration("attach-detach-reconcile-sync-period"),
                 context.options().bool("disable-attach-detach-reconcile-sync"),
-                context.options().bool("disable-force-detach-on-timeout"), Clock.systemUTC());
+                context.options().bool("disable-force-detach-on-timeout"), Clock.systemUTC(),
+                Path.of(context.options().string("flex-volume-plugin-dir")));
     }
 }

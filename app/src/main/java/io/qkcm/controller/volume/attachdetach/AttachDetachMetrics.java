@@ -79,13 +79,14 @@ final class AttachDetachMetrics {
     }
 
     /** The collector's pass: the two gauges' rows from the states and the pods' volumes. */
-    void update(DesiredStateOfWorld dsw, ActualStateOfWorld asw, Map<String, Map<String, Long>> inUseByNode) {
+    void update(DesiredStateOfWorld dsw, ActualStateOfWorld asw, Map<String, Map<String, Long>> inUseByNode,
+            VolumePlugins plugins) {
         Map<List<String>, Long> total = new TreeMap<>((a, b) -> String.join("\0", a).compareTo(String.join("\0", b)));
         for (DesiredStateOfWorld.VolumeToAttach v : dsw.getVolumesToAttach()) {
-            count(total, "desired_state_of_world", v.volumeSpec());
+            count(total, "desired_state_of_world", v.volumeSpec(), plugins);
         }
         for (ActualStateOfWorld.Attached v : asw.getAttachedVolumes()) {
-            count(total, "actual_state_of_world", v.volumeSpec());
+            count(total, "actual_state_of_world", v.volumeSpec(), plugins);
         }
         List<MultiGauge.Row<?>> rows = new ArrayList<>();
         total.forEach((k, n) -> rows.add(MultiGauge.Row.of(Tags.of("plugin_name", k.get(1), "state", k.get(0)), n)));
@@ -97,8 +98,8 @@ final class AttachDetachMetrics {
     }
 
     /** FindPluginBySpec succeeds (a spec some plugin supports): counted under its fully qualified name. */
-    private static void count(Map<List<String>, Long> total, String state, VolumeSpec spec) {
-        String plugin = VolumePlugins.findPluginBySpec(spec);
+    private static void count(Map<List<String>, Long> total, String state, VolumeSpec spec, VolumePlugins plugins) {
+        String plugin = plugins.pluginNameBySpec(spec);
         if (plugin != null) {
             total.merge(List.of(state, VolumePlugins.fullQualifiedPluginName(plugin, spec)), 1L, Long::sum);
         }

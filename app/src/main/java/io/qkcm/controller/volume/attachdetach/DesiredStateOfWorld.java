@@ -57,7 +57,7 @@ final class DesiredStateOfWorld {
             throw new IllegalStateException("failed to get AttachablePlugin from volumeSpec for volume \""
                     + spec.name() + "\" err=plugin do not support attachment");
         }
-        String volumeName = VolumePlugins.uniqueVolumeName(spec);
+        String volumeName = plugin.uniqueName(spec);
         node.computeIfAbsent(volumeName, v -> new VolumeObj(spec)).scheduledPods.putIfAbsent(podUID, pod);
         return volumeName;
     }

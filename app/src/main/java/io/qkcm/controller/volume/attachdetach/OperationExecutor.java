@@ -172,7 +172,7 @@ final class OperationExecutor {
         }
         long requestNanos = System.nanoTime();
         String attachablePlugin = plugin.isAttachable(volume.volumeSpec())
-                ? VolumePlugins.findPluginBySpec(volume.volumeSpec())
+                ? plugin.pluginNameBySpec(volume.volumeSpec())
                 : UNKNOWN_ATTACHABLE_VOLUME_PLUGIN;
         return run(op, () -> {
             boolean failed = true;
@@ -194,17 +194,26 @@ final class OperationExecutor {
         if (!plugin.isAttachable(volume.volumeSpec())) {
             error = "AttachVolume.FindAttachablePluginBySpec failed";
         } else {
-            // fc's and iscsi's Attach do nothing and report an empty device path
-            String attachError = CsiPlugin.PLUGIN_NAME.equals(VolumePlugins.findPluginBySpec(volume.volumeSpec()))
-                    ? csiAttach(volume.volumeSpec(), volume.nodeName())
-                    : null;
+            // fc's and iscsi's Attach do nothing and report an empty device path; a flex driver runs attach
+            String attachError = null;
+            String devicePath = "";
+            FlexVolumePlugin flex = plugin.flexPluginBySpec(volume.volumeSpec());
+            if (flex != null) {
+                try {
+                    devicePath = nullToEmpty(flex.attach(volume.volumeSpec(), volume.nodeName()));
+                } catch (FlexVolumePlugin.DriverCallException e) {
+                    attachError = e.getMessage();
+                }
+            } else if (CsiPlugin.PLUGIN_NAME.equals(VolumePlugins.findPluginBySpec(volume.volumeSpec()))) {
+                attachError = csiAttach(volume.volumeSpec(), volume.nodeName());
+            }
             if (attachError == null) {
                 String msg = simpleMsg("AttachVolume.Attach succeeded", "", volume.volumeSpec());
                 for (Pod pod : volume.scheduledPods()) {
                     recorder.event(pod, EventRecorder.NORMAL, "SuccessfulAttachVolume", msg);
                 }
                 LOG.infof("%s", detailedMsg("AttachVolume.Attach succeeded", "", volume));
-                asw.markVolumeAsAttached(null, volume.volumeSpec(), volume.nodeName(), "");
+                asw.markVolumeAsAttached(null, volume.volumeSpec(), volume.nodeName(), devicePath);
                 return true;
             }
             asw.markVolumeAsUncertain(volume.volumeName(), volume.volumeSpec(), volume.nodeName());
@@ -318,22 +327,40 @@ final class OperationExecutor {
     boolean detachVolume(ActualStateOfWorld.Attached volume, boolean verifySafeToDetach, ActualStateOfWorld asw) {
         // the plugin from the spec, or, for a volume known only by name, from its unique name's prefix
         String pluginName;
+        String flexVolumeName = null; // the flex driver's volume name: GetVolumeName, or the unique name's tail
         if (volume.volumeSpec() != null) {
-            pluginName = VolumePlugins.findPluginBySpec(volume.volumeSpec());
+            pluginName = plugin.pluginNameBySpec(volume.volumeSpec());
             if (pluginName == null || !CsiPlugin.PLUGIN_NAME.equals(pluginName) && !plugin.isAttachable(volume.volumeSpec())) {
                 LOG.errorf("DetachVolume.findDetachablePluginBySpec failed for volume \"%s\" (UniqueName: \"%s\") on node \"%s\"",
                         volume.volumeSpec().name(), volume.volumeName(), volume.nodeName());
                 return false;
             }
+            if (plugin.flexPluginByName(pluginName) != null) {
+                try {
+                    flexVolumeName = plugin.flexPluginByName(pluginName).volumeName(volume.volumeSpec());
+                } catch (FlexVolumePlugin.DriverCallException e) {
+                    LOG.errorf("DetachVolume.GetVolumeName failed for volume \"%s\" (UniqueName: \"%s\") on node \"%s\" : %s",
+                            volume.volumeSpec().name(), volume.volumeName(), volume.nodeName(), e.getMessage());
+                    return false;
+                }
+            }
         } else {
             String[] components = volume.volumeName().split("/", 3);
-            pluginName = components.length == 3 ? components[0] + "/" + components[1] : null;
-            if (pluginName == null || !VolumePlugins.isAttachablePluginName(pluginName)) {
+            if (components.length != 3) {
+                LOG.errorf("DetachVolume.SplitUniqueName failed for volume \"nil\" (UniqueName: \"%s\") on node \"%s\" : cannot split UniqueName %s",
+                        volume.volumeName(), volume.nodeName(), volume.volumeName());
+                return false;
+            }
+            pluginName = components[0] + "/" + components[1];
+            if (!plugin.isAttachablePlugin(pluginName)) {
                 LOG.errorf("DetachVolume.FindAttachablePluginByName failed for volume \"nil\" (UniqueName: \"%s\") on node \"%s\"",
                         volume.volumeName(), volume.nodeName());
                 return false;
             }
+            flexVolumeName = components[2];
         }
+        FlexVolumePlugin flex = plugin.flexPluginByName(pluginName);
+        String flexDetachName = flexVolumeName;
         boolean csi = CsiPlugin.PLUGIN_NAME.equals(pluginName);
         String[] driverAndHandle = !csi ? null
                 : volume.volumeSpec() != null && volume.volumeSpec().csi() != null
@@ -358,6 +385,12 @@ final class OperationExecutor {
                 if (error == null && csi) {
                     // fc's and iscsi's Detach do nothing
                     error = csiDetach(driverAndHandle[0], driverAndHandle[1], volume.nodeName());
+                } else if (error == null && flex != null) {
+                    try {
+                        flex.detach(flexDetachName, volume.nodeName());
+                    } catch (FlexVolumePlugin.DriverCallException e) {
+                        error = e.getMessage();
+                    }
                 }
                 if (error != null) {
                     asw.markVolumeAsUncertain(volume.volumeName(), volume.volumeSpec(), volume.nodeName());
@@ -433,10 +466,16 @@ final class OperationExecutor {
     void verifyVolumesAreAttached(Map<String, List<ActualStateOfWorld.Attached>> perNode, ActualStateOfWorld asw) {
         perNode.forEach((nodeName, volumes) -> {
             long requestNanos = System.nanoTime();
+            Map<FlexVolumePlugin, List<ActualStateOfWorld.Attached>> flexByNode = new java.util.LinkedHashMap<>();
             for (ActualStateOfWorld.Attached volume : volumes) {
                 VolumeSpec spec = volume.volumeSpec();
-                String pluginName = VolumePlugins.findPluginBySpec(spec);
+                String pluginName = plugin.pluginNameBySpec(spec);
                 if (pluginName == null) {
+                    continue;
+                }
+                FlexVolumePlugin flex = plugin.flexPluginByName(pluginName);
+                if (flex != null) {
+                    flexByNode.computeIfAbsent(flex, f -> new ArrayList<>()).add(volume);
                     continue;
                 }
                 if (!CsiPlugin.PLUGIN_NAME.equals(pluginName)) {
@@ -466,9 +505,40 @@ final class OperationExecutor {
                             volume.volumeName(), spec.name(), nodeName);
                 }
             }
+            flexByNode.forEach((flex, attached) -> verifyFlexVolumesAreAttached(flex, attached, nodeName, asw));
             // GetFullQualifiedPluginNameForVolume("<n/a>", nil): the per-node operation has no one plugin
             metrics.operationComplete("<n/a>", VERIFY, false, false, requestNanos);
         });
+    }
+
+    /**
+     * VerifyVolumesAreAttachedPerNode for one flex driver: its isattached answers; a volume it says is not
+     * attached is marked detached; an error or "Not supported" concludes nothing.
+     */
+    private void verifyFlexVolumesAreAttached(FlexVolumePlugin flex, List<ActualStateOfWorld.Attached> attached,
+            String nodeName, ActualStateOfWorld asw) {
+        List<VolumeSpec> specs = attached.stream().map(ActualStateOfWorld.Attached::volumeSpec).toList();
+        Map<VolumeSpec, Boolean> result;
+        try {
+            result = flex.volumesAreAttached(specs, nodeName);
+        } catch (FlexVolumePlugin.DriverCallException e) {
+            LOG.errorf("VolumesAreAttached failed for checking on node \"%s\" with: %s", nodeName, e.getMessage());
+            return;
+        }
+        if (result == null) {
+            return;
+        }
+        for (ActualStateOfWorld.Attached volume : attached) {
+            if (Boolean.FALSE.equals(result.get(volume.volumeSpec()))) {
+                asw.markVolumeAsDetached(volume.volumeName(), nodeName);
+                LOG.infof("VerifyVolumesAreAttached determined volume \"%s\" (spec.Name: \"%s\") is no longer attached to node \"%s\", therefore it was marked as detached.",
+                        volume.volumeName(), volume.volumeSpec().name(), nodeName);
+            }
+        }
+    }
+
+    private static String nullToEmpty(String s) {
+        return s == null ? "" : s;
     }
 
     // --- messages (operationexecutor's GenerateMsg)

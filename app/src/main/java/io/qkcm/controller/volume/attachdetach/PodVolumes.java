@@ -139,7 +139,7 @@ final class PodVolumes {
                 } catch (IllegalStateException e) {
                     continue;
                 }
-                String plugin = VolumePlugins.findPluginBySpec(spec);
+                String plugin = this.plugin.pluginNameBySpec(spec);
                 if (plugin != null) {
                     perNode.computeIfAbsent(nodeName, n -> new java.util.TreeMap<>())
                             .merge(VolumePlugins.fullQualifiedPluginName(plugin, spec), 1L, Long::sum);
@@ -192,7 +192,15 @@ final class PodVolumes {
                             pod.getMetadata().getNamespace(), pod.getMetadata().getName(), e.getMessage());
                 }
             } else {
-                dsw.deletePod(podUID, VolumePlugins.uniqueVolumeName(spec), nodeName);
+                String volumeName;
+                try {
+                    volumeName = plugin.uniqueName(spec);
+                } catch (IllegalStateException e) {
+                    LOG.debugf("Failed to find unique name for volume %s of pod %s/%s: %s", podVolume.getName(),
+                            pod.getMetadata().getNamespace(), pod.getMetadata().getName(), e.getMessage());
+                    continue;
+                }
+                dsw.deletePod(podUID, volumeName, nodeName);
             }
         }
     }

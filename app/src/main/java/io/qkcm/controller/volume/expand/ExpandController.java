@@ -30,7 +30,8 @@ import io.qkcm.runtime.josdk.KeyReconciler;
  * in-tree plugin migrated to CSI gets the CSI driver's name in the claim's
  * {@code volume.kubernetes.io/storage-resizer} annotation (the external-resizer of that driver acts on
  * it) and an ExternalExpanding event; any other volume (CSI ones included: their external-resizer
- * needs no annotation) gets the event "waiting for an external controller to expand this PVC".
+ * needs no annotation) gets the event "waiting for an external controller to expand this PVC" — FlexVolume
+ * PVs too: upstream's expand controller has no dynamic plugin prober, so no flex driver is ever its plugin.
  */
 @Ignore // runs in its own Operator, not quarkus-operator-sdk's default one
 public final class ExpandController extends KeyReconciler<PersistentVolumeClaim> {
@@ -167,7 +168,8 @@ public final class ExpandController extends KeyReconciler<PersistentVolumeClaim>
             }
             return;
         }
-        // no expandable plugin in qkcm (upstream's list has none either, FlexVolume aside)
+        // FindExpandablePluginBySpec finds none: of ProbeExpandableVolumePlugins only portworx expands, and it is
+        // migrated (above); FlexVolume drivers are not probed here (InitPlugins with a nil prober)
         recorder.event(pvc, EventRecorder.NORMAL, EXTERNAL_EXPANDING, "waiting for an external controller to expand this PVC");
         log.infof("Waiting for an external controller to expand the PVC: pvcKey %s pvcUID %s", key, pvc.getMetadata().getUid());
     }

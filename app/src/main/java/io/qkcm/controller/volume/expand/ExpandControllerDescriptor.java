@@ -7,15 +7,15 @@ import io.qkcm.runtime.josdk.ControllerDescriptor;
 /**
  * persistentvolume-expander-controller's descriptor and start function (upstream's
  * {@code newPersistentVolumeExpanderControllerDescriptor} and {@code startPersistentVolumeExpanderController}:
- * client {@code expand-controller}, its 10 workers).
+ * client {@code expand-controller}, its 10 workers). Upstream initialises this controller's plugins with no
+ * dynamic prober, so the drivers under {@code --flex-volume-plugin-dir} are never its plugins: a FlexVolume PV
+ * waits for an external controller like any volume without an in-tree expander.
  */
 public final class ExpandControllerDescriptor {
 
     public static final ControllerDescriptor DESCRIPTOR = ControllerDescriptor.of(ExpandController.NAME)
             .withAliases("persistentvolume-expander")
             .withClientName("expand-controller")
-            .partially("FlexVolume PVs (kubelet-expandable: upstream marks the resize in progress and completes it "
-                    + "through its no-op controller plugin) only get the \"waiting for an external controller\" event")
             .startedBy(ExpandControllerDescriptor::start);
 
     private ExpandControllerDescriptor() {

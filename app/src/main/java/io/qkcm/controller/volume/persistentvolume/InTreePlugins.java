@@ -31,8 +31,10 @@ import io.qkcm.runtime.Json;
 /**
  * The volume plugins upstream's binder is built with ({@code ProbeProvisionableRecyclableVolumePlugins}
  * filtered to provisioners, deleters and recyclers): host-path (recycle; delete; provision with
- * {@code --enable-hostpath-provisioner}) and NFS (recycle). Upstream's FC, iSCSI and CSI plugins are
- * probed too but none of them provisions, deletes or recycles, so the filter drops them.
+ * {@code --enable-hostpath-provisioner}), NFS (recycle) and Portworx (delete, {@link PortworxDeleter}; its
+ * provisioning is migrated to pxd.portworx.com, so only a static Portworx PV is deleted in-tree). Upstream's
+ * FC, iSCSI and CSI plugins are probed too but none of them provisions, deletes or recycles, so the filter
+ * drops them.
  *
  * <p>Host-path recycling, deletion and provisioning act on the controller's own machine (a directory under
  * /tmp) and are meant, as upstream says, for single-node development clusters only.
@@ -55,12 +57,25 @@ final class InTreePlugins {
     final boolean hostPathProvisioningEnabled;
     /** Where the host-path provisioner makes its directories: /tmp/hostpath_pv upstream, a test's dir in tests. */
     private final Path provisionRoot;
+    /** The port of the local Portworx API the Portworx deleter tries first: 9001, a test's port in tests. */
+    final int portworxLocalPort;
 
     InTreePlugins(RecyclerConfig hostPath, RecyclerConfig nfs, boolean hostPathProvisioningEnabled, Path provisionRoot) {
+        this(hostPath, nfs, hostPathProvisioningEnabled, provisionRoot, PortworxDeleter.OSD_MGMT_DEFAULT_PORT);
+    }
+
+    InTreePlugins(RecyclerConfig hostPath, RecyclerConfig nfs, boolean hostPathProvisioningEnabled, Path provisionRoot,
+            int portworxLocalPort) {
         this.hostPath = hostPath;
         this.nfs = nfs;
         this.hostPathProvisioningEnabled = hostPathProvisioningEnabled;
         this.provisionRoot = provisionRoot;
+        this.portworxLocalPort = portworxLocalPort;
+    }
+
+    /** The same plugins with the Portworx deleter's local API on another port (tests). */
+    InTreePlugins withPortworxLocalPort(int port) {
+        return new InTreePlugins(hostPath, nfs, hostPathProvisioningEnabled, provisionRoot, port);
     }
 
     static InTreePlugins of(int minHostPath, int incrementHostPath, String templateHostPath, int minNfs, int incrementNfs,
@@ -70,7 +85,7 @@ final class InTreePlugins {
                 Path.of("/tmp", "hostpath_pv"));
     }
 
-    // ---- VolumePluginMgr's lookups, over the two plugins ----
+    // ---- VolumePluginMgr's lookups, over the three plugins ----
 
     /** FindPluginBySpec: the plugin's name, or null when none supports the volume. */
     static String pluginBySpec(PersistentVolume volume) {
@@ -80,21 +95,26 @@ final class InTreePlugins {
         if (volume.getSpec().getNfs() != null) {
             return NFS;
         }
+        if (volume.getSpec().getPortworxVolume() != null) {
+            return PortworxDeleter.PLUGIN_NAME;
+        }
         return null;
     }
 
-    /** FindRecyclablePluginBySpec: both plugins recycle. */
+    /** FindRecyclablePluginBySpec: host-path and NFS recycle. */
     static String recyclablePluginBySpec(PersistentVolume volume) {
-        return pluginBySpec(volume);
+        String plugin = pluginBySpec(volume);
+        return HOST_PATH.equals(plugin) || NFS.equals(plugin) ? plugin : null;
     }
 
-    /** FindDeletablePluginBySpec / ByName: only host-path deletes. */
+    /** FindDeletablePluginBySpec / ByName: host-path and Portworx delete. */
     static String deletablePluginBySpec(PersistentVolume volume) {
-        return HOST_PATH.equals(pluginBySpec(volume)) ? HOST_PATH : null;
+        String plugin = pluginBySpec(volume);
+        return isDeletable(plugin) ? plugin : null;
     }
 
     static boolean isDeletable(String pluginName) {
-        return HOST_PATH.equals(pluginName);
+        return HOST_PATH.equals(pluginName) || PortworxDeleter.PLUGIN_NAME.equals(pluginName);
     }
 
     /** FindProvisionablePluginByName: only host-path provisions (when enabled, checked by newProvisioner). */

@@ -79,6 +79,7 @@ final class PersistentVolumeBinder {
     private final SharedIndexInformer<Node> nodeInformer;
     private final Operations operations;
     private final InTreePlugins plugins;
+    private final PortworxDeleter portworx;
     private final RecyclerClient recyclerClient;
     final BinderMetrics metrics;
     /** createProvisionedPVRetryCount and createProvisionedPVInterval. */
@@ -103,6 +104,7 @@ final class PersistentVolumeBinder {
         this.nodeInformer = nodeInformer;
         this.operations = operations;
         this.plugins = plugins;
+        this.portworx = new PortworxDeleter(client, plugins.portworxLocalPort);
         this.metrics = metrics;
         this.recyclerClient = new RecyclerClient(client, podInformer);
         this.enableDynamicProvisioning = enableDynamicProvisioning;
@@ -835,7 +837,11 @@ final class PersistentVolumeBinder {
         }
         long start = metrics.nanoTime();
         try {
-            InTreePlugins.deleteHostPath(volume);
+            if (PortworxDeleter.PLUGIN_NAME.equals(plugin)) {
+                portworx.delete(volume);
+            } else {
+                InTreePlugins.deleteHostPath(volume);
+            }
         } catch (Exception e) {
             metrics.storageOperation(plugin, "volume_delete", true, (metrics.nanoTime() - start) / 1e9);
             throw e;

@@ -16,10 +16,8 @@ public final class PersistentVolumeBinderControllerDescriptor {
     public static final ControllerDescriptor DESCRIPTOR = ControllerDescriptor.of(PersistentVolumeController.NAME)
             .withAliases("persistentvolume-binder")
             .withClientName("persistent-volume-binder")
-            .partially("no Portworx in-tree plugin (upstream still probes it: a static portworx volume fails its "
-                    + "Delete here with no deleter, and pv_collector_total_pv_count names its plugin N/A); the host-path "
-                    + "provisioner sets no SELinux label on its directory; volume_operation_total_errors is exported as "
-                    + "volume_operation_total_errors_total (Micrometer's counter suffix)")
+            .partially("the host-path provisioner sets no SELinux label on its directory; volume_operation_total_errors "
+                    + "is exported as volume_operation_total_errors_total (Micrometer's counter suffix)")
             .startedBy(PersistentVolumeBinderControllerDescriptor::start);
 
     private PersistentVolumeBinderControllerDescriptor() {

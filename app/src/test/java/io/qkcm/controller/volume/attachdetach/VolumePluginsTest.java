@@ -107,7 +107,7 @@ class VolumePluginsTest {
                 false);
         asw.markVolumeAsAttached(null, csiPV, "node-1", "");
         asw.markVolumeAsAttached("kubernetes.io/csi/gone^h", null, "node-1", ""); // no spec: not counted
-        metrics.update(dsw, asw, Map.of("node-1", Map.of("kubernetes.io/fc", 1L, "kubernetes.io/csi:ebs.csi.aws.com", 2L)));
+        metrics.update(dsw, asw, Map.of("node-1", Map.of("kubernetes.io/fc", 1L, "kubernetes.io/csi:ebs.csi.aws.com", 2L)), plugins);
         metrics.recordForcedDetach(AttachDetachMetrics.FORCE_DETACH_REASON_TIMEOUT);
         metrics.recordForcedDetach(AttachDetachMetrics.FORCE_DETACH_REASON_TIMEOUT);
         metrics.recordForcedDetach(AttachDetachMetrics.FORCE_DETACH_REASON_OUT_OF_SERVICE);
@@ -129,7 +129,7 @@ class VolumePluginsTest {
         assertThat(text.lines().filter(l -> l.startsWith("attachdetach_controller_total_volumes{")).count()).isEqualTo(2);
         // the gauges are replaced at each pass: a volume no state has any more is no series any more
         dsw.deletePod("uid-1", VolumePlugins.uniqueVolumeName(fc), "node-1");
-        metrics.update(dsw, asw, Map.of());
+        metrics.update(dsw, asw, Map.of(), plugins);
         String after = registry.scrape();
         assertThat(after).doesNotContain("state=\"desired_state_of_world\"").doesNotContain(
                 "storage_count_attachable_volumes_in_use{");

@@ -131,6 +131,27 @@ class ExpandControllerTest {
         }
     }
 
+    /**
+     * A FlexVolume PV: upstream's expand controller initialises its plugins with no dynamic prober, so no flex
+     * driver is found by FindExpandablePluginBySpec and the claim waits for an external controller (Normal
+     * event); the claim gets no resizer annotation and nothing is marked in progress.
+     */
+    @Test
+    void aFlexVolumeWaitsForAnExternalController() throws Exception {
+        String ns = TestNamespaces.newNamespace(client, "expand-flex");
+        String sc = expandableClass();
+        try (var c = start()) {
+            PersistentVolumeClaim pvc = boundClaim(ns, sc, "2Gi", "1Gi",
+                    s -> s.withNewFlexVolume().withDriver("example.com/lvm").withFsType("ext4").endFlexVolume());
+            String name = pvc.getMetadata().getName();
+            await().atMost(WAIT).until(() -> hasEvent(ns, name, "Normal", "waiting for an external controller to expand this PVC"));
+            PersistentVolumeClaim now = client.persistentVolumeClaims().inNamespace(ns).withName(name).get();
+            assertThat(annotations(ns, name)).doesNotContainKey(ExpandController.VOLUME_RESIZER_KEY);
+            assertThat(now.getStatus().getConditions()).isNullOrEmpty();
+            assertThat(now.getStatus().getAllocatedResourceStatuses()).isNullOrEmpty();
+        }
+    }
+
     /** "when pvc and pv has everything for in-tree plugin": aws-ebs is migrated to ebs.csi.aws.com. */
     @Test
     void aMigratedInTreeVolumeGetsTheCsiResizerAnnotation() throws Exception {

@@ -377,6 +377,112 @@ class PersistentVolumePluginsTest {
         }
     }
 
+    // ---- the Portworx deleter ----
+
+    /** The binder of the descriptor, its Portworx deleter's local API on {@code port}. */
+    private ControllerHarness<PersistentVolumeController> startWithPortworxPort(int port) throws InterruptedException {
+        return ControllerHarness.create(vertx, PersistentVolumeController.NAME, "persistent-volume-binder",
+                Map.of(), context -> new PersistentVolumeController(context, Duration.ofSeconds(1), true,
+                        InTreePlugins.of(60, 30, "", 300, 30, "", false).withPortworxLocalPort(port)),
+                c -> List.of(c.claimReconciler())).start();
+    }
+
+    private static int freePort() throws java.io.IOException {
+        try (var socket = new java.net.ServerSocket(0)) {
+            return socket.getLocalPort();
+        }
+    }
+
+    /**
+     * A Portworx (openstorage) REST API on this host: versions answer, DELETE of a volume answers
+     * {@code deleteAnswer}; the requests it got are recorded.
+     */
+    private static com.sun.net.httpserver.HttpServer portworxApi(int port, String deleteAnswer, List<String> requests)
+            throws java.io.IOException {
+        var server = com.sun.net.httpserver.HttpServer.create(new java.net.InetSocketAddress("127.0.0.1", port), 0);
+        server.createContext("/", exchange -> {
+            String path = exchange.getRequestURI().getPath();
+            requests.add(exchange.getRequestMethod() + " " + path);
+            String body = path.equals("/v1/osd-volumes/versions") ? "[\"v1\"]" : deleteAnswer;
+            byte[] bytes = body.getBytes(java.nio.charset.StandardCharsets.UTF_8);
+            exchange.sendResponseHeaders(200, bytes.length);
+            exchange.getResponseBody().write(bytes);
+            exchange.close();
+        });
+        server.start();
+        return server;
+    }
+
+    /**
+     * A static Portworx PV (not provisioned, so not migrated to pxd.portworx.com) with the Delete policy is
+     * deleted by the in-tree Portworx plugin: with no Portworx API on this host and no
+     * kube-system/portworx-service, the deletion fails with the Service lookup's error, the volume is Failed with
+     * VolumeFailedDelete, and the metrics name the plugin.
+     */
+    @Test
+    void aStaticPortworxVolumeWithoutPortworxFailsItsDeletion() throws Exception {
+        String s = suffix();
+        String ns = TestNamespaces.newNamespace(client, "pvp-pxfail");
+        String cls = "pvp-pxfail-" + s;
+        String pv = "pvp-pxfail-" + s;
+        try (var c = startWithPortworxPort(freePort())) {
+            bindAndRelease(ns, volumeBuilder(pv, "1Gi", cls, "Delete").editSpec().withNewPortworxVolume()
+                    .withVolumeID("px-" + s).endPortworxVolume().endSpec(), cls);
+            String message = "services \"portworx-service\" not found";
+            await().atMost(WAIT).until(() -> "Failed".equals(phase(volume(pv))));
+            assertThat(volume(pv).getStatus().getMessage()).isEqualTo(message);
+            assertThat(volume(pv).getMetadata().getAnnotations()).doesNotContainKey("pv.kubernetes.io/migrated-to");
+            await().atMost(WAIT).until(() -> !events("default", pv, "VolumeFailedDelete").isEmpty());
+            assertThat(events("default", pv, "VolumeFailedDelete")).extracting(Event::getMessage).contains(message);
+            await().atMost(WAIT).until(() -> operationErrors(c, PortworxDeleter.PLUGIN_NAME, "delete") >= 1);
+            assertThat(storageOperation(c, PortworxDeleter.PLUGIN_NAME, "volume_delete", "fail-unknown")).isNotNull();
+            await().atMost(WAIT).until(() -> c.context.metrics().find(BinderMetrics.TOTAL_PV)
+                    .tag("plugin_name", PortworxDeleter.PLUGIN_NAME).gauge() != null);
+        } finally {
+            deleteVolume(pv);
+        }
+    }
+
+    /**
+     * With a Portworx API answering on this host, the volume is deleted there ({@code DELETE
+     * /v1/osd-volumes/<volumeID>} after the versions check) and then the PV object; an answer carrying an
+     * error fails the volume with that error.
+     */
+    @Test
+    void aStaticPortworxVolumeIsDeletedThroughThePortworxApi() throws Exception {
+        String s = suffix();
+        String ns = TestNamespaces.newNamespace(client, "pvp-px");
+        String cls = "pvp-px-" + s;
+        String pv = "pvp-px-" + s;
+        String busy = "pvp-pxbusy-" + s;
+        int port = freePort();
+        List<String> requests = java.util.Collections.synchronizedList(new java.util.ArrayList<>());
+        var server = portworxApi(port, "{\"error\": \"\"}", requests);
+        try (var c = startWithPortworxPort(port)) {
+            bindAndRelease(ns, volumeBuilder(pv, "1Gi", cls, "Delete").editSpec().withNewPortworxVolume()
+                    .withVolumeID("px-" + s).endPortworxVolume().endSpec(), cls);
+            await().atMost(WAIT).until(() -> requests.contains("DELETE /v1/osd-volumes/px-" + s));
+            assertThat(requests).contains("GET /v1/osd-volumes/versions");
+            await().atMost(WAIT).until(() -> volume(pv) == null || volume(pv).getMetadata().getDeletionTimestamp() != null);
+            releaseVolumeProtection(pv);
+            await().atMost(WAIT).until(() -> volume(pv) == null);
+            assertThat(storageOperation(c, PortworxDeleter.PLUGIN_NAME, "volume_delete", "success")).isNotNull();
+        } finally {
+            server.stop(0);
+            deleteVolume(pv);
+        }
+        var refusing = portworxApi(port, "{\"error\": \"volume px-busy is attached\"}", requests);
+        try (var c = startWithPortworxPort(port)) {
+            bindAndRelease(ns, volumeBuilder(busy, "1Gi", cls, "Delete").editSpec().withNewPortworxVolume()
+                    .withVolumeID("px-busy").endPortworxVolume().endSpec(), cls);
+            await().atMost(WAIT).until(() -> "Failed".equals(phase(volume(busy))));
+            assertThat(volume(busy).getStatus().getMessage()).isEqualTo("volume px-busy is attached");
+        } finally {
+            refusing.stop(0);
+            deleteVolume(busy);
+        }
+    }
+
     private static Double gauge(ControllerHarness<PersistentVolumeController> c, String name, String tag, String value) {
         Gauge g = c.context.metrics().find(name).tag(tag, value).gauge();
         return g == null || Double.isNaN(g.value()) ? null : g.value();
