@@ -161,6 +161,10 @@ final class DeviceCel {
                     Map<Object, Object> m = (Map<Object, Object>) (Map<?, ?>) (map instanceof DefaultingMap d ? d.real : map);
                     return equality.inMap(m, key);
                 }));
+        // cel-go's id of getSeconds(tz) is cel-java's timestamp_to_seconds_with_tz
+        bindings.stream().filter(b -> b.getOverloadId().equals("timestamp_to_seconds_with_tz")).findFirst()
+                .map(b -> CelFunctionBinding.from("timestamp_to_seconds_tz", b.getArgTypes(), b.getDefinition()))
+                .ifPresent(bindings::add);
         bindings.addAll(Quantity.bindings());
         bindings.addAll(Semver.bindings());
         this.runtime = CelRuntimeFactory.standardCelRuntimeBuilder()

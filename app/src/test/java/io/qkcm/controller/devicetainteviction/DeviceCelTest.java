@@ -208,7 +208,17 @@ class DeviceCelTest {
     }
 
     @Test
+    void standardLibrary() {
+        matches("timestamp(\"2024-01-01T00:00:30Z\").getSeconds(\"UTC\") == 30 && 1u < 2 && dyn(1) == 1.0", "d", Map.of(),
+                Map.of(), true);
+        matches("device.attributes[\"d\"].n == 3.0 && [1, 2, 3].filter(x, x > 1).size() == 2", "d",
+                Map.of("n", integer(3)), Map.of(), true);
+        assertThat(eval(CEL, "1 / 0 == 1", "d", device(Map.of(), Map.of())).error()).isEqualTo("division by zero");
+    }
+
+    @Test
     void functionsNotEvaluatedHereAreNamed() {
+        assertThat(CEL.compile("type(1) == int").unsupported()).containsExactly("type");
         DeviceCel.Compiled split = CEL.compile("device.attributes[\"dra.example.com\"].services.split(\"example\").size() >= 2");
         assertThat(split.error()).isNull();
         assertThat(split.unsupported()).contains("string_split_string");
