@@ -1,9 +1,9 @@
 // Command declarations prints every function of Kubernetes' stored-expressions CEL environment (the one
 // upstream's ValidatingAdmissionPolicy type checking compiles with) with its overloads, as
-// app/src/main/resources/io/qkcm/controller/validatingadmissionpolicystatus/kubernetes-cel-functions.json
+// app/src/main/resources/io/qkcm/controller/util/cel/kubernetes-cel-functions.json
 // holds them:
 //
-//	cd hack/vap-typecheck && go run ./declarations > ../../app/src/main/resources/io/qkcm/controller/validatingadmissionpolicystatus/kubernetes-cel-functions.json
+//	cd hack/vap-typecheck && go run ./declarations > ../../app/src/main/resources/io/qkcm/controller/util/cel/kubernetes-cel-functions.json
 package main
 
 import (

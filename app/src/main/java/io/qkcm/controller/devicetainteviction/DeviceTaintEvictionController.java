@@ -80,7 +80,11 @@ public final class DeviceTaintEvictionController extends KeyReconciler<DeviceTai
     record AllocatedClaim(ResourceClaim claim, Instant evictionTime) {
     }
 
-    DeviceTaintEvictionController(ControllerContext context, Clock clock) {
+    /** The ResourceSlice tracker's event source. */
+    static final String TRACKER_COMPONENT = "resource_slice_tracker";
+
+    /** @param consumableCapacity DRAConsumableCapacity: CEL selectors see device.allowMultipleAllocations */
+    DeviceTaintEvictionController(ControllerContext context, Clock clock, boolean consumableCapacity) {
         super(context, DeviceTaintRule.class, NAME, 1);
         this.pods = context.informers().informerFor(Pod.class);
         this.claims = context.informers().informerFor(ResourceClaim.class);
@@ -92,7 +96,8 @@ public final class DeviceTaintEvictionController extends KeyReconciler<DeviceTai
         this.workers = context.newApiCallPool("device-taint-eviction", 4);
         this.eviction = new DeviceTaintPodEviction(context.client(), context.events(), metrics, clock);
         this.evictions = new TimedWorkerQueue(eviction::evict, clock, context.delayer(), workers);
-        this.tracker = new SliceTracker(slices.getStore(), rules.getStore(), classes.getStore(), this::handleSliceChange);
+        this.tracker = new SliceTracker(slices.getStore(), rules.getStore(), classes.getStore(), this::handleSliceChange,
+                new DeviceCel(consumableCapacity), context.recorderFor(TRACKER_COMPONENT));
     }
 
     @Override

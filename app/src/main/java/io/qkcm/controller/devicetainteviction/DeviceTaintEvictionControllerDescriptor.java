@@ -9,14 +9,17 @@ import io.qkcm.runtime.josdk.ControllerDescriptor;
 /**
  * device-taint-eviction-controller's descriptor and start function (upstream's
  * {@code newDeviceTaintEvictionControllerDescriptor} and {@code startDeviceTaintEvictionController}): gates
- * DynamicResourceAllocation and DRADeviceTaints, no flags.
+ * DynamicResourceAllocation and DRADeviceTaints, no flags; DRAConsumableCapacity gives CEL selectors
+ * {@code device.allowMultipleAllocations}.
  */
 public final class DeviceTaintEvictionControllerDescriptor {
 
     public static final ControllerDescriptor DESCRIPTOR = ControllerDescriptor.of(DeviceTaintEvictionController.NAME)
             .requiringFeatureGates("DynamicResourceAllocation", "DRADeviceTaints")
-            .partially("CEL selectors of DeviceTaintRules (and of the DeviceClasses they name) are not evaluated: "
-                    + "such a rule taints no device")
+            .partially("a CEL selector (of a DeviceTaintRule or the DeviceClass it names) calling type(), "
+                    + "duration(int), int(duration) or a function of CEL's optionals, strings, lists, sets, regex, URL, "
+                    + "IP/CIDR, format or two-variable comprehension libraries is not evaluated: such a rule taints no "
+                    + "device; the CEL runtime cost limit is not enforced")
             .startedBy(DeviceTaintEvictionControllerDescriptor::start);
 
     private DeviceTaintEvictionControllerDescriptor() {
@@ -27,6 +30,7 @@ public final class DeviceTaintEvictionControllerDescriptor {
     }
 
     static DeviceTaintEvictionController newController(ControllerContext context, Clock clock) {
-        return new DeviceTaintEvictionController(context, clock);
+        return new DeviceTaintEvictionController(context, clock,
+                context.options().featureGates().enabled("DRAConsumableCapacity"));
     }
 }

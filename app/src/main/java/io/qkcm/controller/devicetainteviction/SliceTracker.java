@@ -18,6 +18,7 @@ import io.fabric8.kubernetes.client.informers.cache.Store;
 import io.qkcm.controller.util.resource.DeviceClass;
 import io.qkcm.controller.util.resource.ResourceSlice;
 import io.qkcm.runtime.DeepCopy;
+import io.qkcm.runtime.events.EventRecorder;
 
 /**
  * Upstream's resourceslice tracker (k8s.io/dynamic-resource-allocation/resourceslice/tracker) with device
@@ -25,8 +26,11 @@ import io.qkcm.runtime.DeepCopy;
  * selects a device appended to that device's own. A slice event is always passed on; a rule or class event
  * passes a slice on only when its devices' taints changed.
  *
- * <p>Not ported: CEL selectors. A rule with a CEL selector, or naming a DeviceClass that has one, applies
- * to no device here (logged once per rule generation); upstream evaluates them.
+ * <p>CEL selectors of a rule, and of the DeviceClass it names, are evaluated per device ({@link DeviceCel}): a
+ * device matches when all do. A selector that fails to compile fails the slice's sync (the slice keeps its
+ * previous patched version, as upstream's returned error); a rule selector's runtime error is a
+ * {@code CELRuntimeError} event on the rule, and the device does not match. A selector calling a function not
+ * evaluated here applies the rule to no device (logged once per rule generation).
  */
 final class SliceTracker {
 
@@ -39,13 +43,18 @@ final class SliceTracker {
     private final BiConsumer<ResourceSlice, ResourceSlice> handler;
     private final Map<String, ResourceSlice> patched = new HashMap<>();
     private final Map<String, Long> celWarned = new HashMap<>();
+    private final DeviceCel cel;
+    /** The tracker's own recorder (upstream's component resource_slice_tracker). */
+    private final EventRecorder recorder;
 
     SliceTracker(Store<ResourceSlice> slices, Store<DeviceTaintRule> rules, Store<DeviceClass> classes,
-            BiConsumer<ResourceSlice, ResourceSlice> handler) {
+            BiConsumer<ResourceSlice, ResourceSlice> handler, DeviceCel cel, EventRecorder recorder) {
         this.slices = slices;
         this.rules = rules;
         this.classes = classes;
         this.handler = handler;
+        this.cel = cel;
+        this.recorder = recorder;
     }
 
     /** A ResourceSlice was added, updated or deleted. */
@@ -84,7 +93,14 @@ final class SliceTracker {
             }
             return;
         }
-        ResourceSlice newPatched = applyRules(slice);
+        ResourceSlice newPatched;
+        try {
+            newPatched = applyRules(slice);
+        } catch (CelCompileError e) {
+            // upstream's handleError: the slice is left as it was patched before
+            LOG.errorf("failed to apply patches to ResourceSlice: resourceslice %s: %s", name, e.getMessage());
+            return;
+        }
         if (!sendEvent && oldPatched != null) {
             List<Device> oldDevices = devices(oldPatched);
             List<Device> newDevices = devices(newPatched);
@@ -104,6 +120,13 @@ final class SliceTracker {
         return slice.getSpec() == null || slice.getSpec().getDevices() == null ? List.of() : slice.getSpec().getDevices();
     }
 
+    /** A selector that does not compile: upstream's applyPatches returns an error. */
+    static final class CelCompileError extends RuntimeException {
+        CelCompileError(String message) {
+            super(message);
+        }
+    }
+
     /** Upstream's applyPatches: the slice itself when no rule applies, else a copy with the rules' taints. */
     private ResourceSlice applyRules(ResourceSlice slice) {
         ResourceSlice result = slice;
@@ -117,6 +140,8 @@ final class SliceTracker {
             }
             DeviceTaintSelector selector = rule.getSpec().getDeviceSelector();
             String deviceName = null;
+            List<DeviceCel.Compiled> classExprs = new ArrayList<>();
+            List<DeviceCel.Compiled> selectorExprs = new ArrayList<>();
             if (selector != null) {
                 if (selector.getDriver() != null && !selector.getDriver().equals(driver)) {
                     continue;
@@ -130,41 +155,84 @@ final class SliceTracker {
                     if (deviceClass == null) {
                         continue;
                     }
-                    if (deviceClass.getSpec() != null && deviceClass.getSpec().getSelectors() != null
-                            && deviceClass.getSpec().getSelectors().stream().anyMatch(s -> s.getCel() != null)) {
-                        warnCel(rule);
-                        continue;
+                    if (deviceClass.getSpec() != null && deviceClass.getSpec().getSelectors() != null) {
+                        for (var s : deviceClass.getSpec().getSelectors()) {
+                            if (s.getCel() != null) {
+                                classExprs.add(cel.compile(s.getCel().getExpression()));
+                            }
+                        }
                     }
                 }
-                if (selector.getSelectors() != null && selector.getSelectors().stream().anyMatch(s -> s.getCel() != null)) {
-                    warnCel(rule);
-                    continue;
+                if (selector.getSelectors() != null) {
+                    for (var s : selector.getSelectors()) {
+                        if (s.getCel() != null) {
+                            selectorExprs.add(cel.compile(s.getCel().getExpression()));
+                        }
+                    }
                 }
             }
             List<Device> devices = devices(slice);
+            devices:
             for (int i = 0; i < devices.size(); i++) {
-                if (deviceName != null && !deviceName.equals(devices.get(i).getName())) {
+                Device device = devices.get(i);
+                if (deviceName != null && !deviceName.equals(device.getName())) {
                     continue;
+                }
+                for (int j = 0; j < classExprs.size(); j++) {
+                    DeviceCel.Compiled expr = classExprs.get(j);
+                    if (expr.error() != null) {
+                        throw new CelCompileError("DeviceTaintRule " + rule.getMetadata().getName() + ": class "
+                                + selector.getDeviceClassName() + ": selector #" + j + ": CEL compile error: " + expr.error());
+                    }
+                    if (!expr.unsupported().isEmpty()) {
+                        warnCel(rule, expr);
+                        continue devices;
+                    }
+                    DeviceCel.Result r = DeviceCel.matches(expr, driver, device);
+                    if (r.error() != null || !r.matches()) {
+                        continue devices;
+                    }
+                }
+                for (int j = 0; j < selectorExprs.size(); j++) {
+                    DeviceCel.Compiled expr = selectorExprs.get(j);
+                    if (expr.error() != null) {
+                        throw new CelCompileError("DeviceTaintRule " + rule.getMetadata().getName() + ": selector #" + j
+                                + ": CEL compile error: " + expr.error());
+                    }
+                    if (!expr.unsupported().isEmpty()) {
+                        warnCel(rule, expr);
+                        continue devices;
+                    }
+                    DeviceCel.Result r = DeviceCel.matches(expr, driver, device);
+                    if (r.error() != null) {
+                        recorder.eventf(rule, EventRecorder.WARNING, "CELRuntimeError", "selector #%d: runtime error: %s", j,
+                                r.error());
+                        continue devices;
+                    }
+                    if (!r.matches()) {
+                        continue devices;
+                    }
                 }
                 var t = rule.getSpec().getTaint();
                 DeviceTaint taint = new DeviceTaint(t.getEffect(), t.getKey(), t.getTimeAdded(), t.getValue());
                 if (result == slice) {
                     result = DeepCopy.of(slice);
                 }
-                Device device = result.getSpec().getDevices().get(i);
-                List<DeviceTaint> taints = device.getTaints() == null ? new ArrayList<>() : new ArrayList<>(device.getTaints());
+                Device patchedDevice = result.getSpec().getDevices().get(i);
+                List<DeviceTaint> taints = patchedDevice.getTaints() == null ? new ArrayList<>()
+                        : new ArrayList<>(patchedDevice.getTaints());
                 taints.add(taint);
-                device.setTaints(taints);
+                patchedDevice.setTaints(taints);
             }
         }
         return result;
     }
 
-    private void warnCel(DeviceTaintRule rule) {
+    private void warnCel(DeviceTaintRule rule, DeviceCel.Compiled expr) {
         Long generation = rule.getMetadata().getGeneration();
         if (!Objects.equals(celWarned.put(rule.getMetadata().getName(), generation), generation)) {
-            LOG.warnf("DeviceTaintRule %s uses a CEL selector, which qkcm does not evaluate: it applies to no device",
-                    rule.getMetadata().getName());
+            LOG.warnf("DeviceTaintRule %s: the CEL selector %s calls %s, which qkcm does not evaluate: the rule applies "
+                    + "to no device", rule.getMetadata().getName(), expr.expression(), expr.unsupported());
         }
     }
 

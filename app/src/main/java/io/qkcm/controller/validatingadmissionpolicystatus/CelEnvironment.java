@@ -1,20 +1,15 @@
 package io.qkcm.controller.validatingadmissionpolicystatus;
 
-import com.fasterxml.jackson.databind.JsonNode;
 import com.google.common.collect.ImmutableCollection;
 import com.google.common.collect.ImmutableList;
 import com.google.common.collect.ImmutableSet;
 import dev.cel.checker.CelChecker;
 import dev.cel.common.CelFunctionDecl;
 import dev.cel.common.CelOptions;
-import dev.cel.common.CelOverloadDecl;
 import dev.cel.common.CelValidationResult;
 import dev.cel.common.CelVarDecl;
 import dev.cel.common.types.CelType;
 import dev.cel.common.types.CelTypeProvider;
-import dev.cel.common.types.ListType;
-import dev.cel.common.types.MapType;
-import dev.cel.common.types.OpaqueType;
 import dev.cel.common.types.OptionalType;
 import dev.cel.common.types.SimpleType;
 import dev.cel.common.types.StructType;
@@ -25,10 +20,8 @@ import dev.cel.compiler.CelCompilerFactory;
 import dev.cel.parser.CelParser;
 import dev.cel.parser.CelParserFactory;
 import dev.cel.checker.CelStandardDeclarations;
-import io.qkcm.runtime.Json;
-import java.io.IOException;
-import java.io.InputStream;
-import java.io.UncheckedIOException;
+import io.qkcm.controller.util.cel.KubernetesCelFunctions;
+import io.qkcm.controller.util.cel.KubernetesCelMacros;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -41,8 +34,8 @@ import java.util.Optional;
  * cel-java's parser and checker. Every function and overload — CEL's standard library, cross-type numeric
  * comparisons, optionals, the strings (v2), sets, lists (v3) and two-variable comprehension extensions and
  * Kubernetes' own libraries (urls, regex, lists, authz and its selectors, quantity, ip, cidr, format, semver) —
- * is declared from {@code kubernetes-cel-functions.json}, a table dumped from that upstream environment by
- * hack/vap-typecheck, so the checker resolves overloads against exactly upstream's signatures; of cel-java's
+ * is declared from the kit's {@link KubernetesCelFunctions} (a table dumped from that upstream environment by
+ * hack/vap-typecheck), so the checker resolves overloads against exactly upstream's signatures; of cel-java's
  * standard declarations only the type identifiers are kept. Only the parser and checker run: no expression is
  * ever evaluated, and cel-java generates no bytecode.
  */
@@ -54,21 +47,14 @@ final class CelEnvironment {
             .enableHomogeneousLiterals(false)
             .build();
 
-    private static final Map<String, CelType> SIMPLE = Map.ofEntries(
-            Map.entry("any", SimpleType.ANY), Map.entry("bool", SimpleType.BOOL), Map.entry("bytes", SimpleType.BYTES),
-            Map.entry("double", SimpleType.DOUBLE), Map.entry("duration", SimpleType.DURATION),
-            Map.entry("dyn", SimpleType.DYN), Map.entry("error", SimpleType.ERROR), Map.entry("int", SimpleType.INT),
-            Map.entry("null", SimpleType.NULL_TYPE), Map.entry("string", SimpleType.STRING),
-            Map.entry("timestamp", SimpleType.TIMESTAMP), Map.entry("uint", SimpleType.UINT));
-
     /** The functions of upstream's stored-expressions environment, loaded once. */
-    private static final ImmutableList<CelFunctionDecl> FUNCTIONS = loadFunctions();
+    private static final ImmutableList<CelFunctionDecl> FUNCTIONS = KubernetesCelFunctions.all();
 
     /** Standard macros plus those of optionals, two-variable comprehensions and lists (sortBy), as cel-go's. */
     private static final CelParser PARSER = CelParserFactory.standardCelParserBuilder()
             .setOptions(OPTIONS)
             .setStandardMacros()
-            .addMacros(Macros.all())
+            .addMacros(KubernetesCelMacros.all())
             .build();
 
     /**
@@ -128,70 +114,6 @@ final class CelEnvironment {
                 .setTypeProvider(provider)
                 .addVarDeclarations(vars)
                 .build();
-    }
-
-    private static ImmutableList<CelFunctionDecl> loadFunctions() {
-        JsonNode root;
-        try (InputStream in = CelEnvironment.class.getResourceAsStream("kubernetes-cel-functions.json")) {
-            if (in == null) {
-                throw new IllegalStateException("kubernetes-cel-functions.json is missing from the class path");
-            }
-            root = Json.mapper().readTree(in);
-        } catch (IOException e) {
-            throw new UncheckedIOException(e);
-        }
-        ImmutableList.Builder<CelFunctionDecl> out = ImmutableList.builder();
-        for (JsonNode f : root.get("functions")) {
-            List<CelOverloadDecl> overloads = new ArrayList<>();
-            for (JsonNode o : f.get("overloads")) {
-                List<CelType> args = new ArrayList<>();
-                JsonNode a = o.get("args");
-                if (a != null && a.isArray()) {
-                    a.forEach(t -> args.add(type(t)));
-                }
-                CelType result = type(o.get("result"));
-                String id = o.get("id").asText();
-                overloads.add(o.path("member").asBoolean(false)
-                        ? CelOverloadDecl.newMemberOverload(id, result, args)
-                        : CelOverloadDecl.newGlobalOverload(id, result, args));
-            }
-            out.add(CelFunctionDecl.newFunctionDeclaration(f.get("name").asText(), overloads));
-        }
-        return out.build();
-    }
-
-
-    private static CelType type(JsonNode t) {
-        String kind = t.get("kind").asText();
-        List<CelType> params = new ArrayList<>();
-        JsonNode p = t.get("params");
-        if (p != null && p.isArray()) {
-            p.forEach(e -> params.add(type(e)));
-        }
-        CelType simple = SIMPLE.get(kind);
-        if (simple != null) {
-            return simple;
-        }
-        String name = t.path("name").asText("");
-        switch (kind) {
-            case "list":
-                return ListType.create(params.get(0));
-            case "map":
-                return MapType.create(params.get(0), params.get(1));
-            case "type":
-                return params.isEmpty() ? TypeType.create(SimpleType.DYN) : TypeType.create(params.get(0));
-            case "typeparam":
-                return TypeParamType.create(name);
-            case "struct":
-                return StructTypeReference.create(name);
-            case "opaque":
-                if (name.equals("optional_type")) {
-                    return OptionalType.create(params.get(0));
-                }
-                return OpaqueType.create(name, ImmutableList.copyOf(params));
-            default:
-                throw new IllegalStateException("unknown CEL type kind in kubernetes-cel-functions.json: " + kind);
-        }
     }
 
     /** Struct types of the given object DeclTypes, field types resolved through {@code structs}. */

@@ -51,7 +51,8 @@ import io.vertx.core.Vertx;
  * on), after upstream's device_taint_eviction_test.go: a pod using an allocated claim whose device has an
  * untolerated NoExecute taint is marked (DisruptionTarget, event) and deleted; NoSchedule taints and
  * tolerations without tolerationSeconds keep it; tolerationSeconds delays the deletion, and a taint removed
- * meanwhile cancels it with an event; a DeviceTaintRule's taint evicts as a slice's own does.
+ * meanwhile cancels it with an event; a DeviceTaintRule's taint evicts as a slice's own does, on the devices
+ * its CEL selectors (and its DeviceClass's) match, a selector's runtime error an event on the rule.
  */
 @QuarkusTest
 @QuarkusTestResource(value = RealApiServerResource.class, restrictToAnnotatedClass = false)
@@ -268,5 +269,107 @@ class DeviceTaintEvictionControllerTest {
             assertThat(evicted(ns, "unruled")).isFalse();
             assertThat(h.controller.evictionScheduled(ns, "unruled")).isFalse();
         }
+    }
+
+    /** A slice of {@code driver} whose devices have the string attribute {@code model} (device name → model). */
+    static ResourceSlice sliceWithModels(String driver, Map<String, String> models) {
+        ResourceSlice slice = new ResourceSlice();
+        slice.setMetadata(new ObjectMetaBuilder().withName(driver + "-slice").build());
+        List<io.fabric8.kubernetes.api.model.resource.v1beta2.Device> list = new ArrayList<>();
+        models.forEach((name, model) -> list.add(new DeviceBuilder().withName(name)
+                .withAttributes(Map.of("model", new io.fabric8.kubernetes.api.model.resource.v1beta2.DeviceAttributeBuilder()
+                        .withString(model).build()))
+                .build()));
+        slice.setSpec(new ResourceSliceSpecBuilder().withDriver(driver).withNewPool().withName("pool").withGeneration(1L)
+                .withResourceSliceCount(1L).endPool().withNodeName(NODE).withDevices(list).build());
+        return client.resources(ResourceSlice.class).resource(slice).create();
+    }
+
+    static DeviceTaintRule celRule(String name, String driver, String deviceClass, String expression) {
+        var selector = new io.fabric8.kubernetes.api.model.resource.v1alpha3.DeviceTaintSelectorBuilder().withDriver(driver)
+                .withDeviceClassName(deviceClass);
+        if (expression != null) {
+            selector.addNewSelector().withNewCel().withExpression(expression).endCel().endSelector();
+        }
+        return client.resource(new DeviceTaintRuleBuilder().withNewMetadata().withName(name).endMetadata().withNewSpec()
+                .withDeviceSelector(selector.build()).withNewTaint().withKey("recalled").withEffect("NoExecute").endTaint()
+                .endSpec().build()).create();
+    }
+
+    /**
+     * Upstream's tracker case "add-attribute-for-selector" through the controller: a rule's CEL selector on the
+     * device's attribute (its driver the default domain) taints the matching device only, and the pod using it is
+     * evicted.
+     */
+    @Test
+    void aDeviceTaintRuleWithACelSelectorEvictsOnlyThePodOfTheMatchingDevice() throws Exception {
+        String ns = namespace("dte-cel");
+        String driver = driver();
+        sliceWithModels(driver, Map.of("dev-0", "a100", "dev-1", "h100"));
+        podWithClaim(ns, "selected", driver, "dev-0", null);
+        podWithClaim(ns, "other", driver, "dev-1", null);
+        try (var h = start()) {
+            celRule(driver + "-rule", driver, null,
+                    "device.attributes[\"" + driver + "\"].model == \"a100\" && device.driver == \"" + driver + "\"");
+            await().atMost(WAIT).until(() -> evicted(ns, "selected"));
+            assertThat(disruptionTarget(get(ns, "selected")).getReason()).isEqualTo("DeletionByDeviceTaintManager");
+            assertThat(evicted(ns, "other")).isFalse();
+            assertThat(h.controller.evictionScheduled(ns, "other")).isFalse();
+        }
+    }
+
+    /**
+     * Upstream's "add-taint-for-device-class": a rule naming a DeviceClass applies to the devices its CEL
+     * selectors match.
+     */
+    @Test
+    void aDeviceClassesCelSelectorsNarrowTheRule() throws Exception {
+        String ns = namespace("dte-class");
+        String driver = driver();
+        sliceWithModels(driver, Map.of("dev-0", "a100", "dev-1", "h100"));
+        podWithClaim(ns, "selected", driver, "dev-1", null);
+        podWithClaim(ns, "other", driver, "dev-0", null);
+        io.qkcm.controller.util.resource.DeviceClass deviceClass = new io.qkcm.controller.util.resource.DeviceClass();
+        deviceClass.setMetadata(new ObjectMetaBuilder().withName(driver + "-class").build());
+        deviceClass.setSpec(new io.fabric8.kubernetes.api.model.resource.v1beta2.DeviceClassSpecBuilder().addNewSelector()
+                .withNewCel().withExpression("device.attributes[\"" + driver + "\"].model.startsWith(\"h\")").endCel()
+                .endSelector().build());
+        client.resources(io.qkcm.controller.util.resource.DeviceClass.class).resource(deviceClass).create();
+        try (var h = start()) {
+            celRule(driver + "-rule", driver, driver + "-class", null);
+            await().atMost(WAIT).until(() -> evicted(ns, "selected"));
+            assertThat(evicted(ns, "other")).isFalse();
+            assertThat(h.controller.evictionScheduled(ns, "other")).isFalse();
+        }
+    }
+
+    /**
+     * Upstream's "runtime-CEL-errors-skip-devices": a selector failing at runtime (a missing attribute) taints
+     * no device, and the rule gets a CELRuntimeError warning from resource_slice_tracker.
+     */
+    @Test
+    void aCelRuntimeErrorSkipsTheDeviceWithAnEventOnTheRule() throws Exception {
+        String ns = namespace("dte-celerr");
+        String driver = driver();
+        sliceWithModels(driver, Map.of("dev-0", "a100"));
+        podWithClaim(ns, "kept", driver, "dev-0", null);
+        try (var h = start()) {
+            String rule = driver + "-rule";
+            celRule(rule, driver, null, "device.attributes[\"test.example.com\"].deviceAttr");
+            await().atMost(WAIT).until(() -> !celEvents(rule).isEmpty());
+            Event e = celEvents(rule).get(0);
+            assertThat(e.getType()).isEqualTo("Warning");
+            assertThat(e.getMessage()).isEqualTo("selector #0: runtime error: no such key: deviceAttr");
+            assertThat(e.getSource().getComponent()).isEqualTo("resource_slice_tracker");
+            assertThat(e.getInvolvedObject().getKind()).isEqualTo("DeviceTaintRule");
+            assertThat(evicted(ns, "kept")).isFalse();
+            assertThat(h.controller.evictionScheduled(ns, "kept")).isFalse();
+        }
+    }
+
+    static List<Event> celEvents(String rule) {
+        return client.v1().events().inAnyNamespace().list().getItems().stream()
+                .filter(e -> rule.equals(e.getInvolvedObject().getName()) && "CELRuntimeError".equals(e.getReason()))
+                .toList();
     }
 }

@@ -21,6 +21,7 @@ import io.fabric8.kubernetes.api.model.storage.StorageClass;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.informers.SharedIndexInformer;
 import io.qkcm.controller.ApiErrors;
+import io.qkcm.controller.volume.common.CSITranslation;
 import io.qkcm.controller.volume.common.PodPVCIndex;
 import io.qkcm.runtime.DeepCopy;
 import io.qkcm.runtime.events.EventRecorder;
@@ -934,8 +935,8 @@ final class PersistentVolumeBinder {
             return BinderMetrics.NOT_AVAILABLE;
         }
         String provisioner = nonNull(storageClass.getProvisioner());
-        if (CSIMigration.isMigrationEnabledForPlugin(provisioner)) {
-            return CSIMigration.csiNameFromInTreeName(provisioner);
+        if (CSITranslation.isMigrationEnabledForPlugin(provisioner)) {
+            return CSITranslation.csiNameFromInTreeName(provisioner);
         }
         return provisioner;
     }
@@ -1003,7 +1004,7 @@ final class PersistentVolumeBinder {
         // findProvisionablePlugin: null for an external provisioner
         String provisioner = nonNull(storageClass.getProvisioner());
         String plugin = null;
-        if (!CSIMigration.isMigrationEnabledForPlugin(provisioner)) {
+        if (!CSITranslation.isMigrationEnabledForPlugin(provisioner)) {
             if (InTreePlugins.isProvisionable(provisioner)) {
                 plugin = provisioner;
             } else if (provisioner.startsWith("kubernetes.io/")) {
@@ -1038,8 +1039,8 @@ final class PersistentVolumeBinder {
             return plugin;
         }
         String provisioner = nonNull(storageClass.getProvisioner());
-        if (CSIMigration.isMigrationEnabledForPlugin(provisioner)) {
-            return CSIMigration.csiNameFromInTreeName(provisioner);
+        if (CSITranslation.isMigrationEnabledForPlugin(provisioner)) {
+            return CSITranslation.csiNameFromInTreeName(provisioner);
         }
         return provisioner;
     }
@@ -1169,8 +1170,8 @@ final class PersistentVolumeBinder {
     /** provisionClaimOperationExternal: annotate the claim for its provisioner and say so. */
     void provisionClaimOperationExternal(PersistentVolumeClaim claim, StorageClass storageClass) {
         String provisionerName = storageClass.getProvisioner();
-        if (CSIMigration.isMigrationEnabledForPlugin(provisionerName)) {
-            provisionerName = CSIMigration.csiNameFromInTreeName(provisionerName);
+        if (CSITranslation.isMigrationEnabledForPlugin(provisionerName)) {
+            provisionerName = CSITranslation.csiNameFromInTreeName(provisionerName);
         }
         PersistentVolumeClaim newClaim;
         try {
@@ -1261,7 +1262,7 @@ final class PersistentVolumeBinder {
         }
         List<String> out = new ArrayList<>(list(volume.getMetadata().getFinalizers()));
         boolean modified = false;
-        if (CSIMigration.isMigrationEnabledForPlugin(provisioner)) {
+        if (CSITranslation.isMigrationEnabledForPlugin(provisioner)) {
             modified = out.removeIf(PV_DELETION_IN_TREE_PROTECTION_FINALIZER::equals);
             return modified ? out : null;
         }
@@ -1303,8 +1304,8 @@ final class PersistentVolumeBinder {
             }
         }
         String migratedTo = nonNull(ann.get(ANN_MIGRATED_TO));
-        if (CSIMigration.isMigrationEnabledForPlugin(provisioner)) {
-            String csiName = CSIMigration.csiNameFromInTreeName(provisioner);
+        if (CSITranslation.isMigrationEnabledForPlugin(provisioner)) {
+            String csiName = CSITranslation.csiNameFromInTreeName(provisioner);
             if (!migratedTo.equals(csiName)) {
                 ann.put(ANN_MIGRATED_TO, csiName);
                 return true;

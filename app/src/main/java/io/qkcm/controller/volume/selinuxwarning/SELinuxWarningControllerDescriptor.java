@@ -14,8 +14,7 @@ public final class SELinuxWarningControllerDescriptor {
     public static final ControllerDescriptor DESCRIPTOR = ControllerDescriptor.of(SELinuxWarningController.NAME)
             .offByDefault()
             .requiringFeatureGates("SELinuxChangePolicy")
-            .partially("in-tree volumes are not translated to CSI (CSI migration) and no flex volume plugins are probed: "
-                    + "such volumes are skipped")
+            .partially("no flex volume plugins are probed: flex volumes are skipped")
             .startedBy(SELinuxWarningControllerDescriptor::start);
 
     private SELinuxWarningControllerDescriptor() {

@@ -9,13 +9,16 @@ import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.api.model.Volume;
 import io.fabric8.kubernetes.api.model.storage.CSIDriver;
 import io.fabric8.kubernetes.client.informers.cache.Store;
+import io.qkcm.controller.volume.common.CSITranslation;
 import io.qkcm.controller.volume.common.PodPVCIndex;
 
 /**
  * What the controller needs of upstream's volume plugins: the volume spec of a pod volume (attachdetach's
  * CreateVolumeSpec: a PVC's bound PV, or the inline volume), and for the plugins kube-controller-manager
  * probes for persistent volumes (host-path, nfs, fc, iscsi, csi) their unique volume name and whether they
- * support mounting with an SELinux context. Other volume types have no plugin here, as upstream.
+ * support mounting with an SELinux context. An in-tree volume whose plugin is migrated to CSI is the CSI
+ * plugin's, as its driver's volume (the driver's CSIDriver says whether it mounts with a context). Other volume
+ * types have no plugin here, as upstream; flex volumes are not probed.
  */
 final class VolumeSpecs {
 
@@ -49,8 +52,32 @@ final class VolumeSpecs {
         this.seLinuxMountReadWriteOncePod = seLinuxMountReadWriteOncePod;
     }
 
-    /** attachdetach util's CreateVolumeSpec (without CSI migration of in-tree volumes). */
+    /**
+     * attachdetach util's CreateVolumeSpec: the pod volume's spec, a migrated in-tree volume translated to its
+     * CSI driver's (translateInTreeSpecToCSIIfNeeded).
+     */
     Spec create(Volume podVolume, Pod pod) {
+        String[] claimName = { "" };
+        Spec spec = createInTree(podVolume, pod, claimName);
+        String plugin = CSITranslation.inTreePluginName(spec.persistentVolume(), spec.volume());
+        if (plugin == null || !CSITranslation.isMigrationEnabledForPlugin(plugin)) {
+            return spec;
+        }
+        try {
+            // csimigration.TranslateInTreeSpecToCSI: an inline volume becomes a PersistentVolume spec too
+            return new Spec(null, spec.persistentVolume() != null
+                    ? CSITranslation.translateInTreePVToCSI(spec.persistentVolume())
+                    : CSITranslation.translateInTreeInlineVolumeToCSI(spec.volume(), pod.getMetadata().getNamespace()));
+        } catch (IllegalArgumentException e) {
+            throw new IllegalStateException("error performing CSI migration checks and translation for PVC \""
+                    + pod.getMetadata().getNamespace() + "\"/\"" + claimName[0] + "\": failed to translate in-tree pv to CSI: "
+                    + e.getMessage(), e);
+        }
+    }
+
+    /** createInTreeVolumeSpec; {@code claimOut[0]} receives the claim's name ("" for an inline volume). */
+    private Spec createInTree(Volume podVolume, Pod pod, String[] claimOut) {
+        claimOut[0] = "";
         String claimName = null;
         if (podVolume.getPersistentVolumeClaim() != null) {
             claimName = podVolume.getPersistentVolumeClaim().getClaimName();
@@ -62,6 +89,7 @@ final class VolumeSpecs {
         if (claimName == null || claimName.isEmpty()) {
             return new Spec(podVolume, null);
         }
+        claimOut[0] = claimName;
         String ns = pod.getMetadata().getNamespace();
         PersistentVolumeClaim pvc = pvcs.getByKey(ns + "/" + claimName);
         if (pvc == null) {

@@ -41,7 +41,8 @@ import io.vertx.core.Vertx;
  * two pods using one CSI volume (seLinuxMount on) with different SELinux levels get SELinuxLabelConflict events
  * naming each other (not across namespaces); Recursive against MountOption is a policy conflict (and its empty label a level conflict); a driver
  * without seLinuxMount means Recursive for all (no conflict) until the CSIDriver changes; two labels in one pod
- * are MultipleSELinuxLabels; the conflict gauge follows the cache, a finished pod leaving it.
+ * are MultipleSELinuxLabels; the conflict gauge follows the cache, a finished pod leaving it; in-tree volumes
+ * (a PV and an inline volume) are translated to their CSI drivers' volumes (CSI migration).
  */
 @QuarkusTest
 @QuarkusTestResource(value = RealApiServerResource.class, restrictToAnnotatedClass = false)
@@ -223,6 +224,93 @@ class SELinuxWarningControllerTest {
         try (var h = start()) {
             await().atMost(WAIT).untilAsserted(() -> assertThat(events(ns, "pod1")).contains(
                     "Warning MultipleSELinuxLabels Volume \"vol\" is mounted twice with different SELinux labels inside this pod"));
+        }
+    }
+
+    /** The CSIDriver {@code name} with {@code seLinuxMount}, created or updated (a migrated plugin's driver has a fixed name). */
+    static void namedDriver(String name, boolean seLinuxMount) {
+        CSIDriver existing = client.storage().v1().csiDrivers().withName(name).get();
+        if (existing == null) {
+            client.storage().v1().csiDrivers().resource(new CSIDriverBuilder().withNewMetadata().withName(name).endMetadata()
+                    .withNewSpec().withSeLinuxMount(seLinuxMount).endSpec().build()).create();
+        } else {
+            existing.getSpec().setSeLinuxMount(seLinuxMount);
+            client.storage().v1().csiDrivers().resource(existing).update();
+        }
+    }
+
+    /** A pod mounting one inline volume {@code vol} of {@code source} at level {@code level}. */
+    static Pod inlinePod(String ns, String name, io.fabric8.kubernetes.api.model.Volume source, String level) {
+        source.setName("vol");
+        return client.pods().inNamespace(ns).resource(new PodBuilder().withNewMetadata().withName(name).endMetadata()
+                .withNewSpec().withNewSecurityContext().withNewSeLinuxOptions().withLevel(level).endSeLinuxOptions()
+                .endSecurityContext().addToVolumes(source).addNewContainer().withName("c")
+                .withImage("registry.k8s.io/pause:3.10").addNewVolumeMount().withName("vol").withMountPath("/data")
+                .endVolumeMount().endContainer().endSpec().build()).create();
+    }
+
+    /**
+     * Upstream's "existing pod with fully bound PVC" (an AWS EBS PV), "existing pod with inline volume" and "existing
+     * pod with inline volume and PVC": an in-tree volume is translated to CSI and counts as ebs.csi.aws.com's, the
+     * driver's seLinuxMount applying; the PV and the inline volume of one EBS volume are one CSI volume
+     * (kubernetes.io/csi/ebs.csi.aws.com^vol-...), so their pods' different levels conflict.
+     */
+    @Test
+    void anInTreeVolumeIsItsCSIDriversVolume() throws Exception {
+        String ns = newNamespace(client, "selinux-intree");
+        namedDriver("ebs.csi.aws.com", true);
+        String volumeID = "vol-" + UUID.randomUUID().toString().substring(0, 8);
+        PersistentVolumeClaim pvc = client.persistentVolumeClaims().inNamespace(ns).resource(new PersistentVolumeClaimBuilder()
+                .withNewMetadata().withName("data").endMetadata().withNewSpec().withAccessModes("ReadWriteOnce")
+                .withNewResources().withRequests(Map.of("storage", new Quantity("1Gi"))).endResources()
+                .withVolumeName(ns + "-ebs").withStorageClassName("").endSpec().build()).create();
+        client.persistentVolumes().resource(new PersistentVolumeBuilder().withNewMetadata().withName(ns + "-ebs").endMetadata()
+                .withNewSpec().withAccessModes("ReadWriteOnce").withCapacity(Map.of("storage", new Quantity("1Gi")))
+                .withNewAwsElasticBlockStore().withVolumeID(volumeID).endAwsElasticBlockStore().withStorageClassName("")
+                .withNewClaimRef().withNamespace(ns).withName("data").withUid(pvc.getMetadata().getUid()).endClaimRef()
+                .endSpec().build()).create();
+        pvc.setStatus(new io.fabric8.kubernetes.api.model.PersistentVolumeClaimStatusBuilder().withPhase("Bound").build());
+        client.persistentVolumeClaims().inNamespace(ns).resource(pvc).updateStatus();
+        pod(ns, "pod1", "data", "s0:c1,c2", null);
+        inlinePod(ns, "pod2", new io.fabric8.kubernetes.api.model.VolumeBuilder().withNewAwsElasticBlockStore()
+                .withVolumeID(volumeID).endAwsElasticBlockStore().build(), "s0:c98,c99");
+        try (var h = start()) {
+            await().atMost(WAIT).untilAsserted(() -> {
+                assertThat(events(ns, "pod1")).contains("Normal SELinuxLabelConflict SELinuxLabel \":::s0:c1,c2\" conflicts with pod pod2 that uses the same volume as this pod with SELinuxLabel \":::s0:c98,c99\". If both pods land on the same node, only one of them may access the volume.");
+                assertThat(events(ns, "pod2")).contains("Normal SELinuxLabelConflict SELinuxLabel \":::s0:c98,c99\" conflicts with pod pod1 that uses the same volume as this pod with SELinuxLabel \":::s0:c1,c2\". If both pods land on the same node, only one of them may access the volume.");
+            });
+            // the volumes are recorded under the CSI driver, so its CSIDriver's changes reach both pods
+            assertThat(h.controller.labelCache().podsForCSIDriver("ebs.csi.aws.com"))
+                    .contains(new VolumeCache.PodKey(ns, "pod1"), new VolumeCache.PodKey(ns, "pod2"));
+        }
+    }
+
+    /**
+     * Upstream's "existing pod with fully bound PVC and CSIDriver.SELinuxMount disabled" for migrated inline Cinder
+     * volumes: with cinder.csi.openstack.org's seLinuxMount off both pods mount Recursive with no label (no
+     * conflict); once its CSIDriver turns seLinuxMount on, the pods are synced again and their levels conflict.
+     */
+    @Test
+    void aMigratedInTreeVolumeFollowsItsCSIDriversSELinuxMount() throws Exception {
+        String ns = newNamespace(client, "selinux-intree-driver");
+        String driver = "cinder.csi.openstack.org";
+        namedDriver(driver, false);
+        String volumeID = UUID.randomUUID().toString();
+        inlinePod(ns, "pod1", new io.fabric8.kubernetes.api.model.VolumeBuilder().withNewCinder().withVolumeID(volumeID)
+                .endCinder().build(), "s0:c1,c2");
+        inlinePod(ns, "pod2", new io.fabric8.kubernetes.api.model.VolumeBuilder().withNewCinder().withVolumeID(volumeID)
+                .endCinder().build(), "s0:c98,c99");
+        try (var h = start()) {
+            await().atMost(WAIT).until(() -> h.controller.labelCache().podsForCSIDriver(driver).stream()
+                    .filter(p -> p.namespace().equals(ns)).count() == 2);
+            assertThat(events(ns, "pod1")).isEmpty();
+            assertThat(events(ns, "pod2")).isEmpty();
+
+            namedDriver(driver, true);
+            await().atMost(WAIT).untilAsserted(() -> {
+                assertThat(events(ns, "pod1")).contains("Normal SELinuxLabelConflict SELinuxLabel \":::s0:c1,c2\" conflicts with pod pod2 that uses the same volume as this pod with SELinuxLabel \":::s0:c98,c99\". If both pods land on the same node, only one of them may access the volume.");
+                assertThat(events(ns, "pod2")).anyMatch(e -> e.startsWith("Normal SELinuxLabelConflict"));
+            });
         }
     }
 }

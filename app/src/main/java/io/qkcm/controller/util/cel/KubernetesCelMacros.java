@@ -1,4 +1,4 @@
-package io.qkcm.controller.validatingadmissionpolicystatus;
+package io.qkcm.controller.util.cel;
 
 import com.google.common.collect.ImmutableList;
 import dev.cel.common.CelIssue;
@@ -20,9 +20,9 @@ import java.util.Set;
  * errors differently and places them at the call. sortBy is cel-go's own expansion (a bind of the target and a
  * call of {@code @sortByAssociatedKeys} with the mapped keys), cel-java's calls another function.
  */
-final class Macros {
+public final class KubernetesCelMacros {
 
-    private Macros() {
+    private KubernetesCelMacros() {
     }
 
     /** function:argCount:receiver of every macro cel-go's environment has. */
@@ -32,7 +32,7 @@ final class Macros {
             "optMap:2:true", "transformList:3:true", "transformList:4:true", "transformMap:3:true",
             "transformMap:4:true", "transformMapEntry:3:true", "transformMapEntry:4:true");
 
-    static List<CelMacro> all() {
+    public static List<CelMacro> all() {
         List<CelMacro> candidates = new ArrayList<>();
         CelStandardMacro.STANDARD_MACROS.forEach(m -> candidates.add(m.getDefinition()));
         candidates.addAll(CelExtensions.optional().macros());
