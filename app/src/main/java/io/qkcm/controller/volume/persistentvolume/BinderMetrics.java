@@ -95,12 +95,19 @@ final class BinderMetrics {
         dirty = true;
     }
 
-    /** Recounts the rows from the stores if they changed since the last count. */
-    synchronized void refresh(List<PersistentVolume> volumes, List<PersistentVolumeClaim> claims) {
+    /**
+     * Recounts the rows from the stores if they changed since the last count. The mark is cleared before
+     * the stores are read, and writers mark after they wrote: a change is either in this count or marks
+     * the next (reading first and clearing after lost a change made in between until the next one).
+     */
+    synchronized void refresh(java.util.function.Supplier<List<PersistentVolume>> volumeStore,
+            java.util.function.Supplier<List<PersistentVolumeClaim>> claimStore) {
         if (!dirty) {
             return;
         }
         dirty = false;
+        List<PersistentVolume> volumes = volumeStore.get();
+        List<PersistentVolumeClaim> claims = claimStore.get();
         Map<List<String>, Integer> total = new HashMap<>();
         Map<String, Integer> bound = new HashMap<>();
         Map<String, Integer> unbound = new HashMap<>();

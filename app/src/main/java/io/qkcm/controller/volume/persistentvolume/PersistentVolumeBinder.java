@@ -141,19 +141,23 @@ final class PersistentVolumeBinder {
         metrics.storesChanged();
     }
 
+    // the stores change before they are marked changed: a recount that cleared the mark before reading them
+    // either sees the change or is followed by another (BinderMetrics.refresh)
     boolean storeVolumeUpdate(PersistentVolume volume) {
+        boolean updated = volumes.store.update(volume);
         metrics.storesChanged();
-        return volumes.store.update(volume);
+        return updated;
     }
 
     boolean storeClaimUpdate(PersistentVolumeClaim claim) {
+        boolean updated = claims.update(claim);
         metrics.storesChanged();
-        return claims.update(claim);
+        return updated;
     }
 
     /** The pv_collector rows, recounted from the stores if they changed. */
     void refreshMetrics() {
-        metrics.refresh(volumes.store.list(), claims.list());
+        metrics.refresh(volumes.store::list, claims::list);
     }
 
     /** The volume worker's body for one key. */
