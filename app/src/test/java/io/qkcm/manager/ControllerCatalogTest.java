@@ -138,7 +138,7 @@ class ControllerCatalogTest {
                         "horizontal-pod-autoscaler-controller");
         assertThat(ControllerCatalog.upstream().partial()).containsOnlyKeys(
                 "resourceclaim-controller", "device-taint-eviction-controller",
-                "selinux-warning-controller", "persistentvolume-binder-controller");
+                "selinux-warning-controller");
     }
 
     /**
