@@ -137,8 +137,7 @@ class ControllerCatalogTest {
                         "persistentvolume-attach-detach-controller", "persistentvolume-expander-controller",
                         "horizontal-pod-autoscaler-controller");
         assertThat(ControllerCatalog.upstream().partial()).containsOnlyKeys(
-                "resourceclaim-controller", "device-taint-eviction-controller",
-                "selinux-warning-controller", "persistentvolume-binder-controller");
+                "resourceclaim-controller", "device-taint-eviction-controller");
     }
 
     /**

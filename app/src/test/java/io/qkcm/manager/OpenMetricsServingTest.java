@@ -60,6 +60,39 @@ class OpenMetricsServingTest {
                 "[+]informers-synced ok\n");
     }
 
+    @Inject
+    io.micrometer.core.instrument.MeterRegistry registry;
+
+    /**
+     * Counters whose upstream name has no {@code _total} (UpstreamCounterNames) are served under that name, their
+     * TYPE line still {@code counter}; every other counter keeps Micrometer's {@code _total}.
+     */
+    @Test
+    void countersWithoutTotalUpstreamKeepUpstreamsNames() throws Exception {
+        // each under its real tag keys: the running controllers may have registered the same meters already
+        java.util.Map<String, String[]> micrometerNames = new java.util.LinkedHashMap<>();
+        micrometerNames.put("volume.operation.total.errors",
+                new String[] { "operation_name", "open-metrics-test", "plugin_name", "open-metrics-test" });
+        micrometerNames.put("endpoint.slice.controller.changes", new String[] { "operation", "open-metrics-test" });
+        micrometerNames.put("endpoint.slice.controller.syncs", new String[] { "result", "open-metrics-test" });
+        micrometerNames.put("endpoint.slice.mirroring.controller.changes", new String[] { "operation", "open-metrics-test" });
+        micrometerNames.put("attach.detach.controller.attachdetach.controller.forced.detaches",
+                new String[] { "reason", "open-metrics-test" });
+        micrometerNames.forEach((name, tags) -> io.micrometer.core.instrument.Counter.builder(name).tags(tags)
+                .register(registry).increment(2));
+        io.micrometer.core.instrument.Counter.builder("open.metrics.test.calls").description("open-metrics-test")
+                .register(registry).increment();
+        String body = new ServingTestClient(serving.port()).get("/metrics").body();
+        assertThat(io.qkcm.manager.serving.UpstreamCounterNames.WITHOUT_TOTAL).hasSize(micrometerNames.size());
+        for (String upstream : io.qkcm.manager.serving.UpstreamCounterNames.WITHOUT_TOTAL) {
+            assertThat(body).contains("\n# HELP " + upstream + " ", "\n# TYPE " + upstream + " counter\n")
+                    .containsPattern("\n" + upstream + "\\{[^}]*=\"open-metrics-test\",} 2.0\n")
+                    .doesNotContain(upstream + "_total");
+        }
+        assertThat(body).contains("\n# TYPE open_metrics_test_calls_total counter\n", "\nopen_metrics_test_calls_total 1.0\n",
+                "\nprocess_cpu_seconds_total ", "\n# TYPE workqueue_adds_total counter\n");
+    }
+
     @io.quarkus.test.common.http.TestHTTPResource("/q/health")
     java.net.URI quarkusHealth;
 

@@ -372,8 +372,8 @@ public class SecureServing {
             if (registry == null) {
                 return Healthz.Response.notFound();
             }
-            return new Healthz.Response(200, TextFormat.CONTENT_TYPE_004, registry.scrape(TextFormat.CONTENT_TYPE_004),
-                    Map.of());
+            return new Healthz.Response(200, TextFormat.CONTENT_TYPE_004,
+                    UpstreamCounterNames.rename(registry.scrape(TextFormat.CONTENT_TYPE_004)), Map.of());
         }
         io.qkcm.runtime.shadow.ShadowMatcher matcher = shadow;
         if (matcher != null && path.equals("/shadow")) {

@@ -20,6 +20,8 @@ import io.fabric8.kubernetes.api.model.storage.CSIDriver;
 import io.fabric8.kubernetes.api.model.storage.VolumeAttachment;
 import io.fabric8.kubernetes.client.informers.SharedIndexInformer;
 import io.javaoperatorsdk.operator.api.reconciler.Ignore;
+import io.qkcm.controller.volume.common.FlexVolumePlugin;
+import io.qkcm.controller.volume.common.FlexVolumePlugins;
 import io.qkcm.controller.volume.common.PodPVCIndex;
 import io.qkcm.runtime.events.EventRecorder;
 import io.qkcm.runtime.informers.MetaNamespaceKey;
@@ -114,7 +116,7 @@ public final class AttachDetachController extends KeyReconciler<PersistentVolume
         PodPVCIndex.addIfNotPresent(pods);
 
         VolumePlugins plugin = new VolumePlugins(new CsiPlugin(name -> csiDrivers.getStore().getByKey(name)),
-                initProber(flexVolumePluginDir));
+                FlexVolumePlugins.probing(flexVolumePluginDir));
         this.plugins = plugin;
         this.metrics = new AttachDetachMetrics(context.metrics());
         this.dsw = new DesiredStateOfWorld(plugin);
@@ -201,25 +203,7 @@ public final class AttachDetachController extends KeyReconciler<PersistentVolume
             loops.shutdownNow();
         }
         apiCalls.shutdownNow();
-        if (plugins.prober() != null) {
-            plugins.prober().close();
-        }
-    }
-
-    /** InitPlugins' prober.Init: a prober whose Init fails is replaced by none (logged, as upstream). */
-    private FlexVolumeProber initProber(java.nio.file.Path dir) {
-        if (dir == null) {
-            return null;
-        }
-        FlexVolumeProber prober = new FlexVolumeProber(dir);
-        try {
-            prober.init();
-            return prober;
-        } catch (java.io.IOException | RuntimeException e) {
-            log.errorf("Error initializing dynamic plugin prober: %s", e.getMessage());
-            prober.close();
-            return null;
-        }
+        plugins.flexPlugins().close();
     }
 
     /** populateActualStateOfWorld: node.status.volumesAttached and volumesInUse, then the VolumeAttachments. */

@@ -5,9 +5,8 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
-import java.util.concurrent.atomic.DoubleAdder;
 
-import io.micrometer.core.instrument.Gauge;
+import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.MultiGauge;
 import io.micrometer.core.instrument.Timer;
@@ -28,9 +27,8 @@ import io.micrometer.core.instrument.Tags;
  * </ul>
  * Upstream's collector computes the two gauges at each scrape; here {@link #update} replaces their rows
  * from the same states and caches (the controller calls it at most once a second from its reconciler loop).
- * Upstream's forced-detach counter has no {@code _total} suffix, which a Micrometer counter would get in
- * the Prometheus text; it is a gauge that only grows, so the series' name and labels stay upstream's (its
- * TYPE line says gauge where upstream's says counter).
+ * Upstream's forced-detach counter has no {@code _total} suffix; Micrometer writes one, which /metrics takes
+ * off again (manager.serving's UpstreamCounterNames).
  */
 final class AttachDetachMetrics {
 
@@ -50,7 +48,6 @@ final class AttachDetachMetrics {
     private final MeterRegistry registry;
     private final MultiGauge totalVolumes;
     private final MultiGauge inUse;
-    private final Map<String, DoubleAdder> forcedDetaches = new TreeMap<>();
 
     AttachDetachMetrics(MeterRegistry registry) {
         this.registry = registry;
@@ -60,13 +57,9 @@ final class AttachDetachMetrics {
     }
 
     /** RecordForcedDetachMetric. */
-    synchronized void recordForcedDetach(String reason) {
-        forcedDetaches.computeIfAbsent(reason, r -> {
-            DoubleAdder n = new DoubleAdder();
-            Gauge.builder(FORCED_DETACHES, n, DoubleAdder::sum).description("Number of times the A/D Controller performed a forced detach").tag("reason", r)
-                    .register(registry);
-            return n;
-        }).add(1);
+    void recordForcedDetach(String reason) {
+        Counter.builder(FORCED_DETACHES).description("Number of times the A/D Controller performed a forced detach")
+                .tag("reason", reason).register(registry).increment();
     }
 
     /** OperationCompleteHook: the seconds since {@code requestNanos} (System.nanoTime). */

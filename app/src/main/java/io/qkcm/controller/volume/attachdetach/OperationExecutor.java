@@ -20,6 +20,7 @@ import io.fabric8.kubernetes.api.model.storage.VolumeAttachmentBuilder;
 import io.fabric8.kubernetes.api.model.storage.VolumeAttachmentSourceBuilder;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.qkcm.controller.ApiErrors;
+import io.qkcm.controller.volume.common.FlexVolumePlugin;
 import io.qkcm.runtime.events.EventRecorder;
 
 /**

@@ -6,11 +6,13 @@ import java.util.stream.Collectors;
 import io.fabric8.kubernetes.api.model.FCVolumeSource;
 import io.fabric8.kubernetes.api.model.ISCSIPersistentVolumeSource;
 import io.fabric8.kubernetes.api.model.ISCSIVolumeSource;
+import io.qkcm.controller.volume.common.FlexVolumePlugin;
+import io.qkcm.controller.volume.common.FlexVolumePlugins;
 
 /**
  * The controller's VolumePluginMgr: the plugins of cmd/kube-controller-manager's
  * {@code ProbeAttachableVolumePlugins} in v1.34 — CSI, fc and iscsi — and the FlexVolume drivers its dynamic
- * prober finds under {@code --flex-volume-plugin-dir} ({@link FlexVolumeProber}, consulted before every
+ * prober finds under {@code --flex-volume-plugin-dir} ({@link FlexVolumePlugins}, consulted before every
  * lookup as refreshProbedPlugins). The in-tree two have an attach and a detach that do nothing (the kubelet
  * logs in to the target); the controller still tracks their volumes and reports them in
  * node.status.volumesAttached under their unique names. The static methods know only the fixed plugins; the
@@ -21,108 +23,31 @@ final class VolumePlugins {
     static final String FC_PLUGIN_NAME = "kubernetes.io/fc";
     static final String ISCSI_PLUGIN_NAME = "kubernetes.io/iscsi";
 
-    private static final org.jboss.logging.Logger LOG = org.jboss.logging.Logger.getLogger(VolumePlugins.class);
-    private static final java.util.regex.Pattern QUALIFIED_NAME_PART = java.util.regex.Pattern
-            .compile("([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]");
-    private static final java.util.regex.Pattern DNS1123_SUBDOMAIN = java.util.regex.Pattern
-            .compile("[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*");
-
     private final CsiPlugin csi;
-    /** The dynamic prober, or null (upstream's dummyPluginProber: its Init failed, or none was given). */
-    private final FlexVolumeProber prober;
-    private final java.util.Map<String, FlexVolumePlugin> probedPlugins = new java.util.HashMap<>();
+    /** The probed FlexVolume drivers (none when no prober was given or its Init failed). */
+    private final FlexVolumePlugins flex;
 
     VolumePlugins(CsiPlugin csi) {
-        this(csi, null);
+        this(csi, FlexVolumePlugins.none());
     }
 
-    VolumePlugins(CsiPlugin csi, FlexVolumeProber prober) {
+    VolumePlugins(CsiPlugin csi, FlexVolumePlugins flex) {
         this.csi = csi;
-        this.prober = prober;
+        this.flex = flex;
     }
 
-    FlexVolumeProber prober() {
-        return prober;
-    }
-
-    /** refreshProbedPlugins: applies the prober's events; a failed driver is logged and left out. */
-    private synchronized java.util.Map<String, FlexVolumePlugin> refreshProbedPlugins() {
-        if (prober != null) {
-            FlexVolumeProber.ProbeResult result = prober.probe();
-            if (!result.errors().isEmpty()) {
-                LOG.errorf("Error dynamically probing plugins: %s", aggregate(result.errors()));
-            }
-            for (FlexVolumeProber.ProbeEvent event : result.events()) {
-                if (event.remove()) {
-                    probedPlugins.remove(event.pluginName());
-                    continue;
-                }
-                String invalid = qualifiedNameError(event.pluginName());
-                if (invalid != null) {
-                    LOG.errorf("Error initializing dynamically probed plugin %s: volume plugin has invalid name: \"%s\": %s",
-                            event.pluginName(), event.pluginName(), invalid);
-                    continue;
-                }
-                probedPlugins.put(event.pluginName(), event.plugin());
-            }
-        }
-        return probedPlugins;
-    }
-
-    /** errors.NewAggregate's text. */
-    private static String aggregate(List<String> errors) {
-        return errors.size() == 1 ? errors.get(0) : "[" + String.join(", ", errors) + "]";
-    }
-
-    /** validation.IsQualifiedName's verdict, null when valid. */
-    static String qualifiedNameError(String name) {
-        String[] parts = name.split("/", -1);
-        String base;
-        if (parts.length == 1) {
-            base = parts[0];
-        } else if (parts.length == 2) {
-            if (parts[0].isEmpty()) {
-                return "prefix part must be non-empty";
-            }
-            if (parts[0].length() > 253 || !DNS1123_SUBDOMAIN.matcher(parts[0]).matches()) {
-                return "prefix part must be a valid DNS-1123 subdomain";
-            }
-            base = parts[1];
-        } else {
-            return "a qualified name must consist of alphanumeric characters, '-', '_' or '.', and must start and end "
-                    + "with an alphanumeric character with an optional DNS subdomain prefix and '/'";
-        }
-        if (base.isEmpty()) {
-            return "name part must be non-empty";
-        }
-        if (base.length() > 63) {
-            return "name part must be no more than 63 characters";
-        }
-        if (!QUALIFIED_NAME_PART.matcher(base).matches()) {
-            return "name part must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an "
-                    + "alphanumeric character";
-        }
-        return null;
+    FlexVolumePlugins flexPlugins() {
+        return flex;
     }
 
     /** The probed flex driver supporting the spec, or null. */
     FlexVolumePlugin flexPluginBySpec(VolumeSpec spec) {
-        if (spec == null || FlexVolumePlugin.driver(spec) == null) {
-            return null;
-        }
-        synchronized (this) {
-            for (FlexVolumePlugin p : refreshProbedPlugins().values()) {
-                if (p.canSupport(spec)) {
-                    return p;
-                }
-            }
-        }
-        return null;
+        return flex.bySpec(spec);
     }
 
     /** The probed flex driver of that name, or null. */
-    synchronized FlexVolumePlugin flexPluginByName(String name) {
-        return refreshProbedPlugins().get(name);
+    FlexVolumePlugin flexPluginByName(String name) {
+        return flex.byName(name);
     }
 
     /** FindPluginBySpec with the probed plugins: the plugin's name, or null. */

@@ -3,6 +3,7 @@ package io.qkcm.controller.volume.attachdetach;
 import io.fabric8.kubernetes.api.model.CSIPersistentVolumeSource;
 import io.fabric8.kubernetes.api.model.PersistentVolume;
 import io.fabric8.kubernetes.api.model.Volume;
+import io.qkcm.controller.volume.common.FlexVolumePlugin;
 
 /**
  * pkg/volume's Spec as the attach/detach controller sees it: a pod's volume or a bound PersistentVolume
@@ -11,7 +12,7 @@ import io.fabric8.kubernetes.api.model.Volume;
  * {@code inlineVolumeSpecForCSIMigration} it was a pod's inline volume and the PV is the translation's.
  */
 record VolumeSpec(Volume volume, PersistentVolume persistentVolume, boolean readOnly, boolean migrated,
-        boolean inlineVolumeSpecForCSIMigration) {
+        boolean inlineVolumeSpecForCSIMigration) implements FlexVolumePlugin.Spec {
 
     static VolumeSpec fromVolume(Volume volume) {
         return new VolumeSpec(volume, null, false, false, false);
@@ -22,7 +23,8 @@ record VolumeSpec(Volume volume, PersistentVolume persistentVolume, boolean read
     }
 
     /** Spec.Name(): the pod volume's name or the PV's. */
-    String name() {
+    @Override
+    public String name() {
         if (volume != null) {
             return volume.getName();
         }

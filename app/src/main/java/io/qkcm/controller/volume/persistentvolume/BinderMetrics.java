@@ -32,8 +32,8 @@ import io.micrometer.core.instrument.Tags;
  * in-tree plugins' volume_provision and volume_delete calls;</li>
  * <li>{@code retroactive_storageclass_total} and {@code retroactive_storageclass_errors_total}.</li>
  * </ul>
- * Micrometer's Prometheus names end every counter in {@code _total}: the errors counter is exported as
- * {@code volume_operation_total_errors_total}.
+ * Micrometer's Prometheus names end every counter in {@code _total}; /metrics takes it off the errors
+ * counter again (manager.serving's UpstreamCounterNames).
  */
 final class BinderMetrics {
 

@@ -59,6 +59,8 @@ final class InTreePlugins {
     private final Path provisionRoot;
     /** The port of the local Portworx API the Portworx deleter tries first: 9001, a test's port in tests. */
     final int portworxLocalPort;
+    /** The host's SELinux, as the host-path provisioner asks it. */
+    private final HostSELinux selinux;
 
     InTreePlugins(RecyclerConfig hostPath, RecyclerConfig nfs, boolean hostPathProvisioningEnabled, Path provisionRoot) {
         this(hostPath, nfs, hostPathProvisioningEnabled, provisionRoot, PortworxDeleter.OSD_MGMT_DEFAULT_PORT);
@@ -66,16 +68,27 @@ final class InTreePlugins {
 
     InTreePlugins(RecyclerConfig hostPath, RecyclerConfig nfs, boolean hostPathProvisioningEnabled, Path provisionRoot,
             int portworxLocalPort) {
+        this(hostPath, nfs, hostPathProvisioningEnabled, provisionRoot, portworxLocalPort, HostSELinux.host());
+    }
+
+    private InTreePlugins(RecyclerConfig hostPath, RecyclerConfig nfs, boolean hostPathProvisioningEnabled,
+            Path provisionRoot, int portworxLocalPort, HostSELinux selinux) {
         this.hostPath = hostPath;
         this.nfs = nfs;
         this.hostPathProvisioningEnabled = hostPathProvisioningEnabled;
         this.provisionRoot = provisionRoot;
         this.portworxLocalPort = portworxLocalPort;
+        this.selinux = selinux;
     }
 
     /** The same plugins with the Portworx deleter's local API on another port (tests). */
     InTreePlugins withPortworxLocalPort(int port) {
-        return new InTreePlugins(hostPath, nfs, hostPathProvisioningEnabled, provisionRoot, port);
+        return new InTreePlugins(hostPath, nfs, hostPathProvisioningEnabled, provisionRoot, port, selinux);
+    }
+
+    /** The same plugins asking another SELinux (tests). */
+    InTreePlugins withSELinux(HostSELinux other) {
+        return new InTreePlugins(hostPath, nfs, hostPathProvisioningEnabled, provisionRoot, portworxLocalPort, other);
     }
 
     static InTreePlugins of(int minHostPath, int incrementHostPath, String templateHostPath, int minNfs, int incrementNfs,
@@ -244,8 +257,8 @@ final class InTreePlugins {
 
     /**
      * NewProvisioner + hostPathProvisioner.Provision: a new directory {@code /tmp/hostpath_pv/<uuid>} (mode
-     * 0750) and the volume describing it. SELinux labelling of the directory (upstream's, where SELinux is
-     * enabled) is not done.
+     * 0750) and the volume describing it; where SELinux is enabled on this host the directory gets the
+     * kubelet's shared container label ({@link HostSELinux}), and failing that the provisioning fails.
      */
     PersistentVolume provisionHostPath(String pvName, PersistentVolumeClaim claim, String reclaimPolicy) throws IOException {
         if (!hostPathProvisioningEnabled) {
@@ -269,6 +282,13 @@ final class InTreePlugins {
             Files.setPosixFilePermissions(full, PosixFilePermissions.fromString("rwxr-x---"));
         } catch (UnsupportedOperationException e) {
             // not a POSIX file system: the directory keeps its default mode
+        }
+        if (selinux.enabled()) {
+            try {
+                selinux.setFileLabel(full, HostSELinux.KUBELET_CONTAINERS_SHARED_LABEL);
+            } catch (IOException e) {
+                throw new IOException("failed to set selinux label for \"" + full + "\": " + e.getMessage(), e);
+            }
         }
         return pv;
     }

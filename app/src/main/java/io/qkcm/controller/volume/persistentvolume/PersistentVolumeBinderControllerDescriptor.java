@@ -16,8 +16,6 @@ public final class PersistentVolumeBinderControllerDescriptor {
     public static final ControllerDescriptor DESCRIPTOR = ControllerDescriptor.of(PersistentVolumeController.NAME)
             .withAliases("persistentvolume-binder")
             .withClientName("persistent-volume-binder")
-            .partially("the host-path provisioner sets no SELinux label on its directory; volume_operation_total_errors "
-                    + "is exported as volume_operation_total_errors_total (Micrometer's counter suffix)")
             .startedBy(PersistentVolumeBinderControllerDescriptor::start);
 
     private PersistentVolumeBinderControllerDescriptor() {

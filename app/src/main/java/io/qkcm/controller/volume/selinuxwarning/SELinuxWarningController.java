@@ -22,6 +22,7 @@ import io.fabric8.kubernetes.api.model.storage.CSIDriver;
 import io.fabric8.kubernetes.client.informers.SharedIndexInformer;
 import io.javaoperatorsdk.operator.api.reconciler.Ignore;
 import io.javaoperatorsdk.operator.processing.event.source.filter.OnUpdateFilter;
+import io.qkcm.controller.volume.common.FlexVolumePlugins;
 import io.qkcm.controller.volume.common.PodPVCIndex;
 import io.qkcm.controller.volume.selinuxwarning.VolumeCache.Conflict;
 import io.qkcm.controller.volume.selinuxwarning.VolumeCache.PodKey;
@@ -55,14 +56,20 @@ public final class SELinuxWarningController extends KeyReconciler<Pod> {
     private final EventRecorder recorder;
     private final boolean seLinuxMountReadWriteOncePod;
 
-    SELinuxWarningController(ControllerContext context, boolean seLinuxMountReadWriteOncePod) {
+    /**
+     * {@code flexVolumePluginDir}: --flex-volume-plugin-dir, where the controller's own dynamic prober looks for
+     * FlexVolume drivers (null: none probed).
+     */
+    SELinuxWarningController(ControllerContext context, boolean seLinuxMountReadWriteOncePod,
+            java.nio.file.Path flexVolumePluginDir) {
         super(context, Pod.class, QUEUE, 1);
         this.pods = context.informers().informerFor(Pod.class);
         this.pvcs = context.informers().informerFor(PersistentVolumeClaim.class);
         this.pvs = context.informers().informerFor(PersistentVolume.class);
         this.csiDrivers = context.informers().informerFor(CSIDriver.class);
         this.seLinuxMountReadWriteOncePod = seLinuxMountReadWriteOncePod;
-        this.volumeSpecs = new VolumeSpecs(pvcs.getStore(), pvs.getStore(), csiDrivers.getStore(), seLinuxMountReadWriteOncePod);
+        this.volumeSpecs = new VolumeSpecs(pvcs.getStore(), pvs.getStore(), csiDrivers.getStore(), seLinuxMountReadWriteOncePod,
+                FlexVolumePlugins.probing(flexVolumePluginDir));
         this.metrics = new SELinuxWarningMetrics(context.metrics());
         this.recorder = context.recorderFor(EVENT_COMPONENT);
         PodPVCIndex.addIfNotPresent(pods);
@@ -150,6 +157,11 @@ public final class SELinuxWarningController extends KeyReconciler<Pod> {
         for (PodKey pod : labelCache.podsForCSIDriver(driverName)) {
             queue.add(pod.toString());
         }
+    }
+
+    @Override
+    public void onShutdown() {
+        volumeSpecs.flexPlugins().close();
     }
 
     /** The pods sharing volumes, for tests. */

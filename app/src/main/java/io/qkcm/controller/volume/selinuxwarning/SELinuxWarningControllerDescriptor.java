@@ -1,5 +1,7 @@
 package io.qkcm.controller.volume.selinuxwarning;
 
+import java.nio.file.Path;
+
 import io.qkcm.runtime.josdk.Controller;
 import io.qkcm.runtime.josdk.ControllerContext;
 import io.qkcm.runtime.josdk.ControllerDescriptor;
@@ -7,14 +9,14 @@ import io.qkcm.runtime.josdk.ControllerDescriptor;
 /**
  * selinux-warning-controller's descriptor and start function (upstream's
  * {@code newSELinuxWarningControllerDescriptor} and {@code startSELinuxWarningController}): off by default,
- * gate SELinuxChangePolicy; the labels are computed only with SELinuxMountReadWriteOncePod on, as upstream.
+ * gate SELinuxChangePolicy; the labels are computed only with SELinuxMountReadWriteOncePod on, as upstream; the
+ * dynamic FlexVolume prober on {@code --flex-volume-plugin-dir}, as the attach/detach controller's.
  */
 public final class SELinuxWarningControllerDescriptor {
 
     public static final ControllerDescriptor DESCRIPTOR = ControllerDescriptor.of(SELinuxWarningController.NAME)
             .offByDefault()
             .requiringFeatureGates("SELinuxChangePolicy")
-            .partially("no flex volume plugins are probed: flex volumes are skipped")
             .startedBy(SELinuxWarningControllerDescriptor::start);
 
     private SELinuxWarningControllerDescriptor() {
@@ -26,6 +28,7 @@ public final class SELinuxWarningControllerDescriptor {
 
     static SELinuxWarningController newController(ControllerContext context) {
         return new SELinuxWarningController(context,
-                context.options().featureGates().enabled("SELinuxMountReadWriteOncePod"));
+                context.options().featureGates().enabled("SELinuxMountReadWriteOncePod"),
+                Path.of(context.options().string("flex-volume-plugin-dir")));
     }
 }

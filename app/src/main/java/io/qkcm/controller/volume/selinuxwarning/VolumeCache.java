@@ -107,6 +107,19 @@ final class VolumeCache {
         return pods;
     }
 
+    /**
+     * The pods using a volume (by unique name) with their label and policy as {@code "ns/pod label policy"}, in
+     * insertion order; upstream's cache dump, for tests.
+     */
+    synchronized List<String> podsOfVolume(String volumeName) {
+        UsedVolume volume = volumes.get(volumeName);
+        List<String> pods = new ArrayList<>();
+        if (volume != null) {
+            volume.pods.forEach((k, v) -> pods.add(k + " " + v.seLinuxLabel() + " " + v.changePolicy()));
+        }
+        return pods;
+    }
+
     /** Upstream's SendConflicts: every conflicting ordered pair of pods of every volume (the metric). */
     synchronized List<Conflict> conflicts() {
         List<Conflict> all = new ArrayList<>();

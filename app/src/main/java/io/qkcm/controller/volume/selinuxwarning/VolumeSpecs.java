@@ -10,6 +10,8 @@ import io.fabric8.kubernetes.api.model.Volume;
 import io.fabric8.kubernetes.api.model.storage.CSIDriver;
 import io.fabric8.kubernetes.client.informers.cache.Store;
 import io.qkcm.controller.volume.common.CSITranslation;
+import io.qkcm.controller.volume.common.FlexVolumePlugin;
+import io.qkcm.controller.volume.common.FlexVolumePlugins;
 import io.qkcm.controller.volume.common.PodPVCIndex;
 
 /**
@@ -17,14 +19,24 @@ import io.qkcm.controller.volume.common.PodPVCIndex;
  * CreateVolumeSpec: a PVC's bound PV, or the inline volume), and for the plugins kube-controller-manager
  * probes for persistent volumes (host-path, nfs, fc, iscsi, csi) their unique volume name and whether they
  * support mounting with an SELinux context. An in-tree volume whose plugin is migrated to CSI is the CSI
- * plugin's, as its driver's volume (the driver's CSIDriver says whether it mounts with a context). Other volume
- * types have no plugin here, as upstream; flex volumes are not probed.
+ * plugin's, as its driver's volume (the driver's CSIDriver says whether it mounts with a context). A flex
+ * volume is the plugin of its driver when the controller's own dynamic prober has found that driver under
+ * {@code --flex-volume-plugin-dir} (its unique name asks the driver's getvolumename; a flex driver never mounts
+ * with a context). Other volume types have no plugin here, as upstream.
  */
 final class VolumeSpecs {
 
-    /** upstream's volume.Spec: an inline volume or a PersistentVolume. */
-    record Spec(Volume volume, PersistentVolume persistentVolume) {
-        String name() {
+    /**
+     * upstream's volume.Spec: an inline volume or a PersistentVolume ({@code readOnly}: the pod's claim source's,
+     * which a flex driver's options carry).
+     */
+    record Spec(Volume volume, PersistentVolume persistentVolume, boolean readOnly) implements FlexVolumePlugin.Spec {
+        Spec(Volume volume, PersistentVolume persistentVolume) {
+            this(volume, persistentVolume, false);
+        }
+
+        @Override
+        public String name() {
             return volume != null ? volume.getName() : persistentVolume.getMetadata().getName();
         }
     }
@@ -43,13 +55,15 @@ final class VolumeSpecs {
     private final Store<PersistentVolume> pvs;
     private final Store<CSIDriver> csiDrivers;
     private final boolean seLinuxMountReadWriteOncePod;
+    private final FlexVolumePlugins flexPlugins;
 
     VolumeSpecs(Store<PersistentVolumeClaim> pvcs, Store<PersistentVolume> pvs, Store<CSIDriver> csiDrivers,
-            boolean seLinuxMountReadWriteOncePod) {
+            boolean seLinuxMountReadWriteOncePod, FlexVolumePlugins flexPlugins) {
         this.pvcs = pvcs;
         this.pvs = pvs;
         this.csiDrivers = csiDrivers;
         this.seLinuxMountReadWriteOncePod = seLinuxMountReadWriteOncePod;
+        this.flexPlugins = flexPlugins;
     }
 
     /**
@@ -67,7 +81,8 @@ final class VolumeSpecs {
             // csimigration.TranslateInTreeSpecToCSI: an inline volume becomes a PersistentVolume spec too
             return new Spec(null, spec.persistentVolume() != null
                     ? CSITranslation.translateInTreePVToCSI(spec.persistentVolume())
-                    : CSITranslation.translateInTreeInlineVolumeToCSI(spec.volume(), pod.getMetadata().getNamespace()));
+                    : CSITranslation.translateInTreeInlineVolumeToCSI(spec.volume(), pod.getMetadata().getNamespace()),
+                    spec.readOnly());
         } catch (IllegalArgumentException e) {
             throw new IllegalStateException("error performing CSI migration checks and translation for PVC \""
                     + pod.getMetadata().getNamespace() + "\"/\"" + claimName[0] + "\": failed to translate in-tree pv to CSI: "
@@ -79,8 +94,10 @@ final class VolumeSpecs {
     private Spec createInTree(Volume podVolume, Pod pod, String[] claimOut) {
         claimOut[0] = "";
         String claimName = null;
+        boolean readOnly = false;
         if (podVolume.getPersistentVolumeClaim() != null) {
             claimName = podVolume.getPersistentVolumeClaim().getClaimName();
+            readOnly = Boolean.TRUE.equals(podVolume.getPersistentVolumeClaim().getReadOnly());
         }
         boolean ephemeral = podVolume.getEphemeral() != null;
         if (ephemeral) {
@@ -117,7 +134,7 @@ final class VolumeSpecs {
             throw new IllegalStateException("error processing PVC \"" + ns + "\"/\"" + claimName + "\": found PV object \""
                     + volumeName + "\" but it is not bound to the claim");
         }
-        return new Spec(null, pv);
+        return new Spec(null, pv, readOnly);
     }
 
     private static boolean isControlledBy(PersistentVolumeClaim pvc, Pod pod) {
@@ -125,14 +142,50 @@ final class VolumeSpecs {
                 .anyMatch(o -> Boolean.TRUE.equals(o.getController()) && Objects.equals(o.getUid(), pod.getMetadata().getUid()));
     }
 
-    /** The plugin manager's FindPluginBySpec; null when no plugin supports the spec. */
+    /** The plugin manager's FindPluginBySpec, the probed flex drivers included; null when no plugin supports the spec. */
     Plugin findPlugin(Spec spec) {
         for (Plugin p : plugins) {
             if (canSupport(p, spec)) {
                 return p;
             }
         }
-        return null;
+        FlexVolumePlugin flex = flexPlugins.bySpec(spec);
+        return flex == null ? null : flexPlugin(flex);
+    }
+
+    /** A probed flex driver as a plugin of this controller: GetVolumeName asks it, no SELinux context mount. */
+    private static Plugin flexPlugin(FlexVolumePlugin flex) {
+        return new Plugin() {
+            @Override
+            public String name() {
+                return flex.name();
+            }
+
+            @Override
+            public String volumeName(Spec spec) {
+                String name;
+                try {
+                    name = flex.volumeName(spec);
+                } catch (FlexVolumePlugin.DriverCallException e) {
+                    throw new IllegalStateException("failed to GetVolumeName from volumePlugin for volumeSpec \""
+                            + spec.name() + "\" err=" + e.getMessage(), e);
+                }
+                if (name.isEmpty()) {
+                    throw new IllegalStateException("failed to GetVolumeName from volumePlugin for volumeSpec \""
+                            + spec.name() + "\" err=<nil>");
+                }
+                return name;
+            }
+
+            @Override
+            public boolean supportsSELinuxContextMount(Spec spec) {
+                return FlexVolumePlugin.SUPPORTS_SELINUX_CONTEXT_MOUNT;
+            }
+        };
+    }
+
+    FlexVolumePlugins flexPlugins() {
+        return flexPlugins;
     }
 
     /** volumeutil's SupportsSELinuxContextMount. */

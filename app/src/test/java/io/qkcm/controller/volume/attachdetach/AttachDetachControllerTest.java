@@ -244,6 +244,11 @@ class AttachDetachControllerTest {
         return g == null ? null : g.value();
     }
 
+    static Double counter(ControllerHarness<AttachDetachController> c, String name, String... tags) {
+        var g = c.context.metrics().find(name).tags(tags).counter();
+        return g == null ? null : g.count();
+    }
+
     /** How many operations the storage_operation_duration_seconds series with these labels has seen. */
     static long operations(ControllerHarness<AttachDetachController> c, String plugin, String operation, String status) {
         return operations(c, plugin, operation, status, false);
@@ -316,7 +321,7 @@ class AttachDetachControllerTest {
             assertThat(operations(c, plugin, "volume_detach", "success")).isEqualTo(1);
             // as upstream's reconciler counts it: past the maximum wait, the detach skips the safe-to-detach check
             // and is a forced one (reason timeout) though the node was Ready and had unmounted the volume
-            assertThat(gauge(c, AttachDetachMetrics.FORCED_DETACHES, "reason", "timeout")).isEqualTo(1.0);
+            assertThat(counter(c, AttachDetachMetrics.FORCED_DETACHES, "reason", "timeout")).isEqualTo(1.0);
             // no volume left in either state, no pod using it: no series
             await().atMost(WAIT).until(() -> gauge(c, AttachDetachMetrics.TOTAL_VOLUMES, "plugin_name", plugin) == null
                     && gauge(c, AttachDetachMetrics.IN_USE, "node", nodeName) == null);
@@ -351,12 +356,12 @@ class AttachDetachControllerTest {
             clock.advance(Duration.ofMinutes(5));
             passes(c.controller, 5);
             assertThat(va(vaName)).isNotNull();
-            assertThat(gauge(c, AttachDetachMetrics.FORCED_DETACHES, "reason", "timeout")).isNull();
+            assertThat(counter(c, AttachDetachMetrics.FORCED_DETACHES, "reason", "timeout")).isNull();
             clock.advance(Duration.ofMinutes(1).plusSeconds(1));
             await().atMost(WAIT).until(() -> va(vaName) == null);
             await().atMost(WAIT).until(() -> volumesAttached(nodeName).isEmpty());
-            assertThat(gauge(c, AttachDetachMetrics.FORCED_DETACHES, "reason", "timeout")).isEqualTo(1.0);
-            assertThat(gauge(c, AttachDetachMetrics.FORCED_DETACHES, "reason", "out-of-service")).isNull();
+            assertThat(counter(c, AttachDetachMetrics.FORCED_DETACHES, "reason", "timeout")).isEqualTo(1.0);
+            assertThat(counter(c, AttachDetachMetrics.FORCED_DETACHES, "reason", "out-of-service")).isNull();
         }
     }
 
@@ -391,8 +396,8 @@ class AttachDetachControllerTest {
                 return n;
             });
             await().atMost(WAIT).until(() -> va(vaName) == null);
-            assertThat(gauge(c, AttachDetachMetrics.FORCED_DETACHES, "reason", "out-of-service")).isEqualTo(1.0);
-            assertThat(gauge(c, AttachDetachMetrics.FORCED_DETACHES, "reason", "timeout")).isNull();
+            assertThat(counter(c, AttachDetachMetrics.FORCED_DETACHES, "reason", "out-of-service")).isEqualTo(1.0);
+            assertThat(counter(c, AttachDetachMetrics.FORCED_DETACHES, "reason", "timeout")).isNull();
         }
     }
 

@@ -33,6 +33,7 @@ import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.api.model.Quantity;
 import io.fabric8.kubernetes.api.model.Volume;
 import io.fabric8.kubernetes.api.model.VolumeBuilder;
+import io.qkcm.controller.volume.common.FlexDriver;
 import io.qkcm.testing.ControllerHarness;
 import io.qkcm.testing.ManagerOffProfile;
 import io.qkcm.testing.RealApiServer;

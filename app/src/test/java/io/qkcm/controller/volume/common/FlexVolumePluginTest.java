@@ -1,4 +1,4 @@
-package io.qkcm.controller.volume.attachdetach;
+package io.qkcm.controller.volume.common;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
@@ -31,8 +31,25 @@ class FlexVolumePluginTest {
     @TempDir
     Path tmp;
 
-    static VolumeSpec fakeVolumeSpec(String driver) {
-        return VolumeSpec.fromVolume(new VolumeBuilder().withName("vol1").withNewFlexVolume().withDriver(driver)
+    /** A spec as a controller hands it to the driver calls. */
+    record TestSpec(Volume volume, io.fabric8.kubernetes.api.model.PersistentVolume persistentVolume, boolean readOnly)
+            implements FlexVolumePlugin.Spec {
+        static TestSpec fromVolume(Volume v) {
+            return new TestSpec(v, null, false);
+        }
+
+        static TestSpec fromPersistentVolume(io.fabric8.kubernetes.api.model.PersistentVolume pv, boolean readOnly) {
+            return new TestSpec(null, pv, readOnly);
+        }
+
+        @Override
+        public String name() {
+            return volume != null ? volume.getName() : persistentVolume.getMetadata().getName();
+        }
+    }
+
+    static TestSpec fakeVolumeSpec(String driver) {
+        return TestSpec.fromVolume(new VolumeBuilder().withName("vol1").withNewFlexVolume().withDriver(driver)
                 .withReadOnly(false).endFlexVolume().build());
     }
 
@@ -86,7 +103,7 @@ class FlexVolumePluginTest {
         FlexVolumePlugin plugin = FlexVolumePlugin.probe(d.pluginDir, "kubernetes.io~fakeAttacher");
         assertThat(plugin.name()).isEqualTo("kubernetes.io/fakeAttacher");
         assertThat(plugin.attachable()).isTrue();
-        VolumeSpec spec = fakeVolumeSpec("kubernetes.io/fakeAttacher");
+        TestSpec spec = fakeVolumeSpec("kubernetes.io/fakeAttacher");
         String specJson = "{\"kubernetes.io/fsType\":\"\",\"kubernetes.io/pvOrVolumeName\":\"vol1\",\"kubernetes.io/readwrite\":\"rw\"}";
         assertThat(FlexVolumePlugin.specJson(spec)).isEqualTo(specJson);
 
@@ -100,10 +117,10 @@ class FlexVolumePluginTest {
 
         // CanSupport: an inline or a PV flex source of this driver
         assertThat(plugin.canSupport(spec)).isTrue();
-        assertThat(plugin.canSupport(VolumeSpec.fromPersistentVolume(new PersistentVolumeBuilder().withNewMetadata()
+        assertThat(plugin.canSupport(TestSpec.fromPersistentVolume(new PersistentVolumeBuilder().withNewMetadata()
                 .withName("pv").endMetadata().withNewSpec().withNewFlexVolume().withDriver("kubernetes.io/fakeAttacher")
                 .endFlexVolume().endSpec().build(), false))).isTrue();
-        assertThat(plugin.canSupport(VolumeSpec.fromVolume(new VolumeBuilder().withName("e").withNewEmptyDir().endEmptyDir()
+        assertThat(plugin.canSupport(TestSpec.fromVolume(new VolumeBuilder().withName("e").withNewEmptyDir().endEmptyDir()
                 .build()))).isFalse();
     }
 
@@ -111,7 +128,7 @@ class FlexVolumePluginTest {
     void notSupportedCallsFallBackToTheDefaultsAndAreNotRunAgain() {
         FlexDriver d = driver("vendor", "plain").install();
         FlexVolumePlugin plugin = FlexVolumePlugin.probe(d.pluginDir, "vendor~plain");
-        VolumeSpec spec = fakeVolumeSpec("vendor/plain");
+        TestSpec spec = fakeVolumeSpec("vendor/plain");
         assertThat(plugin.attach(spec, "n1")).isEmpty();
         assertThat(plugin.attach(spec, "n1")).isEmpty();
         assertThat(plugin.volumesAreAttached(List.of(spec), "n1")).isNull();
@@ -127,7 +144,7 @@ class FlexVolumePluginTest {
         FlexDriver d = driver("vendor", "failing").answer("attach", "{\"status\": \"Failure\", \"message\": \"disk busy\"}", 1)
                 .answer("detach", "{\"status\": \"Success\"}", 3).install();
         FlexVolumePlugin plugin = FlexVolumePlugin.probe(d.pluginDir, "vendor~failing");
-        VolumeSpec spec = fakeVolumeSpec("vendor/failing");
+        TestSpec spec = fakeVolumeSpec("vendor/failing");
         assertThatThrownBy(() -> plugin.attach(spec, "n1")).hasMessage("attach command failed, status: Failure, reason: disk busy");
         // a Success answer with a failing exit status is a driver bug: the exit status is the error
         assertThatThrownBy(() -> plugin.detach("vol1", "n1")).hasMessage("exit status 3");
@@ -141,12 +158,12 @@ class FlexVolumePluginTest {
         var pv = new PersistentVolumeBuilder().withNewMetadata().withName("pv-1").endMetadata().withNewSpec()
                 .withNewFlexVolume().withDriver("v/d").withFsType("ext4").withOptions(Map.of("size", "1G",
                         "kubernetes.io/readwrite", "custom")).endFlexVolume().endSpec().build();
-        assertThat(FlexVolumePlugin.optionsForDriver(VolumeSpec.fromPersistentVolume(pv, true))).containsExactlyEntriesOf(
+        assertThat(FlexVolumePlugin.optionsForDriver(TestSpec.fromPersistentVolume(pv, true))).containsExactlyEntriesOf(
                 new java.util.TreeMap<>(Map.of("kubernetes.io/fsType", "ext4", "kubernetes.io/pvOrVolumeName", "pv-1",
                         "kubernetes.io/readwrite", "custom", "size", "1G")));
         Volume inline = new VolumeBuilder().withName("data").withNewFlexVolume().withDriver("v/d").withReadOnly(true)
                 .endFlexVolume().build();
-        assertThat(FlexVolumePlugin.optionsForDriver(VolumeSpec.fromVolume(inline))).containsEntry("kubernetes.io/readwrite", "ro")
+        assertThat(FlexVolumePlugin.optionsForDriver(TestSpec.fromVolume(inline))).containsEntry("kubernetes.io/readwrite", "ro")
                 .containsEntry("kubernetes.io/pvOrVolumeName", "data").containsEntry("kubernetes.io/fsType", "");
     }
 
@@ -220,10 +237,10 @@ class FlexVolumePluginTest {
 
     @Test
     void pluginNamesMustBeQualifiedNames() {
-        assertThat(VolumePlugins.qualifiedNameError("vendor/driver")).isNull();
-        assertThat(VolumePlugins.qualifiedNameError("driver")).isNull();
-        assertThat(VolumePlugins.qualifiedNameError("a/b/c")).isNotNull();
-        assertThat(VolumePlugins.qualifiedNameError("Vendor_X/driver")).isNotNull();
-        assertThat(VolumePlugins.qualifiedNameError("vendor/-driver")).isNotNull();
+        assertThat(FlexVolumePlugins.qualifiedNameError("vendor/driver")).isNull();
+        assertThat(FlexVolumePlugins.qualifiedNameError("driver")).isNull();
+        assertThat(FlexVolumePlugins.qualifiedNameError("a/b/c")).isNotNull();
+        assertThat(FlexVolumePlugins.qualifiedNameError("Vendor_X/driver")).isNotNull();
+        assertThat(FlexVolumePlugins.qualifiedNameError("vendor/-driver")).isNotNull();
     }
 }

@@ -1,4 +1,4 @@
-package io.qkcm.controller.volume.attachdetach;
+package io.qkcm.controller.volume.common;
 
 import static java.nio.file.StandardWatchEventKinds.ENTRY_CREATE;
 import static java.nio.file.StandardWatchEventKinds.ENTRY_DELETE;
@@ -21,22 +21,22 @@ import java.util.stream.Stream;
 import org.jboss.logging.Logger;
 
 /**
- * flexVolumeProber (pkg/volume/flexvolume/probe.go), the attach/detach controller's dynamic plugin prober
- * for {@code --flex-volume-plugin-dir}: the first probe reads every driver directory (not starting with a
+ * flexVolumeProber (pkg/volume/flexvolume/probe.go), the dynamic plugin prober each of the attach/detach and
+ * selinux-warning controllers gets (its own, as GetDynamicPluginProber makes one per call) for {@code --flex-volume-plugin-dir}: the first probe reads every driver directory (not starting with a
  * dot); afterwards a file-system watch on the directory tree (recursively, as fsnotify is used upstream)
  * records which driver directories changed, and the next probe re-creates exactly those plugins (an
  * {@code init} call) or reports them removed (the directory or its executable deleted). A driver whose
  * {@code init} fails is reported as an error and probed again at the next probe. The prober is polled, not
  * driven: every plugin lookup probes first (VolumePluginMgr.refreshProbedPlugins).
  */
-final class FlexVolumeProber implements AutoCloseable {
+public final class FlexVolumeProber implements AutoCloseable {
 
     /** ProbeEvent: a plugin added or updated (with the plugin), or removed (by name). */
-    record ProbeEvent(boolean remove, String pluginName, FlexVolumePlugin plugin) {
+    public record ProbeEvent(boolean remove, String pluginName, FlexVolumePlugin plugin) {
     }
 
     /** Probe's answer: the events, and the errors of the drivers that could not be created. */
-    record ProbeResult(List<ProbeEvent> events, List<String> errors) {
+    public record ProbeResult(List<ProbeEvent> events, List<String> errors) {
     }
 
     private static final Logger LOG = Logger.getLogger(FlexVolumeProber.class);
@@ -48,23 +48,23 @@ final class FlexVolumeProber implements AutoCloseable {
     /** The driver directories changed since the last probe → remove (true) or add/update (false). */
     private final Map<Path, Boolean> eventsMap = new LinkedHashMap<>();
 
-    FlexVolumeProber(Path pluginDir) {
+    public FlexVolumeProber(Path pluginDir) {
         this.pluginDir = pluginDir.toAbsolutePath().normalize();
     }
 
     /** Init: creates the directory when missing and starts watching it; an error leaves no prober. */
-    synchronized void init() throws IOException {
+    public synchronized void init() throws IOException {
         probeAllNeeded = true;
         createPluginDir();
         watcher = pluginDir.getFileSystem().newWatchService();
         addWatchRecursive(pluginDir);
     }
 
-    Path pluginDir() {
+    public Path pluginDir() {
         return pluginDir;
     }
 
-    synchronized ProbeResult probe() {
+    public synchronized ProbeResult probe() {
         drainWatchEvents();
         if (probeAllNeeded) {
             probeAllNeeded = false;
@@ -188,7 +188,7 @@ final class FlexVolumeProber implements AutoCloseable {
     }
 
     /** getExecutablePathRel: {@code vendor~driver/driver}. */
-    static Path executablePathRel(String driverDirName) {
+    public static Path executablePathRel(String driverDirName) {
         String[] parts = driverDirName.split("~", -1);
         return Path.of(driverDirName, parts[parts.length - 1]);
     }

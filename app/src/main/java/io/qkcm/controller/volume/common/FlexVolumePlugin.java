@@ -1,4 +1,4 @@
-package io.qkcm.controller.volume.attachdetach;
+package io.qkcm.controller.volume.common;
 
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
@@ -20,54 +20,73 @@ import com.fasterxml.jackson.databind.JsonNode;
 
 import io.fabric8.kubernetes.api.model.FlexPersistentVolumeSource;
 import io.fabric8.kubernetes.api.model.FlexVolumeSource;
+import io.fabric8.kubernetes.api.model.PersistentVolume;
+import io.fabric8.kubernetes.api.model.Volume;
 import io.qkcm.runtime.Json;
 
 /**
  * One FlexVolume driver as the controller manager sees it (upstream pkg/volume/flexvolume: plugin.go,
- * driver-call.go, attacher.go, detacher.go and their defaults): the executable
+ * driver-call.go, attacher.go, detacher.go and their defaults), shared by the controllers that probe
+ * {@code --flex-volume-plugin-dir} (attach/detach, selinux-warning): the executable
  * {@code <plugin dir>/<vendor~driver>/<driver>} is run as {@code <driver> <command> <args...>} and answers
  * one JSON object on its output ({@code status} Success, Failure or "Not supported", {@code message},
  * {@code device}, {@code attached}, {@code capabilities}). Its plugin name is the driver's name (the
  * directory name with {@code ~} for {@code /}); {@code init}'s capabilities say whether it attaches. A
  * command the driver answered "Not supported" is not run again: the plugin's default takes its place.
  */
-final class FlexVolumePlugin {
+public final class FlexVolumePlugin {
 
-    static final String INIT = "init";
-    static final String GET_VOLUME_NAME = "getvolumename";
-    static final String IS_ATTACHED = "isattached";
-    static final String ATTACH = "attach";
-    static final String DETACH = "detach";
+    /** What a driver call reads of pkg/volume's Spec: a pod's volume or a PersistentVolume. */
+    public interface Spec {
+        Volume volume();
 
-    static final String OPTION_FS_TYPE = "kubernetes.io/fsType";
-    static final String OPTION_READ_WRITE = "kubernetes.io/readwrite";
-    static final String OPTION_PV_OR_VOLUME_NAME = "kubernetes.io/pvOrVolumeName";
+        PersistentVolume persistentVolume();
 
-    static final String STATUS_SUCCESS = "Success";
-    static final String STATUS_NOT_SUPPORTED = "Not supported";
+        /** A PersistentVolume's read-only flag (from the pod's claim source). */
+        boolean readOnly();
+
+        /** Spec.Name(): the pod volume's name or the PV's. */
+        String name();
+    }
+
+    /** SupportsSELinuxContextMount: a flex driver never mounts with an SELinux context (v1.34). */
+    public static final boolean SUPPORTS_SELINUX_CONTEXT_MOUNT = false;
+
+    public static final String INIT = "init";
+    public static final String GET_VOLUME_NAME = "getvolumename";
+    public static final String IS_ATTACHED = "isattached";
+    public static final String ATTACH = "attach";
+    public static final String DETACH = "detach";
+
+    public static final String OPTION_FS_TYPE = "kubernetes.io/fsType";
+    public static final String OPTION_READ_WRITE = "kubernetes.io/readwrite";
+    public static final String OPTION_PV_OR_VOLUME_NAME = "kubernetes.io/pvOrVolumeName";
+
+    public static final String STATUS_SUCCESS = "Success";
+    public static final String STATUS_NOT_SUPPORTED = "Not supported";
 
     private static final Logger LOG = Logger.getLogger(FlexVolumePlugin.class);
 
     /** DriverCapabilities; a field the driver leaves out keeps defaultCapabilities' value. */
-    record Capabilities(boolean attach, boolean selinuxRelabel, boolean supportsMetrics, boolean fsGroup,
+    public record Capabilities(boolean attach, boolean selinuxRelabel, boolean supportsMetrics, boolean fsGroup,
             boolean requiresFSResize) {
-        static final Capabilities DEFAULT = new Capabilities(true, true, false, true, true);
+        public static final Capabilities DEFAULT = new Capabilities(true, true, false, true, true);
     }
 
     /** DriverStatus: a driver's answer. */
-    record DriverStatus(String status, String message, String devicePath, String volumeName, boolean attached,
+    public record DriverStatus(String status, String message, String devicePath, String volumeName, boolean attached,
             Capabilities capabilities, long actualVolumeSize) {
     }
 
     /** A driver call's error; {@link #notSupported()} for the driver's "Not supported". */
-    static final class DriverCallException extends RuntimeException {
+    public static final class DriverCallException extends RuntimeException {
         private static final long serialVersionUID = 1L;
 
-        DriverCallException(String message) {
+        public DriverCallException(String message) {
             super(message);
         }
 
-        boolean notSupported() {
+        public boolean notSupported() {
             return STATUS_NOT_SUPPORTED.equals(getMessage());
         }
     }
@@ -86,7 +105,7 @@ final class FlexVolumePlugin {
      * pluginFactory.NewFlexVolumePlugin: the driver in {@code pluginDir/dirName}, initialised by its
      * {@code init} call (whose error is thrown).
      */
-    static FlexVolumePlugin probe(Path pluginDir, String dirName) {
+    public static FlexVolumePlugin probe(Path pluginDir, String dirName) {
         FlexVolumePlugin plugin = new FlexVolumePlugin(unescapeQualifiedName(dirName), pluginDir.resolve(dirName));
         DriverStatus status = plugin.run(INIT, List.of());
         plugin.capabilities = status.capabilities();
@@ -94,37 +113,37 @@ final class FlexVolumePlugin {
     }
 
     /** utilstrings.UnescapeQualifiedName. */
-    static String unescapeQualifiedName(String name) {
+    public static String unescapeQualifiedName(String name) {
         return name.replace('~', '/');
     }
 
     /** GetPluginName: the driver's name. */
-    String name() {
+    public String name() {
         return driverName;
     }
 
-    Capabilities capabilities() {
+    public Capabilities capabilities() {
         return capabilities;
     }
 
     /** Whether this plugin is upstream's flexVolumeAttachablePlugin (init said attach, or said nothing). */
-    boolean attachable() {
+    public boolean attachable() {
         return capabilities.attach();
     }
 
     /** getExecutable: the driver directory's file named as the driver name's last segment. */
-    Path executable() {
+    public Path executable() {
         String[] parts = driverName.split("/", -1);
         return driverDir.resolve(parts[parts.length - 1]);
     }
 
     /** CanSupport: the volume's flex driver is this one. */
-    boolean canSupport(VolumeSpec spec) {
+    public boolean canSupport(Spec spec) {
         return spec != null && driverName.equals(driver(spec));
     }
 
     /** getDriver: the spec's flex driver, or null when it is no flex volume. */
-    static String driver(VolumeSpec spec) {
+    public static String driver(Spec spec) {
         if (spec.volume() != null && spec.volume().getFlexVolume() != null) {
             return spec.volume().getFlexVolume().getDriver();
         }
@@ -132,7 +151,7 @@ final class FlexVolumePlugin {
         return pv == null ? null : pv.getDriver();
     }
 
-    private static FlexPersistentVolumeSource pvSource(VolumeSpec spec) {
+    private static FlexPersistentVolumeSource pvSource(Spec spec) {
         return spec.persistentVolume() == null || spec.persistentVolume().getSpec() == null ? null
                 : spec.persistentVolume().getSpec().getFlexVolume();
     }
@@ -142,7 +161,7 @@ final class FlexVolumePlugin {
      * ("ro"/"rw": an inline volume's readOnly, a PV's from the claim), the spec's name, then the source's own
      * options, which win. Keys sorted, as Go marshals a map.
      */
-    static Map<String, String> optionsForDriver(VolumeSpec spec) {
+    public static Map<String, String> optionsForDriver(Spec spec) {
         String fsType;
         boolean readOnly;
         Map<String, String> own;
@@ -169,7 +188,7 @@ final class FlexVolumePlugin {
         return options;
     }
 
-    static String specJson(VolumeSpec spec) {
+    public static String specJson(Spec spec) {
         try {
             return Json.mapper().writeValueAsString(optionsForDriver(spec));
         } catch (JsonProcessingException e) {
@@ -183,7 +202,7 @@ final class FlexVolumePlugin {
      * GetVolumeName: the driver is asked (getvolumename), but the name is always the spec's: an error other
      * than "Not supported" fails it.
      */
-    String volumeName(VolumeSpec spec) {
+    public String volumeName(Spec spec) {
         try {
             run(GET_VOLUME_NAME, List.of(specJson(spec)));
         } catch (DriverCallException e) {
@@ -196,7 +215,7 @@ final class FlexVolumePlugin {
     }
 
     /** flexVolumeAttacher.Attach: {@code attach <options> <node>}; the device path ("" by default). */
-    String attach(VolumeSpec spec, String nodeName) {
+    public String attach(Spec spec, String nodeName) {
         try {
             return run(ATTACH, List.of(specJson(spec), nodeName)).devicePath();
         } catch (DriverCallException e) {
@@ -209,7 +228,7 @@ final class FlexVolumePlugin {
     }
 
     /** flexVolumeDetacher.Detach: {@code detach <volume name> <node>} (nothing by default). */
-    void detach(String volumeName, String nodeName) {
+    public void detach(String volumeName, String nodeName) {
         try {
             run(DETACH, List.of(volumeName, nodeName));
         } catch (DriverCallException e) {
@@ -224,9 +243,9 @@ final class FlexVolumePlugin {
      * flexVolumeAttacher.VolumesAreAttached: {@code isattached <options> <node>} per volume; null when the
      * driver does not support it (nothing is concluded), false for a volume it says is not attached.
      */
-    Map<VolumeSpec, Boolean> volumesAreAttached(List<VolumeSpec> specs, String nodeName) {
-        Map<VolumeSpec, Boolean> checked = new java.util.IdentityHashMap<>();
-        for (VolumeSpec spec : specs) {
+    public <S extends Spec> Map<S, Boolean> volumesAreAttached(List<S> specs, String nodeName) {
+        Map<S, Boolean> checked = new java.util.IdentityHashMap<>();
+        for (S spec : specs) {
             checked.put(spec, Boolean.TRUE);
             DriverStatus status;
             try {
@@ -247,7 +266,7 @@ final class FlexVolumePlugin {
 
     // --- the driver call (DriverCall.Run)
 
-    synchronized boolean isUnsupported(String command) {
+    public synchronized boolean isUnsupported(String command) {
         return unsupportedCommands.contains(command);
     }
 
@@ -256,7 +275,7 @@ final class FlexVolumePlugin {
     }
 
     /** Runs {@code <executable> <command> <args...>}; its combined output is the answer. */
-    DriverStatus run(String command, List<String> args) {
+    public DriverStatus run(String command, List<String> args) {
         if (isUnsupported(command)) {
             throw new DriverCallException(STATUS_NOT_SUPPORTED);
         }
@@ -326,7 +345,7 @@ final class FlexVolumePlugin {
      * start as the defaults (keys matched case-insensitively, unknown keys ignored); not Success is an error,
      * "Not supported" its own.
      */
-    static DriverStatus handleCmdResponse(String command, String output) {
+    public static DriverStatus handleCmdResponse(String command, String output) {
         JsonNode root;
         try {
             root = output.isBlank() ? null : Json.mapper().readTree(output);

@@ -1,4 +1,4 @@
-package io.qkcm.controller.volume.attachdetach;
+package io.qkcm.controller.volume.common;
 
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -14,11 +14,11 @@ import java.util.List;
  * plugin directory (so changing an answer is no driver update), "Not supported" when there is none. An
  * optional {@code <command>.exit} file sets the exit status.
  */
-final class FlexDriver {
+public final class FlexDriver {
 
-    final Path pluginDir;
-    final String vendor;
-    final String driver;
+    public final Path pluginDir;
+    public final String vendor;
+    public final String driver;
     private final Path work;
 
     private FlexDriver(Path pluginDir, String vendor, String driver, Path work) {
@@ -29,7 +29,7 @@ final class FlexDriver {
     }
 
     /** Prepares a driver (answers and call log in {@code work}); {@link #install} puts it in the plugin dir. */
-    static FlexDriver of(Path pluginDir, String vendor, String driver, Path work) {
+    public static FlexDriver of(Path pluginDir, String vendor, String driver, Path work) {
         try {
             Files.createDirectories(work.resolve("answers"));
             Files.writeString(work.resolve("calls.log"), "");
@@ -40,15 +40,15 @@ final class FlexDriver {
     }
 
     /** The plugin (and driver) name: {@code vendor/driver}. */
-    String name() {
+    public String name() {
         return vendor + "/" + driver;
     }
 
-    FlexDriver answer(String command, String json) {
+    public FlexDriver answer(String command, String json) {
         return answer(command, json, 0);
     }
 
-    FlexDriver answer(String command, String json, int exit) {
+    public FlexDriver answer(String command, String json, int exit) {
         try {
             Files.writeString(work.resolve("answers").resolve(command), json + "\n");
             Files.writeString(work.resolve("answers").resolve(command + ".exit"), Integer.toString(exit));
@@ -59,7 +59,7 @@ final class FlexDriver {
     }
 
     /** Writes the script elsewhere and moves it in, so the prober never runs a half-written file. */
-    FlexDriver install() {
+    public FlexDriver install() {
         String script = "#!/bin/sh\n"
                 + "echo \"$*\" >> '" + work.resolve("calls.log") + "'\n"
                 + "f='" + work.resolve("answers") + "'/\"$1\"\n"
@@ -80,7 +80,7 @@ final class FlexDriver {
     }
 
     /** Each call's arguments, one line per call. */
-    List<String> calls() {
+    public List<String> calls() {
         try {
             return Files.readAllLines(work.resolve("calls.log")).stream().filter(l -> !l.isEmpty()).toList();
         } catch (IOException e) {
@@ -89,7 +89,7 @@ final class FlexDriver {
     }
 
     /** The calls of one command. */
-    List<String> calls(String command) {
+    public List<String> calls(String command) {
         return calls().stream().filter(l -> l.equals(command) || l.startsWith(command + " ")).toList();
     }
 }
