@@ -149,6 +149,7 @@ def main():
     p.add_argument("--qkcm-java-opts", default=os.environ.get("QKCM_JAVA_OPTS", bench.default_java_opts()))
     p.add_argument("--qkcm-jar", default=os.environ.get("QKCM_JAR") or os.path.join(
         bench.ROOT, "app", "target", "quarkus-app", "quarkus-run.jar"))
+    p.add_argument("--upstream-flags", default="", help="more flags for upstream's kube-controller-manager, e.g. -v=2")
     p.add_argument("--kwok-workdir", default=os.path.expanduser("~/.kwok-shadow"))
     p.add_argument("--cluster-name", default="qkcm-shadow")
     args = p.parse_args()
@@ -170,25 +171,34 @@ def main():
             fcntl.flock(lock, fcntl.LOCK_EX)
             cluster.create(args.nodes)
         api = cluster.api
-        # qkcm first: what both do once at start (RegisteredNode events, the nodes' not-ready taints, the
-        # ServiceAccounts and root CA ConfigMaps of the existing namespaces) is then qkcm's dry run followed by
-        # upstream's write within the window, not upstream's write before shadow mode started
+        # Both managers start together, so that what each does once at its start (RegisteredNode events, the
+        # nodes' taints, the ServiceAccounts and root CA ConfigMaps of the existing namespaces, the aggregated
+        # ClusterRoles, the ServiceCIDR's status) is compared: upstream as soon as shadow mode is on in qkcm
+        # (from then on upstream's writes are actions: its first ones reach qkcm's caches through the informers'
+        # first lists), while qkcm's JVM is still starting its controllers; the matcher holds every group open
+        # until qkcm's controllers have started and one window passed (ShadowMatcher#controllersStarted), so
+        # qkcm's start actions, coming seconds later, meet upstream's. Started first instead, upstream's start
+        # writes would predate shadow mode (never seen); started after qkcm's controllers, more than a window
+        # after qkcm's.
         qkcm = bench.Proc("qkcm", [args.qkcm_java, *args.qkcm_java_opts.split(), "-jar", args.qkcm_jar,
                                    f"--kubeconfig={cluster.manager_kubeconfig}", "--shadow",
                                    f"--shadow-match-window={args.window}",
                                    *common_flags(args, cluster, QKCM_PORT)],
                           os.path.join(raw, "qkcm.log"))
+        poll(lambda: "shadow mode: every write" in open(os.path.join(raw, "qkcm.log")).read(), 180,
+             "qkcm's shadow mode on", 0.1)
+        upstream = bench.Proc("upstream", [os.path.join(args.bin_dir, "kube-controller-manager"),
+                                           f"--kubeconfig={cluster.upstream_kubeconfig}",
+                                           *common_flags(args, cluster, UPSTREAM_PORT), *args.upstream_flags.split()],
+                              os.path.join(raw, "upstream.log"))
+        R["started_apart_s"] = upstream.t_exec - qkcm.t_exec
         healthy(QKCM_PORT, qkcm)
+
         # every controller started, its caches synced (JOSDK logs "Starting 'x' controller" and "'x' controller started")
         def controllers_started():
             text = open(os.path.join(raw, "qkcm.log")).read()
             return "Started controller" in text and text.count("' controller started") >= text.count("Starting '")
         poll(controllers_started, 180, "qkcm's controllers", 0.5)
-        time.sleep(3)
-        upstream = bench.Proc("upstream", [os.path.join(args.bin_dir, "kube-controller-manager"),
-                                           f"--kubeconfig={cluster.upstream_kubeconfig}",
-                                           *common_flags(args, cluster, UPSTREAM_PORT)],
-                              os.path.join(raw, "upstream.log"))
         R["qkcm_argv"] = qkcm.p.args
         R["upstream_argv"] = upstream.p.args
         healthy(UPSTREAM_PORT, upstream)

@@ -110,6 +110,10 @@ public final class UpstreamWrites implements ManagedFieldsTap {
                 }
                 if (entries.isEmpty() || m.getCreationTimestamp() == null
                         || Instant.parse(m.getCreationTimestamp()).isBefore(since.minusSeconds(1))) {
+                    if (events && !entries.isEmpty()) {
+                        // said before shadow mode started: what qkcm's controllers say at their start may repeat it
+                        priorEvent(asMap(obj), m, seen.at());
+                    }
                     return;
                 }
                 Map<String, Object> object = asMap(obj);
@@ -195,6 +199,14 @@ public final class UpstreamWrites implements ManagedFieldsTap {
         if (key != null) {
             matcher.submit(new ShadowAction(Side.UPSTREAM, ShadowMatcher.UNATTRIBUTED, "event", "events", "", ns(m), key, 0,
                     object, at));
+        }
+    }
+
+    private void priorEvent(Map<String, Object> object, ObjectMeta m, Instant at) {
+        String key = Normalise.eventKey(object);
+        if (key != null) {
+            matcher.priorEvent(new ShadowAction(Side.UPSTREAM, ShadowMatcher.UNATTRIBUTED, "event", "events", "", ns(m), key,
+                    0, object, at));
         }
     }
 
