@@ -258,4 +258,58 @@ class UpstreamWritesTest {
             assertThat(matcher.totals().get("replicaset-controller")).containsOnly(Map.entry(ShadowMatcher.MATCHED, 1L));
         }
     }
+
+    static io.fabric8.kubernetes.api.model.Event registeredNode(String uid, String manager) {
+        return new io.fabric8.kubernetes.api.model.EventBuilder().withNewMetadata().withNamespace("default")
+                .withName("node-0." + uid).withUid(uid).withResourceVersion("5").withCreationTimestamp("2026-11-27T04:00:00Z")
+                .withManagedFields(new ManagedFieldsEntryBuilder().withManager(manager).withOperation("Update")
+                        .withApiVersion("v1").withTime("2026-11-27T04:00:00Z").build())
+                .endMetadata().withNewInvolvedObject().withKind("Node").withName("node-0").endInvolvedObject()
+                .withReason("RegisteredNode").withType("Normal")
+                .withMessage("Node node-0 event: Registered Node node-0 in Controller").build();
+    }
+
+    /**
+     * Upstream's RegisteredNode event from its own start, an hour before shadow mode started (the informer's first
+     * list), is what qkcm's node controller's event at qkcm's start is compared with; another manager's is not.
+     */
+    @Test
+    @SuppressWarnings("unchecked")
+    void upstreamsEventsFromBeforeShadowModeMeetQkcmsAtItsStart() {
+        for (String manager : List.of(UpstreamWrites.UPSTREAM_MANAGER, "kubelet")) {
+            StepClock clock = new StepClock();
+            try (ShadowMatcher matcher = new ShadowMatcher(Duration.ofSeconds(5), new SimpleMeterRegistry(), clock, false)) {
+                UpstreamWrites writes = new UpstreamWrites(matcher, UpstreamWrites.UPSTREAM_MANAGER, clock.instant());
+                AtomicReference<ResourceEventHandler<io.fabric8.kubernetes.api.model.Event>> handler = new AtomicReference<>();
+                writes.watch(io.fabric8.kubernetes.api.model.Event.class,
+                        (SharedIndexInformer<io.fabric8.kubernetes.api.model.Event>) Proxy.newProxyInstance(
+                                UpstreamWritesTest.class.getClassLoader(), new Class<?>[] { SharedIndexInformer.class },
+                                (p, m, args) -> {
+                                    if (m.getName().equals("addEventHandler")) {
+                                        handler.set((ResourceEventHandler<io.fabric8.kubernetes.api.model.Event>) args[0]);
+                                    }
+                                    return null;
+                                }));
+                java.util.concurrent.atomic.AtomicBoolean starting = new java.util.concurrent.atomic.AtomicBoolean(true);
+                matcher.holdWhileStarting(starting::get);
+                io.fabric8.kubernetes.api.model.Event prior = registeredNode("e-1", manager);
+                writes.observe(prior.getMetadata());
+                handler.get().onAdd(prior);
+                clock.advance(2_000);
+                Map<String, Object> event = Map.of("involvedObject", Map.of("kind", "Node", "name", "node-0"), "reason",
+                        "RegisteredNode", "type", "Normal", "message", "Node node-0 event: Registered Node node-0 in Controller");
+                matcher.submit(new ShadowAction(Side.QKCM, "node-controller", "event", "events", "", "default",
+                        Normalise.eventKey(event), 201, event, clock.instant()));
+                starting.set(false);
+                matcher.closeDue();
+                clock.advance(10_002);
+                matcher.closeDue();
+
+                assertThat(matcher.openKeys()).isEmpty();
+                assertThat(matcher.totals().get("node-controller")).as(manager)
+                        .containsOnlyKeys(manager.equals(UpstreamWrites.UPSTREAM_MANAGER) ? ShadowMatcher.MATCHED
+                                : ShadowMatcher.ONLY_QKCM);
+            }
+        }
+    }
 }
