@@ -365,15 +365,31 @@ public final class ShadowMatcher implements AutoCloseable {
                     // cache, so a sync before upstream's creation arrives tries again) are one intent
                     qkcm = qkcm.subList(0, 1);
                 }
-                int pairs = Math.min(qkcm.size(), g.upstream.size());
+                // generated names: each creation of qkcm's pairs first with one of upstream's it equals (a DaemonSet's
+                // pods differ only by their node), then the rest in order
+                List<ShadowAction> theirs = new ArrayList<>(g.upstream);
+                List<ShadowAction> mine = new ArrayList<>();
+                for (ShadowAction a : qkcm) {
+                    int same = -1;
+                    for (int i = 0; i < theirs.size() && same < 0; i++) {
+                        same = ShadowDiff.diff(verb, "", a, theirs.get(i)).isEmpty() ? i : -1;
+                    }
+                    if (same >= 0) {
+                        count(g, controller, MATCHED, 1, List.of());
+                        theirs.remove(same);
+                    } else {
+                        mine.add(a);
+                    }
+                }
+                int pairs = Math.min(mine.size(), theirs.size());
                 for (int i = 0; i < pairs; i++) {
-                    List<String> diff = ShadowDiff.diff(verb, "", qkcm.get(i), g.upstream.get(i));
+                    List<String> diff = ShadowDiff.diff(verb, "", mine.get(i), theirs.get(i));
                     count(g, controller, diff.isEmpty() ? MATCHED : DIFFERENT_CONTENT, 1, diff);
                 }
-                if (qkcm.size() > pairs) {
-                    count(g, controller, ONLY_QKCM, qkcm.size() - pairs, List.of());
+                if (mine.size() > pairs) {
+                    count(g, controller, ONLY_QKCM, mine.size() - pairs, List.of());
                 }
-                List<ShadowAction> surplus = g.upstream.subList(pairs, g.upstream.size());
+                List<ShadowAction> surplus = theirs.subList(pairs, theirs.size());
                 long converged = surplus.stream().filter(this::lostRace).count();
                 if (converged > 0) {
                     count(g, controller, CONVERGED, (int) converged, List.of());

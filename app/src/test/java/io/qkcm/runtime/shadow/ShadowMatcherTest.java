@@ -383,4 +383,41 @@ class ShadowMatcherTest {
             assertThat(matcher.total(ShadowMatcher.CONVERGED)).isEqualTo(1L);
         }
     }
+
+    static ShadowAction daemonPod(Side side, StepClock clock, String node) {
+        Map<String, Object> pod = Map.of("kind", "Pod", "metadata", Map.of("namespace", "ns", "generateName", "ds-"), "spec",
+                Map.of("affinity", Map.of("nodeAffinity", Map.of("requiredDuringSchedulingIgnoredDuringExecution",
+                        Map.of("nodeSelectorTerms", List.of(Map.of("matchFields", List.of(Map.of("key", "metadata.name",
+                                "operator", "In", "values", List.of(node))))))))));
+        return new ShadowAction(side, side == Side.QKCM ? "daemon-set-controller" : ShadowMatcher.UNATTRIBUTED, "create",
+                "/pods", "", "ns", "ds-*", side == Side.QKCM ? 201 : 0, pod, clock.instant());
+    }
+
+    /**
+     * A DaemonSet's pods share a generateName and differ by their node: qkcm's one creation (upstream's pod for the
+     * other node reached its cache first) pairs with upstream's pod for the same node, not with the first.
+     */
+    @Test
+    void creationsWithAGeneratedNamePairWithTheSameContentFirst() {
+        StepClock clock = new StepClock();
+        try (ShadowMatcher matcher = new ShadowMatcher(Duration.ofSeconds(5), new SimpleMeterRegistry(), clock, false)) {
+            matcher.submit(daemonPod(Side.UPSTREAM, clock, "node-0"));
+            matcher.submit(daemonPod(Side.UPSTREAM, clock, "node-1"));
+            matcher.submit(daemonPod(Side.QKCM, clock, "node-1"));
+            // another DaemonSet's: qkcm's pod for a node upstream made none for is a difference still
+            ShadowAction other = daemonPod(Side.QKCM, clock, "node-2");
+            matcher.submit(new ShadowAction(Side.QKCM, other.controller(), "create", "/pods", "", "ns", "ds2-*", 201,
+                    other.object(), clock.instant()));
+            ShadowAction theirs = daemonPod(Side.UPSTREAM, clock, "node-0");
+            matcher.submit(new ShadowAction(Side.UPSTREAM, theirs.controller(), "create", "/pods", "", "ns", "ds2-*", 0,
+                    theirs.object(), clock.instant()));
+            matcher.closeAll();
+
+            assertThat(matcher.latest()).extracting(ShadowMatcher.Mismatch::cls, ShadowMatcher.Mismatch::key)
+                    .containsExactlyInAnyOrder(
+                            org.assertj.core.groups.Tuple.tuple(ShadowMatcher.ONLY_UPSTREAM, "create /pods ns/ds-*"),
+                            org.assertj.core.groups.Tuple.tuple(ShadowMatcher.DIFFERENT_CONTENT, "create /pods ns/ds2-*"));
+            assertThat(matcher.totals().get("daemon-set-controller")).containsEntry(ShadowMatcher.MATCHED, 1L);
+        }
+    }
 }
