@@ -81,7 +81,8 @@ def free_port(start):
     raise RuntimeError(f"no free port from {start}")
 
 
-def healthy(port, proc, timeout=300):
+def healthy(port, proc, timeout=300, path="/healthz", says=None):
+    """Until the manager answers path with 200 (and, if given, a body containing says)."""
     end = time.time() + timeout
     s = requests.Session()
     s.trust_env = False
@@ -89,12 +90,13 @@ def healthy(port, proc, timeout=300):
         if proc.p.poll() is not None:
             raise RuntimeError(f"{proc.name} exited ({proc.p.returncode}); see its log")
         try:
-            if s.get(f"https://127.0.0.1:{port}/healthz", verify=False, timeout=2).status_code == 200:
+            r = s.get(f"https://127.0.0.1:{port}{path}", verify=False, timeout=2)
+            if r.status_code == 200 and (says is None or says in r.text):
                 return time.time()
         except requests.RequestException:
             pass
-        time.sleep(0.2)
-    raise TimeoutError(f"manager on port {port} never became healthy")
+        time.sleep(0.1)
+    raise TimeoutError(f"manager on port {port} never answered {path}")
 
 
 def fetch(port, path):
@@ -171,22 +173,22 @@ def main():
             fcntl.flock(lock, fcntl.LOCK_EX)
             cluster.create(args.nodes)
         api = cluster.api
-        # Both managers start together, so that what each does once at its start (RegisteredNode events, the
-        # nodes' taints, the ServiceAccounts and root CA ConfigMaps of the existing namespaces, the aggregated
-        # ClusterRoles, the ServiceCIDR's status) is compared: upstream as soon as shadow mode is on in qkcm
-        # (from then on upstream's writes are actions: its first ones reach qkcm's caches through the informers'
-        # first lists), while qkcm's JVM is still starting its controllers; the matcher holds every group open
-        # until qkcm's controllers have started and one window passed (ShadowMatcher#controllersStarted), so
-        # qkcm's start actions, coming seconds later, meet upstream's. Started first instead, upstream's start
-        # writes would predate shadow mode (never seen); started after qkcm's controllers, more than a window
-        # after qkcm's.
+        # Both managers start acting together, with qkcm watching: upstream is started once qkcm's informers have
+        # synced (its /readyz check informers-synced), the moment qkcm's controllers start too (its own Lease is
+        # free). What each does once at its start (RegisteredNode events, the nodes' taints, the aggregated
+        # ClusterRoles, the ServiceCIDR's status, the ServiceAccounts and root CA ConfigMaps of the existing
+        # namespaces) then reaches qkcm's informers as upstream's writes, and qkcm's controllers make theirs within
+        # seconds; the matcher holds every group open until qkcm's controllers have started and one window passed
+        # (ShadowMatcher#holdWhileStarting), so the two meet even on a slow start. Started before qkcm, upstream's
+        # start writes would predate shadow mode or its informers (never compared: qkcm's controllers find the state
+        # made and do nothing); started after qkcm's controllers, more than a window after qkcm's (the first
+        # 2026-11-27-shadow runs).
         qkcm = bench.Proc("qkcm", [args.qkcm_java, *args.qkcm_java_opts.split(), "-jar", args.qkcm_jar,
                                    f"--kubeconfig={cluster.manager_kubeconfig}", "--shadow",
                                    f"--shadow-match-window={args.window}",
                                    *common_flags(args, cluster, QKCM_PORT)],
                           os.path.join(raw, "qkcm.log"))
-        poll(lambda: "shadow mode: every write" in open(os.path.join(raw, "qkcm.log")).read(), 180,
-             "qkcm's shadow mode on", 0.1)
+        healthy(QKCM_PORT, qkcm, path="/readyz?verbose", says="informers-synced ok")
         upstream = bench.Proc("upstream", [os.path.join(args.bin_dir, "kube-controller-manager"),
                                            f"--kubeconfig={cluster.upstream_kubeconfig}",
                                            *common_flags(args, cluster, UPSTREAM_PORT), *args.upstream_flags.split()],
