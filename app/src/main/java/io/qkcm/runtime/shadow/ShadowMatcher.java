@@ -407,9 +407,21 @@ public final class ShadowMatcher implements AutoCloseable {
                 }
             }
             default -> {
-                if (!qkcm.isEmpty() && !g.upstream.isEmpty()) {
-                    List<String> diff = sharedState(verb, qkcm, g.upstream);
-                    ShadowAction theirs = g.upstream.get(g.upstream.size() - 1);
+                // writes that left no field manager (removals): whose they were cannot be told; alone they confirm an
+                // update qkcm meant when the object reached the state it meant, else they are not counted
+                List<ShadowAction> upstream = g.upstream.stream().filter(a -> !a.controller().equals(NO_MANAGER)).toList();
+                if (upstream.isEmpty() && !g.upstream.isEmpty()) {
+                    if (!qkcm.isEmpty() && qkcm.stream().anyMatch(ShadowAction::accepted)
+                            && sharedState(verb, qkcm, g.upstream).isEmpty()) {
+                        count(g, controller, MATCHED, 1, List.of());
+                    } else if (!qkcm.isEmpty()) {
+                        count(g, controller, ONLY_QKCM, 1, describe(qkcm.get(qkcm.size() - 1)));
+                    }
+                    return;
+                }
+                if (!qkcm.isEmpty() && !upstream.isEmpty()) {
+                    List<String> diff = sharedState(verb, qkcm, upstream);
+                    ShadowAction theirs = upstream.get(upstream.size() - 1);
                     ShadowAction mine = qkcm.get(qkcm.size() - 1);
                     Instant after = mine.time().isAfter(theirs.time()) ? mine.time() : theirs.time();
                     if (!diff.isEmpty() && lostRace(theirs, after)) {
@@ -430,10 +442,10 @@ public final class ShadowMatcher implements AutoCloseable {
                     count(g, controller, MATCHED, 1, List.of());
                 } else if (!qkcm.isEmpty()) {
                     count(g, controller, ONLY_QKCM, 1, describe(qkcm.get(qkcm.size() - 1)));
-                } else if (!g.upstream.isEmpty()) {
-                    boolean converged = g.upstream.stream().allMatch(this::lostRace);
+                } else if (!upstream.isEmpty()) {
+                    boolean converged = upstream.stream().allMatch(this::lostRace);
                     count(g, controller, converged ? CONVERGED : ONLY_UPSTREAM, 1,
-                            converged ? List.of() : syncsAround(g.upstream.get(0)));
+                            converged ? List.of() : syncsAround(upstream.get(0)));
                 }
             }
         }

@@ -30,6 +30,14 @@ import io.qkcm.runtime.shadow.ShadowAction.Side;
 public final class UpstreamWrites implements ManagedFieldsTap {
 
     public static final String UPSTREAM_MANAGER = "kube-controller-manager";
+    /**
+     * The field managers upstream's controllers name in their server-side applies (pkg/controller: the ClusterRole
+     * aggregation, the ServiceCIDRs' status, the ValidatingAdmissionPolicies' status, the pods' status of the
+     * ResourceClaim controller, the storage version migrator): theirs too, whatever the user agent.
+     */
+    public static final java.util.Set<String> UPSTREAM_APPLY_MANAGERS = java.util.Set.of("clusterrole-aggregation-controller",
+            "service-cidr-controller", "validatingadmissionpolicy-status", "ResourceClaimController",
+            "storage-version-migrator-controller");
     private static final int MAX_PENDING = 50_000;
 
     private final ShadowMatcher matcher;
@@ -75,15 +83,17 @@ public final class UpstreamWrites implements ManagedFieldsTap {
             String entry = e.getOperation() + " " + e.getTime() + " " + (e.getFieldsV1() == null ? ""
                     : String.valueOf(e.getFieldsV1().getAdditionalProperties()));
             all.append(e.getManager()).append('/').append(sub).append(' ').append(entry).append('\n');
-            if (manager.equals(e.getManager())) {
-                mine.put(sub, entry);
+            if (manager.equals(e.getManager()) || UPSTREAM_APPLY_MANAGERS.contains(e.getManager())) {
+                mine.merge(sub, entry, (a, b) -> a + "\n" + b);
             } else if (e.getTime() != null) {
                 othersLatest.merge(sub, e.getTime(), (a, b) -> a.compareTo(b) >= 0 ? a : b);
             }
         }
-        // other managers' only: marked (no entries kept), so that a version never seen here is one without any
+        // other managers' only: marked (no entries kept, their newest time and a digest of them: what a removal that
+        // leaves its writer no entry changes), so that a version never seen here is one without any
         decoded.put(meta.getUid() + "@" + meta.getResourceVersion(), mine.isEmpty()
-                ? new Decoded(Map.of(), Map.of(), "", matcher.now(), false)
+                ? new Decoded(Map.of(), Map.of(), "~/ - " + newestTime(all.toString()) + " " + all.toString().hashCode(),
+                        matcher.now(), false)
                 : new Decoded(mine, othersLatest, all.toString(), matcher.now(), false));
     }
 
@@ -158,6 +168,16 @@ public final class UpstreamWrites implements ManagedFieldsTap {
                     matcher.submit(new ShadowAction(Side.UPSTREAM, ShadowMatcher.UNATTRIBUTED, "update", resource,
                             e.getKey(), ns(m), m.getName(), 0, object, seen.at()));
                 }
+                if (object == null && !events && allBefore != null && !allBefore.isEmpty() && !seen.all().isEmpty()
+                        && m.getDeletionTimestamp() == null && !newestTime(seen.all()).isEmpty()
+                        && newestTime(seen.all()).compareTo(newestTime(allBefore)) <= 0 && !seen.all().equals(allBefore)) {
+                    // A write that gave no field manager's entry a newer time but changed what the entries own: one
+                    // that only removed fields (a taint), which leaves its writer no entry. Whose it was cannot be
+                    // told: it can only confirm an update qkcm intended, as a deletion does.
+                    matcher.submit(new ShadowAction(Side.UPSTREAM, ShadowMatcher.NO_MANAGER, "update", resource,
+                            statusChanged(old, obj) ? "status" : "", ns(m), m.getName(), 0, asMap(obj), seen.at()));
+                    return;
+                }
                 if (object == null && !events && !entries.isEmpty() && seen.all().equals(allBefore)
                         && m.getDeletionTimestamp() == null) {
                     // A write that left every entry as it was: the same manager wrote the same fields again within the
@@ -215,6 +235,18 @@ public final class UpstreamWrites implements ManagedFieldsTap {
         // the tap sees managedFields only when the object has some: a version it never saw had none (the API server
         // keeps no entry for a write that set no field but the identity, e.g. a namespace's default ServiceAccount)
         return seen == null ? new Decoded(Map.of(), Map.of(), "", matcher.now(), true) : seen;
+    }
+
+    /** The newest time among the entries {@link Decoded#all} lists (one per line: manager/subresource operation time fields). */
+    static String newestTime(String all) {
+        String newest = "";
+        for (String line : all.split("\n")) {
+            String[] f = line.split(" ", 4);
+            if (f.length >= 3 && !f[2].equals("null") && f[2].compareTo(newest) > 0) {
+                newest = f[2];
+            }
+        }
+        return newest;
     }
 
     private static boolean statusChanged(HasMetadata old, HasMetadata obj) {

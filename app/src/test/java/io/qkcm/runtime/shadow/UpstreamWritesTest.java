@@ -312,4 +312,74 @@ class UpstreamWritesTest {
             }
         }
     }
+
+    /** A ReplicaSet whose only managedFields entry is {@code manager}'s, owning spec.replicas and, if given, minReadySeconds. */
+    static ReplicaSet owned(String resourceVersion, String manager, String time, Integer minReadySeconds) {
+        Map<String, Object> spec = new java.util.TreeMap<>(Map.of("f:replicas", Map.of()));
+        if (minReadySeconds != null) {
+            spec.put("f:minReadySeconds", Map.of());
+        }
+        return new ReplicaSetBuilder().withNewMetadata().withNamespace("ns").withName("web").withUid("u-1")
+                .withResourceVersion(resourceVersion).withCreationTimestamp("2026-11-27T04:59:00Z")
+                .withManagedFields(new ManagedFieldsEntryBuilder().withManager(manager).withOperation("Update")
+                        .withApiVersion("apps/v1").withTime(time).withNewFieldsV1()
+                        .addToAdditionalProperties("f:spec", spec).endFieldsV1().build())
+                .endMetadata().withNewSpec().withReplicas(2).withMinReadySeconds(minReadySeconds).endSpec().build();
+    }
+
+    @SuppressWarnings("unchecked")
+    static ShadowAction qkcmUpdate(ReplicaSet result, Instant at) {
+        return new ShadowAction(Side.QKCM, "node-controller", "update", "apps/replicasets", "", "ns", "web", 200,
+                io.qkcm.runtime.Json.api().convertValue(result, Map.class), at);
+    }
+
+    /**
+     * Upstream's controllers that apply server-side name their own field manager (the ClusterRole aggregation's
+     * clusterrole-aggregation-controller, the ServiceCIDRs' service-cidr-controller): such a write is upstream's.
+     */
+    @Test
+    void anApplyUnderAnUpstreamControllersFieldManagerIsUpstreams() {
+        try (Fixture f = new Fixture(120)) {
+            f.seen(null, owned("10", "kubectl", "2026-11-27T04:59:00Z", null));
+            f.clock.advance(100);
+            ReplicaSet applied = owned("11", "clusterrole-aggregation-controller", "2026-11-27T05:00:00Z", null);
+            f.seen(owned("10", "kubectl", "2026-11-27T04:59:00Z", null), applied);
+            f.matcher.submit(qkcmUpdate(applied, f.clock.instant()));
+            f.matcher.closeAll();
+
+            assertThat(f.matcher.latest()).isEmpty();
+            assertThat(f.matcher.totals().get("node-controller")).containsOnly(Map.entry(ShadowMatcher.MATCHED, 1L));
+        }
+    }
+
+    /**
+     * A write that only removes fields (the node controller's removal of a node's not-ready taint) leaves its writer no
+     * managedFields entry: seen as a change of what another manager owns, no entry newer. It confirms qkcm's update
+     * when the object reached the state qkcm meant; with another state, or alone, it counts for nothing.
+     */
+    @Test
+    void aRemovalThatLeavesNoFieldManagerConfirmsTheUpdateQkcmMeant() {
+        for (boolean same : List.of(true, false)) {
+            try (Fixture f = new Fixture(120)) {
+                ReplicaSet before = owned("10", "kwokctl", "2026-11-27T04:59:00Z", 5);
+                f.seen(null, before);
+                f.clock.advance(100);
+                ReplicaSet meant = owned("10", "kwokctl", "2026-11-27T04:59:00Z", null);
+                f.matcher.submit(qkcmUpdate(same ? meant : owned("10", "kwokctl", "2026-11-27T04:59:00Z", 7), f.clock.instant()));
+                f.clock.advance(100);
+                f.seen(before, owned("11", "kwokctl", "2026-11-27T04:59:00Z", null));
+                f.matcher.closeAll();
+
+                assertThat(f.matcher.totals().get("node-controller")).as("same state: %s", same)
+                        .containsOnly(Map.entry(same ? ShadowMatcher.MATCHED : ShadowMatcher.ONLY_QKCM, 1L));
+            }
+        }
+        try (Fixture f = new Fixture(120)) {
+            ReplicaSet before = owned("10", "kwokctl", "2026-11-27T04:59:00Z", 5);
+            f.seen(null, before);
+            f.seen(before, owned("11", "kwokctl", "2026-11-27T04:59:00Z", null));
+            f.matcher.closeAll();
+            assertThat(f.matcher.totals()).isEmpty();
+        }
+    }
 }
