@@ -168,12 +168,11 @@ public final class UpstreamWrites implements ManagedFieldsTap {
                     matcher.submit(new ShadowAction(Side.UPSTREAM, ShadowMatcher.UNATTRIBUTED, "update", resource,
                             e.getKey(), ns(m), m.getName(), 0, object, seen.at()));
                 }
-                if (object == null && !events && allBefore != null && !allBefore.isEmpty() && !seen.all().isEmpty()
-                        && m.getDeletionTimestamp() == null && !newestTime(seen.all()).isEmpty()
-                        && newestTime(seen.all()).compareTo(newestTime(allBefore)) <= 0 && !seen.all().equals(allBefore)) {
-                    // A write that gave no field manager's entry a newer time but changed what the entries own: one
-                    // that only removed fields (a taint), which leaves its writer no entry. Whose it was cannot be
-                    // told: it can only confirm an update qkcm intended, as a deletion does.
+                if (object == null && !events && !seen.all().isEmpty() && m.getDeletionTimestamp() == null
+                        && noEntryOfTheWrite(newestTime(seen.all()), seen.at())) {
+                    // A write that left no field manager's entry with its time (every entry is seconds older than the
+                    // version): one that only removed fields (a node's taint), which leaves its writer no entry. Whose
+                    // it was cannot be told: it can only confirm an update qkcm intended, as a deletion does.
                     matcher.submit(new ShadowAction(Side.UPSTREAM, ShadowMatcher.NO_MANAGER, "update", resource,
                             statusChanged(old, obj) ? "status" : "", ns(m), m.getName(), 0, asMap(obj), seen.at()));
                     return;
@@ -236,6 +235,20 @@ public final class UpstreamWrites implements ManagedFieldsTap {
         // keeps no entry for a write that set no field but the identity, e.g. a namespace's default ServiceAccount)
         return seen == null ? new Decoded(Map.of(), Map.of(), "", matcher.now(), true) : seen;
     }
+
+    /**
+     * Whether the newest entry time is older than the write seen at {@code at} by more than the entries' one-second
+     * precision and some clock skew: the writer left no entry.
+     */
+    static boolean noEntryOfTheWrite(String newest, Instant at) {
+        try {
+            return !newest.isEmpty() && Instant.parse(newest).isBefore(at.minus(NO_ENTRY_MARGIN));
+        } catch (java.time.format.DateTimeParseException e) {
+            return false;
+        }
+    }
+
+    static final java.time.Duration NO_ENTRY_MARGIN = java.time.Duration.ofSeconds(3);
 
     /** The newest time among the entries {@link Decoded#all} lists (one per line: manager/subresource operation time fields). */
     static String newestTime(String all) {

@@ -381,5 +381,15 @@ class UpstreamWritesTest {
             f.matcher.closeAll();
             assertThat(f.matcher.totals()).isEmpty();
         }
+        // a write that left an entry with its time (another manager's, within the second) is no such removal
+        try (Fixture f = new Fixture(120)) {
+            ReplicaSet before = owned("10", "kwokctl", "2026-11-27T04:59:00Z", 5);
+            f.seen(null, before);
+            f.clock.advance(100);
+            f.matcher.submit(qkcmUpdate(owned("10", "kwokctl", "2026-11-27T04:59:00Z", null), f.clock.instant()));
+            f.seen(before, owned("11", "kwokctl", "2026-11-27T05:00:00Z", null));
+            f.matcher.closeAll();
+            assertThat(f.matcher.totals().get("node-controller")).containsOnly(Map.entry(ShadowMatcher.ONLY_QKCM, 1L));
+        }
     }
 }
