@@ -81,7 +81,8 @@ def free_port(start):
     raise RuntimeError(f"no free port from {start}")
 
 
-def healthy(port, proc, timeout=300):
+def healthy(port, proc, timeout=300, path="/healthz", says=None):
+    """Until the manager answers path with 200 (and, if given, a body containing says)."""
     end = time.time() + timeout
     s = requests.Session()
     s.trust_env = False
@@ -89,12 +90,13 @@ def healthy(port, proc, timeout=300):
         if proc.p.poll() is not None:
             raise RuntimeError(f"{proc.name} exited ({proc.p.returncode}); see its log")
         try:
-            if s.get(f"https://127.0.0.1:{port}/healthz", verify=False, timeout=2).status_code == 200:
+            r = s.get(f"https://127.0.0.1:{port}{path}", verify=False, timeout=2)
+            if r.status_code == 200 and (says is None or says in r.text):
                 return time.time()
         except requests.RequestException:
             pass
-        time.sleep(0.2)
-    raise TimeoutError(f"manager on port {port} never became healthy")
+        time.sleep(0.1)
+    raise TimeoutError(f"manager on port {port} never answered {path}")
 
 
 def fetch(port, path):
@@ -149,6 +151,7 @@ def main():
     p.add_argument("--qkcm-java-opts", default=os.environ.get("QKCM_JAVA_OPTS", bench.default_java_opts()))
     p.add_argument("--qkcm-jar", default=os.environ.get("QKCM_JAR") or os.path.join(
         bench.ROOT, "app", "target", "quarkus-app", "quarkus-run.jar"))
+    p.add_argument("--upstream-flags", default="", help="more flags for upstream's kube-controller-manager, e.g. -v=2")
     p.add_argument("--kwok-workdir", default=os.path.expanduser("~/.kwok-shadow"))
     p.add_argument("--cluster-name", default="qkcm-shadow")
     args = p.parse_args()
@@ -170,25 +173,34 @@ def main():
             fcntl.flock(lock, fcntl.LOCK_EX)
             cluster.create(args.nodes)
         api = cluster.api
-        # qkcm first: what both do once at start (RegisteredNode events, the nodes' not-ready taints, the
-        # ServiceAccounts and root CA ConfigMaps of the existing namespaces) is then qkcm's dry run followed by
-        # upstream's write within the window, not upstream's write before shadow mode started
+        # Both managers start acting together, with qkcm watching: upstream is started once qkcm's informers have
+        # synced (its /readyz check informers-synced), the moment qkcm's controllers start too (its own Lease is
+        # free). What each does once at its start (RegisteredNode events, the nodes' taints, the aggregated
+        # ClusterRoles, the ServiceCIDR's status, the ServiceAccounts and root CA ConfigMaps of the existing
+        # namespaces) then reaches qkcm's informers as upstream's writes, and qkcm's controllers make theirs within
+        # seconds; the matcher holds every group open until qkcm's controllers have started and one window passed
+        # (ShadowMatcher#holdWhileStarting), so the two meet even on a slow start. Started before qkcm, upstream's
+        # start writes would predate shadow mode or its informers (never compared: qkcm's controllers find the state
+        # made and do nothing); started after qkcm's controllers, more than a window after qkcm's (the first
+        # 2026-11-27-shadow runs).
         qkcm = bench.Proc("qkcm", [args.qkcm_java, *args.qkcm_java_opts.split(), "-jar", args.qkcm_jar,
                                    f"--kubeconfig={cluster.manager_kubeconfig}", "--shadow",
                                    f"--shadow-match-window={args.window}",
                                    *common_flags(args, cluster, QKCM_PORT)],
                           os.path.join(raw, "qkcm.log"))
+        healthy(QKCM_PORT, qkcm, path="/readyz?verbose", says="informers-synced ok")
+        upstream = bench.Proc("upstream", [os.path.join(args.bin_dir, "kube-controller-manager"),
+                                           f"--kubeconfig={cluster.upstream_kubeconfig}",
+                                           *common_flags(args, cluster, UPSTREAM_PORT), *args.upstream_flags.split()],
+                              os.path.join(raw, "upstream.log"))
+        R["started_apart_s"] = upstream.t_exec - qkcm.t_exec
         healthy(QKCM_PORT, qkcm)
+
         # every controller started, its caches synced (JOSDK logs "Starting 'x' controller" and "'x' controller started")
         def controllers_started():
             text = open(os.path.join(raw, "qkcm.log")).read()
             return "Started controller" in text and text.count("' controller started") >= text.count("Starting '")
         poll(controllers_started, 180, "qkcm's controllers", 0.5)
-        time.sleep(3)
-        upstream = bench.Proc("upstream", [os.path.join(args.bin_dir, "kube-controller-manager"),
-                                           f"--kubeconfig={cluster.upstream_kubeconfig}",
-                                           *common_flags(args, cluster, UPSTREAM_PORT)],
-                              os.path.join(raw, "upstream.log"))
         R["qkcm_argv"] = qkcm.p.args
         R["upstream_argv"] = upstream.p.args
         healthy(UPSTREAM_PORT, upstream)

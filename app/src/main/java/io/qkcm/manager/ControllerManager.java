@@ -224,6 +224,9 @@ public class ControllerManager {
         String leaseName = options.string("leader-elect-resource-name");
         shadowMode.matcher().leaderElectionLease(leaseNamespace, leaseName);
         shadowMode.matcher().leaderElectionLease(leaseNamespace, leaseName + LeaderElection.SHADOW_LEASE_SUFFIX);
+        // what both managers do once at their start is compared once qkcm's controllers have started too
+        shadowMode.matcher().holdWhileStarting(() -> started.isEmpty() || started.containsValue(false)
+                || informers == null || !informers.all().stream().allMatch(i -> i.hasSynced()));
         LOG.infof("shadow mode: every write is sent as a dry run and compared with %s's (window %s)%s",
                 options.string("shadow-upstream-manager"), options.string("shadow-match-window"),
                 options.leaderElect() ? "; leader election on Lease " + options.string("leader-elect-resource-namespace")

@@ -73,22 +73,39 @@ public class ReplicaSetController<P extends HasMetadata> extends KeyReconciler<P
     private final boolean terminatingReplicasGate;
     private final boolean podDeletionCostGate;
     private final ExecutorService apiCalls;
+    /**
+     * Not in upstream, shadow mode only (--shadow): before acting on a difference between spec.replicas and the
+     * active pods, confirm spec.replicas by a read from the API server ({@link #replicasConfirmed}).
+     */
+    private final boolean shadow;
 
-    /** The ReplicaSet controller; {@code workers}: --concurrent-replicaset-syncs. */
-    public static ReplicaSetController<ReplicaSet> replicaSets(ControllerContext context, int workers) {
+    /**
+     * The ReplicaSet controller; {@code workers}: --concurrent-replicaset-syncs; {@code shadow}: --shadow
+     * ({@link #replicasConfirmed}).
+     */
+    public static ReplicaSetController<ReplicaSet> replicaSets(ControllerContext context, int workers, boolean shadow) {
         return new ReplicaSetController<>(context, ReplicaSet.class, QUEUE, workers,
-                ReplicaSetSource.replicaSets(context.informers(), context.client()), EVENT_SOURCE);
+                ReplicaSetSource.replicaSets(context.informers(), context.client()), EVENT_SOURCE,
+                java.util.function.UnaryOperator.identity(), shadow);
     }
 
     ReplicaSetController(ControllerContext context, Class<P> primaryType, String queueName, int workers,
-            ReplicaSetSource source, String eventSource) {
-        this(context, primaryType, queueName, workers, source, eventSource, java.util.function.UnaryOperator.identity());
+            ReplicaSetSource source, String eventSource, boolean shadow) {
+        this(context, primaryType, queueName, workers, source, eventSource, java.util.function.UnaryOperator.identity(),
+                shadow);
     }
 
     /** With {@code podControl} wrapping the real pod control (tests inject faults there). */
     ReplicaSetController(ControllerContext context, Class<P> primaryType, String queueName, int workers,
             ReplicaSetSource source, String eventSource, java.util.function.UnaryOperator<PodControl> podControl) {
+        this(context, primaryType, queueName, workers, source, eventSource, podControl, false);
+    }
+
+    ReplicaSetController(ControllerContext context, Class<P> primaryType, String queueName, int workers,
+            ReplicaSetSource source, String eventSource, java.util.function.UnaryOperator<PodControl> podControl,
+            boolean shadow) {
         super(context, primaryType, queueName, workers);
+        this.shadow = shadow;
         String name = context.controllerName();
         this.source = source;
         this.burstReplicas = BURST_REPLICAS;
@@ -315,6 +332,10 @@ public class ReplicaSetController<P extends HasMetadata> extends KeyReconciler<P
             terminatingPods = ActivePods.filterClaimedPods(rs, selector, ActivePods.filterTerminatingPods(allRSPods));
         }
 
+        if (shadow && rsNeedsSync && rs.getMetadata().getDeletionTimestamp() == null
+                && activePods.size() != ReplicaSetStatusUtil.replicas(rs) && !replicasConfirmed(rs, key)) {
+            return; // its newer version, on its way to the cache, queues it again
+        }
         Exception manageReplicasErr = null;
         if (rsNeedsSync && rs.getMetadata().getDeletionTimestamp() == null) {
             try {
@@ -377,6 +398,31 @@ public class ReplicaSetController<P extends HasMetadata> extends KeyReconciler<P
                 source.kind(), key);
         expectations.deleteExpectations(key);
         return true;
+    }
+
+    /**
+     * Shadow mode: whether the API server's ReplicaSet has the cached spec.replicas. Upstream's controller creates
+     * (or deletes) pods only after its ReplicaSet cache showed the scale that asks for them, so its pod cache is
+     * never ahead of its ReplicaSet cache for its own pods. In shadow mode the pods are upstream's: made after
+     * upstream saw the scale, they reach qkcm's pod cache through another watch than the ReplicaSet, and can come
+     * first; acting on that cache, as upstream's code would, qkcm would delete the pod just made for a scale-up
+     * it has not seen yet (or create one for a scale-down). A read error is no proof: the controller acts as
+     * upstream's would.
+     */
+    private boolean replicasConfirmed(ReplicaSet rs, String key) {
+        ReplicaSet live;
+        try {
+            live = source.getLive(rs.getMetadata().getNamespace(), rs.getMetadata().getName());
+        } catch (KubernetesClientException e) {
+            return true;
+        }
+        if (live != null && Objects.equals(live.getMetadata().getUid(), rs.getMetadata().getUid())
+                && ReplicaSetStatusUtil.replicas(live) == ReplicaSetStatusUtil.replicas(rs)) {
+            return true;
+        }
+        log.debugf("%s %s: its cache says %d replicas, the API server %s; waiting for the cache", source.kind(), key,
+                ReplicaSetStatusUtil.replicas(rs), live == null ? "has none" : ReplicaSetStatusUtil.replicas(live));
+        return false;
     }
 
     private static int n(Integer i) {

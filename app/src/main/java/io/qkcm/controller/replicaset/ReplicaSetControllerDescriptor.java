@@ -22,8 +22,9 @@ public final class ReplicaSetControllerDescriptor {
         return context.operate(newController(context));
     }
 
-    /** The controller with its flag read once: --concurrent-replicaset-syncs. */
+    /** The controller with its flags read once: --concurrent-replicaset-syncs, --shadow. */
     static ReplicaSetController<ReplicaSet> newController(ControllerContext context) {
-        return ReplicaSetController.replicaSets(context, context.options().concurrentSyncs("replicaset"));
+        return ReplicaSetController.replicaSets(context, context.options().concurrentSyncs("replicaset"),
+                context.options().bool("shadow"));
     }
 }

@@ -20,6 +20,7 @@ public final class ReplicationControllerDescriptor {
     }
 
     static Controller start(ControllerContext context) {
-        return context.operate(new ReplicationManager(context, context.options().concurrentSyncs("rc")));
+        return context.operate(new ReplicationManager(context, context.options().concurrentSyncs("rc"),
+                context.options().bool("shadow")));
     }
 }

@@ -16,9 +16,9 @@ public final class ReplicationManager extends ReplicaSetController<ReplicationCo
     public static final String QUEUE = "replicationmanager";
     public static final String EVENT_SOURCE = "replication-controller";
 
-    /** {@code workers}: --concurrent-rc-syncs. */
-    public ReplicationManager(ControllerContext context, int workers) {
+    /** {@code workers}: --concurrent-rc-syncs; {@code shadow}: --shadow. */
+    public ReplicationManager(ControllerContext context, int workers, boolean shadow) {
         super(context, ReplicationController.class, QUEUE, workers,
-                new ReplicationControllerAdapter(context.informers(), context.client()), EVENT_SOURCE);
+                new ReplicationControllerAdapter(context.informers(), context.client()), EVENT_SOURCE, shadow);
     }
 }

@@ -5,6 +5,7 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.Deque;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -105,6 +106,25 @@ public final class ShadowMatcher implements AutoCloseable {
     private final java.util.Set<String> own = ConcurrentHashMap.newKeySet();
     /** Namespaces seen deleted (or given a deletionTimestamp) lately. */
     private final ConcurrentMap<String, Instant> deletedNamespaces = new ConcurrentHashMap<>();
+    /**
+     * Upstream's events that predate shadow mode (key → the event), for qkcm's start: what upstream's controllers
+     * said once at their own start (RegisteredNode), which qkcm's say at theirs. Bounded.
+     */
+    private final Map<String, ShadowAction> priorEvents = Collections.synchronizedMap(new LinkedHashMap<>(256, 0.75f, false) {
+        @Override
+        protected boolean removeEldestEntry(Map.Entry<String, ShadowAction> eldest) {
+            return size() > MAX_PRIOR_EVENTS;
+        }
+    });
+    private static final int MAX_PRIOR_EVENTS = 10_000;
+    /** What keeps groups open while qkcm starts ({@link #holdWhileStarting}); never true by default. */
+    private volatile java.util.function.BooleanSupplier starting = () -> false;
+    /** Groups close not before this: MAX while starting, then one window after; MIN once no longer held. */
+    private volatile Instant holdUntil = Instant.MIN;
+    /** The latest a start can hold groups (a standby replica whose controllers never start). */
+    private volatile Instant holdCap = Instant.MAX;
+    /** When qkcm's start ended (the hold's end): its actions before are its start's. MAX while starting, MIN if none was held. */
+    private volatile Instant startEnded = Instant.MIN;
 
     public ShadowMatcher(Duration window, MeterRegistry registry) {
         this(window, registry, Clock.systemUTC(), true);
@@ -190,8 +210,57 @@ public final class ShadowMatcher implements AutoCloseable {
         }
     }
 
+    /**
+     * Keeps every group open while {@code starting} (qkcm's controllers not all started, or its informers not
+     * synced) and for one window after: what each side does once at its start (RegisteredNode events, the nodes'
+     * taints, the aggregated ClusterRoles, ...) comes from upstream as soon as it runs and from qkcm's controllers
+     * only once they have started, seconds apart on a slow start. At most {@link #MAX_START} (or ten windows).
+     */
+    public void holdWhileStarting(java.util.function.BooleanSupplier starting) {
+        Duration cap = window.multipliedBy(10).compareTo(MAX_START) > 0 ? window.multipliedBy(10) : MAX_START;
+        holdCap = clock.instant().plus(cap);
+        this.starting = starting;
+        startEnded = Instant.MAX;
+        holdUntil = Instant.MAX;
+    }
+
+    static final Duration MAX_START = Duration.ofMinutes(5);
+
+    /** Whether groups stay open for qkcm's start now. */
+    private boolean held() {
+        Instant until = holdUntil;
+        if (until.equals(Instant.MIN)) {
+            return false;
+        }
+        Instant now = clock.instant();
+        if (until.equals(Instant.MAX)) {
+            if (starting.getAsBoolean() && now.isBefore(holdCap)) {
+                return true;
+            }
+            startEnded = now;
+            until = now.plus(window);
+            holdUntil = until;
+        }
+        if (now.isBefore(until)) {
+            return true;
+        }
+        holdUntil = Instant.MIN;
+        return false;
+    }
+
+    /**
+     * An event of upstream's from before shadow mode started (the informers' first list): compared with what
+     * qkcm's controllers say at their start only.
+     */
+    public void priorEvent(ShadowAction event) {
+        priorEvents.put(event.key(), event);
+    }
+
     /** Closes and classifies every group no action joined for the window. */
     public void closeDue() {
+        if (held()) {
+            return;
+        }
         close(clock.instant().minus(window));
         long old = clock.millis() - 10 * Math.max(window.toMillis(), 1000);
         deletedNamespaces.values().removeIf(t -> t.toEpochMilli() < old);
@@ -296,15 +365,31 @@ public final class ShadowMatcher implements AutoCloseable {
                     // cache, so a sync before upstream's creation arrives tries again) are one intent
                     qkcm = qkcm.subList(0, 1);
                 }
-                int pairs = Math.min(qkcm.size(), g.upstream.size());
+                // generated names: each creation of qkcm's pairs first with one of upstream's it equals (a DaemonSet's
+                // pods differ only by their node), then the rest in order
+                List<ShadowAction> theirs = new ArrayList<>(g.upstream);
+                List<ShadowAction> mine = new ArrayList<>();
+                for (ShadowAction a : qkcm) {
+                    int same = -1;
+                    for (int i = 0; i < theirs.size() && same < 0; i++) {
+                        same = ShadowDiff.diff(verb, "", a, theirs.get(i)).isEmpty() ? i : -1;
+                    }
+                    if (same >= 0) {
+                        count(g, controller, MATCHED, 1, List.of());
+                        theirs.remove(same);
+                    } else {
+                        mine.add(a);
+                    }
+                }
+                int pairs = Math.min(mine.size(), theirs.size());
                 for (int i = 0; i < pairs; i++) {
-                    List<String> diff = ShadowDiff.diff(verb, "", qkcm.get(i), g.upstream.get(i));
+                    List<String> diff = ShadowDiff.diff(verb, "", mine.get(i), theirs.get(i));
                     count(g, controller, diff.isEmpty() ? MATCHED : DIFFERENT_CONTENT, 1, diff);
                 }
-                if (qkcm.size() > pairs) {
-                    count(g, controller, ONLY_QKCM, qkcm.size() - pairs, List.of());
+                if (mine.size() > pairs) {
+                    count(g, controller, ONLY_QKCM, mine.size() - pairs, List.of());
                 }
-                List<ShadowAction> surplus = g.upstream.subList(pairs, g.upstream.size());
+                List<ShadowAction> surplus = theirs.subList(pairs, theirs.size());
                 long converged = surplus.stream().filter(this::lostRace).count();
                 if (converged > 0) {
                     count(g, controller, CONVERGED, (int) converged, List.of());
@@ -322,9 +407,21 @@ public final class ShadowMatcher implements AutoCloseable {
                 }
             }
             default -> {
-                if (!qkcm.isEmpty() && !g.upstream.isEmpty()) {
-                    List<String> diff = sharedState(verb, qkcm, g.upstream);
-                    ShadowAction theirs = g.upstream.get(g.upstream.size() - 1);
+                // writes that left no field manager (removals): whose they were cannot be told; alone they confirm an
+                // update qkcm meant when the object reached the state it meant, else they are not counted
+                List<ShadowAction> upstream = g.upstream.stream().filter(a -> !a.controller().equals(NO_MANAGER)).toList();
+                if (upstream.isEmpty() && !g.upstream.isEmpty()) {
+                    if (!qkcm.isEmpty() && qkcm.stream().anyMatch(ShadowAction::accepted)
+                            && sharedState(verb, qkcm, g.upstream).isEmpty()) {
+                        count(g, controller, MATCHED, 1, List.of());
+                    } else if (!qkcm.isEmpty()) {
+                        count(g, controller, ONLY_QKCM, 1, describe(qkcm.get(qkcm.size() - 1)));
+                    }
+                    return;
+                }
+                if (!qkcm.isEmpty() && !upstream.isEmpty()) {
+                    List<String> diff = sharedState(verb, qkcm, upstream);
+                    ShadowAction theirs = upstream.get(upstream.size() - 1);
                     ShadowAction mine = qkcm.get(qkcm.size() - 1);
                     Instant after = mine.time().isAfter(theirs.time()) ? mine.time() : theirs.time();
                     if (!diff.isEmpty() && lostRace(theirs, after)) {
@@ -340,12 +437,15 @@ public final class ShadowMatcher implements AutoCloseable {
                     // upstream had just created) and said so in a Warning, as upstream does when it loses such a
                     // race; the retry syncs with upstream's write
                     count(g, controller, CONVERGED, 1, List.of());
+                } else if (!qkcm.isEmpty() && verb.equals("event") && saidBeforeShadowMode(qkcm)) {
+                    // said at qkcm's start what upstream's controller said at its own, before shadow mode started
+                    count(g, controller, MATCHED, 1, List.of());
                 } else if (!qkcm.isEmpty()) {
                     count(g, controller, ONLY_QKCM, 1, describe(qkcm.get(qkcm.size() - 1)));
-                } else if (!g.upstream.isEmpty()) {
-                    boolean converged = g.upstream.stream().allMatch(this::lostRace);
+                } else if (!upstream.isEmpty()) {
+                    boolean converged = upstream.stream().allMatch(this::lostRace);
                     count(g, controller, converged ? CONVERGED : ONLY_UPSTREAM, 1,
-                            converged ? List.of() : syncsAround(g.upstream.get(0)));
+                            converged ? List.of() : syncsAround(upstream.get(0)));
                 }
             }
         }
@@ -399,6 +499,19 @@ public final class ShadowMatcher implements AutoCloseable {
             }
         }
         return false;
+    }
+
+    /**
+     * Whether qkcm's events, all made during its start, say what an event of upstream's from before shadow mode
+     * started says (the same object, reason and message).
+     */
+    private boolean saidBeforeShadowMode(List<ShadowAction> qkcm) {
+        Instant ended = startEnded;
+        if (ended.equals(Instant.MIN) || qkcm.stream().anyMatch(a -> a.time().isAfter(ended))) {
+            return false;
+        }
+        ShadowAction prior = priorEvents.get(qkcm.get(0).key());
+        return prior != null && qkcm.stream().anyMatch(a -> ShadowDiff.diff("event", "", a, prior).isEmpty());
     }
 
     /**
@@ -486,6 +599,12 @@ public final class ShadowMatcher implements AutoCloseable {
         out.add(objectKey(o.get("kind"), meta.get("namespace"), meta.get("name")));
         // an object a controller writes for a primary of the same name and no owner reference (a Service's Endpoints)
         out.add(objectKey(ANY_KIND, meta.get("namespace"), meta.get("name")));
+        if (!(meta.get("ownerReferences") instanceof List<?> owners && !owners.isEmpty())
+                && meta.get("namespace") instanceof String ns && !ns.isEmpty()) {
+            // an object without owner that a controller keeps per namespace, syncing the Namespace (a namespace's
+            // root CA ConfigMap, its default ServiceAccount)
+            out.add(objectKey("Namespace", "", ns));
+        }
         return out;
     }
 

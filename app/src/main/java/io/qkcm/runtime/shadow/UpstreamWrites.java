@@ -30,6 +30,14 @@ import io.qkcm.runtime.shadow.ShadowAction.Side;
 public final class UpstreamWrites implements ManagedFieldsTap {
 
     public static final String UPSTREAM_MANAGER = "kube-controller-manager";
+    /**
+     * The field managers upstream's controllers name in their server-side applies (pkg/controller: the ClusterRole
+     * aggregation, the ServiceCIDRs' status, the ValidatingAdmissionPolicies' status, the pods' status of the
+     * ResourceClaim controller, the storage version migrator): theirs too, whatever the user agent.
+     */
+    public static final java.util.Set<String> UPSTREAM_APPLY_MANAGERS = java.util.Set.of("clusterrole-aggregation-controller",
+            "service-cidr-controller", "validatingadmissionpolicy-status", "ResourceClaimController",
+            "storage-version-migrator-controller");
     private static final int MAX_PENDING = 50_000;
 
     private final ShadowMatcher matcher;
@@ -75,15 +83,17 @@ public final class UpstreamWrites implements ManagedFieldsTap {
             String entry = e.getOperation() + " " + e.getTime() + " " + (e.getFieldsV1() == null ? ""
                     : String.valueOf(e.getFieldsV1().getAdditionalProperties()));
             all.append(e.getManager()).append('/').append(sub).append(' ').append(entry).append('\n');
-            if (manager.equals(e.getManager())) {
-                mine.put(sub, entry);
+            if (manager.equals(e.getManager()) || UPSTREAM_APPLY_MANAGERS.contains(e.getManager())) {
+                mine.merge(sub, entry, (a, b) -> a + "\n" + b);
             } else if (e.getTime() != null) {
                 othersLatest.merge(sub, e.getTime(), (a, b) -> a.compareTo(b) >= 0 ? a : b);
             }
         }
-        // other managers' only: marked (no entries kept), so that a version never seen here is one without any
+        // other managers' only: marked (no entries kept, their newest time and a digest of them: what a removal that
+        // leaves its writer no entry changes), so that a version never seen here is one without any
         decoded.put(meta.getUid() + "@" + meta.getResourceVersion(), mine.isEmpty()
-                ? new Decoded(Map.of(), Map.of(), "", matcher.now(), false)
+                ? new Decoded(Map.of(), Map.of(), "~/ - " + newestTime(all.toString()) + " " + all.toString().hashCode(),
+                        matcher.now(), false)
                 : new Decoded(mine, othersLatest, all.toString(), matcher.now(), false));
     }
 
@@ -110,6 +120,10 @@ public final class UpstreamWrites implements ManagedFieldsTap {
                 }
                 if (entries.isEmpty() || m.getCreationTimestamp() == null
                         || Instant.parse(m.getCreationTimestamp()).isBefore(since.minusSeconds(1))) {
+                    if (events && !entries.isEmpty()) {
+                        // said before shadow mode started: what qkcm's controllers say at their start may repeat it
+                        priorEvent(asMap(obj), m, seen.at());
+                    }
                     return;
                 }
                 Map<String, Object> object = asMap(obj);
@@ -153,6 +167,15 @@ public final class UpstreamWrites implements ManagedFieldsTap {
                     }
                     matcher.submit(new ShadowAction(Side.UPSTREAM, ShadowMatcher.UNATTRIBUTED, "update", resource,
                             e.getKey(), ns(m), m.getName(), 0, object, seen.at()));
+                }
+                if (object == null && !events && !seen.all().isEmpty() && m.getDeletionTimestamp() == null
+                        && noEntryOfTheWrite(newestTime(seen.all()), seen.at())) {
+                    // A write that left no field manager's entry with its time (every entry is seconds older than the
+                    // version): one that only removed fields (a node's taint), which leaves its writer no entry. Whose
+                    // it was cannot be told: it can only confirm an update qkcm intended, as a deletion does.
+                    matcher.submit(new ShadowAction(Side.UPSTREAM, ShadowMatcher.NO_MANAGER, "update", resource,
+                            statusChanged(old, obj) ? "status" : "", ns(m), m.getName(), 0, asMap(obj), seen.at()));
+                    return;
                 }
                 if (object == null && !events && !entries.isEmpty() && seen.all().equals(allBefore)
                         && m.getDeletionTimestamp() == null) {
@@ -198,11 +221,45 @@ public final class UpstreamWrites implements ManagedFieldsTap {
         }
     }
 
+    private void priorEvent(Map<String, Object> object, ObjectMeta m, Instant at) {
+        String key = Normalise.eventKey(object);
+        if (key != null) {
+            matcher.priorEvent(new ShadowAction(Side.UPSTREAM, ShadowMatcher.UNATTRIBUTED, "event", "events", "", ns(m), key,
+                    0, object, at));
+        }
+    }
+
     private Decoded take(HasMetadata obj) {
         Decoded seen = decoded.remove(uid(obj) + "@" + obj.getMetadata().getResourceVersion());
         // the tap sees managedFields only when the object has some: a version it never saw had none (the API server
         // keeps no entry for a write that set no field but the identity, e.g. a namespace's default ServiceAccount)
         return seen == null ? new Decoded(Map.of(), Map.of(), "", matcher.now(), true) : seen;
+    }
+
+    /**
+     * Whether the newest entry time is older than the write seen at {@code at} by more than the entries' one-second
+     * precision and some clock skew: the writer left no entry.
+     */
+    static boolean noEntryOfTheWrite(String newest, Instant at) {
+        try {
+            return !newest.isEmpty() && Instant.parse(newest).isBefore(at.minus(NO_ENTRY_MARGIN));
+        } catch (java.time.format.DateTimeParseException e) {
+            return false;
+        }
+    }
+
+    static final java.time.Duration NO_ENTRY_MARGIN = java.time.Duration.ofSeconds(3);
+
+    /** The newest time among the entries {@link Decoded#all} lists (one per line: manager/subresource operation time fields). */
+    static String newestTime(String all) {
+        String newest = "";
+        for (String line : all.split("\n")) {
+            String[] f = line.split(" ", 4);
+            if (f.length >= 3 && !f[2].equals("null") && f[2].compareTo(newest) > 0) {
+                newest = f[2];
+            }
+        }
+        return newest;
     }
 
     private static boolean statusChanged(HasMetadata old, HasMetadata obj) {

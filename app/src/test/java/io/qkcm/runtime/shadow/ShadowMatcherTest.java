@@ -256,4 +256,168 @@ class ShadowMatcherTest {
         assertThat(Normalise.createName(generated, Map.of())).isEqualTo("web-*");
         assertThat(Normalise.createName(Map.of(), Map.of("metadata", Map.of("generateName", "web-")))).isEqualTo("web-*");
     }
+
+    static ShadowAction clusterRoleUpdate(Side side, StepClock clock) {
+        Map<String, Object> role = Map.of("kind", "ClusterRole", "metadata", Map.of("name", "admin"), "rules",
+                List.of(Map.of("verbs", List.of("get"))));
+        return new ShadowAction(side, side == Side.QKCM ? "clusterrole-aggregation-controller" : ShadowMatcher.UNATTRIBUTED,
+                "update", "rbac.authorization.k8s.io/clusterroles", "", "", "admin", side == Side.QKCM ? 200 : 0, role,
+                clock.instant());
+    }
+
+    /**
+     * What both managers do once at their start comes from upstream as soon as it runs and from qkcm's controllers
+     * only once they have started, more than a window later on a slow start: the groups stay open while qkcm
+     * starts and one window after, and pair.
+     */
+    @Test
+    void startActionsMoreThanAWindowApartPairWhileQkcmStarts() {
+        StepClock clock = new StepClock();
+        try (ShadowMatcher matcher = new ShadowMatcher(Duration.ofSeconds(5), new SimpleMeterRegistry(), clock, false)) {
+            java.util.concurrent.atomic.AtomicBoolean starting = new java.util.concurrent.atomic.AtomicBoolean(true);
+            matcher.holdWhileStarting(starting::get);
+            matcher.submit(clusterRoleUpdate(Side.UPSTREAM, clock));
+            clock.advance(15_000);
+            matcher.closeDue();
+            assertThat(matcher.openKeys()).containsExactly("update rbac.authorization.k8s.io/clusterroles admin");
+            // qkcm's controllers started; its aggregation, from a cache without upstream's write yet
+            starting.set(false);
+            matcher.submit(clusterRoleUpdate(Side.QKCM, clock));
+            clock.advance(5_001);
+            matcher.closeDue();
+            assertThat(matcher.openKeys()).hasSize(1); // one window after the start, still held
+            clock.advance(5_001);
+            matcher.closeDue();
+
+            assertThat(matcher.openKeys()).isEmpty();
+            assertThat(matcher.latest()).isEmpty();
+            assertThat(matcher.totals().get("clusterrole-aggregation-controller")).containsEntry(ShadowMatcher.MATCHED, 1L);
+            // once started, a window apart is apart again
+            matcher.submit(clusterRoleUpdate(Side.UPSTREAM, clock));
+            clock.advance(5_001);
+            matcher.closeDue();
+            assertThat(matcher.openKeys()).isEmpty();
+        }
+    }
+
+    /** Without a start to wait for (a test's matcher, or qkcm started long ago), groups close a window after. */
+    @Test
+    void aStartThatNeverEndsHoldsNoLongerThanItsCap() {
+        StepClock clock = new StepClock();
+        try (ShadowMatcher matcher = new ShadowMatcher(Duration.ofSeconds(5), new SimpleMeterRegistry(), clock, false)) {
+            matcher.holdWhileStarting(() -> true); // a standby replica: its controllers never start
+            matcher.submit(clusterRoleUpdate(Side.UPSTREAM, clock));
+            clock.advance(ShadowMatcher.MAX_START.toMillis() - 1);
+            matcher.closeDue();
+            assertThat(matcher.openKeys()).hasSize(1);
+            clock.advance(2);
+            matcher.closeDue(); // the cap passed: one window more
+            assertThat(matcher.openKeys()).hasSize(1);
+            clock.advance(5_001);
+            matcher.closeDue();
+            assertThat(matcher.openKeys()).isEmpty();
+        }
+    }
+
+    static ShadowAction registeredNode(Side side, StepClock clock) {
+        Map<String, Object> event = Map.of("involvedObject", Map.of("kind", "Node", "name", "node-0"), "reason",
+                "RegisteredNode", "type", "Normal", "message", "Node node-0 event: Registered Node node-0 in Controller");
+        return new ShadowAction(side, side == Side.QKCM ? "node-controller" : ShadowMatcher.UNATTRIBUTED, "event", "events",
+                "", "default", Normalise.eventKey(event), side == Side.QKCM ? 201 : 0, event, clock.instant());
+    }
+
+    /**
+     * Beside an upstream that started before shadow mode (a kubeadm cluster), upstream's RegisteredNode events predate
+     * it: qkcm's node controller, saying the same at its start, matches the event still in the cluster; later, or
+     * with another message, it does not.
+     */
+    @Test
+    void anEventUpstreamSaidBeforeShadowModeMatchesWhatQkcmSaysAtItsStart() {
+        StepClock clock = new StepClock();
+        try (ShadowMatcher matcher = new ShadowMatcher(Duration.ofSeconds(5), new SimpleMeterRegistry(), clock, false)) {
+            java.util.concurrent.atomic.AtomicBoolean starting = new java.util.concurrent.atomic.AtomicBoolean(true);
+            matcher.holdWhileStarting(starting::get);
+            matcher.priorEvent(registeredNode(Side.UPSTREAM, clock));
+            clock.advance(3_000);
+            matcher.submit(registeredNode(Side.QKCM, clock));
+            starting.set(false);
+            matcher.closeDue();
+            clock.advance(10_002);
+            matcher.closeDue();
+            assertThat(matcher.latest()).isEmpty();
+            assertThat(matcher.totals().get("node-controller")).containsEntry(ShadowMatcher.MATCHED, 1L);
+
+            // after its start, the same event with no upstream event beside it is qkcm's only
+            matcher.submit(registeredNode(Side.QKCM, clock));
+            clock.advance(5_001);
+            matcher.closeDue();
+            assertThat(matcher.latest()).extracting(ShadowMatcher.Mismatch::cls, ShadowMatcher.Mismatch::key)
+                    .containsExactly(org.assertj.core.groups.Tuple.tuple(ShadowMatcher.ONLY_QKCM,
+                            "event events default/Node/node-0:RegisteredNode"));
+        }
+    }
+
+    /**
+     * The root CA publisher (and the ServiceAccount controller) syncs a namespace, not the object it creates there:
+     * upstream's creation of a namespace's kube-root-ca.crt that qkcm's publisher then found in its cache converges on
+     * that sync of the Namespace; an owned object (a pod) does not.
+     */
+    @Test
+    void anOwnerlessObjectsCreationConvergesOnASyncOfItsNamespace() {
+        StepClock clock = new StepClock();
+        try (ShadowMatcher matcher = new ShadowMatcher(Duration.ofSeconds(5), new SimpleMeterRegistry(), clock, false)) {
+            matcher.submit(new ShadowAction(Side.UPSTREAM, ShadowMatcher.UNATTRIBUTED, "create", "/configmaps", "", "ns",
+                    "kube-root-ca.crt", 0, Map.of("kind", "ConfigMap", "metadata", Map.of("namespace", "ns", "name",
+                            "kube-root-ca.crt")), clock.instant()));
+            matcher.submit(new ShadowAction(Side.UPSTREAM, ShadowMatcher.UNATTRIBUTED, "create", "/pods", "", "ns", "web-*", 0,
+                    Map.of("kind", "Pod", "metadata", Map.of("namespace", "ns", "name", "web-x2b4z", "generateName", "web-",
+                            "ownerReferences", List.of(Map.of("kind", "ReplicaSet", "name", "web", "controller", true)))),
+                    clock.instant()));
+            clock.advance(20);
+            matcher.synced("root-ca-cert-publisher", "Namespace", "ns", clock.millis());
+            clock.advance(5_001);
+            matcher.closeDue();
+
+            assertThat(matcher.latest()).extracting(ShadowMatcher.Mismatch::cls, ShadowMatcher.Mismatch::key)
+                    .containsExactly(org.assertj.core.groups.Tuple.tuple(ShadowMatcher.ONLY_UPSTREAM, "create /pods ns/web-*"));
+            assertThat(matcher.total(ShadowMatcher.CONVERGED)).isEqualTo(1L);
+        }
+    }
+
+    static ShadowAction daemonPod(Side side, StepClock clock, String node) {
+        Map<String, Object> pod = Map.of("kind", "Pod", "metadata", Map.of("namespace", "ns", "generateName", "ds-"), "spec",
+                Map.of("affinity", Map.of("nodeAffinity", Map.of("requiredDuringSchedulingIgnoredDuringExecution",
+                        Map.of("nodeSelectorTerms", List.of(Map.of("matchFields", List.of(Map.of("key", "metadata.name",
+                                "operator", "In", "values", List.of(node))))))))));
+        return new ShadowAction(side, side == Side.QKCM ? "daemon-set-controller" : ShadowMatcher.UNATTRIBUTED, "create",
+                "/pods", "", "ns", "ds-*", side == Side.QKCM ? 201 : 0, pod, clock.instant());
+    }
+
+    /**
+     * A DaemonSet's pods share a generateName and differ by their node: qkcm's one creation (upstream's pod for the
+     * other node reached its cache first) pairs with upstream's pod for the same node, not with the first.
+     */
+    @Test
+    void creationsWithAGeneratedNamePairWithTheSameContentFirst() {
+        StepClock clock = new StepClock();
+        try (ShadowMatcher matcher = new ShadowMatcher(Duration.ofSeconds(5), new SimpleMeterRegistry(), clock, false)) {
+            matcher.submit(daemonPod(Side.UPSTREAM, clock, "node-0"));
+            matcher.submit(daemonPod(Side.UPSTREAM, clock, "node-1"));
+            matcher.submit(daemonPod(Side.QKCM, clock, "node-1"));
+            // another DaemonSet's: qkcm's pod for a node upstream made none for is a difference still
+            ShadowAction other = daemonPod(Side.QKCM, clock, "node-2");
+            matcher.submit(new ShadowAction(Side.QKCM, other.controller(), "create", "/pods", "", "ns", "ds2-*", 201,
+                    other.object(), clock.instant()));
+            ShadowAction theirs = daemonPod(Side.UPSTREAM, clock, "node-0");
+            matcher.submit(new ShadowAction(Side.UPSTREAM, theirs.controller(), "create", "/pods", "", "ns", "ds2-*", 0,
+                    theirs.object(), clock.instant()));
+            matcher.closeAll();
+
+            assertThat(matcher.latest()).extracting(ShadowMatcher.Mismatch::cls, ShadowMatcher.Mismatch::key)
+                    .containsExactlyInAnyOrder(
+                            org.assertj.core.groups.Tuple.tuple(ShadowMatcher.ONLY_UPSTREAM, "create /pods ns/ds-*"),
+                            org.assertj.core.groups.Tuple.tuple(ShadowMatcher.DIFFERENT_CONTENT, "create /pods ns/ds2-*"));
+            assertThat(matcher.totals().get("daemon-set-controller")).containsEntry(ShadowMatcher.MATCHED, 1L);
+        }
+    }
 }

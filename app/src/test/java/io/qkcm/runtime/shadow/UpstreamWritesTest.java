@@ -258,4 +258,138 @@ class UpstreamWritesTest {
             assertThat(matcher.totals().get("replicaset-controller")).containsOnly(Map.entry(ShadowMatcher.MATCHED, 1L));
         }
     }
+
+    static io.fabric8.kubernetes.api.model.Event registeredNode(String uid, String manager) {
+        return new io.fabric8.kubernetes.api.model.EventBuilder().withNewMetadata().withNamespace("default")
+                .withName("node-0." + uid).withUid(uid).withResourceVersion("5").withCreationTimestamp("2026-11-27T04:00:00Z")
+                .withManagedFields(new ManagedFieldsEntryBuilder().withManager(manager).withOperation("Update")
+                        .withApiVersion("v1").withTime("2026-11-27T04:00:00Z").build())
+                .endMetadata().withNewInvolvedObject().withKind("Node").withName("node-0").endInvolvedObject()
+                .withReason("RegisteredNode").withType("Normal")
+                .withMessage("Node node-0 event: Registered Node node-0 in Controller").build();
+    }
+
+    /**
+     * Upstream's RegisteredNode event from its own start, an hour before shadow mode started (the informer's first
+     * list), is what qkcm's node controller's event at qkcm's start is compared with; another manager's is not.
+     */
+    @Test
+    @SuppressWarnings("unchecked")
+    void upstreamsEventsFromBeforeShadowModeMeetQkcmsAtItsStart() {
+        for (String manager : List.of(UpstreamWrites.UPSTREAM_MANAGER, "kubelet")) {
+            StepClock clock = new StepClock();
+            try (ShadowMatcher matcher = new ShadowMatcher(Duration.ofSeconds(5), new SimpleMeterRegistry(), clock, false)) {
+                UpstreamWrites writes = new UpstreamWrites(matcher, UpstreamWrites.UPSTREAM_MANAGER, clock.instant());
+                AtomicReference<ResourceEventHandler<io.fabric8.kubernetes.api.model.Event>> handler = new AtomicReference<>();
+                writes.watch(io.fabric8.kubernetes.api.model.Event.class,
+                        (SharedIndexInformer<io.fabric8.kubernetes.api.model.Event>) Proxy.newProxyInstance(
+                                UpstreamWritesTest.class.getClassLoader(), new Class<?>[] { SharedIndexInformer.class },
+                                (p, m, args) -> {
+                                    if (m.getName().equals("addEventHandler")) {
+                                        handler.set((ResourceEventHandler<io.fabric8.kubernetes.api.model.Event>) args[0]);
+                                    }
+                                    return null;
+                                }));
+                java.util.concurrent.atomic.AtomicBoolean starting = new java.util.concurrent.atomic.AtomicBoolean(true);
+                matcher.holdWhileStarting(starting::get);
+                io.fabric8.kubernetes.api.model.Event prior = registeredNode("e-1", manager);
+                writes.observe(prior.getMetadata());
+                handler.get().onAdd(prior);
+                clock.advance(2_000);
+                Map<String, Object> event = Map.of("involvedObject", Map.of("kind", "Node", "name", "node-0"), "reason",
+                        "RegisteredNode", "type", "Normal", "message", "Node node-0 event: Registered Node node-0 in Controller");
+                matcher.submit(new ShadowAction(Side.QKCM, "node-controller", "event", "events", "", "default",
+                        Normalise.eventKey(event), 201, event, clock.instant()));
+                starting.set(false);
+                matcher.closeDue();
+                clock.advance(10_002);
+                matcher.closeDue();
+
+                assertThat(matcher.openKeys()).isEmpty();
+                assertThat(matcher.totals().get("node-controller")).as(manager)
+                        .containsOnlyKeys(manager.equals(UpstreamWrites.UPSTREAM_MANAGER) ? ShadowMatcher.MATCHED
+                                : ShadowMatcher.ONLY_QKCM);
+            }
+        }
+    }
+
+    /** A ReplicaSet whose only managedFields entry is {@code manager}'s, owning spec.replicas and, if given, minReadySeconds. */
+    static ReplicaSet owned(String resourceVersion, String manager, String time, Integer minReadySeconds) {
+        Map<String, Object> spec = new java.util.TreeMap<>(Map.of("f:replicas", Map.of()));
+        if (minReadySeconds != null) {
+            spec.put("f:minReadySeconds", Map.of());
+        }
+        return new ReplicaSetBuilder().withNewMetadata().withNamespace("ns").withName("web").withUid("u-1")
+                .withResourceVersion(resourceVersion).withCreationTimestamp("2026-11-27T04:59:00Z")
+                .withManagedFields(new ManagedFieldsEntryBuilder().withManager(manager).withOperation("Update")
+                        .withApiVersion("apps/v1").withTime(time).withNewFieldsV1()
+                        .addToAdditionalProperties("f:spec", spec).endFieldsV1().build())
+                .endMetadata().withNewSpec().withReplicas(2).withMinReadySeconds(minReadySeconds).endSpec().build();
+    }
+
+    @SuppressWarnings("unchecked")
+    static ShadowAction qkcmUpdate(ReplicaSet result, Instant at) {
+        return new ShadowAction(Side.QKCM, "node-controller", "update", "apps/replicasets", "", "ns", "web", 200,
+                io.qkcm.runtime.Json.api().convertValue(result, Map.class), at);
+    }
+
+    /**
+     * Upstream's controllers that apply server-side name their own field manager (the ClusterRole aggregation's
+     * clusterrole-aggregation-controller, the ServiceCIDRs' service-cidr-controller): such a write is upstream's.
+     */
+    @Test
+    void anApplyUnderAnUpstreamControllersFieldManagerIsUpstreams() {
+        try (Fixture f = new Fixture(120)) {
+            f.seen(null, owned("10", "kubectl", "2026-11-27T04:59:00Z", null));
+            f.clock.advance(100);
+            ReplicaSet applied = owned("11", "clusterrole-aggregation-controller", "2026-11-27T05:00:00Z", null);
+            f.seen(owned("10", "kubectl", "2026-11-27T04:59:00Z", null), applied);
+            f.matcher.submit(qkcmUpdate(applied, f.clock.instant()));
+            f.matcher.closeAll();
+
+            assertThat(f.matcher.latest()).isEmpty();
+            assertThat(f.matcher.totals().get("node-controller")).containsOnly(Map.entry(ShadowMatcher.MATCHED, 1L));
+        }
+    }
+
+    /**
+     * A write that only removes fields (the node controller's removal of a node's not-ready taint) leaves its writer no
+     * managedFields entry: seen as a change of what another manager owns, no entry newer. It confirms qkcm's update
+     * when the object reached the state qkcm meant; with another state, or alone, it counts for nothing.
+     */
+    @Test
+    void aRemovalThatLeavesNoFieldManagerConfirmsTheUpdateQkcmMeant() {
+        for (boolean same : List.of(true, false)) {
+            try (Fixture f = new Fixture(120)) {
+                ReplicaSet before = owned("10", "kwokctl", "2026-11-27T04:59:00Z", 5);
+                f.seen(null, before);
+                f.clock.advance(100);
+                ReplicaSet meant = owned("10", "kwokctl", "2026-11-27T04:59:00Z", null);
+                f.matcher.submit(qkcmUpdate(same ? meant : owned("10", "kwokctl", "2026-11-27T04:59:00Z", 7), f.clock.instant()));
+                f.clock.advance(100);
+                f.seen(before, owned("11", "kwokctl", "2026-11-27T04:59:00Z", null));
+                f.matcher.closeAll();
+
+                assertThat(f.matcher.totals().get("node-controller")).as("same state: %s", same)
+                        .containsOnly(Map.entry(same ? ShadowMatcher.MATCHED : ShadowMatcher.ONLY_QKCM, 1L));
+            }
+        }
+        try (Fixture f = new Fixture(120)) {
+            ReplicaSet before = owned("10", "kwokctl", "2026-11-27T04:59:00Z", 5);
+            f.seen(null, before);
+            f.seen(before, owned("11", "kwokctl", "2026-11-27T04:59:00Z", null));
+            f.matcher.closeAll();
+            assertThat(f.matcher.totals()).isEmpty();
+        }
+        // a write that left an entry with its time (another manager's, within the second) is no such removal
+        try (Fixture f = new Fixture(120)) {
+            ReplicaSet before = owned("10", "kwokctl", "2026-11-27T04:59:00Z", 5);
+            f.seen(null, before);
+            f.clock.advance(100);
+            f.matcher.submit(qkcmUpdate(owned("10", "kwokctl", "2026-11-27T04:59:00Z", null), f.clock.instant()));
+            f.seen(before, owned("11", "kwokctl", "2026-11-27T05:00:00Z", null));
+            f.matcher.closeAll();
+            assertThat(f.matcher.totals().get("node-controller")).containsOnly(Map.entry(ShadowMatcher.ONLY_QKCM, 1L));
+        }
+    }
 }
