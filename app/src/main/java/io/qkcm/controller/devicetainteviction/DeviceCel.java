@@ -60,9 +60,9 @@ import io.qkcm.controller.util.cel.KubernetesCelMacros;
  * cel-java's runtime with CEL's standard library (with type(), int(duration) and cel-go's failing
  * duration(int)), cel-java's optionals, sets and two-variable comprehension bindings ({@link CelJavaLibraries}),
  * and ports of cel-go's ext.Strings v2 ({@link CelStrings}) and ext.Lists v3 and Kubernetes' lists
- * ({@link CelLists}), regex ({@link CelRegex}), quantity ({@link Quantity}) and semver ({@link Semver})
- * libraries, with cel-go's error words. An expression calling any other function (the IP/CIDR, URL and format
- * libraries, string.format) is compiled but not evaluated: {@link Compiled#unsupported()} names those
+ * ({@link CelLists}), regex ({@link CelRegex}), IP/CIDR ({@link CelNet}), quantity ({@link Quantity}) and
+ * semver ({@link Semver}) libraries, with cel-go's error words. An expression calling any other function (the
+ * URL and format libraries, string.format) is compiled but not evaluated: {@link Compiled#unsupported()} names those
  * overloads. Upstream's runtime cost limit is not enforced: cel-java tracks no cost.
  */
 final class DeviceCel {
@@ -93,7 +93,10 @@ final class DeviceCel {
             CelVarDecl.newVarDeclaration("duration", TypeType.create(SimpleType.DURATION)),
             CelVarDecl.newVarDeclaration("google.protobuf.Timestamp", TypeType.create(SimpleType.TIMESTAMP)),
             CelVarDecl.newVarDeclaration("google.protobuf.Duration", TypeType.create(SimpleType.DURATION)),
-            CelVarDecl.newVarDeclaration("optional_type", TypeType.create(OptionalType.create(TypeParamType.create("T")))));
+            CelVarDecl.newVarDeclaration("optional_type", TypeType.create(OptionalType.create(TypeParamType.create("T")))),
+            // the IP and CIDR libraries declare their types by name
+            CelVarDecl.newVarDeclaration("net.IP", TypeType.create(dev.cel.common.types.OpaqueType.create("net.IP"))),
+            CelVarDecl.newVarDeclaration("net.CIDR", TypeType.create(dev.cel.common.types.OpaqueType.create("net.CIDR"))));
 
     /** Upstream's attributes and capacity: by domain, then id; an attribute is of the unknown type. */
     private static final CelType ATTRIBUTES = MapType.create(SimpleType.STRING, MapType.create(SimpleType.STRING, SimpleType.ANY));
@@ -173,6 +176,7 @@ final class DeviceCel {
         bindings.addAll(CelStrings.bindings());
         bindings.addAll(CelLists.bindings(equality));
         bindings.addAll(CelRegex.bindings());
+        bindings.addAll(CelNet.bindings());
         bindings.addAll(CelJavaLibraries.bindings(equality, OPTIONS));
         // cel-go v0.26 declares duration(int) but an int does not convert to a duration; int(duration) is nanoseconds
         bindings.add(CelFunctionBinding.from("int64_to_duration", Long.class, i -> {

@@ -17,7 +17,7 @@ public final class DeviceTaintEvictionControllerDescriptor {
     public static final ControllerDescriptor DESCRIPTOR = ControllerDescriptor.of(DeviceTaintEvictionController.NAME)
             .requiringFeatureGates("DynamicResourceAllocation", "DRADeviceTaints")
             .partially("a CEL selector (of a DeviceTaintRule or the DeviceClass it names) calling a function of "
-                    + "Kubernetes' IP/CIDR, URL or format libraries or string.format is not evaluated: such a rule "
+                    + "Kubernetes' URL or format libraries or string.format is not evaluated: such a rule "
                     + "taints no device; the CEL runtime cost limit is not enforced")
             .startedBy(DeviceTaintEvictionControllerDescriptor::start);
 
