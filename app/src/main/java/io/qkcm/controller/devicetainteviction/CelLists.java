@@ -30,6 +30,9 @@ final class CelLists {
     private static final List<String> SORTABLE = List.of("int", "uint", "double", "bool", "google.protobuf.Duration",
             "google.protobuf.Timestamp", "string", "bytes");
 
+    /** resource.k8s.io's CELSelectorExpressionMaxCost less lists.range's own base cost (call 1, list 10). */
+    private static final long RANGE_LIMIT = 1_000_000L - 11;
+
     private CelLists() {
     }
 
@@ -106,6 +109,11 @@ final class CelLists {
         out.add(CelFunctionBinding.from("list_flatten", List.class, l -> flatten(l, 1)));
         out.add(CelFunctionBinding.from("list_flatten_int", List.class, Long.class, CelLists::flatten));
         out.add(CelFunctionBinding.from("lists_range", Long.class, n -> {
+            // cel-go charges a range n + 11: beyond DRA's per-selector limit its cost tracker cancels the
+            // evaluation, so such a range is never built (this runtime tracks no other cost)
+            if (n > RANGE_LIMIT) {
+                throw CelStrings.error("operation cancelled: actual cost limit exceeded");
+            }
             List<Long> range = new ArrayList<>();
             for (long i = 0; i < n; i++) {
                 range.add(i);
