@@ -57,10 +57,13 @@ import io.qkcm.controller.util.cel.KubernetesCelMacros;
  * with DRAConsumableCapacity) plus {@code cel.bind}, and evaluated against one device.
  *
  * <p>Type checking is upstream's (every function of that environment, by the kit's table). Evaluation runs on
- * cel-java's runtime with CEL's standard library and Kubernetes' quantity and semver libraries ported here
- * ({@link Quantity}, {@link Semver}). An expression calling any other function (optionals, the strings, lists,
- * sets, regex, URL, IP/CIDR, format or two-variable comprehension libraries) is compiled but not evaluated:
- * {@link Compiled#unsupported()} names those overloads. Upstream's runtime cost limit is not enforced.
+ * cel-java's runtime with CEL's standard library (with type(), int(duration) and cel-go's failing
+ * duration(int)), cel-java's optionals, sets and two-variable comprehension bindings ({@link CelJavaLibraries}),
+ * and ports of cel-go's ext.Strings v2 ({@link CelStrings}) and ext.Lists v3 and Kubernetes' lists
+ * ({@link CelLists}), regex ({@link CelRegex}), IP/CIDR ({@link CelNet}), quantity ({@link Quantity}) and
+ * semver ({@link Semver}) libraries, with cel-go's error words. An expression calling any other function (the
+ * URL and format libraries, string.format) is compiled but not evaluated: {@link Compiled#unsupported()} names those
+ * overloads. Upstream's runtime cost limit is not enforced: cel-java tracks no cost.
  */
 final class DeviceCel {
 
@@ -90,7 +93,10 @@ final class DeviceCel {
             CelVarDecl.newVarDeclaration("duration", TypeType.create(SimpleType.DURATION)),
             CelVarDecl.newVarDeclaration("google.protobuf.Timestamp", TypeType.create(SimpleType.TIMESTAMP)),
             CelVarDecl.newVarDeclaration("google.protobuf.Duration", TypeType.create(SimpleType.DURATION)),
-            CelVarDecl.newVarDeclaration("optional_type", TypeType.create(OptionalType.create(TypeParamType.create("T")))));
+            CelVarDecl.newVarDeclaration("optional_type", TypeType.create(OptionalType.create(TypeParamType.create("T")))),
+            // the IP and CIDR libraries declare their types by name
+            CelVarDecl.newVarDeclaration("net.IP", TypeType.create(dev.cel.common.types.OpaqueType.create("net.IP"))),
+            CelVarDecl.newVarDeclaration("net.CIDR", TypeType.create(dev.cel.common.types.OpaqueType.create("net.CIDR"))));
 
     /** Upstream's attributes and capacity: by domain, then id; an attribute is of the unknown type. */
     private static final CelType ATTRIBUTES = MapType.create(SimpleType.STRING, MapType.create(SimpleType.STRING, SimpleType.ANY));
@@ -167,6 +173,16 @@ final class DeviceCel {
                 .ifPresent(bindings::add);
         bindings.addAll(Quantity.bindings());
         bindings.addAll(Semver.bindings());
+        bindings.addAll(CelStrings.bindings());
+        bindings.addAll(CelLists.bindings(equality));
+        bindings.addAll(CelRegex.bindings());
+        bindings.addAll(CelNet.bindings());
+        bindings.addAll(CelJavaLibraries.bindings(equality, OPTIONS));
+        // cel-go v0.26 declares duration(int) but an int does not convert to a duration; int(duration) is nanoseconds
+        bindings.add(CelFunctionBinding.from("int64_to_duration", Long.class, i -> {
+            throw CelStrings.error("type conversion error from 'int' to 'google.protobuf.Duration'");
+        }));
+        bindings.add(CelFunctionBinding.from("duration_to_int64", java.time.Duration.class, java.time.Duration::toNanos));
         this.runtime = CelRuntimeFactory.standardCelRuntimeBuilder()
                 .setOptions(OPTIONS)
                 .setStandardEnvironmentEnabled(false)
@@ -179,7 +195,7 @@ final class DeviceCel {
 
     /** Overloads cel-java's interpreter evaluates itself (short-circuits and the conditional). */
     private static final Set<String> SPECIAL_FORMS = Set.of("logical_and", "logical_or", "conditional",
-            "not_strictly_false", "__not_strictly_false__");
+            "not_strictly_false", "__not_strictly_false__", "optional_or_optional", "optional_orValue_value", "type");
 
     /** Upstream's Cache.GetOrCompile. */
     synchronized Compiled compile(String expression) {
@@ -207,15 +223,29 @@ final class DeviceCel {
             return new Compiled(expression, null, "must evaluate to bool or the unknown type, not " + result.name(), Set.of());
         }
         Set<String> unsupported = new TreeSet<>();
-        for (CelReference ref : ast.getReferenceMap().values()) {
+        Map<Long, CelReference> references = new HashMap<>(ast.getReferenceMap());
+        for (Map.Entry<Long, CelReference> e : ast.getReferenceMap().entrySet()) {
+            CelReference ref = e.getValue();
+            Optional<String> dispatch = CelLists.dispatchId(ref.overloadIds());
+            if (dispatch.isPresent()) {
+                // cel-java finds several list overloads taking the list ambiguous; cel-go takes the first that fits
+                references.put(e.getKey(), CelReference.newBuilder().setName(ref.name())
+                        .addOverloadIds(dispatch.get()).build());
+                continue;
+            }
             for (String id : ref.overloadIds()) {
                 if (!evaluated.contains(id)) {
                     unsupported.add(id);
                 }
             }
         }
+        ast = CelAbstractSyntaxTree.newCheckedAst(ast.getExpr(), ast.getSource(), references, ast.getTypeMap());
         if (!unsupported.isEmpty()) {
             return new Compiled(expression, null, null, unsupported);
+        }
+        Optional<String> regexError = CelRegex.constantPatternError(ast);
+        if (regexError.isPresent()) {
+            return new Compiled(expression, null, "program instantiation failed: " + regexError.get(), Set.of());
         }
         try {
             return new Compiled(expression, runtime.createProgram(ast), null, Set.of());

@@ -16,10 +16,9 @@ public final class DeviceTaintEvictionControllerDescriptor {
 
     public static final ControllerDescriptor DESCRIPTOR = ControllerDescriptor.of(DeviceTaintEvictionController.NAME)
             .requiringFeatureGates("DynamicResourceAllocation", "DRADeviceTaints")
-            .partially("a CEL selector (of a DeviceTaintRule or the DeviceClass it names) calling type(), "
-                    + "duration(int), int(duration) or a function of CEL's optionals, strings, lists, sets, regex, URL, "
-                    + "IP/CIDR, format or two-variable comprehension libraries is not evaluated: such a rule taints no "
-                    + "device; the CEL runtime cost limit is not enforced")
+            .partially("a CEL selector (of a DeviceTaintRule or the DeviceClass it names) calling a function of "
+                    + "Kubernetes' URL or format libraries or string.format is not evaluated: such a rule "
+                    + "taints no device; the CEL runtime cost limit is not enforced")
             .startedBy(DeviceTaintEvictionControllerDescriptor::start);
 
     private DeviceTaintEvictionControllerDescriptor() {

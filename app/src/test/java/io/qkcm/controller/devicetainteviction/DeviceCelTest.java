@@ -17,8 +17,7 @@ import io.fabric8.kubernetes.api.model.resource.v1beta2.DeviceCapacityBuilder;
  * The device selector CEL against upstream's table (k8s.io/dynamic-resource-allocation/cel compile_test.go):
  * compile errors, runtime errors in cel-go's words, the driver as default attribute domain, the empty map for
  * a domain the device lacks, quantity and semver functions, cel.bind, allowMultipleAllocations with and
- * without DRAConsumableCapacity; and the expressions using a function not evaluated here (split, find) are
- * compiled and named as such.
+ * without DRAConsumableCapacity. The other libraries' cases are DeviceCelLibrariesTest's.
  */
 class DeviceCelTest {
 
@@ -214,16 +213,5 @@ class DeviceCelTest {
         matches("device.attributes[\"d\"].n == 3.0 && [1, 2, 3].filter(x, x > 1).size() == 2", "d",
                 Map.of("n", integer(3)), Map.of(), true);
         assertThat(eval(CEL, "1 / 0 == 1", "d", device(Map.of(), Map.of())).error()).isEqualTo("division by zero");
-    }
-
-    @Test
-    void functionsNotEvaluatedHereAreNamed() {
-        assertThat(CEL.compile("type(1) == int").unsupported()).containsExactly("type");
-        DeviceCel.Compiled split = CEL.compile("device.attributes[\"dra.example.com\"].services.split(\"example\").size() >= 2");
-        assertThat(split.error()).isNull();
-        assertThat(split.unsupported()).contains("string_split_string");
-        DeviceCel.Compiled find = CEL.compile("int('1'.find('[0-9]*')) < 100");
-        assertThat(find.error()).isNull();
-        assertThat(find.unsupported()).containsExactly("string_find_string");
     }
 }

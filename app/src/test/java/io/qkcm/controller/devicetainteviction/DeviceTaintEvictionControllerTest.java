@@ -367,6 +367,33 @@ class DeviceTaintEvictionControllerTest {
         }
     }
 
+    /**
+     * Selectors calling the strings, regex, lists and optional libraries are evaluated: the rule matching one
+     * device by them evicts its pod only, and a string library error is a CELRuntimeError in cel-go's words.
+     */
+    @Test
+    void aSelectorCallingTheExtensionLibrariesTaintsTheDevicesItMatches() throws Exception {
+        String ns = namespace("dte-celx");
+        String driver = driver();
+        sliceWithModels(driver, Map.of("dev-0", "A100-80GB", "dev-1", "H100-94GB"));
+        podWithClaim(ns, "selected", driver, "dev-0", null);
+        podWithClaim(ns, "other", driver, "dev-1", null);
+        try (var h = start()) {
+            String attrs = "device.attributes[\"" + driver + "\"]";
+            celRule(driver + "-rule", driver, null, attrs + ".model.lowerAscii().find('^[a-z]100') == 'a100'"
+                    + " && " + attrs + ".model.split('-')[1] == '80GB'"
+                    + " && [" + attrs + ".model.size(), 3].max() == 9"
+                    + " && " + attrs + ".?nothing.orValue('x') == 'x'");
+            String failing = driver + "-failing";
+            celRule(failing, driver, null, attrs + ".model.substring(20) == ''");
+            await().atMost(WAIT).until(() -> evicted(ns, "selected"));
+            assertThat(evicted(ns, "other")).isFalse();
+            assertThat(h.controller.evictionScheduled(ns, "other")).isFalse();
+            await().atMost(WAIT).until(() -> !celEvents(failing).isEmpty());
+            assertThat(celEvents(failing).get(0).getMessage()).isEqualTo("selector #0: runtime error: index out of range: 20");
+        }
+    }
+
     static List<Event> celEvents(String rule) {
         return client.v1().events().inAnyNamespace().list().getItems().stream()
                 .filter(e -> rule.equals(e.getInvolvedObject().getName()) && "CELRuntimeError".equals(e.getReason()))

@@ -198,10 +198,18 @@ class SliceTrackerTest {
 
     @Test
     void aFunctionNotEvaluatedHereAppliesTheRuleToNoDevice() {
-        rules.add(celRule("rule", "device.driver.split(\".\").size() > 1"));
+        rules.add(celRule("rule", "isURL(\"https://\" + device.driver)"));
         slices.add(slice("slice1", DRIVER1, "pool1", "device1"));
         sync();
         assertThat(taintKeys("slice1", 0)).isEmpty();
         assertThat(events).isEmpty();
+    }
+
+    @Test
+    void aStringsLibraryFunctionIsEvaluated() {
+        rules.add(celRule("rule", "device.driver.split(\".\").size() > 1"));
+        slices.add(slice("slice1", DRIVER1, "pool1", "device1"));
+        sync();
+        assertThat(taintKeys("slice1", 0)).containsExactly("example.com/taint");
     }
 }
