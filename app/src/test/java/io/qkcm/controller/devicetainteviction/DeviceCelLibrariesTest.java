@@ -26,7 +26,7 @@ import io.qkcm.controller.util.cel.KubernetesCelFunctions;
  * The CEL libraries a device selector evaluates beyond the standard ones (ext.Strings v2, ext.Lists v3, ext.Sets,
  * optionals, two-variable comprehensions, Kubernetes' lists, regex and IP/CIDR, int(duration)/duration(int), type()),
  * against a table of cases each recorded with upstream's evaluator (k8s.io/dynamic-resource-allocation/cel
- * v0.34.4's CompileCELExpression and DeviceMatches) for the same device: the outcome and cel-go's error words
+ * v0.34.4's CompileCELExpression and DeviceMatches, hack/golden/dracel) for the same device: the outcome and cel-go's error words
  * must be the same here. The cases follow cel-go's and the apiserver library's own tests.
  */
 class DeviceCelLibrariesTest {
