@@ -68,9 +68,23 @@ public final class ResourceClaimController extends KeyReconciler<Pod> {
     private final CreatedClaims created = new CreatedClaims(System::nanoTime);
     private final ClientGoCreates creations;
 
+    /** Upstream's resourceclaim.Features: the gates that refuse templates using what they guard. */
+    public record Features(boolean adminAccess, boolean prioritizedList) {
+        public static Features from(io.qkcm.runtime.options.FeatureGates gates) {
+            return new Features(gates.enabled("DRAAdminAccess"), gates.enabled("DRAPrioritizedList"));
+        }
+    }
+
+    private final Features features;
+
     /** {@code workers}: upstream runs 50 for its one queue; they are split between pod and claim keys. */
     public ResourceClaimController(ControllerContext context, int workers) {
+        this(context, workers, Features.from(context.options().featureGates()));
+    }
+
+    public ResourceClaimController(ControllerContext context, int workers, Features features) {
         super(context, Pod.class, QUEUE, Math.max(1, workers / 2));
+        this.features = features;
         this.pods = context.informers().informerFor(Pod.class);
         this.claims = context.informers().informerFor(ResourceClaim.class);
         this.templates = context.informers().informerFor(ResourceClaimTemplate.class);
@@ -277,6 +291,25 @@ public final class ResourceClaimController extends KeyReconciler<Pod> {
         }
     }
 
+    private static List<io.fabric8.kubernetes.api.model.resource.v1beta2.DeviceRequest> requests(ResourceClaimTemplate template) {
+        var spec = template.getSpec() == null ? null : template.getSpec().getSpec();
+        if (spec == null || spec.getDevices() == null || spec.getDevices().getRequests() == null) {
+            return List.of();
+        }
+        return spec.getDevices().getRequests();
+    }
+
+    /** needsAdminAccess: a request asking for exactly admin access. */
+    static boolean needsAdminAccess(ResourceClaimTemplate template) {
+        return requests(template).stream().anyMatch(r -> r.getExactly() != null
+                && Boolean.TRUE.equals(r.getExactly().getAdminAccess()));
+    }
+
+    /** hasPrioritizedList: a request with firstAvailable subrequests. */
+    static boolean hasPrioritizedList(ResourceClaimTemplate template) {
+        return requests(template).stream().anyMatch(r -> r.getFirstAvailable() != null && !r.getFirstAvailable().isEmpty());
+    }
+
     /** Upstream's handleClaim. */
     private void handleClaim(Pod pod, PodResourceClaim podClaim, Map<String, String> newPodClaims) throws ClaimException {
         String namespace = pod.getMetadata().getNamespace();
@@ -311,6 +344,12 @@ public final class ResourceClaimController extends KeyReconciler<Pod> {
             if (template == null) {
                 throw new ClaimException(String.format("resource claim template \"%s\": resourceclaimtemplate.resource.k8s.io \"%s\" not found",
                         templateName, templateName));
+            }
+            if (!features.adminAccess() && needsAdminAccess(template)) {
+                throw new ClaimException("admin access is requested, but the feature is disabled");
+            }
+            if (!features.prioritizedList() && hasPrioritizedList(template)) {
+                throw new ClaimException("template includes a prioritized list of subrequests, but the feature is disabled");
             }
             claim = newClaim(pod, podClaim, template);
             String adminAccess = adminAccessLabel(claim);

@@ -18,8 +18,7 @@ public final class ResourceClaimControllerDescriptor {
             .withAliases("resource-claim-controller")
             .withClientName("resource-claim-controller")
             .requiringFeatureGates("DynamicResourceAllocation")
-            .partially("the DRAAdminAccess and DRAPrioritizedList "
-                    + "gates are taken as on (v1.34's default); claim keys run in a second queue, resource_claim_claims")
+            .partially("claim keys run in a second queue, resource_claim_claims (upstream's one queue holds pod and claim keys)")
             .startedBy(ResourceClaimControllerDescriptor::start);
 
     private ResourceClaimControllerDescriptor() {

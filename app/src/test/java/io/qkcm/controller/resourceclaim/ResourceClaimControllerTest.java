@@ -190,6 +190,51 @@ class ResourceClaimControllerTest {
         }
     }
 
+    /**
+     * Upstream's resourceclaim.Features: with DRAAdminAccess or DRAPrioritizedList off (--feature-gates), a
+     * template using what the gate guards makes no claim; the pod gets the reason. The gates are on by
+     * default in v1.34, as the other tests run.
+     */
+    @Test
+    void templatesUsingADisabledGatesFieldsMakeNoClaim() throws Exception {
+        String ns = newNamespace(client, "rc-gates");
+        ResourceClaimTemplate admin = new ResourceClaimTemplate();
+        admin.setMetadata(new ObjectMetaBuilder().withName("admin").withNamespace(ns).build());
+        admin.setSpec(new ResourceClaimTemplateSpecBuilder().withSpec(new ResourceClaimSpecBuilder().withNewDevices()
+                .addNewRequest().withName("req").withNewExactly().withDeviceClassName("gpu.example.com").withAdminAccess(true)
+                .endExactly().endRequest().endDevices().build()).build());
+        ResourceClaimTemplate prioritized = new ResourceClaimTemplate();
+        prioritized.setMetadata(new ObjectMetaBuilder().withName("prioritized").withNamespace(ns).build());
+        prioritized.setSpec(new ResourceClaimTemplateSpecBuilder().withSpec(new ResourceClaimSpecBuilder().withNewDevices()
+                .addNewRequest().withName("req").addNewFirstAvailable().withName("big").withDeviceClassName("gpu.example.com")
+                .endFirstAvailable().addNewFirstAvailable().withName("small").withDeviceClassName("gpu.example.com")
+                .endFirstAvailable().endRequest().endDevices().build()).build());
+        assertThat(ResourceClaimController.needsAdminAccess(admin)).isTrue();
+        assertThat(ResourceClaimController.hasPrioritizedList(admin)).isFalse();
+        assertThat(ResourceClaimController.hasPrioritizedList(prioritized)).isTrue();
+        // the API server refuses an admin-access template outside a namespace labelled for it: only the
+        // prioritized one is created; the admin-access check is pinned on the template above
+        client.resources(ResourceClaimTemplate.class).inNamespace(ns).resource(prioritized).create();
+        try (var c = ControllerHarness.create(vertx, ResourceClaimController.NAME, "resource-claim-controller", Map.of(),
+                context -> new ResourceClaimController(context, 2, new ResourceClaimController.Features(false, false)),
+                controller -> List.of(controller.claimReconciler())).start()) {
+            pod(ns, "web", "prioritized", null, null);
+            await().atMost(WAIT).until(() -> !events(ns, "web", "FailedResourceClaimCreation").isEmpty());
+            assertThat(events(ns, "web", "FailedResourceClaimCreation").get(0).getMessage()).isEqualTo("PodResourceClaim gpu: "
+                    + "template includes a prioritized list of subrequests, but the feature is disabled");
+            assertThat(claims(ns)).isEmpty();
+        } finally {
+            client.pods().inNamespace(ns).withName("web").withGracePeriod(0).delete();
+        }
+        // with the gates on (v1.34's default) the same template makes its claim
+        try (var c = start()) {
+            pod(ns, "web2", "prioritized", null, null);
+            await().atMost(WAIT).until(() -> claims(ns).size() == 1);
+        } finally {
+            client.pods().inNamespace(ns).withName("web2").withGracePeriod(0).delete();
+        }
+    }
+
     @Test
     void aReservationOfAGonePodIsDroppedAndTheScheduledUserIsReserved() throws Exception {
         String ns = newNamespace(client, "rc-reserve");
