@@ -52,7 +52,8 @@ class CommandLineIT {
             assertThat(p.stdout()).contains("*+ replicaset-controller\n", "*+ job-controller\n", "*+ disruption-controller\n",
                     "*+ node-lifecycle-controller\n", "*+ horizontal-pod-autoscaler-controller\n",
                     "*  service-lb-controller\n",
-                    "*+ resourcequota-controller\n", "*~ persistentvolume-binder-controller (partial: ");
+                    "*+ resourcequota-controller\n", "*+ persistentvolume-binder-controller\n",
+                    "*~ resourceclaim-controller (partial: ");
         }
     }
 
