@@ -9,6 +9,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
+import java.util.stream.Stream;
 import java.util.TreeSet;
 
 import com.google.common.collect.ImmutableCollection;
@@ -16,7 +17,6 @@ import com.google.common.collect.ImmutableList;
 import com.google.common.collect.ImmutableSet;
 
 import dev.cel.checker.CelChecker;
-import dev.cel.checker.CelStandardDeclarations;
 import dev.cel.common.CelAbstractSyntaxTree;
 import dev.cel.common.CelOptions;
 import dev.cel.common.CelValidationException;
@@ -26,11 +26,9 @@ import dev.cel.common.ast.CelReference;
 import dev.cel.common.types.CelType;
 import dev.cel.common.types.CelTypeProvider;
 import dev.cel.common.types.MapType;
-import dev.cel.common.types.OptionalType;
 import dev.cel.common.types.SimpleType;
 import dev.cel.common.types.StructType;
 import dev.cel.common.types.StructTypeReference;
-import dev.cel.common.types.TypeParamType;
 import dev.cel.common.types.TypeType;
 import dev.cel.compiler.CelCompilerFactory;
 import dev.cel.extensions.CelExtensions;
@@ -49,6 +47,7 @@ import io.fabric8.kubernetes.api.model.resource.v1beta2.DeviceCapacity;
 import io.qkcm.controller.util.GoQuantity;
 import io.qkcm.controller.util.cel.KubernetesCelFunctions;
 import io.qkcm.controller.util.cel.KubernetesCelMacros;
+import io.qkcm.controller.util.cel.KubernetesCelTypes;
 
 /**
  * Upstream's k8s.io/dynamic-resource-allocation/cel as the ResourceSlice tracker uses it: a device selector's
@@ -83,20 +82,12 @@ final class DeviceCel {
             .addMacros(CelExtensions.bindings().macros())
             .build();
 
-    private static final CelStandardDeclarations STANDARD_IDENTIFIERS_ONLY = CelStandardDeclarations.newBuilder()
-            .filterFunctions((function, overload) -> false)
-            .excludeIdentifiers(CelStandardDeclarations.StandardIdentifier.DYN)
-            .build();
-
-    private static final List<CelVarDecl> TYPE_IDENTIFIERS = List.of(
-            CelVarDecl.newVarDeclaration("timestamp", TypeType.create(SimpleType.TIMESTAMP)),
-            CelVarDecl.newVarDeclaration("duration", TypeType.create(SimpleType.DURATION)),
-            CelVarDecl.newVarDeclaration("google.protobuf.Timestamp", TypeType.create(SimpleType.TIMESTAMP)),
-            CelVarDecl.newVarDeclaration("google.protobuf.Duration", TypeType.create(SimpleType.DURATION)),
-            CelVarDecl.newVarDeclaration("optional_type", TypeType.create(OptionalType.create(TypeParamType.create("T")))),
-            // the IP and CIDR libraries declare their types by name
-            CelVarDecl.newVarDeclaration("net.IP", TypeType.create(dev.cel.common.types.OpaqueType.create("net.IP"))),
-            CelVarDecl.newVarDeclaration("net.CIDR", TypeType.create(dev.cel.common.types.OpaqueType.create("net.CIDR"))));
+    /** cel-go's type identifiers, and the IP and CIDR libraries' types, declared by name. */
+    private static final List<CelVarDecl> TYPE_IDENTIFIERS = Stream.concat(
+            KubernetesCelTypes.TYPE_IDENTIFIERS.stream(), Stream.of(
+                    CelVarDecl.newVarDeclaration("net.IP", TypeType.create(dev.cel.common.types.OpaqueType.create("net.IP"))),
+                    CelVarDecl.newVarDeclaration("net.CIDR", TypeType.create(dev.cel.common.types.OpaqueType.create("net.CIDR")))))
+            .toList();
 
     /** Upstream's attributes and capacity: by domain, then id; an attribute is of the unknown type. */
     private static final CelType ATTRIBUTES = MapType.create(SimpleType.STRING, MapType.create(SimpleType.STRING, SimpleType.ANY));
@@ -148,7 +139,7 @@ final class DeviceCel {
         this.checker = CelCompilerFactory.standardCelCheckerBuilder()
                 .setOptions(OPTIONS)
                 .setStandardEnvironmentEnabled(false)
-                .setStandardDeclarations(STANDARD_IDENTIFIERS_ONLY)
+                .setStandardDeclarations(KubernetesCelTypes.STANDARD_IDENTIFIERS_ONLY)
                 .addVarDeclarations(TYPE_IDENTIFIERS)
                 .addFunctionDeclarations(KubernetesCelFunctions.all())
                 .setTypeProvider(provider)

@@ -10,18 +10,14 @@ import dev.cel.common.CelValidationResult;
 import dev.cel.common.CelVarDecl;
 import dev.cel.common.types.CelType;
 import dev.cel.common.types.CelTypeProvider;
-import dev.cel.common.types.OptionalType;
-import dev.cel.common.types.SimpleType;
 import dev.cel.common.types.StructType;
 import dev.cel.common.types.StructTypeReference;
-import dev.cel.common.types.TypeParamType;
-import dev.cel.common.types.TypeType;
 import dev.cel.compiler.CelCompilerFactory;
 import dev.cel.parser.CelParser;
 import dev.cel.parser.CelParserFactory;
-import dev.cel.checker.CelStandardDeclarations;
 import io.qkcm.controller.util.cel.KubernetesCelFunctions;
 import io.qkcm.controller.util.cel.KubernetesCelMacros;
+import io.qkcm.controller.util.cel.KubernetesCelTypes;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -56,22 +52,6 @@ final class CelEnvironment {
             .setStandardMacros()
             .addMacros(KubernetesCelMacros.all())
             .build();
-
-    /**
-     * The identifiers of types cel-go declares (cel-java's standard ones but dyn, plus timestamp, duration,
-     * optional_type and the two protobuf well-known names).
-     */
-    private static final CelStandardDeclarations STANDARD_IDENTIFIERS_ONLY = CelStandardDeclarations.newBuilder()
-            .filterFunctions((function, overload) -> false)
-            .excludeIdentifiers(CelStandardDeclarations.StandardIdentifier.DYN)
-            .build();
-
-    private static final List<CelVarDecl> TYPE_IDENTIFIERS = List.of(
-            CelVarDecl.newVarDeclaration("timestamp", TypeType.create(SimpleType.TIMESTAMP)),
-            CelVarDecl.newVarDeclaration("duration", TypeType.create(SimpleType.DURATION)),
-            CelVarDecl.newVarDeclaration("google.protobuf.Timestamp", TypeType.create(SimpleType.TIMESTAMP)),
-            CelVarDecl.newVarDeclaration("google.protobuf.Duration", TypeType.create(SimpleType.DURATION)),
-            CelVarDecl.newVarDeclaration("optional_type", TypeType.create(OptionalType.create(TypeParamType.create("T")))));
 
     private CelEnvironment() {
     }
@@ -108,8 +88,8 @@ final class CelEnvironment {
         return CelCompilerFactory.standardCelCheckerBuilder()
                 .setOptions(OPTIONS)
                 .setStandardEnvironmentEnabled(false)
-                .setStandardDeclarations(STANDARD_IDENTIFIERS_ONLY)
-                .addVarDeclarations(TYPE_IDENTIFIERS)
+                .setStandardDeclarations(KubernetesCelTypes.STANDARD_IDENTIFIERS_ONLY)
+                .addVarDeclarations(KubernetesCelTypes.TYPE_IDENTIFIERS)
                 .addFunctionDeclarations(FUNCTIONS)
                 .setTypeProvider(provider)
                 .addVarDeclarations(vars)
