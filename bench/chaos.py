@@ -569,13 +569,16 @@ class Timeline(Watch):
         super().apply(typ, pod)
 
     def relist(self):
+        # pods gone while the watch was broken end their interval when the relist starts, before the pods
+        # first seen in it begin theirs: when a pod went and its replacement came, both unseen, is not
+        # known (the audit log has it), so their order is not judged; ending the old ones after the new
+        # ones began counted every such pair as two live pods at once
+        started = time.time()
         super().relist()
-        # pods gone while the watch was broken end their interval at the relist
-        now = time.time()
         with self.lock:
             for uid, iv in self.intervals.items():
                 if iv[2] is None and uid not in self.live:
-                    iv[2] = now
+                    iv[2] = started
 
     def overlapping(self, t0, t1, allowed=1):
         """Keys held by more than `allowed` live pods at some moment of [t0, t1)."""
