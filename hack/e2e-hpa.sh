@@ -125,29 +125,21 @@ apiVersion: v1
 kind: Service
 metadata: {name: test-metrics-api, namespace: kube-system}
 spec: {type: ExternalName, externalName: localhost}
----
+YAML
+for gv in custom.metrics.k8s.io/v1beta2 external.metrics.k8s.io/v1beta1; do
+  kubectl apply -f - >/dev/null <<YAML
 apiVersion: apiregistration.k8s.io/v1
 kind: APIService
-metadata: {name: v1beta2.custom.metrics.k8s.io}
+metadata: {name: ${gv#*/}.${gv%/*}}
 spec:
-  group: custom.metrics.k8s.io
-  version: v1beta2
-  groupPriorityMinimum: 100
-  versionPriority: 200
-  insecureSkipTLSVerify: true
-  service: {name: test-metrics-api, namespace: kube-system, port: $TMA_PORT}
----
-apiVersion: apiregistration.k8s.io/v1
-kind: APIService
-metadata: {name: v1beta1.external.metrics.k8s.io}
-spec:
-  group: external.metrics.k8s.io
-  version: v1beta1
+  group: ${gv%/*}
+  version: ${gv#*/}
   groupPriorityMinimum: 100
   versionPriority: 100
   insecureSkipTLSVerify: true
   service: {name: test-metrics-api, namespace: kube-system, port: $TMA_PORT}
 YAML
+done
 
 kubectl create namespace hpa-e2e >/dev/null
 wait_for "the default service account" kubectl -n hpa-e2e get serviceaccount default -o name >/dev/null 2>&1

@@ -1,7 +1,5 @@
 package io.qkcm.controller.podautoscaler.metrics;
 
-import java.math.BigDecimal;
-import java.math.RoundingMode;
 import java.net.URLEncoder;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
@@ -18,11 +16,11 @@ import org.jboss.logging.Logger;
 
 import com.fasterxml.jackson.databind.JsonNode;
 
-import io.fabric8.kubernetes.api.model.Quantity;
 import io.fabric8.kubernetes.api.model.autoscaling.v2.CrossVersionObjectReference;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.http.HttpRequest;
 import io.fabric8.kubernetes.client.http.HttpResponse;
+import io.qkcm.controller.util.GoQuantity;
 import io.qkcm.runtime.Json;
 import io.qkcm.runtime.options.GoDuration;
 
@@ -277,8 +275,6 @@ public final class RestMetricsClient implements MetricsClient {
         return new MetricsException("unable to fetch metrics from " + api + ": " + e.getMessage());
     }
 
-    /** resource.Quantity's own syntax check, and its error text (ErrFormatWrong). */
-    private static final java.util.regex.Pattern QUANTITY = java.util.regex.Pattern.compile("^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$");
 
     /** The custom metrics API's versions, preferred first (upstream's client discovers which are served). */
     private static final List<String> CUSTOM_VERSIONS = List.of("v1beta2", "v1beta1");
@@ -395,16 +391,15 @@ public final class RestMetricsClient implements MetricsClient {
         };
     }
 
-    /** Quantity's MilliValue: rounded up to a whole milli-unit. */
+    /**
+     * Quantity's MilliValue, parsed as resource.ParseQuantity does (the kit's GoQuantity): a text that is
+     * not a quantity fails with apimachinery's own error (ErrFormatWrong, ...), as the typed decode would.
+     */
     public static long milliValue(String quantity) {
         if (quantity == null || quantity.isEmpty()) {
             return 0;
         }
-        if (!QUANTITY.matcher(quantity).matches()) {
-            throw new IllegalArgumentException("quantities must match the regular expression '" + QUANTITY.pattern() + "'");
-        }
-        BigDecimal amount = Quantity.getAmountInBytes(new Quantity(quantity));
-        return amount.multiply(BigDecimal.valueOf(1000)).setScale(0, RoundingMode.CEILING).longValueExact();
+        return GoQuantity.parse(quantity).milliValue();
     }
 
     private static Instant time(JsonNode node) {
