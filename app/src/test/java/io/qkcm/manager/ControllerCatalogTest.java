@@ -136,8 +136,7 @@ class ControllerCatalogTest {
                         "persistentvolume-binder-controller", "validatingadmissionpolicy-status-controller",
                         "persistentvolume-attach-detach-controller", "persistentvolume-expander-controller",
                         "horizontal-pod-autoscaler-controller");
-        assertThat(ControllerCatalog.upstream().partial()).containsOnlyKeys(
-                "resourceclaim-controller", "device-taint-eviction-controller");
+        assertThat(ControllerCatalog.upstream().partial()).containsOnlyKeys("device-taint-eviction-controller");
     }
 
     /**

@@ -37,11 +37,15 @@ import io.qkcm.runtime.josdk.KeyReconciler;
  * recorded in the pod's {@code status.resourceClaimStatuses} (server-side apply, field manager
  * ResourceClaimController); for a scheduled pod, an allocated claim is reserved for it.
  *
- * <p>Upstream has one queue with {@code pod:} and {@code claim:} keys; here the claim keys go to a second
- * reconciler in the same Operator ({@link ClaimReconciler}: reservedFor clean-up, the built-in
- * finalizer, deletion of generated claims whose pod is done). Upstream's handlers do the queueing
- * ({@code enqueuePod}, {@code enqueueResourceClaim}); JOSDK's own pod adds pass only when the pod
- * needs work (they cover the pods cached before the Operator started), pod updates never.
+ * <p>One queue, {@code resource_claim}, with 50 workers, as upstream's: pod keys ({@code namespace/name},
+ * upstream's {@code pod:} keys) and claim keys ({@code claim:namespace/name}, synced by {@link ClaimSync}:
+ * reservedFor clean-up, the built-in finalizer, deletion of generated claims whose pod is done). A claim
+ * key is no pod the cache holds, so JOSDK syncs it as a tombstone (a pod named after the key, in the
+ * namespace {@code claim:<namespace>}, which no namespace name can be); adds during its sync are kept by
+ * the framework's TombstoneRedelivery. Upstream's handlers do the queueing ({@code enqueuePod},
+ * {@code enqueueResourceClaim}); JOSDK's own pod adds pass only when the pod needs work (they cover the pods
+ * cached before the Operator started), pod updates never; {@link #onStart} queues every cached claim, as
+ * the replay of the claim informer's items to upstream's handler does.
  *
  * <p>A generated name is chosen by the API server, so a create is never re-sent ({@link ClientGoCreates});
  * a create whose answer was lost is resolved by a live list before the pod's next create
@@ -52,6 +56,8 @@ public final class ResourceClaimController extends KeyReconciler<Pod> {
 
     public static final String NAME = "resourceclaim-controller";
     public static final String QUEUE = "resource_claim";
+    /** Upstream's prefix of claim keys in the one queue. */
+    static final String CLAIM_KEY_PREFIX = "claim:";
     public static final String EVENT_SOURCE = "resource_claim";
     public static final String POD_RESOURCE_CLAIM_ANNOTATION = "resource.kubernetes.io/pod-claim-name";
     public static final String FIELD_MANAGER = "ResourceClaimController";
@@ -63,7 +69,8 @@ public final class ResourceClaimController extends KeyReconciler<Pod> {
     private final SharedIndexInformer<ResourceClaim> claims;
     private final SharedIndexInformer<ResourceClaimTemplate> templates;
     private final EventRecorder recorder;
-    private final ClaimReconciler claimReconciler;
+    private final ClaimSync claimSync;
+    private final ResourceClaimMetrics metrics;
     private final UIDCache deletedObjects = new UIDCache(MAX_UID_CACHE_ENTRIES);
     private final CreatedClaims created = new CreatedClaims(System::nanoTime);
     private final ClientGoCreates creations;
@@ -77,13 +84,13 @@ public final class ResourceClaimController extends KeyReconciler<Pod> {
 
     private final Features features;
 
-    /** {@code workers}: upstream runs 50 for its one queue; they are split between pod and claim keys. */
+    /** {@code workers}: upstream runs 50 for its one queue of pod and claim keys. */
     public ResourceClaimController(ControllerContext context, int workers) {
         this(context, workers, Features.from(context.options().featureGates()));
     }
 
     public ResourceClaimController(ControllerContext context, int workers, Features features) {
-        super(context, Pod.class, QUEUE, Math.max(1, workers / 2));
+        super(context, Pod.class, QUEUE, workers);
         this.features = features;
         this.pods = context.informers().informerFor(Pod.class);
         this.claims = context.informers().informerFor(ResourceClaim.class);
@@ -101,8 +108,8 @@ public final class ResourceClaimController extends KeyReconciler<Pod> {
             }
         }
         ResourceClaimMetrics metrics = new ResourceClaimMetrics(context.metrics());
-        this.claimReconciler = new ClaimReconciler(context, Math.max(1, workers - workers / 2), pods, claims,
-                deletedObjects, metrics);
+        this.metrics = metrics;
+        this.claimSync = new ClaimSync(context, pods, claims, deletedObjects);
         // the resource_claims gauge counts the claim cache (upstream's collector reads its lister)
         claims.addEventHandler(ResourceEventHandlerFuncs.<ResourceClaim>of(
                 claim -> metrics.claimChanged(null, claim),
@@ -118,9 +125,9 @@ public final class ResourceClaimController extends KeyReconciler<Pod> {
                 claim -> enqueueResourceClaim(claim, true)));
     }
 
-    /** The claim half, operated beside this reconciler. */
-    public ClaimReconciler claimReconciler() {
-        return claimReconciler;
+    /** The controller's own metrics (created claims, the resource_claims gauge). */
+    ResourceClaimMetrics metrics() {
+        return metrics;
     }
 
     @Override
@@ -142,6 +149,11 @@ public final class ResourceClaimController extends KeyReconciler<Pod> {
     @Override
     public void onStart() {
         log.info("Starting resource claim controller");
+        // upstream's handler sees every claim of the informer's first list; here the queue opens with the
+        // Operator, after those adds: queue them now
+        for (ResourceClaim claim : claims.getStore().list()) {
+            enqueueResourceClaim(claim, false);
+        }
     }
 
     @Override
@@ -151,7 +163,7 @@ public final class ResourceClaimController extends KeyReconciler<Pod> {
 
     @Override
     protected void logRetry(String key, int requeues, Exception e) {
-        log.errorf("pod:%s failed with: %s", key, shortMessage(e));
+        log.errorf("%s failed with: %s", key.startsWith(CLAIM_KEY_PREFIX) ? key : "pod:" + key, shortMessage(e));
     }
 
     /** Upstream's enqueuePod. */
@@ -167,7 +179,7 @@ public final class ResourceClaimController extends KeyReconciler<Pod> {
             for (PodResourceClaim podClaim : pod.getSpec().getResourceClaims()) {
                 ClaimNames.Name n = ClaimNames.name(pod, podClaim);
                 if (!n.failed() && n.name() != null) {
-                    claimReconciler.enqueue(pod.getMetadata().getNamespace() + "/" + n.name());
+                    queue.add(CLAIM_KEY_PREFIX + pod.getMetadata().getNamespace() + "/" + n.name());
                 }
             }
             // as upstream: never the pod itself, whose deleted claim would otherwise be made again
@@ -220,7 +232,7 @@ public final class ResourceClaimController extends KeyReconciler<Pod> {
     void enqueueResourceClaim(ResourceClaim claim, boolean deleted) {
         String key = claim.getMetadata().getNamespace() + "/" + claim.getMetadata().getName();
         if (!deleted) {
-            claimReconciler.enqueue(key);
+            queue.add(CLAIM_KEY_PREFIX + key);
         }
         for (Pod pod : Indexes.byIndex(pods, POD_RESOURCE_CLAIM_INDEX, key)) {
             enqueuePod(pod, false);
@@ -233,9 +245,18 @@ public final class ResourceClaimController extends KeyReconciler<Pod> {
         }
     }
 
-    /** Upstream's syncPod. */
+    /** Upstream's sync: a claim key goes to syncClaim, any other is a pod's. */
     @Override
     protected void sync(String key) throws Exception {
+        if (key.startsWith(CLAIM_KEY_PREFIX)) {
+            claimSync.sync(key.substring(CLAIM_KEY_PREFIX.length()));
+        } else {
+            syncPod(key);
+        }
+    }
+
+    /** Upstream's syncPod. */
+    private void syncPod(String key) throws Exception {
         MetaNamespaceKey k = MetaNamespaceKey.split(key);
         Pod pod = pods.getStore().getByKey(key);
         if (pod == null) {
@@ -357,14 +378,14 @@ public final class ResourceClaimController extends KeyReconciler<Pod> {
                 ResourceClaim toCreate = claim;
                 claim = creations.create(c -> c.resources(ResourceClaim.class).inNamespace(namespace).resource(toCreate).create());
             } catch (RuntimeException e) {
-                claimReconciler.metrics().created("failure", adminAccess);
+                metrics.created("failure", adminAccess);
                 if (ApiErrors.isOutcomeUnknown(e)) {
                     created.markUncertain(pod.getMetadata().getUid());
                 }
                 throw new ClaimException("create ResourceClaim " + nullToEmpty(claim.getMetadata().getName()) + ": "
                         + ApiErrors.message(e));
             }
-            claimReconciler.metrics().created("success", adminAccess);
+            metrics.created("success", adminAccess);
             log.debugf("Created ResourceClaim %s/%s for pod %s", namespace, claim.getMetadata().getName(), key(pod));
             created.created(pod.getMetadata().getUid(), claim);
         }

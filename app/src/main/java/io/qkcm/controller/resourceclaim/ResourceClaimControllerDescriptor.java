@@ -18,7 +18,6 @@ public final class ResourceClaimControllerDescriptor {
             .withAliases("resource-claim-controller")
             .withClientName("resource-claim-controller")
             .requiringFeatureGates("DynamicResourceAllocation")
-            .partially("claim keys run in a second queue, resource_claim_claims (upstream's one queue holds pod and claim keys)")
             .startedBy(ResourceClaimControllerDescriptor::start);
 
     private ResourceClaimControllerDescriptor() {
@@ -26,7 +25,7 @@ public final class ResourceClaimControllerDescriptor {
 
     static Controller start(ControllerContext context) {
         ResourceClaimController controller = newController(context);
-        return context.operate(controller, controller.claimReconciler());
+        return context.operate(controller);
     }
 
     static ResourceClaimController newController(ControllerContext context) {

@@ -30,7 +30,8 @@ import io.qkcm.runtime.informers.SharedInformers;
  *
  * <p>The Operator's configuration is the quarkus-operator-sdk one, overridden: the controller's client
  * wrapped so JOSDK's informers are views of the shared ones, a fixed pool of the controller's workers,
- * the workqueue metrics, no leader election (the manager's Lease decides when {@link #start} runs), no
+ * the workqueue metrics (with {@link TombstoneRedelivery}: no add of a key is lost while its absent primary
+ * is synced), no leader election (the manager's Lease decides when {@link #start} runs), no
  * server-side apply and no tracking annotations, the client left open on stop (the manager owns it), and
  * no copy of the primary before each reconcile.
  */
@@ -76,7 +77,7 @@ public final class OperatorController implements Controller {
                 .withKubernetesClient(josdkClient)
                 .withConcurrentReconciliationThreads(workerCount)
                 .withExecutorService(workers)
-                .withMetrics(metrics)
+                .withMetrics(new TombstoneRedelivery(metrics, this.reconcilers))
                 .withLeaderElectionConfiguration(null)
                 .withCloseClientOnStop(false)
                 .withResourceCloner(CACHED_PRIMARY)

@@ -103,6 +103,21 @@ public final class QueueEventSource<P extends HasMetadata> extends AbstractEvent
         }
     }
 
+    /**
+     * Adds {@code key} again from another thread: JOSDK dropped an add of it with the state of its deleted
+     * primary ({@link TombstoneRedelivery}, which calls this under JOSDK's lock).
+     */
+    void redeliver(String key) {
+        if (shutDown) {
+            return;
+        }
+        try {
+            delayer.execute(() -> add(key));
+        } catch (java.util.concurrent.RejectedExecutionException e) {
+            // the process is stopping
+        }
+    }
+
     /** Upstream's {@code queue.AddAfter(key, d)}: the earliest pending time for a key wins. */
     public void addAfter(String key, Duration delay) {
         if (delay.isZero() || delay.isNegative()) {

@@ -73,8 +73,7 @@ class ResourceClaimControllerTest {
 
     private ControllerHarness<ResourceClaimController> start() throws InterruptedException {
         ControllerHarness<ResourceClaimController> h = ControllerHarness.create(vertx, ResourceClaimController.NAME,
-                "resource-claim-controller", Map.of(), ResourceClaimControllerDescriptor::newController,
-                controller -> List.of(controller.claimReconciler()));
+                "resource-claim-controller", Map.of(), ResourceClaimControllerDescriptor::newController);
         return h.start();
     }
 
@@ -146,26 +145,28 @@ class ResourceClaimControllerTest {
             });
             assertThat(getPod(ns, "web").getMetadata().getManagedFields()).anySatisfy(
                     f -> assertThat(f.getManager()).isEqualTo("ResourceClaimController"));
-            assertThat(c.controller.claimReconciler().metrics().counter("success", "false").count()).isEqualTo(1);
+            assertThat(c.controller.metrics().counter("success", "false").count()).isEqualTo(1);
             // resourceclaim_controller_resource_claims counts the cached claims (other tests' included)
-            Long withClaim = c.controller.claimReconciler().metrics().resourceClaims("false", "false");
+            Long withClaim = c.controller.metrics().resourceClaims("false", "false");
             assertThat(withClaim).isNotNull().isPositive();
 
             // the pod ran to completion: its generated claim is deleted
             new TestKubelet(client).succeeded(getPod(ns, "web"));
             await().atMost(WAIT).until(() -> claims(ns).isEmpty());
             await().atMost(WAIT).until(() -> {
-                Long now = c.controller.claimReconciler().metrics().resourceClaims("false", "false");
+                Long now = c.controller.metrics().resourceClaims("false", "false");
                 return (now == null ? 0 : now) == withClaim - 1;
             });
-            assertThat(c.controller.claimReconciler().metrics().counter("success", "false").count()).isEqualTo(1);
+            assertThat(c.controller.metrics().counter("success", "false").count()).isEqualTo(1);
             // the claim's deletion enqueues its pod's claims, never the finished pod: syncing it would make the
             // claim its status names again (upstream's enqueuePod returns once the pod needs no claims)
             io.qkcm.testing.QueueProbe probe = io.qkcm.testing.QueueProbe.of(c.context.metrics(),
                     ResourceClaimController.QUEUE);
             long adds = probe.adds();
             c.controller.enqueuePod(getPod(ns, "web"), false);
-            assertThat(probe.adds()).isEqualTo(adds);
+            // one add, its claim's key (claim:<ns>/<claim>, same queue as upstream's), not the pod's
+            assertThat(probe.adds()).isEqualTo(adds + 1);
+            await().during(Duration.ofSeconds(2)).atMost(WAIT).until(() -> claims(ns).isEmpty());
         }
     }
 
@@ -216,8 +217,7 @@ class ResourceClaimControllerTest {
         // prioritized one is created; the admin-access check is pinned on the template above
         client.resources(ResourceClaimTemplate.class).inNamespace(ns).resource(prioritized).create();
         try (var c = ControllerHarness.create(vertx, ResourceClaimController.NAME, "resource-claim-controller", Map.of(),
-                context -> new ResourceClaimController(context, 2, new ResourceClaimController.Features(false, false)),
-                controller -> List.of(controller.claimReconciler())).start()) {
+                context -> new ResourceClaimController(context, 2, new ResourceClaimController.Features(false, false))).start()) {
             pod(ns, "web", "prioritized", null, null);
             await().atMost(WAIT).until(() -> !events(ns, "web", "FailedResourceClaimCreation").isEmpty());
             assertThat(events(ns, "web", "FailedResourceClaimCreation").get(0).getMessage()).isEqualTo("PodResourceClaim gpu: "
@@ -257,6 +257,9 @@ class ResourceClaimControllerTest {
             ResourceClaim after = client.resources(ResourceClaim.class).inNamespace(ns).withName("shared").get();
             assertThat(after.getStatus().getAllocation()).isNotNull();
             assertThat(after.getMetadata().getDeletionTimestamp()).isNull();
+            // the ghost's reservation was dropped by a claim key, the user's made by a pod key: one queue, as upstream
+            assertThat(c.context.queues()).containsExactly(ResourceClaimController.QUEUE);
+            assertThat(((io.qkcm.runtime.josdk.OperatorController) c.running).workerCount()).isEqualTo(50);
         } finally {
             client.pods().inNamespace(ns).withName("user").withGracePeriod(0).delete();
         }

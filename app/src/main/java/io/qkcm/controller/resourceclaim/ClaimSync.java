@@ -6,60 +6,38 @@ import java.util.List;
 import io.fabric8.kubernetes.api.model.OwnerReference;
 import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.api.model.resource.v1beta2.ResourceClaimConsumerReference;
+import org.jboss.logging.Logger;
+
 import io.fabric8.kubernetes.client.informers.SharedIndexInformer;
-import io.javaoperatorsdk.operator.api.reconciler.Ignore;
 import io.qkcm.controller.util.resource.ResourceClaim;
 import io.qkcm.runtime.DeepCopy;
 import io.qkcm.runtime.informers.MetaNamespaceKey;
 import io.qkcm.runtime.josdk.ControllerContext;
-import io.qkcm.runtime.josdk.KeyReconciler;
 
 /**
- * resourceclaim-controller's claim keys (upstream's {@code claim:} keys and syncClaim): drop reservations
- * of pods that are gone, replaced or done; with none left, the built-in finalizer and allocation go; a
- * claim generated for a pod that is done (or replaced) is deleted. Every add and update of a claim is
- * queued (JOSDK's own events and upstream's handler alike); deletes are not.
+ * resourceclaim-controller's sync of a {@code claim:} key (upstream's syncClaim): drop reservations of pods
+ * that are gone, replaced or done; with none left, the built-in finalizer and allocation go; a claim
+ * generated for a pod that is done (or replaced) is deleted.
  */
-@Ignore // runs in the resourceclaim-controller's Operator
-public final class ClaimReconciler extends KeyReconciler<ResourceClaim> {
+final class ClaimSync {
 
-    public static final String QUEUE = "resource_claim_claims";
+    private static final Logger log = Logger.getLogger(ClaimSync.class);
 
+    private final ControllerContext context;
     private final SharedIndexInformer<Pod> pods;
     private final SharedIndexInformer<ResourceClaim> claims;
     private final UIDCache deletedObjects;
-    private final ResourceClaimMetrics metrics;
 
-    ClaimReconciler(ControllerContext context, int workers, SharedIndexInformer<Pod> pods,
-            SharedIndexInformer<ResourceClaim> claims, UIDCache deletedObjects, ResourceClaimMetrics metrics) {
-        super(context, ResourceClaim.class, QUEUE, workers);
+    ClaimSync(ControllerContext context, SharedIndexInformer<Pod> pods, SharedIndexInformer<ResourceClaim> claims,
+            UIDCache deletedObjects) {
+        this.context = context;
         this.pods = pods;
         this.claims = claims;
         this.deletedObjects = deletedObjects;
-        this.metrics = metrics;
     }
 
-    void enqueue(String key) {
-        queue.add(key);
-    }
-
-    ResourceClaimMetrics metrics() {
-        return metrics;
-    }
-
-    @Override
-    protected List<SharedIndexInformer<?>> informers() {
-        return List.of(pods, claims);
-    }
-
-    @Override
-    protected void logRetry(String key, int requeues, Exception e) {
-        log.errorf("claim:%s failed with: %s", key, shortMessage(e));
-    }
-
-    /** Upstream's syncClaim. */
-    @Override
-    protected void sync(String key) throws Exception {
+    /** Upstream's syncClaim of the claim {@code key} ({@code namespace/name}). */
+    void sync(String key) throws Exception {
         MetaNamespaceKey k = MetaNamespaceKey.split(key);
         ResourceClaim claim = claims.getStore().getByKey(key);
         if (claim == null) {
