@@ -1066,7 +1066,11 @@ class Run:
 
     def v_split(self):
         a = self.args
-        T = a.split_stall or a.renew_deadline + 1
+        # client-go's leader renews every retry period and gives up renew deadline after a cycle starts: a
+        # stall of retry + deadline + 1 s loses the Lease wherever it falls in the cycle (a 7 s stall with
+        # retry 2 s and deadline 6 s did not when it began just after a renewal: the renewal sent then
+        # succeeded as the stall ended, inside the deadline, and b never led)
+        T = a.split_stall or a.retry_period + a.renew_deadline + 1
 
         def body(reps):
             for kind in self.kinds(a.reps):
@@ -1077,8 +1081,8 @@ class Run:
                     self.wait_leader("a", t, 120)
 
                 def inject(reps):
-                    # a's connections stalled past its renew deadline but healed before its lease
-                    # expires: a must have stopped by then, or its writes land in b's term
+                    # a's connections stalled past its renew cycle's deadline, then healed: a must have
+                    # stopped by then, or its writes land in b's term
                     t = time.time()
                     self.toxi.add("stall")
                     time.sleep(T)
@@ -1263,7 +1267,7 @@ def main():
     p.add_argument("--min-request-timeout", type=int, default=5)
     p.add_argument("--compaction-interval", type=int, default=10)
     p.add_argument("--fault-seconds", type=int, default=8, help="network faults' length")
-    p.add_argument("--split-stall", type=int, help="split: seconds a's connections stall (default renew deadline + 1)")
+    p.add_argument("--split-stall", type=int, help="split: seconds a's connections stall (default retry period + renew deadline + 1)")
     p.add_argument("--fault-from", type=float, default=0.1)
     p.add_argument("--fault-to", type=float, default=0.6)
     p.add_argument("--settle", type=float, default=2.0, help="seconds after convergence before the next episode")
