@@ -12,19 +12,20 @@ import io.fabric8.kubernetes.api.model.apps.DeploymentStatus;
 import io.fabric8.kubernetes.api.model.apps.ReplicaSet;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.informers.SharedIndexInformer;
+import io.qkcm.controller.OwnWrites;
 import io.qkcm.runtime.events.EventRecorder;
 
 /**
  * What the rollout concerns ({@link Sync}, {@link Rolling}, {@link Recreate}, {@link Progress},
  * {@link Rollback}) use of upstream's DeploymentController struct: the client, the ReplicaSet lister, the
- * event recorder, the clock (upstream's nowFn), the queue's rate-limited and delayed adds, and the
- * DeploymentReplicaSetTerminatingReplicas gate. Built once by {@link DeploymentController} and passed down,
+ * event recorder, the clock (upstream's nowFn), the queue's rate-limited and delayed adds, the
+ * DeploymentReplicaSetTerminatingReplicas gate, and the controller's own status writes not yet cached. Built once by {@link DeploymentController} and passed down,
  * so that no concern holds the controller. {@code log} is the controller's logger, kept so that the
  * concerns log under the same category as before.
  */
 record DeploymentContext(KubernetesClient client, SharedIndexInformer<ReplicaSet> replicaSets, EventRecorder recorder,
         Clock clock, Consumer<Deployment> enqueueRateLimited, BiConsumer<Deployment, Duration> enqueueAfter,
-        boolean terminatingReplicasGate, Logger log) {
+        boolean terminatingReplicasGate, OwnWrites<Deployment> ownWrites, Logger log) {
 
     static final String API_VERSION = "apps/v1";
     static final String KIND = "Deployment";
@@ -37,9 +38,15 @@ record DeploymentContext(KubernetesClient client, SharedIndexInformer<ReplicaSet
         return d.getStatus();
     }
 
-    /** UpdateStatus(d); like upstream the returned object is not used by callers that ignore it. */
+    /**
+     * UpdateStatus(d); like upstream the returned object is not used by callers that ignore it. The answer is
+     * the Deployment the next sync starts from while the cache has not shown it ({@link OwnWrites}).
+     */
     Deployment updateStatus(Deployment d) {
-        return client.apps().deployments().inNamespace(d.getMetadata().getNamespace()).resource(d).updateStatus();
+        String sent = d.getMetadata().getResourceVersion();
+        Deployment answer = client.apps().deployments().inNamespace(d.getMetadata().getNamespace()).resource(d).updateStatus();
+        ownWrites.wrote(sent, answer);
+        return answer;
     }
 
     /** Update(rs). */

@@ -53,6 +53,7 @@ public class DeploymentController extends KeyReconciler<Deployment> {
     private final Rollback rollback;
     /** For syncDeployment's own status write of a selector-all Deployment. */
     private final DeploymentContext ctx;
+    private final io.qkcm.controller.OwnWrites<Deployment> ownWrites;
 
     /** {@code workers}: --concurrent-deployment-syncs. */
     public DeploymentController(ControllerContext context, int workers) {
@@ -65,10 +66,12 @@ public class DeploymentController extends KeyReconciler<Deployment> {
         dInformer = context.informers().informerFor(Deployment.class);
         rsInformer = context.informers().informerFor(ReplicaSet.class);
         podInformer = context.informers().informerFor(Pod.class);
+        ownWrites = new io.qkcm.controller.OwnWrites<>(!context.options().bool("shadow"));
+        dInformer.addEventHandler(ownWrites.forgetOnCacheUpdate());
         DeploymentContext ctx = new DeploymentContext(context.client(), rsInformer, context.events(), clock,
                 d -> queue.addRateLimited(Cache.metaNamespaceKeyFunc(d)),
                 (d, after) -> queue.addAfter(Cache.metaNamespaceKeyFunc(d), after),
-                context.options().featureGates().enabled("DeploymentReplicaSetTerminatingReplicas"), log);
+                context.options().featureGates().enabled("DeploymentReplicaSetTerminatingReplicas"), ownWrites, log);
         this.sync = new Sync(ctx);
         Progress progress = new Progress(ctx, sync);
         this.rolling = new Rolling(sync, progress);
@@ -250,7 +253,9 @@ public class DeploymentController extends KeyReconciler<Deployment> {
         MetaNamespaceKey parts = MetaNamespaceKey.split(key);
         String namespace = parts.namespace();
         String name = parts.name();
-        Deployment cached = dInformer.getIndexer().getByKey(key);
+        // the answer to this controller's last status write while the cache has not shown it (not upstream's:
+        // it saves the 409 Conflict a write from the older version gets)
+        Deployment cached = ownWrites.latest(key, dInformer.getIndexer().getByKey(key));
         if (cached == null) {
             log.debugf("Deployment %s has been deleted", key);
             return;

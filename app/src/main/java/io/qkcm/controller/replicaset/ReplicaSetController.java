@@ -65,6 +65,7 @@ public class ReplicaSetController<P extends HasMetadata> extends KeyReconciler<P
     public static final String EVENT_SOURCE = "replicaset-controller";
 
     private final ReplicaSetSource source;
+    private final io.qkcm.controller.OwnWrites<ReplicaSet> ownWrites;
     private final SharedIndexInformer<Pod> podInformer;
     private final PodControl podControl;
     private final io.fabric8.kubernetes.client.KubernetesClient client;
@@ -119,6 +120,8 @@ public class ReplicaSetController<P extends HasMetadata> extends KeyReconciler<P
         this.apiCalls = context.newApiCallPool(name, 64);
         this.podInformer = context.informers().informerFor(Pod.class);
 
+        this.ownWrites = new io.qkcm.controller.OwnWrites<>(!shadow);
+        source.addEventHandler(ownWrites.forgetOnCacheUpdate());
         source.addEventHandler(new ResourceEventHandler<ReplicaSet>() {
             @Override
             public void onAdd(ReplicaSet rs) {
@@ -303,7 +306,9 @@ public class ReplicaSetController<P extends HasMetadata> extends KeyReconciler<P
         MetaNamespaceKey parts = MetaNamespaceKey.split(key);
         String namespace = parts.namespace();
         String name = parts.name();
-        ReplicaSet rs = source.getCached(namespace, name);
+        // the answer to this controller's last status write while the cache has not shown it (not upstream's:
+        // it saves the 409 Conflict, GET and second PUT a write from the older version costs)
+        ReplicaSet rs = ownWrites.latest(key, source.getCached(namespace, name));
         if (rs == null) {
             log.tracef("%s %s has been deleted", source.kind(), key);
             expectations.deleteExpectations(key);
@@ -350,7 +355,11 @@ public class ReplicaSetController<P extends HasMetadata> extends KeyReconciler<P
         Instant now = Instant.now();
         ReplicaSetStatus newStatus = ReplicaSetStatusUtil.calculateStatus(rs, activePods, terminatingPods,
                 terminatingEnabled, manageReplicasErr, now);
+        String sent = rs.getMetadata().getResourceVersion();
         ReplicaSet updated = ReplicaSetStatusUtil.updateReplicaSetStatus(source, rs, newStatus);
+        if (updated != rs) {
+            ownWrites.wrote(sent, updated);
+        }
         if (manageReplicasErr != null) {
             throw manageReplicasErr;
         }

@@ -1,0 +1,111 @@
+#!/usr/bin/env python3
+"""Where a manager's 409 Conflicts come from, from a bench run's audit logs (issue 36, lever 2).
+
+    bench/conflicts.py bench/results/<run>/raw/<time> [--phase scale-up] [--trace 5]
+
+For each <manager>-rep<N>.audit.log beside its <manager>-rep<N>.json (bench.py's raw data): the manager's
+writes and their 409s per phase, by controller (the user agent's last element), verb and resource; then,
+per controller and resource, the manager's last successful write to the same object before each
+conflict (the audit policy logs at Metadata level, so no resourceVersions: only the manager writes
+Deployments and ReplicaSets in these scenarios, besides the harness's own scale patches): which
+controller made it and how long before — its own write not yet in its cache, or another controller's.
+--trace N prints the N first conflicts of each kind with the writes before them on the same object.
+"""
+import argparse
+import collections
+import datetime
+import glob
+import json
+import os
+
+
+def parse_ts(s):
+    return datetime.datetime.fromisoformat(s.replace("Z", "+00:00")).timestamp()
+
+
+def load(path):
+    """One record per auditID (RequestResponse stage merged into ResponseComplete)."""
+    seen = {}
+    with open(path) as f:
+        for line in f:
+            try:
+                e = json.loads(line)
+            except ValueError:
+                continue
+            o = e.get("objectRef") or {}
+            a = seen.setdefault(e["auditID"], {
+                "verb": e["verb"], "t": parse_ts(e["requestReceivedTimestamp"]),
+                "resource": o.get("resource", "-"), "sub": o.get("subresource"),
+                "ns": o.get("namespace"), "name": o.get("name"),
+                "ua": e.get("userAgent", "").split("/")[-1], "code": None})
+            if e.get("stage") == "ResponseComplete":
+                a["code"] = (e.get("responseStatus") or {}).get("code")
+    return sorted(seen.values(), key=lambda a: a["t"])
+
+
+def phase_of(t, phases):
+    for p, v in phases.items():
+        if p != "startup" and v["t0"] <= t <= v["t1"]:
+            return p
+    return "startup" if t <= phases.get("startup", {}).get("t1", 0) else "other"
+
+
+WRITES = ("create", "update", "patch", "delete")
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("raw")
+    ap.add_argument("--phase", help="only this phase")
+    ap.add_argument("--trace", type=int, default=0)
+    args = ap.parse_args()
+    for log in sorted(glob.glob(os.path.join(args.raw, "*.audit.log"))):
+        tag = os.path.basename(log)[:-len(".audit.log")]
+        meta = os.path.join(args.raw, tag + ".json")
+        phases = json.load(open(meta)).get("phases", {}) if os.path.exists(meta) else {}
+        reqs = load(log)
+        print(f"== {tag}: {len(reqs)} requests")
+        by = collections.Counter()
+        writes = collections.Counter()
+        last = {}  # object -> (rv, writer ua, t) of the last successful write
+        stale = collections.Counter()
+        traces = collections.defaultdict(list)
+        history = collections.defaultdict(list)
+        for a in reqs:
+            ph = phase_of(a["t"], phases)
+            if args.phase and ph != args.phase:
+                continue
+            if a["verb"] not in WRITES:
+                continue
+            kind = f"{a['ua']} {a['verb']} {a['resource']}{'/' + a['sub'] if a['sub'] else ''}"
+            obj = (a["resource"], a["ns"], a["name"])
+            writes[(ph, kind)] += 1
+            if a["code"] == 409:
+                by[(ph, kind)] += 1
+                prev = last.get(obj)
+                if prev is None:
+                    who = "no earlier write"
+                else:
+                    dt = a["t"] - prev[2]
+                    bucket = "<50ms" if dt < 0.05 else "<200ms" if dt < 0.2 else "<1s" if dt < 1 else ">=1s"
+                    who = f"{'own write' if prev[1] == a['ua'] else prev[1]} {prev[0]} {bucket} before"
+                stale[(kind, who)] += 1
+                if len(traces[kind]) < args.trace:
+                    traces[kind].append((a, list(history[obj][-4:])))
+            elif a["code"] and 200 <= a["code"] < 300:
+                last[obj] = (f"{a['verb']}{'/' + a['sub'] if a['sub'] else ''}", a["ua"], a["t"])
+            history[obj].append(a)
+        for (ph, kind), n in sorted(by.items(), key=lambda x: -x[1]):
+            print(f"  {ph:14s} {n:5d} 409 of {writes[(ph, kind)]:6d}  {kind}")
+        print("  the version the conflicting write missed was written by:")
+        for (kind, who), n in sorted(stale.items(), key=lambda x: -x[1]):
+            print(f"    {n:5d}  {kind}  <- {who}")
+        for kind, ts in traces.items():
+            for a, hist in ts:
+                print(f"  trace {kind} {a['ns']}/{a['name']} t={a['t']:.3f}")
+                for h in hist:
+                    print(f"      {h['t'] - a['t']:+.3f}s {h['ua']} {h['verb']} {h['sub'] or ''} code {h['code']}")
+
+
+if __name__ == "__main__":
+    main()
