@@ -58,7 +58,11 @@ def main():
     ap.add_argument("raw")
     ap.add_argument("--phase", help="only this phase")
     ap.add_argument("--trace", type=int, default=0)
+    ap.add_argument("--summary", action="store_true", help="only a table: 409s per manager (median of its "
+                                                           "repetitions) by phase and kind")
     args = ap.parse_args()
+    totals = collections.defaultdict(lambda: collections.defaultdict(list))
+    reps = collections.Counter()
     for log in sorted(glob.glob(os.path.join(args.raw, "*.audit.log"))):
         tag = os.path.basename(log)[:-len(".audit.log")]
         meta = os.path.join(args.raw, tag + ".json")
@@ -95,6 +99,12 @@ def main():
             elif a["code"] and 200 <= a["code"] < 300:
                 last[obj] = (f"{a['verb']}{'/' + a['sub'] if a['sub'] else ''}", a["ua"], a["t"])
             history[obj].append(a)
+        manager = tag.rsplit("-rep", 1)[0]
+        reps[manager] += 1
+        for key in set(by) | {("all", "all")}:
+            totals[key][manager].append(sum(by.values()) if key == ("all", "all") else by[key])
+        if args.summary:
+            continue
         for (ph, kind), n in sorted(by.items(), key=lambda x: -x[1]):
             print(f"  {ph:14s} {n:5d} 409 of {writes[(ph, kind)]:6d}  {kind}")
         print("  the version the conflicting write missed was written by:")
@@ -105,6 +115,18 @@ def main():
                 print(f"  trace {kind} {a['ns']}/{a['name']} t={a['t']:.3f}")
                 for h in hist:
                     print(f"      {h['t'] - a['t']:+.3f}s {h['ua']} {h['verb']} {h['sub'] or ''} code {h['code']}")
+
+
+    if args.summary:
+        managers = sorted({m for v in totals.values() for m in v})
+        print("| phase | write | " + " | ".join(managers) + " |")
+        print("|---|---|" + "---|" * len(managers))
+        for (ph, kind), per in sorted(totals.items(), key=lambda x: (x[0] != ("all", "all"), x[0])):
+            cells = []
+            for m in managers:
+                v = sorted(per.get(m, []) + [0] * (reps[m] - len(per.get(m, []))))  # reps without such a 409
+                cells.append(str(v[len(v) // 2]) if v else "0")
+            print(f"| {ph} | {kind} | " + " | ".join(cells) + " |")
 
 
 if __name__ == "__main__":
