@@ -106,7 +106,9 @@ def events(label):
         if e["involvedObject"]["kind"] in ("PersistentVolume", "ResourceClaim", "ResourceQuota", "PodDisruptionBudget", "ReplicaSet", "ReplicationController", "Service", "Endpoints", "EndpointSlice",
                                            "Job", "CronJob", "DaemonSet", "StatefulSet", "PersistentVolumeClaim"):
             msg = generic(re.sub(r"-[a-z0-9]{5}\b", "-xxxxx", e["message"]))
-            out.add((e["source"].get("component"), e["involvedObject"]["kind"], generic(e["involvedObject"]["name"]), e["type"], e["reason"], msg))
+            # an external provisioner names itself <name>_<host>_<uuid> per start
+            source = re.sub(r"_[^_]+_[0-9a-f-]{36}$", "_<identity>", e["source"].get("component") or "")
+            out.add((source, e["involvedObject"]["kind"], generic(e["involvedObject"]["name"]), e["type"], e["reason"], msg))
     return out
 def grouped(items):
     """(kind, name) -> that key's normalised objects, sorted: pods of one owner share a name pattern."""
