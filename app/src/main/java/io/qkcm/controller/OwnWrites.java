@@ -8,6 +8,7 @@ import java.util.Set;
 import io.fabric8.kubernetes.api.model.HasMetadata;
 import io.fabric8.kubernetes.client.informers.ResourceEventHandler;
 import io.qkcm.runtime.informers.MetaNamespaceKey;
+import io.qkcm.runtime.informers.ResourceEventHandlerFuncs;
 
 /**
  * Not in upstream: the objects a controller wrote that its cache has not shown yet. A sync that starts
@@ -55,24 +56,11 @@ public final class OwnWrites<T extends HasMetadata> {
      * the informer the controller reads.
      */
     public ResourceEventHandler<T> forgetOnCacheUpdate() {
-        return new ResourceEventHandler<>() {
-            @Override
-            public void onAdd(T obj) {
-                observed(obj);
+        return ResourceEventHandlerFuncs.of(this::observed, (oldObj, newObj) -> observed(newObj), obj -> {
+            synchronized (byKey) {
+                byKey.remove(MetaNamespaceKey.of(obj));
             }
-
-            @Override
-            public void onUpdate(T oldObj, T newObj) {
-                observed(newObj);
-            }
-
-            @Override
-            public void onDelete(T obj, boolean deletedFinalStateUnknown) {
-                synchronized (byKey) {
-                    byKey.remove(MetaNamespaceKey.of(obj));
-                }
-            }
-        };
+        });
     }
 
     private void observed(T obj) {
