@@ -682,8 +682,9 @@ def parse_ts(s):
     return dt.datetime.fromisoformat(s.replace("Z", "+00:00")).timestamp()
 
 
-def audit_summary(path, t_exec, phases):
-    """Requests of the manager (the only user the audit policy logs), one per auditID."""
+def read_audit(path):
+    """Requests of the manager (the only user the audit policy logs), one per auditID, in arrival order:
+    verb, t, resource, sub(resource), ns, name, code (of ResponseComplete), ua (user agent)."""
     seen = {}
     with open(path) as f:
         for line in f:
@@ -693,13 +694,19 @@ def audit_summary(path, t_exec, phases):
                 continue
             if e.get("user", {}).get("username") != MANAGER_USER:
                 continue
+            o = e.get("objectRef") or {}
             a = seen.setdefault(e["auditID"], {"verb": e["verb"], "t": parse_ts(e["requestReceivedTimestamp"]),
-                                                "resource": (e.get("objectRef") or {}).get("resource", "-"),
-                                                "sub": (e.get("objectRef") or {}).get("subresource"),
+                                                "resource": o.get("resource", "-"), "sub": o.get("subresource"),
+                                                "ns": o.get("namespace"), "name": o.get("name"),
                                                 "code": None, "ua": e.get("userAgent", "")})
             if e.get("stage") == "ResponseComplete":
                 a["code"] = (e.get("responseStatus") or {}).get("code")
-    reqs = sorted(seen.values(), key=lambda a: a["t"])
+    return sorted(seen.values(), key=lambda a: a["t"])
+
+
+def audit_summary(path, t_exec, phases):
+    """Requests of the manager (the only user the audit policy logs), one per auditID."""
+    reqs = read_audit(path)
     writes = [a for a in reqs if a["verb"] in ("create", "update", "patch", "delete", "deletecollection")]
     out = {"requests_total": len(reqs), "user_agents": sorted({a["ua"] for a in reqs})[:10]}
     if writes:

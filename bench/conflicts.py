@@ -13,34 +13,21 @@ controller made it and how long before — its own write not yet in its cache, o
 """
 import argparse
 import collections
-import datetime
 import glob
 import json
 import os
+import sys
 
-
-def parse_ts(s):
-    return datetime.datetime.fromisoformat(s.replace("Z", "+00:00")).timestamp()
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import bench  # noqa: E402  (bench.py's audit reading)
 
 
 def load(path):
-    """One record per auditID (RequestResponse stage merged into ResponseComplete)."""
-    seen = {}
-    with open(path) as f:
-        for line in f:
-            try:
-                e = json.loads(line)
-            except ValueError:
-                continue
-            o = e.get("objectRef") or {}
-            a = seen.setdefault(e["auditID"], {
-                "verb": e["verb"], "t": parse_ts(e["requestReceivedTimestamp"]),
-                "resource": o.get("resource", "-"), "sub": o.get("subresource"),
-                "ns": o.get("namespace"), "name": o.get("name"),
-                "ua": e.get("userAgent", "").split("/")[-1], "code": None})
-            if e.get("stage") == "ResponseComplete":
-                a["code"] = (e.get("responseStatus") or {}).get("code")
-    return sorted(seen.values(), key=lambda a: a["t"])
+    """bench.py's reading of the audit log, the controller named by the user agent's last element."""
+    reqs = bench.read_audit(path)
+    for a in reqs:
+        a["ua"] = a["ua"].split("/")[-1]
+    return reqs
 
 
 def phase_of(t, phases):
