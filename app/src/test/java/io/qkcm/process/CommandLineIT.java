@@ -53,7 +53,7 @@ class CommandLineIT {
                     "*+ node-lifecycle-controller\n", "*+ horizontal-pod-autoscaler-controller\n",
                     "*  service-lb-controller\n",
                     "*+ resourcequota-controller\n", "*+ persistentvolume-binder-controller\n",
-                    "*+ resourceclaim-controller\n", " ~ device-taint-eviction-controller (partial: ");
+                    "*+ resourceclaim-controller\n", "*~ device-taint-eviction-controller (partial: ");
         }
     }
 
