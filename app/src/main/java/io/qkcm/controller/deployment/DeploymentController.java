@@ -17,6 +17,7 @@ import io.fabric8.kubernetes.api.model.apps.Deployment;
 import io.fabric8.kubernetes.api.model.apps.ReplicaSet;
 import io.fabric8.kubernetes.client.informers.SharedIndexInformer;
 import io.fabric8.kubernetes.client.informers.cache.Cache;
+import io.qkcm.controller.OwnWrites;
 import io.qkcm.controller.ApiErrors;
 import io.qkcm.runtime.josdk.ControllerContext;
 import io.qkcm.controller.ControllerRefManager;
@@ -53,7 +54,7 @@ public class DeploymentController extends KeyReconciler<Deployment> {
     private final Rollback rollback;
     /** For syncDeployment's own status write of a selector-all Deployment. */
     private final DeploymentContext ctx;
-    private final io.qkcm.controller.OwnWrites<Deployment> ownWrites;
+    private final OwnWrites<Deployment> ownWrites;
 
     /** {@code workers}: --concurrent-deployment-syncs. */
     public DeploymentController(ControllerContext context, int workers) {
@@ -66,7 +67,7 @@ public class DeploymentController extends KeyReconciler<Deployment> {
         dInformer = context.informers().informerFor(Deployment.class);
         rsInformer = context.informers().informerFor(ReplicaSet.class);
         podInformer = context.informers().informerFor(Pod.class);
-        ownWrites = new io.qkcm.controller.OwnWrites<>(!context.options().bool("shadow"));
+        ownWrites = new OwnWrites<>(!context.options().bool("shadow"));
         dInformer.addEventHandler(ownWrites.forgetOnCacheUpdate());
         DeploymentContext ctx = new DeploymentContext(context.client(), rsInformer, context.events(), clock,
                 d -> queue.addRateLimited(Cache.metaNamespaceKeyFunc(d)),

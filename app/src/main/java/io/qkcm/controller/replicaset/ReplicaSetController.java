@@ -25,6 +25,7 @@ import io.fabric8.kubernetes.client.KubernetesClientException;
 import io.fabric8.kubernetes.client.informers.ResourceEventHandler;
 import io.fabric8.kubernetes.client.informers.SharedIndexInformer;
 import io.fabric8.kubernetes.client.informers.cache.Cache;
+import io.qkcm.controller.OwnWrites;
 import io.qkcm.controller.ActivePods;
 import io.qkcm.controller.ApiErrors;
 import io.qkcm.controller.CacheCatchUp;
@@ -65,7 +66,7 @@ public class ReplicaSetController<P extends HasMetadata> extends KeyReconciler<P
     public static final String EVENT_SOURCE = "replicaset-controller";
 
     private final ReplicaSetSource source;
-    private final io.qkcm.controller.OwnWrites<ReplicaSet> ownWrites;
+    private final OwnWrites<ReplicaSet> ownWrites;
     private final SharedIndexInformer<Pod> podInformer;
     private final PodControl podControl;
     private final io.fabric8.kubernetes.client.KubernetesClient client;
@@ -120,7 +121,7 @@ public class ReplicaSetController<P extends HasMetadata> extends KeyReconciler<P
         this.apiCalls = context.newApiCallPool(name, 64);
         this.podInformer = context.informers().informerFor(Pod.class);
 
-        this.ownWrites = new io.qkcm.controller.OwnWrites<>(!shadow);
+        this.ownWrites = new OwnWrites<>(!shadow);
         source.addEventHandler(ownWrites.forgetOnCacheUpdate());
         source.addEventHandler(new ResourceEventHandler<ReplicaSet>() {
             @Override

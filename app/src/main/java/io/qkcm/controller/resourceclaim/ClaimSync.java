@@ -3,11 +3,11 @@ package io.qkcm.controller.resourceclaim;
 import java.util.ArrayList;
 import java.util.List;
 
+import org.jboss.logging.Logger;
+
 import io.fabric8.kubernetes.api.model.OwnerReference;
 import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.api.model.resource.v1beta2.ResourceClaimConsumerReference;
-import org.jboss.logging.Logger;
-
 import io.fabric8.kubernetes.client.informers.SharedIndexInformer;
 import io.qkcm.controller.util.resource.ResourceClaim;
 import io.qkcm.runtime.DeepCopy;
