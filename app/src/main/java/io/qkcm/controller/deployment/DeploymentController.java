@@ -23,7 +23,6 @@ import io.qkcm.runtime.josdk.ControllerContext;
 import io.qkcm.controller.ControllerRefManager;
 import io.qkcm.controller.ControllerRefs;
 import io.qkcm.controller.OwnerEnqueueingHandler;
-import io.qkcm.runtime.informers.MetaNamespaceKey;
 import io.qkcm.controller.LabelSelectors;
 import io.qkcm.runtime.informers.ResourceEventHandlerFuncs;
 import io.qkcm.controller.deployment.util.DeploymentUtil;
@@ -251,9 +250,6 @@ public class DeploymentController extends KeyReconciler<Deployment> {
 
     @Override
     protected void sync(String key) throws Exception {
-        MetaNamespaceKey parts = MetaNamespaceKey.split(key);
-        String namespace = parts.namespace();
-        String name = parts.name();
         // the answer to this controller's last status write while the cache has not shown it (not upstream's:
         // it saves the 409 Conflict a write from the older version gets)
         Deployment cached = ownWrites.latest(key, dInformer.getIndexer().getByKey(key));
@@ -262,7 +258,12 @@ public class DeploymentController extends KeyReconciler<Deployment> {
             return;
         }
         Deployment d = io.qkcm.runtime.DeepCopy.of(cached);
+        try (var rendering = DeploymentUtil.SyncRendering.open(d)) {
+            syncDeployment(d);
+        }
+    }
 
+    private void syncDeployment(Deployment d) throws Exception {
         LabelSelector sel = d.getSpec().getSelector();
         if (sel != null && (sel.getMatchLabels() == null || sel.getMatchLabels().isEmpty())
                 && (sel.getMatchExpressions() == null || sel.getMatchExpressions().isEmpty())) {

@@ -186,6 +186,47 @@ class DeploymentUtilTest {
         }
     }
 
+    // ---- one rendering of the Deployment's template per sync -------------------------------------
+
+    static Deployment withTemplate(String uid, long generation, io.fabric8.kubernetes.api.model.PodTemplateSpec t) {
+        return new DeploymentBuilder().withNewMetadata().withName("d").withUid(uid).withGeneration(generation)
+                .endMetadata().withNewSpec().withTemplate(t).endSpec().build();
+    }
+
+    static ReplicaSet rsWithTemplate(String name, io.fabric8.kubernetes.api.model.PodTemplateSpec t) {
+        return new ReplicaSetBuilder().withNewMetadata().withName(name).withCreationTimestamp("2026-01-01T00:00:00Z")
+                .endMetadata().withNewSpec().withTemplate(t).endSpec().build();
+    }
+
+    @Test
+    void aSyncRendersItsDeploymentsTemplateOncePerGenerationAndOnlyTheTemplateItBeganWith() {
+        var a = rsWithTemplate("a", template("foo", "node-a", Map.of(), Map.of("app", "x")));
+        var b = rsWithTemplate("b", template("foo", "node-b", Map.of(), Map.of("app", "x")));
+        Deployment d = withTemplate("uid-render", 1, template("foo", "node-a", Map.of(), Map.of("app", "x")));
+        try (var rendering = DeploymentUtil.SyncRendering.open(d)) {
+            assertThat(DeploymentUtil.findNewReplicaSet(d, new ArrayList<>(List.of(a, b)))).isSameAs(a);
+            // changed in place within the sync (nothing in the controller does): the sync keeps its rendering,
+            // which is what shows that it is rendered once
+            d.getSpec().getTemplate().getSpec().setNodeName("node-b");
+            assertThat(DeploymentUtil.findNewReplicaSet(d, new ArrayList<>(List.of(a, b)))).isSameAs(a);
+            // a rollback replaces the template with another object: rendered anew
+            d.getSpec().setTemplate(template("foo", "node-b", Map.of(), Map.of("app", "x")));
+            assertThat(DeploymentUtil.findNewReplicaSet(d, new ArrayList<>(List.of(a, b)))).isSameAs(b);
+        }
+        // the next sync of the same generation (a fresh copy) reuses the rendering kept by uid and generation
+        Deployment sameGeneration = withTemplate("uid-render", 1, template("foo", "node-b", Map.of(), Map.of("app", "x")));
+        try (var rendering = DeploymentUtil.SyncRendering.open(sameGeneration)) {
+            assertThat(DeploymentUtil.findNewReplicaSet(sameGeneration, new ArrayList<>(List.of(a, b)))).isSameAs(a);
+        }
+        // a new generation is rendered anew
+        Deployment next = withTemplate("uid-render", 2, template("foo", "node-b", Map.of(), Map.of("app", "x")));
+        try (var rendering = DeploymentUtil.SyncRendering.open(next)) {
+            assertThat(DeploymentUtil.findNewReplicaSet(next, new ArrayList<>(List.of(a, b)))).isSameAs(b);
+        }
+        // outside a sync nothing is kept
+        assertThat(DeploymentUtil.findNewReplicaSet(sameGeneration, new ArrayList<>(List.of(a, b)))).isSameAs(b);
+    }
+
     // ---- deep copies --------------------------------------------------------------------------
 
     static final String DEPLOYMENT_JSON = """
