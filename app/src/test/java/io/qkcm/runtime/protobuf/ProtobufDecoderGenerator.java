@@ -1,0 +1,721 @@
+package io.qkcm.runtime.protobuf;
+
+import java.io.IOException;
+import java.lang.reflect.Field;
+import java.lang.reflect.Method;
+import java.lang.reflect.Modifier;
+import java.lang.reflect.ParameterizedType;
+import java.lang.reflect.Type;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+
+import com.fasterxml.jackson.annotation.JsonProperty;
+import com.google.protobuf.Descriptors.Descriptor;
+import com.google.protobuf.Descriptors.FieldDescriptor;
+import com.google.protobuf.Descriptors.FileDescriptor;
+import com.google.protobuf.WireFormat;
+
+/**
+ * Writes the decoders of {@code io.qkcm.runtime.protobuf} from Kubernetes' published protobuf descriptors
+ * (Maven's {@code io.kubernetes:client-java-proto}, test scope) and fabric8's model classes: each proto
+ * message reachable from a kind of {@link #ROOTS} is matched, field by field, to the fabric8 class that the
+ * enclosing property's type names (proto field names are the JSON names, which are fabric8's
+ * {@code @JsonProperty} names), and becomes a static method that reads a {@code CodedInputStream} and calls
+ * the model's setters. Reflection happens here, at generation time only.
+ * <p>
+ * Run: {@code nice ./mvnw -B -ntp -o -pl app test -Dqkcm.control-plane.skip=true
+ * -Dtest=ProtobufGeneratedSourcesTest -Dqkcm.protobuf.regenerate=true}
+ * ({@link ProtobufGeneratedSourcesTest} without the property fails when the committed sources differ).
+ */
+final class ProtobufDecoderGenerator {
+
+    static final String PACKAGE = "io.qkcm.runtime.protobuf";
+    static final Path OUTPUT = Path.of("src/main/java/io/qkcm/runtime/protobuf");
+
+    /** The descriptor files the kinds come from (their dependencies are walked too). */
+    private static final List<String> DESCRIPTOR_CLASSES = List.of("V1", "V1Apps", "V1Batch", "V1Policy",
+            "V1Certificates", "V2Autoscaling", "V1Storage", "V1Rbac", "V1Networking", "V1Scheduling", "Meta",
+            "Runtime", "Resource", "IntStr");
+
+    /** proto package, fabric8 package, apiVersion, kinds (each with its List). */
+    private record Group(String protoPackage, String javaPackage, String apiVersion, List<String> kinds) {
+    }
+
+    private static final List<Group> ROOTS = List.of(
+            new Group("k8s.io.api.core.v1", "io.fabric8.kubernetes.api.model", "v1",
+                    List.of("Pod", "Node", "Service", "Endpoints", "Namespace", "ServiceAccount", "Secret",
+                            "ConfigMap", "PersistentVolume", "PersistentVolumeClaim", "ResourceQuota",
+                            "ReplicationController", "Event", "PodTemplate", "LimitRange")),
+            new Group("k8s.io.api.apps.v1", "io.fabric8.kubernetes.api.model.apps", "apps/v1",
+                    List.of("ReplicaSet", "Deployment", "DaemonSet", "StatefulSet", "ControllerRevision")),
+            new Group("k8s.io.api.batch.v1", "io.fabric8.kubernetes.api.model.batch.v1", "batch/v1",
+                    List.of("Job", "CronJob")),
+            new Group("k8s.io.api.policy.v1", "io.fabric8.kubernetes.api.model.policy.v1", "policy/v1",
+                    List.of("PodDisruptionBudget")),
+            new Group("k8s.io.api.certificates.v1", "io.fabric8.kubernetes.api.model.certificates.v1",
+                    "certificates.k8s.io/v1", List.of("CertificateSigningRequest")),
+            new Group("k8s.io.api.autoscaling.v2", "io.fabric8.kubernetes.api.model.autoscaling.v2",
+                    "autoscaling/v2", List.of("HorizontalPodAutoscaler")),
+            new Group("k8s.io.api.storage.v1", "io.fabric8.kubernetes.api.model.storage", "storage.k8s.io/v1",
+                    List.of("StorageClass", "CSIDriver", "CSINode", "VolumeAttachment", "VolumeAttributesClass")),
+            new Group("k8s.io.api.rbac.v1", "io.fabric8.kubernetes.api.model.rbac", "rbac.authorization.k8s.io/v1",
+                    List.of("ClusterRole", "ClusterRoleBinding", "Role", "RoleBinding")),
+            new Group("k8s.io.api.networking.v1", "io.fabric8.kubernetes.api.model.networking.v1",
+                    "networking.k8s.io/v1", List.of("IPAddress", "ServiceCIDR", "Ingress", "NetworkPolicy")),
+            new Group("k8s.io.api.scheduling.v1", "io.fabric8.kubernetes.api.model.scheduling.v1",
+                    "scheduling.k8s.io/v1", List.of("PriorityClass")));
+
+    /** Kinds qkcm's informers hold that have no descriptor in client-java-proto 26: JSON for them. */
+    static final Map<String, String> WITHOUT_DESCRIPTOR = new TreeMap<>(Map.of(
+            "discovery.k8s.io/v1/EndpointSlice", "no descriptor in client-java-proto 26.0.0",
+            "coordination.k8s.io/v1/Lease", "no descriptor in client-java-proto 26.0.0",
+            "events.k8s.io/v1/Event", "no descriptor in client-java-proto 26.0.0",
+            "resource.k8s.io/v1/ResourceClaim", "no descriptor in client-java-proto 26.0.0",
+            "resource.k8s.io/v1/ResourceClaimTemplate", "no descriptor in client-java-proto 26.0.0",
+            "resource.k8s.io/v1/ResourceSlice", "no descriptor in client-java-proto 26.0.0",
+            "resource.k8s.io/v1/DeviceClass", "no descriptor in client-java-proto 26.0.0"));
+
+    private static final String META = "k8s.io.apimachinery.pkg.apis.meta.v1.";
+    private static final String QUANTITY = "k8s.io.apimachinery.pkg.api.resource.Quantity";
+    private static final String INT_OR_STRING = "k8s.io.apimachinery.pkg.util.intstr.IntOrString";
+    private static final String RAW_EXTENSION = "k8s.io.apimachinery.pkg.runtime.RawExtension";
+
+    private final Map<String, Descriptor> messages = new HashMap<>();
+    /** (message, class) pairs: their analysis result; null while in progress. */
+    private final Map<Pair, String> problems = new HashMap<>();
+    private final Map<Pair, Boolean> analysed = new LinkedHashMap<>();
+
+    /** The "class" of a message fabric8 has no class for: JSON's untyped LinkedHashMap. */
+    static final Class<?> UNTYPED = Map.class;
+
+    record Pair(Descriptor message, Class<?> type) {
+        String key() {
+            return message.getFullName() + " -> " + type.getName();
+        }
+    }
+
+    /** A fabric8 property: JSON name, setter, getter, the setter's parameter type. */
+    record Property(String name, Method setter, Method getter, Type type) {
+    }
+
+    ProtobufDecoderGenerator() {
+        for (String name : DESCRIPTOR_CLASSES) {
+            try {
+                FileDescriptor file = (FileDescriptor) Class.forName("io.kubernetes.client.proto." + name)
+                        .getMethod("getDescriptor").invoke(null);
+                collect(file);
+            } catch (ReflectiveOperationException e) {
+                throw new IllegalStateException("descriptor class " + name, e);
+            }
+        }
+    }
+
+    private void collect(FileDescriptor file) {
+        for (Descriptor d : file.getMessageTypes()) {
+            messages.put(d.getFullName(), d);
+        }
+        for (FileDescriptor dep : file.getDependencies()) {
+            collect(dep);
+        }
+    }
+
+    public static void main(String[] args) throws IOException {
+        Path out = args.length > 0 ? Path.of(args[0]) : OUTPUT;
+        for (Map.Entry<String, String> file : new ProtobufDecoderGenerator().generate().entrySet()) {
+            Files.writeString(out.resolve(file.getKey()), file.getValue());
+        }
+    }
+
+    // ---------------------------------------------------------------------------------------------------
+    // the model side
+
+    static Map<String, Property> properties(Class<?> type) {
+        Map<String, Property> props = new LinkedHashMap<>();
+        for (Class<?> c = type; c != null && c != Object.class; c = c.getSuperclass()) {
+            for (Field f : c.getDeclaredFields()) {
+                JsonProperty json = f.getAnnotation(JsonProperty.class);
+                if (json == null || Modifier.isStatic(f.getModifiers()) || props.containsKey(json.value())) {
+                    continue;
+                }
+                String cap = Character.toUpperCase(f.getName().charAt(0)) + f.getName().substring(1);
+                Method setter = method(type, "set" + cap, f.getType());
+                if (setter == null && f.getName().startsWith("_")) { // _default: setDefault
+                    cap = Character.toUpperCase(f.getName().charAt(1)) + f.getName().substring(2);
+                    setter = method(type, "set" + cap, f.getType());
+                }
+                Method getter = method(type, "get" + cap);
+                if (getter == null) {
+                    getter = method(type, "is" + cap);
+                }
+                if (setter != null) {
+                    props.put(json.value(), new Property(json.value(), setter, getter, setter.getGenericParameterTypes()[0]));
+                }
+            }
+        }
+        return props;
+    }
+
+    private static Method method(Class<?> type, String name, Class<?>... params) {
+        try {
+            return type.getMethod(name, params);
+        } catch (NoSuchMethodException e) {
+            return null;
+        }
+    }
+
+    private static boolean hasAdditionalProperties(Class<?> type) {
+        return method(type, "setAdditionalProperty", String.class, Object.class) != null
+                && method(type, "getAdditionalProperties") != null;
+    }
+
+    private static boolean isModel(Type t) {
+        return t instanceof Class<?> c && c.getName().startsWith("io.fabric8.kubernetes.api.model.")
+                && !Modifier.isAbstract(c.getModifiers()) && !c.isInterface();
+    }
+
+    private static Class<?> raw(Type t) {
+        return t instanceof ParameterizedType p ? (Class<?>) p.getRawType() : (Class<?>) t;
+    }
+
+    private static Type arg(Type t, int i) {
+        return t instanceof ParameterizedType p ? p.getActualTypeArguments()[i] : null;
+    }
+
+    // ---------------------------------------------------------------------------------------------------
+    // analysis: which pairs decode faithfully
+
+    /** Null if the pair and everything it reaches decode faithfully, else why not. */
+    String analyse(Pair pair) {
+        if (analysed.containsKey(pair)) {
+            return problems.get(pair); // a cycle in progress counts as fine; its own analysis decides
+        }
+        analysed.put(pair, Boolean.TRUE);
+        String problem = null;
+        Map<String, Property> props = properties(pair.type());
+        for (FieldDescriptor f : pair.message().getFields()) {
+            String p = analyseField(pair, f, props.get(f.getName()));
+            if (p != null) {
+                problem = pair.message().getName() + "." + f.getName() + ": " + p;
+                break;
+            }
+        }
+        problems.put(pair, problem);
+        return problem;
+    }
+
+    private String analyseField(Pair pair, FieldDescriptor f, Property prop) {
+        if (prop == null) {
+            if (isInline(f)) {
+                // an embedded struct JSON inlines (Volume's VolumeSource, Probe's ProbeHandler): its fields
+                // are the enclosing object's properties
+                return analyse(new Pair(f.getMessageType(), pair.type()));
+            }
+            if (pair.type() == UNTYPED || hasAdditionalProperties(pair.type())) {
+                return analyseUntyped(f);
+            }
+            return "no property in " + pair.type().getSimpleName();
+        }
+        Type t = prop.type();
+        if (f.isMapField()) {
+            if (raw(t) != Map.class || arg(t, 0) != String.class) {
+                return "map into " + t;
+            }
+            FieldDescriptor value = f.getMessageType().findFieldByNumber(2);
+            return analyseValue(value, arg(t, 1));
+        }
+        if (f.isRepeated()) {
+            if (raw(t) != List.class) {
+                return "repeated into " + t;
+            }
+            return analyseValue(f, arg(t, 0));
+        }
+        return analyseValue(f, t);
+    }
+
+    /**
+     * A field kept where fabric8 has no property: in additionalProperties, as JSON's untyped values
+     * (LinkedHashMap, ArrayList, String, Integer/Long, Boolean, Double).
+     */
+    private String analyseUntyped(FieldDescriptor f) {
+        FieldDescriptor value = f.isMapField() ? f.getMessageType().findFieldByNumber(2) : f;
+        if (untypedRead(value) == null) {
+            return "proto " + value.getType() + " " + (value.getType() == FieldDescriptor.Type.MESSAGE
+                    ? value.getMessageType().getFullName() : "") + " has no untyped JSON form here";
+        }
+        if (value.getType() == FieldDescriptor.Type.MESSAGE && !isSpecial(value.getMessageType())
+                && !isStringItems(value.getMessageType())) {
+            return analyse(new Pair(value.getMessageType(), UNTYPED));
+        }
+        return null;
+    }
+
+    /** A Go embedded struct: go-to-protobuf names its field after the type (Probe's ProbeHandler: handler). */
+    private static boolean isInline(FieldDescriptor f) {
+        if (f.getType() != FieldDescriptor.Type.MESSAGE || f.isRepeated() || isSpecial(f.getMessageType())) {
+            return false;
+        }
+        String type = f.getMessageType().getName();
+        return f.getName().equals(Character.toLowerCase(type.charAt(0)) + type.substring(1))
+                || f.getFullName().equals("k8s.io.api.core.v1.Probe.handler");
+    }
+
+    /** A Go named slice of strings (CSR's ExtraValue): a message with one repeated string "items". */
+    private static boolean isStringItems(Descriptor m) {
+        return m.getFields().size() == 1 && m.getFields().get(0).getName().equals("items")
+                && m.getFields().get(0).isRepeated() && m.getFields().get(0).getType() == FieldDescriptor.Type.STRING;
+    }
+
+    /** The expression reading one value of {@code f} as JSON's untyped decoding would hold it; null if none. */
+    private String untypedRead(FieldDescriptor f) {
+        switch (f.getType()) {
+            case STRING:
+                return "in.readString()";
+            case BOOL:
+                return "in.readBool()";
+            case INT32:
+                return "in.readInt32()";
+            case INT64:
+                return "Decoding.untypedInteger(in.readInt64())";
+            case DOUBLE:
+                return "in.readDouble()";
+            case BYTES:
+                return "Decoding.base64(in)";
+            case MESSAGE:
+                Descriptor m = f.getMessageType();
+                switch (m.getFullName()) {
+                    case QUANTITY:
+                        return "Decoding.quantity(in).toString()";
+                    case INT_OR_STRING:
+                        return "Decoding.intOrString(in).getValue()";
+                    case META + "Time":
+                        return "Decoding.time(in)";
+                    case META + "MicroTime":
+                        return "Decoding.microTime(in)";
+                    case META + "Duration":
+                        return "Decoding.duration(in)";
+                    case META + "FieldsV1", RAW_EXTENSION:
+                        return null;
+                    default:
+                        return isStringItems(m) ? "Decoding.stringItems(in)"
+                                : className(m) + ".read" + methodName(new Pair(m, UNTYPED)) + "(in)";
+                }
+            default:
+                return null;
+        }
+    }
+
+    private String analyseValue(FieldDescriptor f, Type t) {
+        return read(f, t) != null ? childProblem(f, t) : "proto " + f.getType() + " into " + t;
+    }
+
+    private String childProblem(FieldDescriptor f, Type t) {
+        if (f.getType() == FieldDescriptor.Type.MESSAGE && !isSpecial(f.getMessageType())
+                && !isStringItems(f.getMessageType())) {
+            return analyse(new Pair(f.getMessageType(), (Class<?>) t));
+        }
+        return null;
+    }
+
+    private static boolean isSpecial(Descriptor d) {
+        return switch (d.getFullName()) {
+            case QUANTITY, INT_OR_STRING, RAW_EXTENSION, META + "Time", META + "MicroTime", META + "Duration",
+                    META + "FieldsV1" -> true;
+            default -> false;
+        };
+    }
+
+    /** The expression reading one value of {@code f} from {@code in} as a {@code t}; null if none faithful. */
+    private String read(FieldDescriptor f, Type t) {
+        String target = t == null ? "" : t.getTypeName();
+        switch (f.getType()) {
+            case STRING:
+                return target.equals("java.lang.String") ? "in.readString()" : null;
+            case BOOL:
+                return target.equals("java.lang.Boolean") ? "in.readBool()" : null;
+            case INT32:
+                return switch (target) {
+                    case "java.lang.Integer" -> "in.readInt32()";
+                    case "java.lang.Long" -> "(long) in.readInt32()";
+                    default -> null;
+                };
+            case INT64:
+                return target.equals("java.lang.Long") ? "in.readInt64()" : null;
+            case DOUBLE:
+                return target.equals("java.lang.Double") ? "in.readDouble()" : null;
+            case BYTES:
+                return target.equals("java.lang.String") ? "Decoding.base64(in)" : null;
+            case MESSAGE:
+                Descriptor m = f.getMessageType();
+                switch (m.getFullName()) {
+                    case QUANTITY:
+                        return target.equals("io.fabric8.kubernetes.api.model.Quantity") ? "Decoding.quantity(in)" : null;
+                    case INT_OR_STRING:
+                        return target.equals("io.fabric8.kubernetes.api.model.IntOrString") ? "Decoding.intOrString(in)"
+                                : null;
+                    case META + "Time":
+                        return target.equals("java.lang.String") ? "Decoding.time(in)" : null;
+                    case META + "MicroTime":
+                        return switch (target) {
+                            case "java.lang.String" -> "Decoding.microTime(in)";
+                            case "io.fabric8.kubernetes.api.model.MicroTime" ->
+                                "new io.fabric8.kubernetes.api.model.MicroTime(Decoding.microTime(in))";
+                            default -> null;
+                        };
+                    case META + "Duration":
+                        return target.equals("java.lang.String") ? "Decoding.duration(in)" : null;
+                    case META + "FieldsV1":
+                        return target.equals("io.fabric8.kubernetes.api.model.FieldsV1") ? "Decoding.fieldsV1(in)" : null;
+                    case RAW_EXTENSION:
+                        return t instanceof Class<?> c ? "Decoding.rawExtension(in, " + c.getName() + ".class)" : null;
+                    default:
+                        if (isStringItems(m)) {
+                            return target.equals("java.util.List<java.lang.String>") ? "Decoding.stringItems(in)" : null;
+                        }
+                        return isModel(t) ? className(m) + ".read" + methodName(new Pair(m, (Class<?>) t)) + "(in)"
+                                : null;
+                }
+            default:
+                return null;
+        }
+    }
+
+    // ---------------------------------------------------------------------------------------------------
+    // naming
+
+    /** The generated class holding a proto package's decoders: k8s.io.api.core.v1 → CoreV1Proto. */
+    static String className(Descriptor m) {
+        String[] parts = m.getFile().getPackage().split("\\.");
+        String a = parts[parts.length - 2];
+        String b = parts[parts.length - 1];
+        if (a.equals("pkg")) { // k8s.io.apimachinery.pkg.runtime
+            a = "";
+        }
+        return cap(a) + cap(b) + "Proto";
+    }
+
+    private static String cap(String s) {
+        return s.isEmpty() ? s : Character.toUpperCase(s.charAt(0)) + s.substring(1);
+    }
+
+    /** A message's own name when its model class has the same simple name, else message_Class. */
+    private static String methodName(Pair pair) {
+        String base = pair.message().getName();
+        if (pair.type() == UNTYPED) {
+            return base + "_Untyped";
+        }
+        String simple = pair.type().getSimpleName();
+        return simple.equals(base) ? base : base + "_" + simple;
+    }
+
+    // ---------------------------------------------------------------------------------------------------
+    // output
+
+    /** File name → Java source of every generated file. */
+    Map<String, String> generate() {
+        Map<String, Root> roots = new TreeMap<>();
+        Map<String, String> notDecodable = new TreeMap<>(WITHOUT_DESCRIPTOR);
+        for (Group g : ROOTS) {
+            for (String kind : g.kinds()) {
+                for (String k : List.of(kind, kind + "List")) {
+                    Descriptor d = messages.get(g.protoPackage() + "." + k);
+                    Class<?> type = load(g.javaPackage() + "." + k);
+                    String key = g.apiVersion() + "/" + k;
+                    if (d == null || type == null) {
+                        notDecodable.put(key, d == null ? "no descriptor " + g.protoPackage() + "." + k
+                                : "no fabric8 class " + g.javaPackage() + "." + k);
+                        continue;
+                    }
+                    Pair pair = new Pair(d, type);
+                    String problem = analyse(pair);
+                    if (problem != null) {
+                        notDecodable.put(key, problem);
+                    } else {
+                        roots.put(key, new Root(g.apiVersion(), k, pair));
+                    }
+                }
+            }
+        }
+        Pair status = new Pair(messages.get(META + "Status"), io.fabric8.kubernetes.api.model.Status.class);
+        if (analyse(status) == null) {
+            roots.put("v1/Status", new Root("v1", "Status", status));
+        } else {
+            notDecodable.put("v1/Status", problems.get(status));
+        }
+        // a pair is generated when it is reachable from a decodable root (all such pairs are fine)
+        Map<String, List<Pair>> byClass = new TreeMap<>();
+        Map<String, Boolean> seen = new HashMap<>();
+        for (Root r : roots.values()) {
+            reach(r.pair(), byClass, seen);
+        }
+        Map<String, String> files = new TreeMap<>();
+        for (Map.Entry<String, List<Pair>> e : byClass.entrySet()) {
+            List<Pair> pairs = e.getValue();
+            pairs.sort((x, y) -> methodName(x).compareTo(methodName(y)));
+            files.put(e.getKey() + ".java", classSource(e.getKey(), pairs));
+        }
+        files.put("ProtobufDecoders.java", indexSource(roots, notDecodable));
+        return files;
+    }
+
+    private record Root(String apiVersion, String kind, Pair pair) {
+    }
+
+    private static Class<?> load(String name) {
+        try {
+            return Class.forName(name);
+        } catch (ClassNotFoundException e) {
+            return null;
+        }
+    }
+
+    private void reach(Pair pair, Map<String, List<Pair>> byClass, Map<String, Boolean> seen) {
+        if (seen.putIfAbsent(pair.key(), Boolean.TRUE) != null) {
+            return;
+        }
+        byClass.computeIfAbsent(className(pair.message()), k -> new ArrayList<>()).add(pair);
+        Map<String, Property> props = properties(pair.type());
+        for (FieldDescriptor f : pair.message().getFields()) {
+            Property prop = props.get(f.getName());
+            FieldDescriptor value = f.isMapField() ? f.getMessageType().findFieldByNumber(2) : f;
+            if (prop == null) {
+                if (isInline(f)) {
+                    reach(new Pair(f.getMessageType(), pair.type()), byClass, seen);
+                } else if (value.getType() == FieldDescriptor.Type.MESSAGE && !isSpecial(value.getMessageType())
+                        && !isStringItems(value.getMessageType())) {
+                    reach(new Pair(value.getMessageType(), UNTYPED), byClass, seen);
+                }
+                continue;
+            }
+            Type t = f.isMapField() ? arg(prop.type(), 1) : f.isRepeated() ? arg(prop.type(), 0) : prop.type();
+            if (value.getType() == FieldDescriptor.Type.MESSAGE && !isSpecial(value.getMessageType())
+                    && !isStringItems(value.getMessageType())) {
+                reach(new Pair(value.getMessageType(), (Class<?>) t), byClass, seen);
+            }
+        }
+    }
+
+    private static final String HEADER = """
+            // GENERATED by ProtobufDecoderGenerator (app/src/test/java/io/qkcm/runtime/protobuf) from
+            // io.kubernetes:client-java-proto's descriptors and fabric8's model classes. Do not edit:
+            // ProtobufGeneratedSourcesTest fails when this differs from what the generator writes.
+            """;
+
+    private String classSource(String name, List<Pair> pairs) {
+        StringBuilder s = new StringBuilder(HEADER);
+        s.append("package ").append(PACKAGE).append(";\n\n");
+        s.append("import java.io.IOException;\n\nimport com.google.protobuf.CodedInputStream;\n\n");
+        s.append("/** Decoders of ").append(pairs.get(0).message().getFile().getPackage())
+                .append(" messages into fabric8's model. */\n");
+        s.append("final class ").append(name).append(" {\n\n    private ").append(name).append("() {\n    }\n");
+        for (Pair p : pairs) {
+            String type = p.type() == UNTYPED ? "java.util.Map<String, Object>" : p.type().getName().replace('$', '.');
+            String m = methodName(p);
+            boolean constructible = p.type() == UNTYPED || hasNoArgConstructor(p.type());
+            if (constructible) {
+                s.append("\n    static ").append(type).append(" read").append(m)
+                        .append("(CodedInputStream in) throws IOException {\n");
+                s.append("        int limit = Decoding.enter(in);\n");
+                s.append("        ").append(type).append(" o = new ")
+                        .append(p.type() == UNTYPED ? "java.util.LinkedHashMap<>" : type).append("();\n");
+                s.append("        merge").append(m).append("(in, o);\n");
+                s.append("        Decoding.leave(in, limit);\n        return o;\n    }\n");
+            }
+            s.append("\n    static void merge").append(m).append("(CodedInputStream in, ").append(type)
+                    .append(" o) throws IOException {\n");
+            s.append("        for (int tag; (tag = in.readTag()) != 0;) {\n            switch (tag) {\n");
+            Map<String, Property> props = properties(p.type());
+            for (FieldDescriptor f : p.message().getFields()) {
+                fieldCases(s, p, f, props.get(f.getName()));
+            }
+            s.append("                default -> throw Decoding.unknownField(tag, \"")
+                    .append(p.message().getFullName()).append("\");\n");
+            s.append("            }\n        }\n    }\n");
+        }
+        s.append("}\n");
+        return s.toString();
+    }
+
+    private static boolean hasNoArgConstructor(Class<?> c) {
+        try {
+            c.getConstructor();
+            return true;
+        } catch (NoSuchMethodException e) {
+            return false;
+        }
+    }
+
+    private static int tag(FieldDescriptor f, int wireType) {
+        return f.getNumber() << 3 | wireType;
+    }
+
+    private static int wireType(FieldDescriptor f) {
+        return switch (f.getType()) {
+            case STRING, BYTES, MESSAGE -> WireFormat.WIRETYPE_LENGTH_DELIMITED;
+            case DOUBLE, FIXED64, SFIXED64 -> WireFormat.WIRETYPE_FIXED64;
+            case FLOAT, FIXED32, SFIXED32 -> WireFormat.WIRETYPE_FIXED32;
+            default -> WireFormat.WIRETYPE_VARINT;
+        };
+    }
+
+    private void fieldCases(StringBuilder s, Pair p, FieldDescriptor f, Property prop) {
+        String comment = " // " + f.getName() + "\n";
+        String indent = "                ";
+        if (prop == null) {
+            if (isInline(f)) {
+                // inlined in JSON: its fields land on this object
+                Pair inline = new Pair(f.getMessageType(), p.type());
+                s.append(indent).append("case ").append(tag(f, WireFormat.WIRETYPE_LENGTH_DELIMITED)).append(" -> {")
+                        .append(comment);
+                s.append(indent).append("    int limit = Decoding.enter(in);\n");
+                s.append(indent).append("    ").append(className(inline.message())).append(".merge")
+                        .append(methodName(inline)).append("(in, o);\n");
+                s.append(indent).append("    Decoding.leave(in, limit);\n");
+                s.append(indent).append("}\n");
+                return;
+            }
+            // no property: kept in additionalProperties as JSON decoding would keep it
+            String container = p.type() == UNTYPED ? "o" : "o.getAdditionalProperties()";
+            String name = "\"" + f.getName() + "\"";
+            if (f.isMapField()) {
+                FieldDescriptor value = f.getMessageType().findFieldByNumber(2);
+                s.append(indent).append("case ").append(tag(f, WireFormat.WIRETYPE_LENGTH_DELIMITED)).append(" -> {")
+                        .append(comment);
+                s.append(indent).append("    int limit = Decoding.enter(in);\n");
+                s.append(indent).append("    String key = \"\";\n");
+                s.append(indent).append("    Object value = null;\n");
+                s.append(indent).append("    for (int t; (t = in.readTag()) != 0;) {\n");
+                s.append(indent).append("        switch (t) {\n");
+                s.append(indent).append("            case 10 -> key = in.readString();\n");
+                s.append(indent).append("            case ").append(tag(value, wireType(value))).append(" -> value = ")
+                        .append(untypedRead(value)).append(";\n");
+                s.append(indent).append("            default -> throw Decoding.unknownField(t, \"")
+                        .append(f.getMessageType().getFullName()).append("\");\n");
+                s.append(indent).append("        }\n");
+                s.append(indent).append("    }\n");
+                s.append(indent).append("    Decoding.leave(in, limit);\n");
+                s.append(indent).append("    Decoding.putAdditional(").append(container).append(", ").append(name)
+                        .append(", key, value);\n");
+                s.append(indent).append("}\n");
+                return;
+            }
+            s.append(indent).append("case ").append(tag(f, wireType(f))).append(" -> ");
+            if (f.isRepeated()) {
+                s.append("Decoding.addAdditional(").append(container).append(", ").append(name).append(", ")
+                        .append(untypedRead(f)).append(");").append(comment);
+            } else {
+                s.append(container).append(".put(").append(name).append(", ").append(untypedRead(f)).append(");")
+                        .append(comment);
+            }
+            return;
+        }
+        String setter = prop.setter().getName();
+        String getter = prop.getter().getName();
+        if (f.isMapField()) {
+            FieldDescriptor value = f.getMessageType().findFieldByNumber(2);
+            Type v = arg(prop.type(), 1);
+            String vt = v.getTypeName().replace('$', '.');
+            s.append(indent).append("case ").append(tag(f, WireFormat.WIRETYPE_LENGTH_DELIMITED)).append(" -> {")
+                    .append(comment);
+            s.append(indent).append("    int limit = Decoding.enter(in);\n");
+            s.append(indent).append("    String key = \"\";\n");
+            s.append(indent).append("    ").append(vt).append(" value = ").append(zero(value, v)).append(";\n");
+            s.append(indent).append("    for (int t; (t = in.readTag()) != 0;) {\n");
+            s.append(indent).append("        switch (t) {\n");
+            s.append(indent).append("            case 10 -> key = in.readString();\n");
+            s.append(indent).append("            case ").append(tag(value, wireType(value))).append(" -> value = ")
+                    .append(read(value, v)).append(";\n");
+            s.append(indent).append("            default -> throw Decoding.unknownField(t, \"")
+                    .append(f.getMessageType().getFullName()).append("\");\n");
+            s.append(indent).append("        }\n");
+            s.append(indent).append("    }\n");
+            s.append(indent).append("    Decoding.leave(in, limit);\n");
+            s.append(indent).append("    java.util.Map<String, ").append(vt).append("> map = o.").append(getter)
+                    .append("();\n");
+            s.append(indent).append("    if (map == null) {\n");
+            s.append(indent).append("        map = new java.util.LinkedHashMap<>();\n");
+            s.append(indent).append("        o.").append(setter).append("(map);\n");
+            s.append(indent).append("    }\n");
+            s.append(indent).append("    map.put(key, value);\n");
+            s.append(indent).append("}\n");
+            return;
+        }
+        if (f.isRepeated()) {
+            Type e = arg(prop.type(), 0);
+            String et = e.getTypeName().replace('$', '.');
+            String add = "java.util.List<" + et + "> list = o." + getter + "();\n"
+                    + indent + "    if (list == null) {\n"
+                    + indent + "        list = new java.util.ArrayList<>();\n"
+                    + indent + "        o." + setter + "(list);\n"
+                    + indent + "    }\n";
+            s.append(indent).append("case ").append(tag(f, wireType(f))).append(" -> {").append(comment);
+            s.append(indent).append("    ").append(add);
+            s.append(indent).append("    list.add(").append(read(f, e)).append(");\n");
+            s.append(indent).append("}\n");
+            if (wireType(f) != WireFormat.WIRETYPE_LENGTH_DELIMITED) {
+                // a packed encoding of the same repeated scalar (accepted by every protobuf reader)
+                s.append(indent).append("case ").append(tag(f, WireFormat.WIRETYPE_LENGTH_DELIMITED))
+                        .append(" -> {").append(comment);
+                s.append(indent).append("    ").append(add);
+                s.append(indent).append("    int limit = Decoding.enter(in);\n");
+                s.append(indent).append("    while (!in.isAtEnd()) {\n");
+                s.append(indent).append("        list.add(").append(read(f, e)).append(");\n");
+                s.append(indent).append("    }\n");
+                s.append(indent).append("    in.popLimit(limit);\n");
+                s.append(indent).append("}\n");
+            }
+            return;
+        }
+        s.append(indent).append("case ").append(tag(f, wireType(f))).append(" -> o.").append(setter).append("(")
+                .append(read(f, prop.type())).append(");").append(comment);
+    }
+
+    /** A map value's proto default, as Go leaves a missing value: its zero. */
+    private static String zero(FieldDescriptor value, Type v) {
+        return switch (value.getType()) {
+            case STRING, BYTES -> "\"\"";
+            case BOOL -> "false";
+            case INT32 -> "0";
+            case INT64 -> "0L";
+            case DOUBLE -> "0.0";
+            case MESSAGE -> switch (value.getMessageType().getFullName()) {
+                case QUANTITY -> "new io.fabric8.kubernetes.api.model.Quantity(\"0\")";
+                default -> isStringItems(value.getMessageType()) ? "new java.util.ArrayList<>()"
+                        : "new " + v.getTypeName().replace('$', '.') + "()";
+            };
+            default -> throw new IllegalStateException(value.getFullName());
+        };
+    }
+
+    private String indexSource(Map<String, Root> roots, Map<String, String> notDecodable) {
+        StringBuilder s = new StringBuilder(HEADER);
+        s.append("package ").append(PACKAGE).append(";\n\n");
+        s.append("import java.util.Map;\n\n");
+        s.append("/** The kinds with a generated decoder, and those without one (and why): JSON for those. */\n");
+        s.append("final class ProtobufDecoders {\n\n    private ProtobufDecoders() {\n    }\n\n");
+        s.append("    /** apiVersion/kind → its decoder. */\n");
+        s.append("    static final Map<String, ProtobufKind<?>> KINDS = Map.ofEntries(\n");
+        List<String> lines = new ArrayList<>();
+        for (Map.Entry<String, Root> e : roots.entrySet()) {
+            Root r = e.getValue();
+            String type = r.pair().type().getName();
+            lines.add("            Map.entry(\"" + e.getKey() + "\", new ProtobufKind<>(\"" + r.apiVersion() + "\", \""
+                    + r.kind() + "\", " + type + ".class, " + type + "::new, " + className(r.pair().message())
+                    + "::merge" + methodName(r.pair()) + "))");
+        }
+        s.append(String.join(",\n", lines)).append(");\n\n");
+        s.append("    /** apiVersion/kind → why it has no decoder. */\n");
+        s.append("    static final Map<String, String> NOT_DECODABLE = Map.ofEntries(\n");
+        lines.clear();
+        for (Map.Entry<String, String> e : notDecodable.entrySet()) {
+            lines.add("            Map.entry(\"" + e.getKey() + "\", \"" + e.getValue().replace("\"", "'") + "\")");
+        }
+        s.append(String.join(",\n", lines)).append(");\n}\n");
+        return s.toString();
+    }
+}
