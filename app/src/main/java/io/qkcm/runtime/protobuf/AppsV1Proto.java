@@ -25,7 +25,7 @@ final class AppsV1Proto {
         for (int tag; (tag = in.readTag()) != 0;) {
             switch (tag) {
                 case 10 -> o.setMetadata(MetaV1Proto.readObjectMeta(in)); // metadata
-                case 18 -> o.setData(Decoding.rawExtension(in, java.lang.Object.class)); // data
+                case 18 -> o.setData(Decoding.rawExtensionProperty(in, io.fabric8.kubernetes.api.model.apps.ControllerRevision.class, "data", io.fabric8.kubernetes.api.model.apps.ControllerRevision::getData)); // data
                 case 24 -> o.setRevision(in.readInt64()); // revision
                 default -> throw Decoding.unknownField(tag, "k8s.io.api.apps.v1.ControllerRevision");
             }
@@ -90,8 +90,18 @@ final class AppsV1Proto {
                 case 10 -> o.setType(in.readString()); // type
                 case 18 -> o.setStatus(in.readString()); // status
                 case 26 -> o.setLastTransitionTime(Decoding.time(in)); // lastTransitionTime
-                case 34 -> o.setReason(in.readString()); // reason
-                case 42 -> o.setMessage(in.readString()); // message
+                case 34 -> { // reason
+                    java.lang.String v = in.readString();
+                    if (!v.isEmpty()) {
+                        o.setReason(v);
+                    }
+                }
+                case 42 -> { // message
+                    java.lang.String v = in.readString();
+                    if (!v.isEmpty()) {
+                        o.setMessage(v);
+                    }
+                }
                 default -> throw Decoding.unknownField(tag, "k8s.io.api.apps.v1.DaemonSetCondition");
             }
         }
@@ -136,7 +146,12 @@ final class AppsV1Proto {
                 case 10 -> o.setSelector(MetaV1Proto.readLabelSelector(in)); // selector
                 case 18 -> o.setTemplate(CoreV1Proto.readPodTemplateSpec(in)); // template
                 case 26 -> o.setUpdateStrategy(AppsV1Proto.readDaemonSetUpdateStrategy(in)); // updateStrategy
-                case 32 -> o.setMinReadySeconds(in.readInt32()); // minReadySeconds
+                case 32 -> { // minReadySeconds
+                    java.lang.Integer v = in.readInt32();
+                    if (v.intValue() != 0) {
+                        o.setMinReadySeconds(v);
+                    }
+                }
                 case 48 -> o.setRevisionHistoryLimit(in.readInt32()); // revisionHistoryLimit
                 default -> throw Decoding.unknownField(tag, "k8s.io.api.apps.v1.DaemonSetSpec");
             }
@@ -158,10 +173,30 @@ final class AppsV1Proto {
                 case 16 -> o.setNumberMisscheduled(in.readInt32()); // numberMisscheduled
                 case 24 -> o.setDesiredNumberScheduled(in.readInt32()); // desiredNumberScheduled
                 case 32 -> o.setNumberReady(in.readInt32()); // numberReady
-                case 40 -> o.setObservedGeneration(in.readInt64()); // observedGeneration
-                case 48 -> o.setUpdatedNumberScheduled(in.readInt32()); // updatedNumberScheduled
-                case 56 -> o.setNumberAvailable(in.readInt32()); // numberAvailable
-                case 64 -> o.setNumberUnavailable(in.readInt32()); // numberUnavailable
+                case 40 -> { // observedGeneration
+                    java.lang.Long v = in.readInt64();
+                    if (v.longValue() != 0L) {
+                        o.setObservedGeneration(v);
+                    }
+                }
+                case 48 -> { // updatedNumberScheduled
+                    java.lang.Integer v = in.readInt32();
+                    if (v.intValue() != 0) {
+                        o.setUpdatedNumberScheduled(v);
+                    }
+                }
+                case 56 -> { // numberAvailable
+                    java.lang.Integer v = in.readInt32();
+                    if (v.intValue() != 0) {
+                        o.setNumberAvailable(v);
+                    }
+                }
+                case 64 -> { // numberUnavailable
+                    java.lang.Integer v = in.readInt32();
+                    if (v.intValue() != 0) {
+                        o.setNumberUnavailable(v);
+                    }
+                }
                 case 72 -> o.setCollisionCount(in.readInt32()); // collisionCount
                 case 82 -> { // conditions
                     java.util.List<io.fabric8.kubernetes.api.model.apps.DaemonSetCondition> list = o.getConditions();
@@ -187,7 +222,12 @@ final class AppsV1Proto {
     static void mergeDaemonSetUpdateStrategy(CodedInputStream in, io.fabric8.kubernetes.api.model.apps.DaemonSetUpdateStrategy o) throws IOException {
         for (int tag; (tag = in.readTag()) != 0;) {
             switch (tag) {
-                case 10 -> o.setType(in.readString()); // type
+                case 10 -> { // type
+                    java.lang.String v = in.readString();
+                    if (!v.isEmpty()) {
+                        o.setType(v);
+                    }
+                }
                 case 18 -> o.setRollingUpdate(AppsV1Proto.readRollingUpdateDaemonSet(in)); // rollingUpdate
                 default -> throw Decoding.unknownField(tag, "k8s.io.api.apps.v1.DaemonSetUpdateStrategy");
             }
@@ -228,8 +268,18 @@ final class AppsV1Proto {
                 case 18 -> o.setStatus(in.readString()); // status
                 case 50 -> o.setLastUpdateTime(Decoding.time(in)); // lastUpdateTime
                 case 58 -> o.setLastTransitionTime(Decoding.time(in)); // lastTransitionTime
-                case 34 -> o.setReason(in.readString()); // reason
-                case 42 -> o.setMessage(in.readString()); // message
+                case 34 -> { // reason
+                    java.lang.String v = in.readString();
+                    if (!v.isEmpty()) {
+                        o.setReason(v);
+                    }
+                }
+                case 42 -> { // message
+                    java.lang.String v = in.readString();
+                    if (!v.isEmpty()) {
+                        o.setMessage(v);
+                    }
+                }
                 default -> throw Decoding.unknownField(tag, "k8s.io.api.apps.v1.DeploymentCondition");
             }
         }
@@ -275,9 +325,19 @@ final class AppsV1Proto {
                 case 18 -> o.setSelector(MetaV1Proto.readLabelSelector(in)); // selector
                 case 26 -> o.setTemplate(CoreV1Proto.readPodTemplateSpec(in)); // template
                 case 34 -> o.setStrategy(AppsV1Proto.readDeploymentStrategy(in)); // strategy
-                case 40 -> o.setMinReadySeconds(in.readInt32()); // minReadySeconds
+                case 40 -> { // minReadySeconds
+                    java.lang.Integer v = in.readInt32();
+                    if (v.intValue() != 0) {
+                        o.setMinReadySeconds(v);
+                    }
+                }
                 case 48 -> o.setRevisionHistoryLimit(in.readInt32()); // revisionHistoryLimit
-                case 56 -> o.setPaused(in.readBool()); // paused
+                case 56 -> { // paused
+                    java.lang.Boolean v = in.readBool();
+                    if (v) {
+                        o.setPaused(v);
+                    }
+                }
                 case 72 -> o.setProgressDeadlineSeconds(in.readInt32()); // progressDeadlineSeconds
                 default -> throw Decoding.unknownField(tag, "k8s.io.api.apps.v1.DeploymentSpec");
             }
@@ -295,12 +355,42 @@ final class AppsV1Proto {
     static void mergeDeploymentStatus(CodedInputStream in, io.fabric8.kubernetes.api.model.apps.DeploymentStatus o) throws IOException {
         for (int tag; (tag = in.readTag()) != 0;) {
             switch (tag) {
-                case 8 -> o.setObservedGeneration(in.readInt64()); // observedGeneration
-                case 16 -> o.setReplicas(in.readInt32()); // replicas
-                case 24 -> o.setUpdatedReplicas(in.readInt32()); // updatedReplicas
-                case 56 -> o.setReadyReplicas(in.readInt32()); // readyReplicas
-                case 32 -> o.setAvailableReplicas(in.readInt32()); // availableReplicas
-                case 40 -> o.setUnavailableReplicas(in.readInt32()); // unavailableReplicas
+                case 8 -> { // observedGeneration
+                    java.lang.Long v = in.readInt64();
+                    if (v.longValue() != 0L) {
+                        o.setObservedGeneration(v);
+                    }
+                }
+                case 16 -> { // replicas
+                    java.lang.Integer v = in.readInt32();
+                    if (v.intValue() != 0) {
+                        o.setReplicas(v);
+                    }
+                }
+                case 24 -> { // updatedReplicas
+                    java.lang.Integer v = in.readInt32();
+                    if (v.intValue() != 0) {
+                        o.setUpdatedReplicas(v);
+                    }
+                }
+                case 56 -> { // readyReplicas
+                    java.lang.Integer v = in.readInt32();
+                    if (v.intValue() != 0) {
+                        o.setReadyReplicas(v);
+                    }
+                }
+                case 32 -> { // availableReplicas
+                    java.lang.Integer v = in.readInt32();
+                    if (v.intValue() != 0) {
+                        o.setAvailableReplicas(v);
+                    }
+                }
+                case 40 -> { // unavailableReplicas
+                    java.lang.Integer v = in.readInt32();
+                    if (v.intValue() != 0) {
+                        o.setUnavailableReplicas(v);
+                    }
+                }
                 case 72 -> o.setTerminatingReplicas(in.readInt32()); // terminatingReplicas
                 case 50 -> { // conditions
                     java.util.List<io.fabric8.kubernetes.api.model.apps.DeploymentCondition> list = o.getConditions();
@@ -327,7 +417,12 @@ final class AppsV1Proto {
     static void mergeDeploymentStrategy(CodedInputStream in, io.fabric8.kubernetes.api.model.apps.DeploymentStrategy o) throws IOException {
         for (int tag; (tag = in.readTag()) != 0;) {
             switch (tag) {
-                case 10 -> o.setType(in.readString()); // type
+                case 10 -> { // type
+                    java.lang.String v = in.readString();
+                    if (!v.isEmpty()) {
+                        o.setType(v);
+                    }
+                }
                 case 18 -> o.setRollingUpdate(AppsV1Proto.readRollingUpdateDeployment(in)); // rollingUpdate
                 default -> throw Decoding.unknownField(tag, "k8s.io.api.apps.v1.DeploymentStrategy");
             }
@@ -367,8 +462,18 @@ final class AppsV1Proto {
                 case 10 -> o.setType(in.readString()); // type
                 case 18 -> o.setStatus(in.readString()); // status
                 case 26 -> o.setLastTransitionTime(Decoding.time(in)); // lastTransitionTime
-                case 34 -> o.setReason(in.readString()); // reason
-                case 42 -> o.setMessage(in.readString()); // message
+                case 34 -> { // reason
+                    java.lang.String v = in.readString();
+                    if (!v.isEmpty()) {
+                        o.setReason(v);
+                    }
+                }
+                case 42 -> { // message
+                    java.lang.String v = in.readString();
+                    if (!v.isEmpty()) {
+                        o.setMessage(v);
+                    }
+                }
                 default -> throw Decoding.unknownField(tag, "k8s.io.api.apps.v1.ReplicaSetCondition");
             }
         }
@@ -411,7 +516,12 @@ final class AppsV1Proto {
         for (int tag; (tag = in.readTag()) != 0;) {
             switch (tag) {
                 case 8 -> o.setReplicas(in.readInt32()); // replicas
-                case 32 -> o.setMinReadySeconds(in.readInt32()); // minReadySeconds
+                case 32 -> { // minReadySeconds
+                    java.lang.Integer v = in.readInt32();
+                    if (v.intValue() != 0) {
+                        o.setMinReadySeconds(v);
+                    }
+                }
                 case 18 -> o.setSelector(MetaV1Proto.readLabelSelector(in)); // selector
                 case 26 -> o.setTemplate(CoreV1Proto.readPodTemplateSpec(in)); // template
                 default -> throw Decoding.unknownField(tag, "k8s.io.api.apps.v1.ReplicaSetSpec");
@@ -431,11 +541,31 @@ final class AppsV1Proto {
         for (int tag; (tag = in.readTag()) != 0;) {
             switch (tag) {
                 case 8 -> o.setReplicas(in.readInt32()); // replicas
-                case 16 -> o.setFullyLabeledReplicas(in.readInt32()); // fullyLabeledReplicas
-                case 32 -> o.setReadyReplicas(in.readInt32()); // readyReplicas
-                case 40 -> o.setAvailableReplicas(in.readInt32()); // availableReplicas
+                case 16 -> { // fullyLabeledReplicas
+                    java.lang.Integer v = in.readInt32();
+                    if (v.intValue() != 0) {
+                        o.setFullyLabeledReplicas(v);
+                    }
+                }
+                case 32 -> { // readyReplicas
+                    java.lang.Integer v = in.readInt32();
+                    if (v.intValue() != 0) {
+                        o.setReadyReplicas(v);
+                    }
+                }
+                case 40 -> { // availableReplicas
+                    java.lang.Integer v = in.readInt32();
+                    if (v.intValue() != 0) {
+                        o.setAvailableReplicas(v);
+                    }
+                }
                 case 56 -> o.setTerminatingReplicas(in.readInt32()); // terminatingReplicas
-                case 24 -> o.setObservedGeneration(in.readInt64()); // observedGeneration
+                case 24 -> { // observedGeneration
+                    java.lang.Long v = in.readInt64();
+                    if (v.longValue() != 0L) {
+                        o.setObservedGeneration(v);
+                    }
+                }
                 case 50 -> { // conditions
                     java.util.List<io.fabric8.kubernetes.api.model.apps.ReplicaSetCondition> list = o.getConditions();
                     if (list == null) {
@@ -536,8 +666,18 @@ final class AppsV1Proto {
                 case 10 -> o.setType(in.readString()); // type
                 case 18 -> o.setStatus(in.readString()); // status
                 case 26 -> o.setLastTransitionTime(Decoding.time(in)); // lastTransitionTime
-                case 34 -> o.setReason(in.readString()); // reason
-                case 42 -> o.setMessage(in.readString()); // message
+                case 34 -> { // reason
+                    java.lang.String v = in.readString();
+                    if (!v.isEmpty()) {
+                        o.setReason(v);
+                    }
+                }
+                case 42 -> { // message
+                    java.lang.String v = in.readString();
+                    if (!v.isEmpty()) {
+                        o.setMessage(v);
+                    }
+                }
                 default -> throw Decoding.unknownField(tag, "k8s.io.api.apps.v1.StatefulSetCondition");
             }
         }
@@ -596,8 +736,18 @@ final class AppsV1Proto {
     static void mergeStatefulSetPersistentVolumeClaimRetentionPolicy(CodedInputStream in, io.fabric8.kubernetes.api.model.apps.StatefulSetPersistentVolumeClaimRetentionPolicy o) throws IOException {
         for (int tag; (tag = in.readTag()) != 0;) {
             switch (tag) {
-                case 10 -> o.setWhenDeleted(in.readString()); // whenDeleted
-                case 18 -> o.setWhenScaled(in.readString()); // whenScaled
+                case 10 -> { // whenDeleted
+                    java.lang.String v = in.readString();
+                    if (!v.isEmpty()) {
+                        o.setWhenDeleted(v);
+                    }
+                }
+                case 18 -> { // whenScaled
+                    java.lang.String v = in.readString();
+                    if (!v.isEmpty()) {
+                        o.setWhenScaled(v);
+                    }
+                }
                 default -> throw Decoding.unknownField(tag, "k8s.io.api.apps.v1.StatefulSetPersistentVolumeClaimRetentionPolicy");
             }
         }
@@ -626,10 +776,20 @@ final class AppsV1Proto {
                     list.add(CoreV1Proto.readPersistentVolumeClaim(in));
                 }
                 case 42 -> o.setServiceName(in.readString()); // serviceName
-                case 50 -> o.setPodManagementPolicy(in.readString()); // podManagementPolicy
+                case 50 -> { // podManagementPolicy
+                    java.lang.String v = in.readString();
+                    if (!v.isEmpty()) {
+                        o.setPodManagementPolicy(v);
+                    }
+                }
                 case 58 -> o.setUpdateStrategy(AppsV1Proto.readStatefulSetUpdateStrategy(in)); // updateStrategy
                 case 64 -> o.setRevisionHistoryLimit(in.readInt32()); // revisionHistoryLimit
-                case 72 -> o.setMinReadySeconds(in.readInt32()); // minReadySeconds
+                case 72 -> { // minReadySeconds
+                    java.lang.Integer v = in.readInt32();
+                    if (v.intValue() != 0) {
+                        o.setMinReadySeconds(v);
+                    }
+                }
                 case 82 -> o.setPersistentVolumeClaimRetentionPolicy(AppsV1Proto.readStatefulSetPersistentVolumeClaimRetentionPolicy(in)); // persistentVolumeClaimRetentionPolicy
                 case 90 -> o.setOrdinals(AppsV1Proto.readStatefulSetOrdinals(in)); // ordinals
                 default -> throw Decoding.unknownField(tag, "k8s.io.api.apps.v1.StatefulSetSpec");
@@ -648,13 +808,43 @@ final class AppsV1Proto {
     static void mergeStatefulSetStatus(CodedInputStream in, io.fabric8.kubernetes.api.model.apps.StatefulSetStatus o) throws IOException {
         for (int tag; (tag = in.readTag()) != 0;) {
             switch (tag) {
-                case 8 -> o.setObservedGeneration(in.readInt64()); // observedGeneration
+                case 8 -> { // observedGeneration
+                    java.lang.Long v = in.readInt64();
+                    if (v.longValue() != 0L) {
+                        o.setObservedGeneration(v);
+                    }
+                }
                 case 16 -> o.setReplicas(in.readInt32()); // replicas
-                case 24 -> o.setReadyReplicas(in.readInt32()); // readyReplicas
-                case 32 -> o.setCurrentReplicas(in.readInt32()); // currentReplicas
-                case 40 -> o.setUpdatedReplicas(in.readInt32()); // updatedReplicas
-                case 50 -> o.setCurrentRevision(in.readString()); // currentRevision
-                case 58 -> o.setUpdateRevision(in.readString()); // updateRevision
+                case 24 -> { // readyReplicas
+                    java.lang.Integer v = in.readInt32();
+                    if (v.intValue() != 0) {
+                        o.setReadyReplicas(v);
+                    }
+                }
+                case 32 -> { // currentReplicas
+                    java.lang.Integer v = in.readInt32();
+                    if (v.intValue() != 0) {
+                        o.setCurrentReplicas(v);
+                    }
+                }
+                case 40 -> { // updatedReplicas
+                    java.lang.Integer v = in.readInt32();
+                    if (v.intValue() != 0) {
+                        o.setUpdatedReplicas(v);
+                    }
+                }
+                case 50 -> { // currentRevision
+                    java.lang.String v = in.readString();
+                    if (!v.isEmpty()) {
+                        o.setCurrentRevision(v);
+                    }
+                }
+                case 58 -> { // updateRevision
+                    java.lang.String v = in.readString();
+                    if (!v.isEmpty()) {
+                        o.setUpdateRevision(v);
+                    }
+                }
                 case 72 -> o.setCollisionCount(in.readInt32()); // collisionCount
                 case 82 -> { // conditions
                     java.util.List<io.fabric8.kubernetes.api.model.apps.StatefulSetCondition> list = o.getConditions();
@@ -681,7 +871,12 @@ final class AppsV1Proto {
     static void mergeStatefulSetUpdateStrategy(CodedInputStream in, io.fabric8.kubernetes.api.model.apps.StatefulSetUpdateStrategy o) throws IOException {
         for (int tag; (tag = in.readTag()) != 0;) {
             switch (tag) {
-                case 10 -> o.setType(in.readString()); // type
+                case 10 -> { // type
+                    java.lang.String v = in.readString();
+                    if (!v.isEmpty()) {
+                        o.setType(v);
+                    }
+                }
                 case 18 -> o.setRollingUpdate(AppsV1Proto.readRollingUpdateStatefulSetStrategy(in)); // rollingUpdate
                 default -> throw Decoding.unknownField(tag, "k8s.io.api.apps.v1.StatefulSetUpdateStrategy");
             }

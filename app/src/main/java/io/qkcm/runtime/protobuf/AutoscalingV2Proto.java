@@ -64,7 +64,12 @@ final class AutoscalingV2Proto {
             switch (tag) {
                 case 10 -> o.setKind(in.readString()); // kind
                 case 18 -> o.setName(in.readString()); // name
-                case 26 -> o.setApiVersion(in.readString()); // apiVersion
+                case 26 -> { // apiVersion
+                    java.lang.String v = in.readString();
+                    if (!v.isEmpty()) {
+                        o.setApiVersion(v);
+                    }
+                }
                 default -> throw Decoding.unknownField(tag, "k8s.io.api.autoscaling.v2.CrossVersionObjectReference");
             }
         }
@@ -203,8 +208,18 @@ final class AutoscalingV2Proto {
                 case 10 -> o.setType(in.readString()); // type
                 case 18 -> o.setStatus(in.readString()); // status
                 case 26 -> o.setLastTransitionTime(Decoding.time(in)); // lastTransitionTime
-                case 34 -> o.setReason(in.readString()); // reason
-                case 42 -> o.setMessage(in.readString()); // message
+                case 34 -> { // reason
+                    java.lang.String v = in.readString();
+                    if (!v.isEmpty()) {
+                        o.setReason(v);
+                    }
+                }
+                case 42 -> { // message
+                    java.lang.String v = in.readString();
+                    if (!v.isEmpty()) {
+                        o.setMessage(v);
+                    }
+                }
                 default -> throw Decoding.unknownField(tag, "k8s.io.api.autoscaling.v2.HorizontalPodAutoscalerCondition");
             }
         }
@@ -272,11 +287,17 @@ final class AutoscalingV2Proto {
     }
 
     static void mergeHorizontalPodAutoscalerStatus(CodedInputStream in, io.fabric8.kubernetes.api.model.autoscaling.v2.HorizontalPodAutoscalerStatus o) throws IOException {
+        o.setCurrentMetrics(null);
         for (int tag; (tag = in.readTag()) != 0;) {
             switch (tag) {
                 case 8 -> o.setObservedGeneration(in.readInt64()); // observedGeneration
                 case 18 -> o.setLastScaleTime(Decoding.time(in)); // lastScaleTime
-                case 24 -> o.setCurrentReplicas(in.readInt32()); // currentReplicas
+                case 24 -> { // currentReplicas
+                    java.lang.Integer v = in.readInt32();
+                    if (v.intValue() != 0) {
+                        o.setCurrentReplicas(v);
+                    }
+                }
                 case 32 -> o.setDesiredReplicas(in.readInt32()); // desiredReplicas
                 case 42 -> { // currentMetrics
                     java.util.List<io.fabric8.kubernetes.api.model.autoscaling.v2.MetricStatus> list = o.getCurrentMetrics();

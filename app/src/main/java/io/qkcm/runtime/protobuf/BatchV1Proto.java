@@ -71,7 +71,12 @@ final class BatchV1Proto {
                 case 10 -> o.setSchedule(in.readString()); // schedule
                 case 66 -> o.setTimeZone(in.readString()); // timeZone
                 case 16 -> o.setStartingDeadlineSeconds(in.readInt64()); // startingDeadlineSeconds
-                case 26 -> o.setConcurrencyPolicy(in.readString()); // concurrencyPolicy
+                case 26 -> { // concurrencyPolicy
+                    java.lang.String v = in.readString();
+                    if (!v.isEmpty()) {
+                        o.setConcurrencyPolicy(v);
+                    }
+                }
                 case 32 -> o.setSuspend(in.readBool()); // suspend
                 case 42 -> o.setJobTemplate(BatchV1Proto.readJobTemplateSpec(in)); // jobTemplate
                 case 48 -> o.setSuccessfulJobsHistoryLimit(in.readInt32()); // successfulJobsHistoryLimit
@@ -141,8 +146,18 @@ final class BatchV1Proto {
                 case 18 -> o.setStatus(in.readString()); // status
                 case 26 -> o.setLastProbeTime(Decoding.time(in)); // lastProbeTime
                 case 34 -> o.setLastTransitionTime(Decoding.time(in)); // lastTransitionTime
-                case 42 -> o.setReason(in.readString()); // reason
-                case 50 -> o.setMessage(in.readString()); // message
+                case 42 -> { // reason
+                    java.lang.String v = in.readString();
+                    if (!v.isEmpty()) {
+                        o.setReason(v);
+                    }
+                }
+                case 50 -> { // message
+                    java.lang.String v = in.readString();
+                    if (!v.isEmpty()) {
+                        o.setMessage(v);
+                    }
+                }
                 default -> throw Decoding.unknownField(tag, "k8s.io.api.batch.v1.JobCondition");
             }
         }
@@ -226,11 +241,31 @@ final class BatchV1Proto {
                 }
                 case 18 -> o.setStartTime(Decoding.time(in)); // startTime
                 case 26 -> o.setCompletionTime(Decoding.time(in)); // completionTime
-                case 32 -> o.setActive(in.readInt32()); // active
-                case 40 -> o.setSucceeded(in.readInt32()); // succeeded
-                case 48 -> o.setFailed(in.readInt32()); // failed
+                case 32 -> { // active
+                    java.lang.Integer v = in.readInt32();
+                    if (v.intValue() != 0) {
+                        o.setActive(v);
+                    }
+                }
+                case 40 -> { // succeeded
+                    java.lang.Integer v = in.readInt32();
+                    if (v.intValue() != 0) {
+                        o.setSucceeded(v);
+                    }
+                }
+                case 48 -> { // failed
+                    java.lang.Integer v = in.readInt32();
+                    if (v.intValue() != 0) {
+                        o.setFailed(v);
+                    }
+                }
                 case 88 -> o.setTerminating(in.readInt32()); // terminating
-                case 58 -> o.setCompletedIndexes(in.readString()); // completedIndexes
+                case 58 -> { // completedIndexes
+                    java.lang.String v = in.readString();
+                    if (!v.isEmpty()) {
+                        o.setCompletedIndexes(v);
+                    }
+                }
                 case 82 -> o.setFailedIndexes(in.readString()); // failedIndexes
                 case 66 -> o.setUncountedTerminatedPods(BatchV1Proto.readUncountedTerminatedPods(in)); // uncountedTerminatedPods
                 case 72 -> o.setReady(in.readInt32()); // ready
@@ -266,6 +301,7 @@ final class BatchV1Proto {
     }
 
     static void mergePodFailurePolicy(CodedInputStream in, io.fabric8.kubernetes.api.model.batch.v1.PodFailurePolicy o) throws IOException {
+        o.setRules(null);
         for (int tag; (tag = in.readTag()) != 0;) {
             switch (tag) {
                 case 10 -> { // rules
@@ -290,6 +326,7 @@ final class BatchV1Proto {
     }
 
     static void mergePodFailurePolicyOnExitCodesRequirement(CodedInputStream in, io.fabric8.kubernetes.api.model.batch.v1.PodFailurePolicyOnExitCodesRequirement o) throws IOException {
+        o.setValues(null);
         for (int tag; (tag = in.readTag()) != 0;) {
             switch (tag) {
                 case 10 -> o.setContainerName(in.readString()); // containerName
@@ -372,6 +409,7 @@ final class BatchV1Proto {
     }
 
     static void mergeSuccessPolicy(CodedInputStream in, io.fabric8.kubernetes.api.model.batch.v1.SuccessPolicy o) throws IOException {
+        o.setRules(null);
         for (int tag; (tag = in.readTag()) != 0;) {
             switch (tag) {
                 case 10 -> { // rules

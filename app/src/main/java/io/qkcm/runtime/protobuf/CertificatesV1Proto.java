@@ -45,8 +45,18 @@ final class CertificatesV1Proto {
             switch (tag) {
                 case 10 -> o.setType(in.readString()); // type
                 case 50 -> o.setStatus(in.readString()); // status
-                case 18 -> o.setReason(in.readString()); // reason
-                case 26 -> o.setMessage(in.readString()); // message
+                case 18 -> { // reason
+                    java.lang.String v = in.readString();
+                    if (!v.isEmpty()) {
+                        o.setReason(v);
+                    }
+                }
+                case 26 -> { // message
+                    java.lang.String v = in.readString();
+                    if (!v.isEmpty()) {
+                        o.setMessage(v);
+                    }
+                }
                 case 34 -> o.setLastUpdateTime(Decoding.time(in)); // lastUpdateTime
                 case 42 -> o.setLastTransitionTime(Decoding.time(in)); // lastTransitionTime
                 default -> throw Decoding.unknownField(tag, "k8s.io.api.certificates.v1.CertificateSigningRequestCondition");
@@ -88,6 +98,7 @@ final class CertificatesV1Proto {
     }
 
     static void mergeCertificateSigningRequestSpec(CodedInputStream in, io.fabric8.kubernetes.api.model.certificates.v1.CertificateSigningRequestSpec o) throws IOException {
+        o.setRequest(null);
         for (int tag; (tag = in.readTag()) != 0;) {
             switch (tag) {
                 case 10 -> o.setRequest(Decoding.base64(in)); // request
@@ -101,8 +112,18 @@ final class CertificatesV1Proto {
                     }
                     list.add(in.readString());
                 }
-                case 18 -> o.setUsername(in.readString()); // username
-                case 26 -> o.setUid(in.readString()); // uid
+                case 18 -> { // username
+                    java.lang.String v = in.readString();
+                    if (!v.isEmpty()) {
+                        o.setUsername(v);
+                    }
+                }
+                case 26 -> { // uid
+                    java.lang.String v = in.readString();
+                    if (!v.isEmpty()) {
+                        o.setUid(v);
+                    }
+                }
                 case 34 -> { // groups
                     java.util.List<java.lang.String> list = o.getGroups();
                     if (list == null) {

@@ -25,9 +25,24 @@ final class CoreV1Proto {
         for (int tag; (tag = in.readTag()) != 0;) {
             switch (tag) {
                 case 10 -> o.setVolumeID(in.readString()); // volumeID
-                case 18 -> o.setFsType(in.readString()); // fsType
-                case 24 -> o.setPartition(in.readInt32()); // partition
-                case 32 -> o.setReadOnly(in.readBool()); // readOnly
+                case 18 -> { // fsType
+                    java.lang.String v = in.readString();
+                    if (!v.isEmpty()) {
+                        o.setFsType(v);
+                    }
+                }
+                case 24 -> { // partition
+                    java.lang.Integer v = in.readInt32();
+                    if (v.intValue() != 0) {
+                        o.setPartition(v);
+                    }
+                }
+                case 32 -> { // readOnly
+                    java.lang.Boolean v = in.readBool();
+                    if (v) {
+                        o.setReadOnly(v);
+                    }
+                }
                 default -> throw Decoding.unknownField(tag, "k8s.io.api.core.v1.AWSElasticBlockStoreVolumeSource");
             }
         }
@@ -123,7 +138,12 @@ final class CoreV1Proto {
             switch (tag) {
                 case 10 -> o.setSecretName(in.readString()); // secretName
                 case 18 -> o.setShareName(in.readString()); // shareName
-                case 24 -> o.setReadOnly(in.readBool()); // readOnly
+                case 24 -> { // readOnly
+                    java.lang.Boolean v = in.readBool();
+                    if (v) {
+                        o.setReadOnly(v);
+                    }
+                }
                 case 34 -> o.setSecretNamespace(in.readString()); // secretNamespace
                 default -> throw Decoding.unknownField(tag, "k8s.io.api.core.v1.AzureFilePersistentVolumeSource");
             }
@@ -143,7 +163,12 @@ final class CoreV1Proto {
             switch (tag) {
                 case 10 -> o.setSecretName(in.readString()); // secretName
                 case 18 -> o.setShareName(in.readString()); // shareName
-                case 24 -> o.setReadOnly(in.readBool()); // readOnly
+                case 24 -> { // readOnly
+                    java.lang.Boolean v = in.readBool();
+                    if (v) {
+                        o.setReadOnly(v);
+                    }
+                }
                 default -> throw Decoding.unknownField(tag, "k8s.io.api.core.v1.AzureFileVolumeSource");
             }
         }
@@ -162,8 +187,18 @@ final class CoreV1Proto {
             switch (tag) {
                 case 10 -> o.setDriver(in.readString()); // driver
                 case 18 -> o.setVolumeHandle(in.readString()); // volumeHandle
-                case 24 -> o.setReadOnly(in.readBool()); // readOnly
-                case 34 -> o.setFsType(in.readString()); // fsType
+                case 24 -> { // readOnly
+                    java.lang.Boolean v = in.readBool();
+                    if (v) {
+                        o.setReadOnly(v);
+                    }
+                }
+                case 34 -> { // fsType
+                    java.lang.String v = in.readString();
+                    if (!v.isEmpty()) {
+                        o.setFsType(v);
+                    }
+                }
                 case 42 -> { // volumeAttributes
                     int limit = Decoding.enter(in);
                     String key = "";
@@ -273,6 +308,7 @@ final class CoreV1Proto {
     }
 
     static void mergeCephFSPersistentVolumeSource(CodedInputStream in, io.fabric8.kubernetes.api.model.CephFSPersistentVolumeSource o) throws IOException {
+        o.setMonitors(null);
         for (int tag; (tag = in.readTag()) != 0;) {
             switch (tag) {
                 case 10 -> { // monitors
@@ -283,11 +319,31 @@ final class CoreV1Proto {
                     }
                     list.add(in.readString());
                 }
-                case 18 -> o.setPath(in.readString()); // path
-                case 26 -> o.setUser(in.readString()); // user
-                case 34 -> o.setSecretFile(in.readString()); // secretFile
+                case 18 -> { // path
+                    java.lang.String v = in.readString();
+                    if (!v.isEmpty()) {
+                        o.setPath(v);
+                    }
+                }
+                case 26 -> { // user
+                    java.lang.String v = in.readString();
+                    if (!v.isEmpty()) {
+                        o.setUser(v);
+                    }
+                }
+                case 34 -> { // secretFile
+                    java.lang.String v = in.readString();
+                    if (!v.isEmpty()) {
+                        o.setSecretFile(v);
+                    }
+                }
                 case 42 -> o.setSecretRef(CoreV1Proto.readSecretReference(in)); // secretRef
-                case 48 -> o.setReadOnly(in.readBool()); // readOnly
+                case 48 -> { // readOnly
+                    java.lang.Boolean v = in.readBool();
+                    if (v) {
+                        o.setReadOnly(v);
+                    }
+                }
                 default -> throw Decoding.unknownField(tag, "k8s.io.api.core.v1.CephFSPersistentVolumeSource");
             }
         }
@@ -302,6 +358,7 @@ final class CoreV1Proto {
     }
 
     static void mergeCephFSVolumeSource(CodedInputStream in, io.fabric8.kubernetes.api.model.CephFSVolumeSource o) throws IOException {
+        o.setMonitors(null);
         for (int tag; (tag = in.readTag()) != 0;) {
             switch (tag) {
                 case 10 -> { // monitors
@@ -312,11 +369,31 @@ final class CoreV1Proto {
                     }
                     list.add(in.readString());
                 }
-                case 18 -> o.setPath(in.readString()); // path
-                case 26 -> o.setUser(in.readString()); // user
-                case 34 -> o.setSecretFile(in.readString()); // secretFile
+                case 18 -> { // path
+                    java.lang.String v = in.readString();
+                    if (!v.isEmpty()) {
+                        o.setPath(v);
+                    }
+                }
+                case 26 -> { // user
+                    java.lang.String v = in.readString();
+                    if (!v.isEmpty()) {
+                        o.setUser(v);
+                    }
+                }
+                case 34 -> { // secretFile
+                    java.lang.String v = in.readString();
+                    if (!v.isEmpty()) {
+                        o.setSecretFile(v);
+                    }
+                }
                 case 42 -> o.setSecretRef(CoreV1Proto.readLocalObjectReference(in)); // secretRef
-                case 48 -> o.setReadOnly(in.readBool()); // readOnly
+                case 48 -> { // readOnly
+                    java.lang.Boolean v = in.readBool();
+                    if (v) {
+                        o.setReadOnly(v);
+                    }
+                }
                 default -> throw Decoding.unknownField(tag, "k8s.io.api.core.v1.CephFSVolumeSource");
             }
         }
@@ -334,8 +411,18 @@ final class CoreV1Proto {
         for (int tag; (tag = in.readTag()) != 0;) {
             switch (tag) {
                 case 10 -> o.setVolumeID(in.readString()); // volumeID
-                case 18 -> o.setFsType(in.readString()); // fsType
-                case 24 -> o.setReadOnly(in.readBool()); // readOnly
+                case 18 -> { // fsType
+                    java.lang.String v = in.readString();
+                    if (!v.isEmpty()) {
+                        o.setFsType(v);
+                    }
+                }
+                case 24 -> { // readOnly
+                    java.lang.Boolean v = in.readBool();
+                    if (v) {
+                        o.setReadOnly(v);
+                    }
+                }
                 case 34 -> o.setSecretRef(CoreV1Proto.readSecretReference(in)); // secretRef
                 default -> throw Decoding.unknownField(tag, "k8s.io.api.core.v1.CinderPersistentVolumeSource");
             }
@@ -354,8 +441,18 @@ final class CoreV1Proto {
         for (int tag; (tag = in.readTag()) != 0;) {
             switch (tag) {
                 case 10 -> o.setVolumeID(in.readString()); // volumeID
-                case 18 -> o.setFsType(in.readString()); // fsType
-                case 24 -> o.setReadOnly(in.readBool()); // readOnly
+                case 18 -> { // fsType
+                    java.lang.String v = in.readString();
+                    if (!v.isEmpty()) {
+                        o.setFsType(v);
+                    }
+                }
+                case 24 -> { // readOnly
+                    java.lang.Boolean v = in.readBool();
+                    if (v) {
+                        o.setReadOnly(v);
+                    }
+                }
                 case 34 -> o.setSecretRef(CoreV1Proto.readLocalObjectReference(in)); // secretRef
                 default -> throw Decoding.unknownField(tag, "k8s.io.api.core.v1.CinderVolumeSource");
             }
@@ -539,8 +636,18 @@ final class CoreV1Proto {
             switch (tag) {
                 case 10 -> o.setNamespace(in.readString()); // namespace
                 case 18 -> o.setName(in.readString()); // name
-                case 26 -> o.setUid(in.readString()); // uid
-                case 34 -> o.setResourceVersion(in.readString()); // resourceVersion
+                case 26 -> { // uid
+                    java.lang.String v = in.readString();
+                    if (!v.isEmpty()) {
+                        o.setUid(v);
+                    }
+                }
+                case 34 -> { // resourceVersion
+                    java.lang.String v = in.readString();
+                    if (!v.isEmpty()) {
+                        o.setResourceVersion(v);
+                    }
+                }
                 case 42 -> o.setKubeletConfigKey(in.readString()); // kubeletConfigKey
                 default -> throw Decoding.unknownField(tag, "k8s.io.api.core.v1.ConfigMapNodeConfigSource");
             }
@@ -620,7 +727,12 @@ final class CoreV1Proto {
         for (int tag; (tag = in.readTag()) != 0;) {
             switch (tag) {
                 case 10 -> o.setName(in.readString()); // name
-                case 18 -> o.setImage(in.readString()); // image
+                case 18 -> { // image
+                    java.lang.String v = in.readString();
+                    if (!v.isEmpty()) {
+                        o.setImage(v);
+                    }
+                }
                 case 26 -> { // command
                     java.util.List<java.lang.String> list = o.getCommand();
                     if (list == null) {
@@ -637,7 +749,12 @@ final class CoreV1Proto {
                     }
                     list.add(in.readString());
                 }
-                case 42 -> o.setWorkingDir(in.readString()); // workingDir
+                case 42 -> { // workingDir
+                    java.lang.String v = in.readString();
+                    if (!v.isEmpty()) {
+                        o.setWorkingDir(v);
+                    }
+                }
                 case 50 -> { // ports
                     java.util.List<io.fabric8.kubernetes.api.model.ContainerPort> list = o.getPorts();
                     if (list == null) {
@@ -693,13 +810,43 @@ final class CoreV1Proto {
                 case 90 -> o.setReadinessProbe(CoreV1Proto.readProbe(in)); // readinessProbe
                 case 178 -> o.setStartupProbe(CoreV1Proto.readProbe(in)); // startupProbe
                 case 98 -> o.setLifecycle(CoreV1Proto.readLifecycle(in)); // lifecycle
-                case 106 -> o.setTerminationMessagePath(in.readString()); // terminationMessagePath
-                case 162 -> o.setTerminationMessagePolicy(in.readString()); // terminationMessagePolicy
-                case 114 -> o.setImagePullPolicy(in.readString()); // imagePullPolicy
+                case 106 -> { // terminationMessagePath
+                    java.lang.String v = in.readString();
+                    if (!v.isEmpty()) {
+                        o.setTerminationMessagePath(v);
+                    }
+                }
+                case 162 -> { // terminationMessagePolicy
+                    java.lang.String v = in.readString();
+                    if (!v.isEmpty()) {
+                        o.setTerminationMessagePolicy(v);
+                    }
+                }
+                case 114 -> { // imagePullPolicy
+                    java.lang.String v = in.readString();
+                    if (!v.isEmpty()) {
+                        o.setImagePullPolicy(v);
+                    }
+                }
                 case 122 -> o.setSecurityContext(CoreV1Proto.readSecurityContext(in)); // securityContext
-                case 128 -> o.setStdin(in.readBool()); // stdin
-                case 136 -> o.setStdinOnce(in.readBool()); // stdinOnce
-                case 144 -> o.setTty(in.readBool()); // tty
+                case 128 -> { // stdin
+                    java.lang.Boolean v = in.readBool();
+                    if (v) {
+                        o.setStdin(v);
+                    }
+                }
+                case 136 -> { // stdinOnce
+                    java.lang.Boolean v = in.readBool();
+                    if (v) {
+                        o.setStdinOnce(v);
+                    }
+                }
+                case 144 -> { // tty
+                    java.lang.Boolean v = in.readBool();
+                    if (v) {
+                        o.setTty(v);
+                    }
+                }
                 default -> throw Decoding.unknownField(tag, "k8s.io.api.core.v1.Container");
             }
         }
@@ -733,6 +880,7 @@ final class CoreV1Proto {
     }
 
     static void mergeContainerImage(CodedInputStream in, io.fabric8.kubernetes.api.model.ContainerImage o) throws IOException {
+        o.setNames(null);
         for (int tag; (tag = in.readTag()) != 0;) {
             switch (tag) {
                 case 10 -> { // names
@@ -743,7 +891,12 @@ final class CoreV1Proto {
                     }
                     list.add(in.readString());
                 }
-                case 16 -> o.setSizeBytes(in.readInt64()); // sizeBytes
+                case 16 -> { // sizeBytes
+                    java.lang.Long v = in.readInt64();
+                    if (v.longValue() != 0L) {
+                        o.setSizeBytes(v);
+                    }
+                }
                 default -> throw Decoding.unknownField(tag, "k8s.io.api.core.v1.ContainerImage");
             }
         }
@@ -760,11 +913,31 @@ final class CoreV1Proto {
     static void mergeContainerPort(CodedInputStream in, io.fabric8.kubernetes.api.model.ContainerPort o) throws IOException {
         for (int tag; (tag = in.readTag()) != 0;) {
             switch (tag) {
-                case 10 -> o.setName(in.readString()); // name
-                case 16 -> o.setHostPort(in.readInt32()); // hostPort
+                case 10 -> { // name
+                    java.lang.String v = in.readString();
+                    if (!v.isEmpty()) {
+                        o.setName(v);
+                    }
+                }
+                case 16 -> { // hostPort
+                    java.lang.Integer v = in.readInt32();
+                    if (v.intValue() != 0) {
+                        o.setHostPort(v);
+                    }
+                }
                 case 24 -> o.setContainerPort(in.readInt32()); // containerPort
-                case 34 -> o.setProtocol(in.readString()); // protocol
-                case 42 -> o.setHostIP(in.readString()); // hostIP
+                case 34 -> { // protocol
+                    java.lang.String v = in.readString();
+                    if (!v.isEmpty()) {
+                        o.setProtocol(v);
+                    }
+                }
+                case 42 -> { // hostIP
+                    java.lang.String v = in.readString();
+                    if (!v.isEmpty()) {
+                        o.setHostIP(v);
+                    }
+                }
                 default -> throw Decoding.unknownField(tag, "k8s.io.api.core.v1.ContainerPort");
             }
         }
@@ -799,7 +972,12 @@ final class CoreV1Proto {
     static void mergeContainerRestartRuleOnExitCodes_Untyped(CodedInputStream in, java.util.Map<String, Object> o) throws IOException {
         for (int tag; (tag = in.readTag()) != 0;) {
             switch (tag) {
-                case 10 -> o.put("operator", in.readString()); // operator
+                case 10 -> { // operator
+                    Object v = in.readString();
+                    if (!Decoding.isZero(v)) {
+                        o.put("operator", v);
+                    }
+                }
                 case 16 -> Decoding.addAdditional(o, "values", in.readInt32()); // values
                 default -> throw Decoding.unknownField(tag, "k8s.io.api.core.v1.ContainerRestartRuleOnExitCodes");
             }
@@ -817,7 +995,12 @@ final class CoreV1Proto {
     static void mergeContainerRestartRule_Untyped(CodedInputStream in, java.util.Map<String, Object> o) throws IOException {
         for (int tag; (tag = in.readTag()) != 0;) {
             switch (tag) {
-                case 10 -> o.put("action", in.readString()); // action
+                case 10 -> { // action
+                    Object v = in.readString();
+                    if (!Decoding.isZero(v)) {
+                        o.put("action", v);
+                    }
+                }
                 case 18 -> o.put("exitCodes", CoreV1Proto.readContainerRestartRuleOnExitCodes_Untyped(in)); // exitCodes
                 default -> throw Decoding.unknownField(tag, "k8s.io.api.core.v1.ContainerRestartRule");
             }
@@ -872,12 +1055,32 @@ final class CoreV1Proto {
         for (int tag; (tag = in.readTag()) != 0;) {
             switch (tag) {
                 case 8 -> o.setExitCode(in.readInt32()); // exitCode
-                case 16 -> o.setSignal(in.readInt32()); // signal
-                case 26 -> o.setReason(in.readString()); // reason
-                case 34 -> o.setMessage(in.readString()); // message
+                case 16 -> { // signal
+                    java.lang.Integer v = in.readInt32();
+                    if (v.intValue() != 0) {
+                        o.setSignal(v);
+                    }
+                }
+                case 26 -> { // reason
+                    java.lang.String v = in.readString();
+                    if (!v.isEmpty()) {
+                        o.setReason(v);
+                    }
+                }
+                case 34 -> { // message
+                    java.lang.String v = in.readString();
+                    if (!v.isEmpty()) {
+                        o.setMessage(v);
+                    }
+                }
                 case 42 -> o.setStartedAt(Decoding.time(in)); // startedAt
                 case 50 -> o.setFinishedAt(Decoding.time(in)); // finishedAt
-                case 58 -> o.setContainerID(in.readString()); // containerID
+                case 58 -> { // containerID
+                    java.lang.String v = in.readString();
+                    if (!v.isEmpty()) {
+                        o.setContainerID(v);
+                    }
+                }
                 default -> throw Decoding.unknownField(tag, "k8s.io.api.core.v1.ContainerStateTerminated");
             }
         }
@@ -894,8 +1097,18 @@ final class CoreV1Proto {
     static void mergeContainerStateWaiting(CodedInputStream in, io.fabric8.kubernetes.api.model.ContainerStateWaiting o) throws IOException {
         for (int tag; (tag = in.readTag()) != 0;) {
             switch (tag) {
-                case 10 -> o.setReason(in.readString()); // reason
-                case 18 -> o.setMessage(in.readString()); // message
+                case 10 -> { // reason
+                    java.lang.String v = in.readString();
+                    if (!v.isEmpty()) {
+                        o.setReason(v);
+                    }
+                }
+                case 18 -> { // message
+                    java.lang.String v = in.readString();
+                    if (!v.isEmpty()) {
+                        o.setMessage(v);
+                    }
+                }
                 default -> throw Decoding.unknownField(tag, "k8s.io.api.core.v1.ContainerStateWaiting");
             }
         }
@@ -919,7 +1132,12 @@ final class CoreV1Proto {
                 case 40 -> o.setRestartCount(in.readInt32()); // restartCount
                 case 50 -> o.setImage(in.readString()); // image
                 case 58 -> o.setImageID(in.readString()); // imageID
-                case 66 -> o.setContainerID(in.readString()); // containerID
+                case 66 -> { // containerID
+                    java.lang.String v = in.readString();
+                    if (!v.isEmpty()) {
+                        o.setContainerID(v);
+                    }
+                }
                 case 72 -> o.setStarted(in.readBool()); // started
                 case 82 -> { // allocatedResources
                     int limit = Decoding.enter(in);
@@ -1078,7 +1296,12 @@ final class CoreV1Proto {
     static void mergeEmptyDirVolumeSource(CodedInputStream in, io.fabric8.kubernetes.api.model.EmptyDirVolumeSource o) throws IOException {
         for (int tag; (tag = in.readTag()) != 0;) {
             switch (tag) {
-                case 10 -> o.setMedium(in.readString()); // medium
+                case 10 -> { // medium
+                    java.lang.String v = in.readString();
+                    if (!v.isEmpty()) {
+                        o.setMedium(v);
+                    }
+                }
                 case 18 -> o.setSizeLimit(Decoding.quantity(in)); // sizeLimit
                 default -> throw Decoding.unknownField(tag, "k8s.io.api.core.v1.EmptyDirVolumeSource");
             }
@@ -1097,7 +1320,12 @@ final class CoreV1Proto {
         for (int tag; (tag = in.readTag()) != 0;) {
             switch (tag) {
                 case 10 -> o.setIp(in.readString()); // ip
-                case 26 -> o.setHostname(in.readString()); // hostname
+                case 26 -> { // hostname
+                    java.lang.String v = in.readString();
+                    if (!v.isEmpty()) {
+                        o.setHostname(v);
+                    }
+                }
                 case 34 -> o.setNodeName(in.readString()); // nodeName
                 case 18 -> o.setTargetRef(CoreV1Proto.readObjectReference(in)); // targetRef
                 default -> throw Decoding.unknownField(tag, "k8s.io.api.core.v1.EndpointAddress");
@@ -1116,9 +1344,19 @@ final class CoreV1Proto {
     static void mergeEndpointPort(CodedInputStream in, io.fabric8.kubernetes.api.model.EndpointPort o) throws IOException {
         for (int tag; (tag = in.readTag()) != 0;) {
             switch (tag) {
-                case 10 -> o.setName(in.readString()); // name
+                case 10 -> { // name
+                    java.lang.String v = in.readString();
+                    if (!v.isEmpty()) {
+                        o.setName(v);
+                    }
+                }
                 case 16 -> o.setPort(in.readInt32()); // port
-                case 26 -> o.setProtocol(in.readString()); // protocol
+                case 26 -> { // protocol
+                    java.lang.String v = in.readString();
+                    if (!v.isEmpty()) {
+                        o.setProtocol(v);
+                    }
+                }
                 case 34 -> o.setAppProtocol(in.readString()); // appProtocol
                 default -> throw Decoding.unknownField(tag, "k8s.io.api.core.v1.EndpointPort");
             }
@@ -1226,7 +1464,12 @@ final class CoreV1Proto {
     static void mergeEnvFromSource(CodedInputStream in, io.fabric8.kubernetes.api.model.EnvFromSource o) throws IOException {
         for (int tag; (tag = in.readTag()) != 0;) {
             switch (tag) {
-                case 10 -> o.setPrefix(in.readString()); // prefix
+                case 10 -> { // prefix
+                    java.lang.String v = in.readString();
+                    if (!v.isEmpty()) {
+                        o.setPrefix(v);
+                    }
+                }
                 case 18 -> o.setConfigMapRef(CoreV1Proto.readConfigMapEnvSource(in)); // configMapRef
                 case 26 -> o.setSecretRef(CoreV1Proto.readSecretEnvSource(in)); // secretRef
                 default -> throw Decoding.unknownField(tag, "k8s.io.api.core.v1.EnvFromSource");
@@ -1246,7 +1489,12 @@ final class CoreV1Proto {
         for (int tag; (tag = in.readTag()) != 0;) {
             switch (tag) {
                 case 10 -> o.setName(in.readString()); // name
-                case 18 -> o.setValue(in.readString()); // value
+                case 18 -> { // value
+                    java.lang.String v = in.readString();
+                    if (!v.isEmpty()) {
+                        o.setValue(v);
+                    }
+                }
                 case 26 -> o.setValueFrom(CoreV1Proto.readEnvVarSource(in)); // valueFrom
                 default -> throw Decoding.unknownField(tag, "k8s.io.api.core.v1.EnvVar");
             }
@@ -1290,7 +1538,12 @@ final class CoreV1Proto {
                     CoreV1Proto.mergeEphemeralContainerCommon_EphemeralContainer(in, o);
                     Decoding.leave(in, limit);
                 }
-                case 18 -> o.setTargetContainerName(in.readString()); // targetContainerName
+                case 18 -> { // targetContainerName
+                    java.lang.String v = in.readString();
+                    if (!v.isEmpty()) {
+                        o.setTargetContainerName(v);
+                    }
+                }
                 default -> throw Decoding.unknownField(tag, "k8s.io.api.core.v1.EphemeralContainer");
             }
         }
@@ -1308,7 +1561,12 @@ final class CoreV1Proto {
         for (int tag; (tag = in.readTag()) != 0;) {
             switch (tag) {
                 case 10 -> o.setName(in.readString()); // name
-                case 18 -> o.setImage(in.readString()); // image
+                case 18 -> { // image
+                    java.lang.String v = in.readString();
+                    if (!v.isEmpty()) {
+                        o.setImage(v);
+                    }
+                }
                 case 26 -> { // command
                     java.util.List<java.lang.String> list = o.getCommand();
                     if (list == null) {
@@ -1325,7 +1583,12 @@ final class CoreV1Proto {
                     }
                     list.add(in.readString());
                 }
-                case 42 -> o.setWorkingDir(in.readString()); // workingDir
+                case 42 -> { // workingDir
+                    java.lang.String v = in.readString();
+                    if (!v.isEmpty()) {
+                        o.setWorkingDir(v);
+                    }
+                }
                 case 50 -> { // ports
                     java.util.List<io.fabric8.kubernetes.api.model.ContainerPort> list = o.getPorts();
                     if (list == null) {
@@ -1381,13 +1644,43 @@ final class CoreV1Proto {
                 case 90 -> o.setReadinessProbe(CoreV1Proto.readProbe(in)); // readinessProbe
                 case 178 -> o.setStartupProbe(CoreV1Proto.readProbe(in)); // startupProbe
                 case 98 -> o.setLifecycle(CoreV1Proto.readLifecycle(in)); // lifecycle
-                case 106 -> o.setTerminationMessagePath(in.readString()); // terminationMessagePath
-                case 162 -> o.setTerminationMessagePolicy(in.readString()); // terminationMessagePolicy
-                case 114 -> o.setImagePullPolicy(in.readString()); // imagePullPolicy
+                case 106 -> { // terminationMessagePath
+                    java.lang.String v = in.readString();
+                    if (!v.isEmpty()) {
+                        o.setTerminationMessagePath(v);
+                    }
+                }
+                case 162 -> { // terminationMessagePolicy
+                    java.lang.String v = in.readString();
+                    if (!v.isEmpty()) {
+                        o.setTerminationMessagePolicy(v);
+                    }
+                }
+                case 114 -> { // imagePullPolicy
+                    java.lang.String v = in.readString();
+                    if (!v.isEmpty()) {
+                        o.setImagePullPolicy(v);
+                    }
+                }
                 case 122 -> o.setSecurityContext(CoreV1Proto.readSecurityContext(in)); // securityContext
-                case 128 -> o.setStdin(in.readBool()); // stdin
-                case 136 -> o.setStdinOnce(in.readBool()); // stdinOnce
-                case 144 -> o.setTty(in.readBool()); // tty
+                case 128 -> { // stdin
+                    java.lang.Boolean v = in.readBool();
+                    if (v) {
+                        o.setStdin(v);
+                    }
+                }
+                case 136 -> { // stdinOnce
+                    java.lang.Boolean v = in.readBool();
+                    if (v) {
+                        o.setStdinOnce(v);
+                    }
+                }
+                case 144 -> { // tty
+                    java.lang.Boolean v = in.readBool();
+                    if (v) {
+                        o.setTty(v);
+                    }
+                }
                 default -> throw Decoding.unknownField(tag, "k8s.io.api.core.v1.EphemeralContainerCommon");
             }
         }
@@ -1423,16 +1716,41 @@ final class CoreV1Proto {
             switch (tag) {
                 case 10 -> o.setMetadata(MetaV1Proto.readObjectMeta(in)); // metadata
                 case 18 -> o.setInvolvedObject(CoreV1Proto.readObjectReference(in)); // involvedObject
-                case 26 -> o.setReason(in.readString()); // reason
-                case 34 -> o.setMessage(in.readString()); // message
+                case 26 -> { // reason
+                    java.lang.String v = in.readString();
+                    if (!v.isEmpty()) {
+                        o.setReason(v);
+                    }
+                }
+                case 34 -> { // message
+                    java.lang.String v = in.readString();
+                    if (!v.isEmpty()) {
+                        o.setMessage(v);
+                    }
+                }
                 case 42 -> o.setSource(CoreV1Proto.readEventSource(in)); // source
                 case 50 -> o.setFirstTimestamp(Decoding.time(in)); // firstTimestamp
                 case 58 -> o.setLastTimestamp(Decoding.time(in)); // lastTimestamp
-                case 64 -> o.setCount(in.readInt32()); // count
-                case 74 -> o.setType(in.readString()); // type
-                case 82 -> o.setEventTime(new io.fabric8.kubernetes.api.model.MicroTime(Decoding.microTime(in))); // eventTime
+                case 64 -> { // count
+                    java.lang.Integer v = in.readInt32();
+                    if (v.intValue() != 0) {
+                        o.setCount(v);
+                    }
+                }
+                case 74 -> { // type
+                    java.lang.String v = in.readString();
+                    if (!v.isEmpty()) {
+                        o.setType(v);
+                    }
+                }
+                case 82 -> o.setEventTime(Decoding.microTimeObject(in)); // eventTime
                 case 90 -> o.setSeries(CoreV1Proto.readEventSeries(in)); // series
-                case 98 -> o.setAction(in.readString()); // action
+                case 98 -> { // action
+                    java.lang.String v = in.readString();
+                    if (!v.isEmpty()) {
+                        o.setAction(v);
+                    }
+                }
                 case 106 -> o.setRelated(CoreV1Proto.readObjectReference(in)); // related
                 case 114 -> o.setReportingComponent(in.readString()); // reportingComponent
                 case 122 -> o.setReportingInstance(in.readString()); // reportingInstance
@@ -1477,8 +1795,13 @@ final class CoreV1Proto {
     static void mergeEventSeries(CodedInputStream in, io.fabric8.kubernetes.api.model.EventSeries o) throws IOException {
         for (int tag; (tag = in.readTag()) != 0;) {
             switch (tag) {
-                case 8 -> o.setCount(in.readInt32()); // count
-                case 18 -> o.setLastObservedTime(new io.fabric8.kubernetes.api.model.MicroTime(Decoding.microTime(in))); // lastObservedTime
+                case 8 -> { // count
+                    java.lang.Integer v = in.readInt32();
+                    if (v.intValue() != 0) {
+                        o.setCount(v);
+                    }
+                }
+                case 18 -> o.setLastObservedTime(Decoding.microTimeObject(in)); // lastObservedTime
                 default -> throw Decoding.unknownField(tag, "k8s.io.api.core.v1.EventSeries");
             }
         }
@@ -1495,8 +1818,18 @@ final class CoreV1Proto {
     static void mergeEventSource(CodedInputStream in, io.fabric8.kubernetes.api.model.EventSource o) throws IOException {
         for (int tag; (tag = in.readTag()) != 0;) {
             switch (tag) {
-                case 10 -> o.setComponent(in.readString()); // component
-                case 18 -> o.setHost(in.readString()); // host
+                case 10 -> { // component
+                    java.lang.String v = in.readString();
+                    if (!v.isEmpty()) {
+                        o.setComponent(v);
+                    }
+                }
+                case 18 -> { // host
+                    java.lang.String v = in.readString();
+                    if (!v.isEmpty()) {
+                        o.setHost(v);
+                    }
+                }
                 default -> throw Decoding.unknownField(tag, "k8s.io.api.core.v1.EventSource");
             }
         }
@@ -1546,8 +1879,18 @@ final class CoreV1Proto {
                     list.add(in.readString());
                 }
                 case 16 -> o.setLun(in.readInt32()); // lun
-                case 26 -> o.setFsType(in.readString()); // fsType
-                case 32 -> o.setReadOnly(in.readBool()); // readOnly
+                case 26 -> { // fsType
+                    java.lang.String v = in.readString();
+                    if (!v.isEmpty()) {
+                        o.setFsType(v);
+                    }
+                }
+                case 32 -> { // readOnly
+                    java.lang.Boolean v = in.readBool();
+                    if (v) {
+                        o.setReadOnly(v);
+                    }
+                }
                 case 42 -> { // wwids
                     java.util.List<java.lang.String> list = o.getWwids();
                     if (list == null) {
@@ -1593,9 +1936,19 @@ final class CoreV1Proto {
         for (int tag; (tag = in.readTag()) != 0;) {
             switch (tag) {
                 case 10 -> o.setDriver(in.readString()); // driver
-                case 18 -> o.setFsType(in.readString()); // fsType
+                case 18 -> { // fsType
+                    java.lang.String v = in.readString();
+                    if (!v.isEmpty()) {
+                        o.setFsType(v);
+                    }
+                }
                 case 26 -> o.setSecretRef(CoreV1Proto.readSecretReference(in)); // secretRef
-                case 32 -> o.setReadOnly(in.readBool()); // readOnly
+                case 32 -> { // readOnly
+                    java.lang.Boolean v = in.readBool();
+                    if (v) {
+                        o.setReadOnly(v);
+                    }
+                }
                 case 42 -> { // options
                     int limit = Decoding.enter(in);
                     String key = "";
@@ -1632,9 +1985,19 @@ final class CoreV1Proto {
         for (int tag; (tag = in.readTag()) != 0;) {
             switch (tag) {
                 case 10 -> o.setDriver(in.readString()); // driver
-                case 18 -> o.setFsType(in.readString()); // fsType
+                case 18 -> { // fsType
+                    java.lang.String v = in.readString();
+                    if (!v.isEmpty()) {
+                        o.setFsType(v);
+                    }
+                }
                 case 26 -> o.setSecretRef(CoreV1Proto.readLocalObjectReference(in)); // secretRef
-                case 32 -> o.setReadOnly(in.readBool()); // readOnly
+                case 32 -> { // readOnly
+                    java.lang.Boolean v = in.readBool();
+                    if (v) {
+                        o.setReadOnly(v);
+                    }
+                }
                 case 42 -> { // options
                     int limit = Decoding.enter(in);
                     String key = "";
@@ -1670,8 +2033,18 @@ final class CoreV1Proto {
     static void mergeFlockerVolumeSource(CodedInputStream in, io.fabric8.kubernetes.api.model.FlockerVolumeSource o) throws IOException {
         for (int tag; (tag = in.readTag()) != 0;) {
             switch (tag) {
-                case 10 -> o.setDatasetName(in.readString()); // datasetName
-                case 18 -> o.setDatasetUUID(in.readString()); // datasetUUID
+                case 10 -> { // datasetName
+                    java.lang.String v = in.readString();
+                    if (!v.isEmpty()) {
+                        o.setDatasetName(v);
+                    }
+                }
+                case 18 -> { // datasetUUID
+                    java.lang.String v = in.readString();
+                    if (!v.isEmpty()) {
+                        o.setDatasetUUID(v);
+                    }
+                }
                 default -> throw Decoding.unknownField(tag, "k8s.io.api.core.v1.FlockerVolumeSource");
             }
         }
@@ -1689,9 +2062,24 @@ final class CoreV1Proto {
         for (int tag; (tag = in.readTag()) != 0;) {
             switch (tag) {
                 case 10 -> o.setPdName(in.readString()); // pdName
-                case 18 -> o.setFsType(in.readString()); // fsType
-                case 24 -> o.setPartition(in.readInt32()); // partition
-                case 32 -> o.setReadOnly(in.readBool()); // readOnly
+                case 18 -> { // fsType
+                    java.lang.String v = in.readString();
+                    if (!v.isEmpty()) {
+                        o.setFsType(v);
+                    }
+                }
+                case 24 -> { // partition
+                    java.lang.Integer v = in.readInt32();
+                    if (v.intValue() != 0) {
+                        o.setPartition(v);
+                    }
+                }
+                case 32 -> { // readOnly
+                    java.lang.Boolean v = in.readBool();
+                    if (v) {
+                        o.setReadOnly(v);
+                    }
+                }
                 default -> throw Decoding.unknownField(tag, "k8s.io.api.core.v1.GCEPersistentDiskVolumeSource");
             }
         }
@@ -1727,8 +2115,18 @@ final class CoreV1Proto {
         for (int tag; (tag = in.readTag()) != 0;) {
             switch (tag) {
                 case 10 -> o.setRepository(in.readString()); // repository
-                case 18 -> o.setRevision(in.readString()); // revision
-                case 26 -> o.setDirectory(in.readString()); // directory
+                case 18 -> { // revision
+                    java.lang.String v = in.readString();
+                    if (!v.isEmpty()) {
+                        o.setRevision(v);
+                    }
+                }
+                case 26 -> { // directory
+                    java.lang.String v = in.readString();
+                    if (!v.isEmpty()) {
+                        o.setDirectory(v);
+                    }
+                }
                 default -> throw Decoding.unknownField(tag, "k8s.io.api.core.v1.GitRepoVolumeSource");
             }
         }
@@ -1747,7 +2145,12 @@ final class CoreV1Proto {
             switch (tag) {
                 case 10 -> o.setEndpoints(in.readString()); // endpoints
                 case 18 -> o.setPath(in.readString()); // path
-                case 24 -> o.setReadOnly(in.readBool()); // readOnly
+                case 24 -> { // readOnly
+                    java.lang.Boolean v = in.readBool();
+                    if (v) {
+                        o.setReadOnly(v);
+                    }
+                }
                 case 34 -> o.setEndpointsNamespace(in.readString()); // endpointsNamespace
                 default -> throw Decoding.unknownField(tag, "k8s.io.api.core.v1.GlusterfsPersistentVolumeSource");
             }
@@ -1767,7 +2170,12 @@ final class CoreV1Proto {
             switch (tag) {
                 case 10 -> o.setEndpoints(in.readString()); // endpoints
                 case 18 -> o.setPath(in.readString()); // path
-                case 24 -> o.setReadOnly(in.readBool()); // readOnly
+                case 24 -> { // readOnly
+                    java.lang.Boolean v = in.readBool();
+                    if (v) {
+                        o.setReadOnly(v);
+                    }
+                }
                 default -> throw Decoding.unknownField(tag, "k8s.io.api.core.v1.GlusterfsVolumeSource");
             }
         }
@@ -1784,10 +2192,25 @@ final class CoreV1Proto {
     static void mergeHTTPGetAction(CodedInputStream in, io.fabric8.kubernetes.api.model.HTTPGetAction o) throws IOException {
         for (int tag; (tag = in.readTag()) != 0;) {
             switch (tag) {
-                case 10 -> o.setPath(in.readString()); // path
+                case 10 -> { // path
+                    java.lang.String v = in.readString();
+                    if (!v.isEmpty()) {
+                        o.setPath(v);
+                    }
+                }
                 case 18 -> o.setPort(Decoding.intOrString(in)); // port
-                case 26 -> o.setHost(in.readString()); // host
-                case 34 -> o.setScheme(in.readString()); // scheme
+                case 26 -> { // host
+                    java.lang.String v = in.readString();
+                    if (!v.isEmpty()) {
+                        o.setHost(v);
+                    }
+                }
+                case 34 -> { // scheme
+                    java.lang.String v = in.readString();
+                    if (!v.isEmpty()) {
+                        o.setScheme(v);
+                    }
+                }
                 case 42 -> { // httpHeaders
                     java.util.List<io.fabric8.kubernetes.api.model.HTTPHeader> list = o.getHttpHeaders();
                     if (list == null) {
@@ -1893,9 +2316,24 @@ final class CoreV1Proto {
                 case 10 -> o.setTargetPortal(in.readString()); // targetPortal
                 case 18 -> o.setIqn(in.readString()); // iqn
                 case 24 -> o.setLun(in.readInt32()); // lun
-                case 34 -> o.setIscsiInterface(in.readString()); // iscsiInterface
-                case 42 -> o.setFsType(in.readString()); // fsType
-                case 48 -> o.setReadOnly(in.readBool()); // readOnly
+                case 34 -> { // iscsiInterface
+                    java.lang.String v = in.readString();
+                    if (!v.isEmpty()) {
+                        o.setIscsiInterface(v);
+                    }
+                }
+                case 42 -> { // fsType
+                    java.lang.String v = in.readString();
+                    if (!v.isEmpty()) {
+                        o.setFsType(v);
+                    }
+                }
+                case 48 -> { // readOnly
+                    java.lang.Boolean v = in.readBool();
+                    if (v) {
+                        o.setReadOnly(v);
+                    }
+                }
                 case 58 -> { // portals
                     java.util.List<java.lang.String> list = o.getPortals();
                     if (list == null) {
@@ -1904,8 +2342,18 @@ final class CoreV1Proto {
                     }
                     list.add(in.readString());
                 }
-                case 64 -> o.setChapAuthDiscovery(in.readBool()); // chapAuthDiscovery
-                case 88 -> o.setChapAuthSession(in.readBool()); // chapAuthSession
+                case 64 -> { // chapAuthDiscovery
+                    java.lang.Boolean v = in.readBool();
+                    if (v) {
+                        o.setChapAuthDiscovery(v);
+                    }
+                }
+                case 88 -> { // chapAuthSession
+                    java.lang.Boolean v = in.readBool();
+                    if (v) {
+                        o.setChapAuthSession(v);
+                    }
+                }
                 case 82 -> o.setSecretRef(CoreV1Proto.readSecretReference(in)); // secretRef
                 case 98 -> o.setInitiatorName(in.readString()); // initiatorName
                 default -> throw Decoding.unknownField(tag, "k8s.io.api.core.v1.ISCSIPersistentVolumeSource");
@@ -1927,9 +2375,24 @@ final class CoreV1Proto {
                 case 10 -> o.setTargetPortal(in.readString()); // targetPortal
                 case 18 -> o.setIqn(in.readString()); // iqn
                 case 24 -> o.setLun(in.readInt32()); // lun
-                case 34 -> o.setIscsiInterface(in.readString()); // iscsiInterface
-                case 42 -> o.setFsType(in.readString()); // fsType
-                case 48 -> o.setReadOnly(in.readBool()); // readOnly
+                case 34 -> { // iscsiInterface
+                    java.lang.String v = in.readString();
+                    if (!v.isEmpty()) {
+                        o.setIscsiInterface(v);
+                    }
+                }
+                case 42 -> { // fsType
+                    java.lang.String v = in.readString();
+                    if (!v.isEmpty()) {
+                        o.setFsType(v);
+                    }
+                }
+                case 48 -> { // readOnly
+                    java.lang.Boolean v = in.readBool();
+                    if (v) {
+                        o.setReadOnly(v);
+                    }
+                }
                 case 58 -> { // portals
                     java.util.List<java.lang.String> list = o.getPortals();
                     if (list == null) {
@@ -1938,8 +2401,18 @@ final class CoreV1Proto {
                     }
                     list.add(in.readString());
                 }
-                case 64 -> o.setChapAuthDiscovery(in.readBool()); // chapAuthDiscovery
-                case 88 -> o.setChapAuthSession(in.readBool()); // chapAuthSession
+                case 64 -> { // chapAuthDiscovery
+                    java.lang.Boolean v = in.readBool();
+                    if (v) {
+                        o.setChapAuthDiscovery(v);
+                    }
+                }
+                case 88 -> { // chapAuthSession
+                    java.lang.Boolean v = in.readBool();
+                    if (v) {
+                        o.setChapAuthSession(v);
+                    }
+                }
                 case 82 -> o.setSecretRef(CoreV1Proto.readLocalObjectReference(in)); // secretRef
                 case 98 -> o.setInitiatorName(in.readString()); // initiatorName
                 default -> throw Decoding.unknownField(tag, "k8s.io.api.core.v1.ISCSIVolumeSource");
@@ -1958,8 +2431,18 @@ final class CoreV1Proto {
     static void mergeImageVolumeSource(CodedInputStream in, io.fabric8.kubernetes.api.model.ImageVolumeSource o) throws IOException {
         for (int tag; (tag = in.readTag()) != 0;) {
             switch (tag) {
-                case 10 -> o.setReference(in.readString()); // reference
-                case 18 -> o.setPullPolicy(in.readString()); // pullPolicy
+                case 10 -> { // reference
+                    java.lang.String v = in.readString();
+                    if (!v.isEmpty()) {
+                        o.setReference(v);
+                    }
+                }
+                case 18 -> { // pullPolicy
+                    java.lang.String v = in.readString();
+                    if (!v.isEmpty()) {
+                        o.setPullPolicy(v);
+                    }
+                }
                 default -> throw Decoding.unknownField(tag, "k8s.io.api.core.v1.ImageVolumeSource");
             }
         }
@@ -2204,6 +2687,7 @@ final class CoreV1Proto {
     }
 
     static void mergeLimitRangeSpec(CodedInputStream in, io.fabric8.kubernetes.api.model.LimitRangeSpec o) throws IOException {
+        o.setLimits(null);
         for (int tag; (tag = in.readTag()) != 0;) {
             switch (tag) {
                 case 10 -> { // limits
@@ -2268,8 +2752,18 @@ final class CoreV1Proto {
     static void mergeLoadBalancerIngress(CodedInputStream in, io.fabric8.kubernetes.api.model.LoadBalancerIngress o) throws IOException {
         for (int tag; (tag = in.readTag()) != 0;) {
             switch (tag) {
-                case 10 -> o.setIp(in.readString()); // ip
-                case 18 -> o.setHostname(in.readString()); // hostname
+                case 10 -> { // ip
+                    java.lang.String v = in.readString();
+                    if (!v.isEmpty()) {
+                        o.setIp(v);
+                    }
+                }
+                case 18 -> { // hostname
+                    java.lang.String v = in.readString();
+                    if (!v.isEmpty()) {
+                        o.setHostname(v);
+                    }
+                }
                 case 26 -> o.setIpMode(in.readString()); // ipMode
                 case 34 -> { // ports
                     java.util.List<io.fabric8.kubernetes.api.model.PortStatus> list = o.getPorts();
@@ -2319,7 +2813,12 @@ final class CoreV1Proto {
     static void mergeLocalObjectReference(CodedInputStream in, io.fabric8.kubernetes.api.model.LocalObjectReference o) throws IOException {
         for (int tag; (tag = in.readTag()) != 0;) {
             switch (tag) {
-                case 10 -> o.setName(in.readString()); // name
+                case 10 -> { // name
+                    java.lang.String v = in.readString();
+                    if (!v.isEmpty()) {
+                        o.setName(v);
+                    }
+                }
                 default -> throw Decoding.unknownField(tag, "k8s.io.api.core.v1.LocalObjectReference");
             }
         }
@@ -2336,7 +2835,12 @@ final class CoreV1Proto {
     static void mergeLocalObjectReference_ConfigMapEnvSource(CodedInputStream in, io.fabric8.kubernetes.api.model.ConfigMapEnvSource o) throws IOException {
         for (int tag; (tag = in.readTag()) != 0;) {
             switch (tag) {
-                case 10 -> o.setName(in.readString()); // name
+                case 10 -> { // name
+                    java.lang.String v = in.readString();
+                    if (!v.isEmpty()) {
+                        o.setName(v);
+                    }
+                }
                 default -> throw Decoding.unknownField(tag, "k8s.io.api.core.v1.LocalObjectReference");
             }
         }
@@ -2353,7 +2857,12 @@ final class CoreV1Proto {
     static void mergeLocalObjectReference_ConfigMapKeySelector(CodedInputStream in, io.fabric8.kubernetes.api.model.ConfigMapKeySelector o) throws IOException {
         for (int tag; (tag = in.readTag()) != 0;) {
             switch (tag) {
-                case 10 -> o.setName(in.readString()); // name
+                case 10 -> { // name
+                    java.lang.String v = in.readString();
+                    if (!v.isEmpty()) {
+                        o.setName(v);
+                    }
+                }
                 default -> throw Decoding.unknownField(tag, "k8s.io.api.core.v1.LocalObjectReference");
             }
         }
@@ -2370,7 +2879,12 @@ final class CoreV1Proto {
     static void mergeLocalObjectReference_ConfigMapProjection(CodedInputStream in, io.fabric8.kubernetes.api.model.ConfigMapProjection o) throws IOException {
         for (int tag; (tag = in.readTag()) != 0;) {
             switch (tag) {
-                case 10 -> o.setName(in.readString()); // name
+                case 10 -> { // name
+                    java.lang.String v = in.readString();
+                    if (!v.isEmpty()) {
+                        o.setName(v);
+                    }
+                }
                 default -> throw Decoding.unknownField(tag, "k8s.io.api.core.v1.LocalObjectReference");
             }
         }
@@ -2387,7 +2901,12 @@ final class CoreV1Proto {
     static void mergeLocalObjectReference_ConfigMapVolumeSource(CodedInputStream in, io.fabric8.kubernetes.api.model.ConfigMapVolumeSource o) throws IOException {
         for (int tag; (tag = in.readTag()) != 0;) {
             switch (tag) {
-                case 10 -> o.setName(in.readString()); // name
+                case 10 -> { // name
+                    java.lang.String v = in.readString();
+                    if (!v.isEmpty()) {
+                        o.setName(v);
+                    }
+                }
                 default -> throw Decoding.unknownField(tag, "k8s.io.api.core.v1.LocalObjectReference");
             }
         }
@@ -2404,7 +2923,12 @@ final class CoreV1Proto {
     static void mergeLocalObjectReference_SecretEnvSource(CodedInputStream in, io.fabric8.kubernetes.api.model.SecretEnvSource o) throws IOException {
         for (int tag; (tag = in.readTag()) != 0;) {
             switch (tag) {
-                case 10 -> o.setName(in.readString()); // name
+                case 10 -> { // name
+                    java.lang.String v = in.readString();
+                    if (!v.isEmpty()) {
+                        o.setName(v);
+                    }
+                }
                 default -> throw Decoding.unknownField(tag, "k8s.io.api.core.v1.LocalObjectReference");
             }
         }
@@ -2421,7 +2945,12 @@ final class CoreV1Proto {
     static void mergeLocalObjectReference_SecretKeySelector(CodedInputStream in, io.fabric8.kubernetes.api.model.SecretKeySelector o) throws IOException {
         for (int tag; (tag = in.readTag()) != 0;) {
             switch (tag) {
-                case 10 -> o.setName(in.readString()); // name
+                case 10 -> { // name
+                    java.lang.String v = in.readString();
+                    if (!v.isEmpty()) {
+                        o.setName(v);
+                    }
+                }
                 default -> throw Decoding.unknownField(tag, "k8s.io.api.core.v1.LocalObjectReference");
             }
         }
@@ -2438,7 +2967,12 @@ final class CoreV1Proto {
     static void mergeLocalObjectReference_SecretProjection(CodedInputStream in, io.fabric8.kubernetes.api.model.SecretProjection o) throws IOException {
         for (int tag; (tag = in.readTag()) != 0;) {
             switch (tag) {
-                case 10 -> o.setName(in.readString()); // name
+                case 10 -> { // name
+                    java.lang.String v = in.readString();
+                    if (!v.isEmpty()) {
+                        o.setName(v);
+                    }
+                }
                 default -> throw Decoding.unknownField(tag, "k8s.io.api.core.v1.LocalObjectReference");
             }
         }
@@ -2473,7 +3007,12 @@ final class CoreV1Proto {
     static void mergeModifyVolumeStatus(CodedInputStream in, io.fabric8.kubernetes.api.model.ModifyVolumeStatus o) throws IOException {
         for (int tag; (tag = in.readTag()) != 0;) {
             switch (tag) {
-                case 10 -> o.setTargetVolumeAttributesClassName(in.readString()); // targetVolumeAttributesClassName
+                case 10 -> { // targetVolumeAttributesClassName
+                    java.lang.String v = in.readString();
+                    if (!v.isEmpty()) {
+                        o.setTargetVolumeAttributesClassName(v);
+                    }
+                }
                 case 18 -> o.setStatus(in.readString()); // status
                 default -> throw Decoding.unknownField(tag, "k8s.io.api.core.v1.ModifyVolumeStatus");
             }
@@ -2493,7 +3032,12 @@ final class CoreV1Proto {
             switch (tag) {
                 case 10 -> o.setServer(in.readString()); // server
                 case 18 -> o.setPath(in.readString()); // path
-                case 24 -> o.setReadOnly(in.readBool()); // readOnly
+                case 24 -> { // readOnly
+                    java.lang.Boolean v = in.readBool();
+                    if (v) {
+                        o.setReadOnly(v);
+                    }
+                }
                 default -> throw Decoding.unknownField(tag, "k8s.io.api.core.v1.NFSVolumeSource");
             }
         }
@@ -2532,8 +3076,18 @@ final class CoreV1Proto {
                 case 10 -> o.setType(in.readString()); // type
                 case 18 -> o.setStatus(in.readString()); // status
                 case 34 -> o.setLastTransitionTime(Decoding.time(in)); // lastTransitionTime
-                case 42 -> o.setReason(in.readString()); // reason
-                case 50 -> o.setMessage(in.readString()); // message
+                case 42 -> { // reason
+                    java.lang.String v = in.readString();
+                    if (!v.isEmpty()) {
+                        o.setReason(v);
+                    }
+                }
+                case 50 -> { // message
+                    java.lang.String v = in.readString();
+                    if (!v.isEmpty()) {
+                        o.setMessage(v);
+                    }
+                }
                 default -> throw Decoding.unknownField(tag, "k8s.io.api.core.v1.NamespaceCondition");
             }
         }
@@ -2599,7 +3153,12 @@ final class CoreV1Proto {
     static void mergeNamespaceStatus(CodedInputStream in, io.fabric8.kubernetes.api.model.NamespaceStatus o) throws IOException {
         for (int tag; (tag = in.readTag()) != 0;) {
             switch (tag) {
-                case 10 -> o.setPhase(in.readString()); // phase
+                case 10 -> { // phase
+                    java.lang.String v = in.readString();
+                    if (!v.isEmpty()) {
+                        o.setPhase(v);
+                    }
+                }
                 case 18 -> { // conditions
                     java.util.List<io.fabric8.kubernetes.api.model.NamespaceCondition> list = o.getConditions();
                     if (list == null) {
@@ -2690,8 +3249,18 @@ final class CoreV1Proto {
                 case 18 -> o.setStatus(in.readString()); // status
                 case 26 -> o.setLastHeartbeatTime(Decoding.time(in)); // lastHeartbeatTime
                 case 34 -> o.setLastTransitionTime(Decoding.time(in)); // lastTransitionTime
-                case 42 -> o.setReason(in.readString()); // reason
-                case 50 -> o.setMessage(in.readString()); // message
+                case 42 -> { // reason
+                    java.lang.String v = in.readString();
+                    if (!v.isEmpty()) {
+                        o.setReason(v);
+                    }
+                }
+                case 50 -> { // message
+                    java.lang.String v = in.readString();
+                    if (!v.isEmpty()) {
+                        o.setMessage(v);
+                    }
+                }
                 default -> throw Decoding.unknownField(tag, "k8s.io.api.core.v1.NodeCondition");
             }
         }
@@ -2728,7 +3297,12 @@ final class CoreV1Proto {
                 case 10 -> o.setAssigned(CoreV1Proto.readNodeConfigSource(in)); // assigned
                 case 18 -> o.setActive(CoreV1Proto.readNodeConfigSource(in)); // active
                 case 26 -> o.setLastKnownGood(CoreV1Proto.readNodeConfigSource(in)); // lastKnownGood
-                case 34 -> o.setError(in.readString()); // error
+                case 34 -> { // error
+                    java.lang.String v = in.readString();
+                    if (!v.isEmpty()) {
+                        o.setError(v);
+                    }
+                }
                 default -> throw Decoding.unknownField(tag, "k8s.io.api.core.v1.NodeConfigStatus");
             }
         }
@@ -2838,6 +3412,7 @@ final class CoreV1Proto {
     }
 
     static void mergeNodeSelector(CodedInputStream in, io.fabric8.kubernetes.api.model.NodeSelector o) throws IOException {
+        o.setNodeSelectorTerms(null);
         for (int tag; (tag = in.readTag()) != 0;) {
             switch (tag) {
                 case 10 -> { // nodeSelectorTerms
@@ -2922,7 +3497,12 @@ final class CoreV1Proto {
     static void mergeNodeSpec(CodedInputStream in, io.fabric8.kubernetes.api.model.NodeSpec o) throws IOException {
         for (int tag; (tag = in.readTag()) != 0;) {
             switch (tag) {
-                case 10 -> o.setPodCIDR(in.readString()); // podCIDR
+                case 10 -> { // podCIDR
+                    java.lang.String v = in.readString();
+                    if (!v.isEmpty()) {
+                        o.setPodCIDR(v);
+                    }
+                }
                 case 58 -> { // podCIDRs
                     java.util.List<java.lang.String> list = o.getPodCIDRs();
                     if (list == null) {
@@ -2931,8 +3511,18 @@ final class CoreV1Proto {
                     }
                     list.add(in.readString());
                 }
-                case 26 -> o.setProviderID(in.readString()); // providerID
-                case 32 -> o.setUnschedulable(in.readBool()); // unschedulable
+                case 26 -> { // providerID
+                    java.lang.String v = in.readString();
+                    if (!v.isEmpty()) {
+                        o.setProviderID(v);
+                    }
+                }
+                case 32 -> { // unschedulable
+                    java.lang.Boolean v = in.readBool();
+                    if (v) {
+                        o.setUnschedulable(v);
+                    }
+                }
                 case 42 -> { // taints
                     java.util.List<io.fabric8.kubernetes.api.model.Taint> list = o.getTaints();
                     if (list == null) {
@@ -2942,7 +3532,12 @@ final class CoreV1Proto {
                     list.add(CoreV1Proto.readTaint(in));
                 }
                 case 50 -> o.setConfigSource(CoreV1Proto.readNodeConfigSource(in)); // configSource
-                case 18 -> o.setExternalID(in.readString()); // externalID
+                case 18 -> { // externalID
+                    java.lang.String v = in.readString();
+                    if (!v.isEmpty()) {
+                        o.setExternalID(v);
+                    }
+                }
                 default -> throw Decoding.unknownField(tag, "k8s.io.api.core.v1.NodeSpec");
             }
         }
@@ -2997,7 +3592,12 @@ final class CoreV1Proto {
                     }
                     map.put(key, value);
                 }
-                case 26 -> o.setPhase(in.readString()); // phase
+                case 26 -> { // phase
+                    java.lang.String v = in.readString();
+                    if (!v.isEmpty()) {
+                        o.setPhase(v);
+                    }
+                }
                 case 34 -> { // conditions
                     java.util.List<io.fabric8.kubernetes.api.model.NodeCondition> list = o.getConditions();
                     if (list == null) {
@@ -3111,7 +3711,12 @@ final class CoreV1Proto {
     static void mergeObjectFieldSelector(CodedInputStream in, io.fabric8.kubernetes.api.model.ObjectFieldSelector o) throws IOException {
         for (int tag; (tag = in.readTag()) != 0;) {
             switch (tag) {
-                case 10 -> o.setApiVersion(in.readString()); // apiVersion
+                case 10 -> { // apiVersion
+                    java.lang.String v = in.readString();
+                    if (!v.isEmpty()) {
+                        o.setApiVersion(v);
+                    }
+                }
                 case 18 -> o.setFieldPath(in.readString()); // fieldPath
                 default -> throw Decoding.unknownField(tag, "k8s.io.api.core.v1.ObjectFieldSelector");
             }
@@ -3129,13 +3734,48 @@ final class CoreV1Proto {
     static void mergeObjectReference(CodedInputStream in, io.fabric8.kubernetes.api.model.ObjectReference o) throws IOException {
         for (int tag; (tag = in.readTag()) != 0;) {
             switch (tag) {
-                case 10 -> o.setKind(in.readString()); // kind
-                case 18 -> o.setNamespace(in.readString()); // namespace
-                case 26 -> o.setName(in.readString()); // name
-                case 34 -> o.setUid(in.readString()); // uid
-                case 42 -> o.setApiVersion(in.readString()); // apiVersion
-                case 50 -> o.setResourceVersion(in.readString()); // resourceVersion
-                case 58 -> o.setFieldPath(in.readString()); // fieldPath
+                case 10 -> { // kind
+                    java.lang.String v = in.readString();
+                    if (!v.isEmpty()) {
+                        o.setKind(v);
+                    }
+                }
+                case 18 -> { // namespace
+                    java.lang.String v = in.readString();
+                    if (!v.isEmpty()) {
+                        o.setNamespace(v);
+                    }
+                }
+                case 26 -> { // name
+                    java.lang.String v = in.readString();
+                    if (!v.isEmpty()) {
+                        o.setName(v);
+                    }
+                }
+                case 34 -> { // uid
+                    java.lang.String v = in.readString();
+                    if (!v.isEmpty()) {
+                        o.setUid(v);
+                    }
+                }
+                case 42 -> { // apiVersion
+                    java.lang.String v = in.readString();
+                    if (!v.isEmpty()) {
+                        o.setApiVersion(v);
+                    }
+                }
+                case 50 -> { // resourceVersion
+                    java.lang.String v = in.readString();
+                    if (!v.isEmpty()) {
+                        o.setResourceVersion(v);
+                    }
+                }
+                case 58 -> { // fieldPath
+                    java.lang.String v = in.readString();
+                    if (!v.isEmpty()) {
+                        o.setFieldPath(v);
+                    }
+                }
                 default -> throw Decoding.unknownField(tag, "k8s.io.api.core.v1.ObjectReference");
             }
         }
@@ -3194,8 +3834,18 @@ final class CoreV1Proto {
                 case 18 -> o.setStatus(in.readString()); // status
                 case 26 -> o.setLastProbeTime(Decoding.time(in)); // lastProbeTime
                 case 34 -> o.setLastTransitionTime(Decoding.time(in)); // lastTransitionTime
-                case 42 -> o.setReason(in.readString()); // reason
-                case 50 -> o.setMessage(in.readString()); // message
+                case 42 -> { // reason
+                    java.lang.String v = in.readString();
+                    if (!v.isEmpty()) {
+                        o.setReason(v);
+                    }
+                }
+                case 50 -> { // message
+                    java.lang.String v = in.readString();
+                    if (!v.isEmpty()) {
+                        o.setMessage(v);
+                    }
+                }
                 default -> throw Decoding.unknownField(tag, "k8s.io.api.core.v1.PersistentVolumeClaimCondition");
             }
         }
@@ -3247,7 +3897,12 @@ final class CoreV1Proto {
                 }
                 case 34 -> o.setSelector(MetaV1Proto.readLabelSelector(in)); // selector
                 case 18 -> o.setResources(CoreV1Proto.readVolumeResourceRequirements(in)); // resources
-                case 26 -> o.setVolumeName(in.readString()); // volumeName
+                case 26 -> { // volumeName
+                    java.lang.String v = in.readString();
+                    if (!v.isEmpty()) {
+                        o.setVolumeName(v);
+                    }
+                }
                 case 42 -> o.setStorageClassName(in.readString()); // storageClassName
                 case 50 -> o.setVolumeMode(in.readString()); // volumeMode
                 case 58 -> o.setDataSource(CoreV1Proto.readTypedLocalObjectReference(in)); // dataSource
@@ -3269,7 +3924,12 @@ final class CoreV1Proto {
     static void mergePersistentVolumeClaimStatus(CodedInputStream in, io.fabric8.kubernetes.api.model.PersistentVolumeClaimStatus o) throws IOException {
         for (int tag; (tag = in.readTag()) != 0;) {
             switch (tag) {
-                case 10 -> o.setPhase(in.readString()); // phase
+                case 10 -> { // phase
+                    java.lang.String v = in.readString();
+                    if (!v.isEmpty()) {
+                        o.setPhase(v);
+                    }
+                }
                 case 18 -> { // accessModes
                     java.util.List<java.lang.String> list = o.getAccessModes();
                     if (list == null) {
@@ -3380,7 +4040,12 @@ final class CoreV1Proto {
         for (int tag; (tag = in.readTag()) != 0;) {
             switch (tag) {
                 case 10 -> o.setClaimName(in.readString()); // claimName
-                case 16 -> o.setReadOnly(in.readBool()); // readOnly
+                case 16 -> { // readOnly
+                    java.lang.Boolean v = in.readBool();
+                    if (v) {
+                        o.setReadOnly(v);
+                    }
+                }
                 default -> throw Decoding.unknownField(tag, "k8s.io.api.core.v1.PersistentVolumeClaimVolumeSource");
             }
         }
@@ -3493,8 +4158,18 @@ final class CoreV1Proto {
                     list.add(in.readString());
                 }
                 case 34 -> o.setClaimRef(CoreV1Proto.readObjectReference(in)); // claimRef
-                case 42 -> o.setPersistentVolumeReclaimPolicy(in.readString()); // persistentVolumeReclaimPolicy
-                case 50 -> o.setStorageClassName(in.readString()); // storageClassName
+                case 42 -> { // persistentVolumeReclaimPolicy
+                    java.lang.String v = in.readString();
+                    if (!v.isEmpty()) {
+                        o.setPersistentVolumeReclaimPolicy(v);
+                    }
+                }
+                case 50 -> { // storageClassName
+                    java.lang.String v = in.readString();
+                    if (!v.isEmpty()) {
+                        o.setStorageClassName(v);
+                    }
+                }
                 case 58 -> { // mountOptions
                     java.util.List<java.lang.String> list = o.getMountOptions();
                     if (list == null) {
@@ -3522,9 +4197,24 @@ final class CoreV1Proto {
     static void mergePersistentVolumeStatus(CodedInputStream in, io.fabric8.kubernetes.api.model.PersistentVolumeStatus o) throws IOException {
         for (int tag; (tag = in.readTag()) != 0;) {
             switch (tag) {
-                case 10 -> o.setPhase(in.readString()); // phase
-                case 18 -> o.setMessage(in.readString()); // message
-                case 26 -> o.setReason(in.readString()); // reason
+                case 10 -> { // phase
+                    java.lang.String v = in.readString();
+                    if (!v.isEmpty()) {
+                        o.setPhase(v);
+                    }
+                }
+                case 18 -> { // message
+                    java.lang.String v = in.readString();
+                    if (!v.isEmpty()) {
+                        o.setMessage(v);
+                    }
+                }
+                case 26 -> { // reason
+                    java.lang.String v = in.readString();
+                    if (!v.isEmpty()) {
+                        o.setReason(v);
+                    }
+                }
                 case 34 -> o.setLastPhaseTransitionTime(Decoding.time(in)); // lastPhaseTransitionTime
                 default -> throw Decoding.unknownField(tag, "k8s.io.api.core.v1.PersistentVolumeStatus");
             }
@@ -3543,7 +4233,12 @@ final class CoreV1Proto {
         for (int tag; (tag = in.readTag()) != 0;) {
             switch (tag) {
                 case 10 -> o.setPdID(in.readString()); // pdID
-                case 18 -> o.setFsType(in.readString()); // fsType
+                case 18 -> { // fsType
+                    java.lang.String v = in.readString();
+                    if (!v.isEmpty()) {
+                        o.setFsType(v);
+                    }
+                }
                 default -> throw Decoding.unknownField(tag, "k8s.io.api.core.v1.PhotonPersistentDiskVolumeSource");
             }
         }
@@ -3686,12 +4381,37 @@ final class CoreV1Proto {
     static void mergePodCertificateProjection_Untyped(CodedInputStream in, java.util.Map<String, Object> o) throws IOException {
         for (int tag; (tag = in.readTag()) != 0;) {
             switch (tag) {
-                case 10 -> o.put("signerName", in.readString()); // signerName
-                case 18 -> o.put("keyType", in.readString()); // keyType
+                case 10 -> { // signerName
+                    Object v = in.readString();
+                    if (!Decoding.isZero(v)) {
+                        o.put("signerName", v);
+                    }
+                }
+                case 18 -> { // keyType
+                    Object v = in.readString();
+                    if (!Decoding.isZero(v)) {
+                        o.put("keyType", v);
+                    }
+                }
                 case 24 -> o.put("maxExpirationSeconds", in.readInt32()); // maxExpirationSeconds
-                case 34 -> o.put("credentialBundlePath", in.readString()); // credentialBundlePath
-                case 42 -> o.put("keyPath", in.readString()); // keyPath
-                case 50 -> o.put("certificateChainPath", in.readString()); // certificateChainPath
+                case 34 -> { // credentialBundlePath
+                    Object v = in.readString();
+                    if (!Decoding.isZero(v)) {
+                        o.put("credentialBundlePath", v);
+                    }
+                }
+                case 42 -> { // keyPath
+                    Object v = in.readString();
+                    if (!Decoding.isZero(v)) {
+                        o.put("keyPath", v);
+                    }
+                }
+                case 50 -> { // certificateChainPath
+                    Object v = in.readString();
+                    if (!Decoding.isZero(v)) {
+                        o.put("certificateChainPath", v);
+                    }
+                }
                 case 58 -> { // userAnnotations
                     int limit = Decoding.enter(in);
                     String key = "";
@@ -3723,12 +4443,27 @@ final class CoreV1Proto {
         for (int tag; (tag = in.readTag()) != 0;) {
             switch (tag) {
                 case 10 -> o.setType(in.readString()); // type
-                case 56 -> o.setObservedGeneration(in.readInt64()); // observedGeneration
+                case 56 -> { // observedGeneration
+                    java.lang.Long v = in.readInt64();
+                    if (v.longValue() != 0L) {
+                        o.setObservedGeneration(v);
+                    }
+                }
                 case 18 -> o.setStatus(in.readString()); // status
                 case 26 -> o.setLastProbeTime(Decoding.time(in)); // lastProbeTime
                 case 34 -> o.setLastTransitionTime(Decoding.time(in)); // lastTransitionTime
-                case 42 -> o.setReason(in.readString()); // reason
-                case 50 -> o.setMessage(in.readString()); // message
+                case 42 -> { // reason
+                    java.lang.String v = in.readString();
+                    if (!v.isEmpty()) {
+                        o.setReason(v);
+                    }
+                }
+                case 50 -> { // message
+                    java.lang.String v = in.readString();
+                    if (!v.isEmpty()) {
+                        o.setMessage(v);
+                    }
+                }
                 default -> throw Decoding.unknownField(tag, "k8s.io.api.core.v1.PodCondition");
             }
         }
@@ -3785,7 +4520,12 @@ final class CoreV1Proto {
     static void mergePodDNSConfigOption(CodedInputStream in, io.fabric8.kubernetes.api.model.PodDNSConfigOption o) throws IOException {
         for (int tag; (tag = in.readTag()) != 0;) {
             switch (tag) {
-                case 10 -> o.setName(in.readString()); // name
+                case 10 -> { // name
+                    java.lang.String v = in.readString();
+                    if (!v.isEmpty()) {
+                        o.setName(v);
+                    }
+                }
                 case 18 -> o.setValue(in.readString()); // value
                 default -> throw Decoding.unknownField(tag, "k8s.io.api.core.v1.PodDNSConfigOption");
             }
@@ -3801,6 +4541,7 @@ final class CoreV1Proto {
     }
 
     static void mergePodExtendedResourceClaimStatus_Untyped(CodedInputStream in, java.util.Map<String, Object> o) throws IOException {
+        o.put("requestMappings", null);
         for (int tag; (tag = in.readTag()) != 0;) {
             switch (tag) {
                 case 10 -> Decoding.addAdditional(o, "requestMappings", CoreV1Proto.readContainerExtendedResourceRequest_Untyped(in)); // requestMappings
@@ -4004,6 +4745,7 @@ final class CoreV1Proto {
     }
 
     static void mergePodSpec(CodedInputStream in, io.fabric8.kubernetes.api.model.PodSpec o) throws IOException {
+        o.setContainers(null);
         for (int tag; (tag = in.readTag()) != 0;) {
             switch (tag) {
                 case 10 -> { // volumes
@@ -4038,10 +4780,20 @@ final class CoreV1Proto {
                     }
                     list.add(CoreV1Proto.readEphemeralContainer(in));
                 }
-                case 26 -> o.setRestartPolicy(in.readString()); // restartPolicy
+                case 26 -> { // restartPolicy
+                    java.lang.String v = in.readString();
+                    if (!v.isEmpty()) {
+                        o.setRestartPolicy(v);
+                    }
+                }
                 case 32 -> o.setTerminationGracePeriodSeconds(in.readInt64()); // terminationGracePeriodSeconds
                 case 40 -> o.setActiveDeadlineSeconds(in.readInt64()); // activeDeadlineSeconds
-                case 50 -> o.setDnsPolicy(in.readString()); // dnsPolicy
+                case 50 -> { // dnsPolicy
+                    java.lang.String v = in.readString();
+                    if (!v.isEmpty()) {
+                        o.setDnsPolicy(v);
+                    }
+                }
                 case 58 -> { // nodeSelector
                     int limit = Decoding.enter(in);
                     String key = "";
@@ -4061,13 +4813,43 @@ final class CoreV1Proto {
                     }
                     map.put(key, value);
                 }
-                case 66 -> o.setServiceAccountName(in.readString()); // serviceAccountName
-                case 74 -> o.setServiceAccount(in.readString()); // serviceAccount
+                case 66 -> { // serviceAccountName
+                    java.lang.String v = in.readString();
+                    if (!v.isEmpty()) {
+                        o.setServiceAccountName(v);
+                    }
+                }
+                case 74 -> { // serviceAccount
+                    java.lang.String v = in.readString();
+                    if (!v.isEmpty()) {
+                        o.setServiceAccount(v);
+                    }
+                }
                 case 168 -> o.setAutomountServiceAccountToken(in.readBool()); // automountServiceAccountToken
-                case 82 -> o.setNodeName(in.readString()); // nodeName
-                case 88 -> o.setHostNetwork(in.readBool()); // hostNetwork
-                case 96 -> o.setHostPID(in.readBool()); // hostPID
-                case 104 -> o.setHostIPC(in.readBool()); // hostIPC
+                case 82 -> { // nodeName
+                    java.lang.String v = in.readString();
+                    if (!v.isEmpty()) {
+                        o.setNodeName(v);
+                    }
+                }
+                case 88 -> { // hostNetwork
+                    java.lang.Boolean v = in.readBool();
+                    if (v) {
+                        o.setHostNetwork(v);
+                    }
+                }
+                case 96 -> { // hostPID
+                    java.lang.Boolean v = in.readBool();
+                    if (v) {
+                        o.setHostPID(v);
+                    }
+                }
+                case 104 -> { // hostIPC
+                    java.lang.Boolean v = in.readBool();
+                    if (v) {
+                        o.setHostIPC(v);
+                    }
+                }
                 case 216 -> o.setShareProcessNamespace(in.readBool()); // shareProcessNamespace
                 case 114 -> o.setSecurityContext(CoreV1Proto.readPodSecurityContext(in)); // securityContext
                 case 122 -> { // imagePullSecrets
@@ -4078,10 +4860,25 @@ final class CoreV1Proto {
                     }
                     list.add(CoreV1Proto.readLocalObjectReference(in));
                 }
-                case 130 -> o.setHostname(in.readString()); // hostname
-                case 138 -> o.setSubdomain(in.readString()); // subdomain
+                case 130 -> { // hostname
+                    java.lang.String v = in.readString();
+                    if (!v.isEmpty()) {
+                        o.setHostname(v);
+                    }
+                }
+                case 138 -> { // subdomain
+                    java.lang.String v = in.readString();
+                    if (!v.isEmpty()) {
+                        o.setSubdomain(v);
+                    }
+                }
                 case 146 -> o.setAffinity(CoreV1Proto.readAffinity(in)); // affinity
-                case 154 -> o.setSchedulerName(in.readString()); // schedulerName
+                case 154 -> { // schedulerName
+                    java.lang.String v = in.readString();
+                    if (!v.isEmpty()) {
+                        o.setSchedulerName(v);
+                    }
+                }
                 case 178 -> { // tolerations
                     java.util.List<io.fabric8.kubernetes.api.model.Toleration> list = o.getTolerations();
                     if (list == null) {
@@ -4098,7 +4895,12 @@ final class CoreV1Proto {
                     }
                     list.add(CoreV1Proto.readHostAlias(in));
                 }
-                case 194 -> o.setPriorityClassName(in.readString()); // priorityClassName
+                case 194 -> { // priorityClassName
+                    java.lang.String v = in.readString();
+                    if (!v.isEmpty()) {
+                        o.setPriorityClassName(v);
+                    }
+                }
                 case 200 -> o.setPriority(in.readInt32()); // priority
                 case 210 -> o.setDnsConfig(CoreV1Proto.readPodDNSConfig(in)); // dnsConfig
                 case 226 -> { // readinessGates
@@ -4177,8 +4979,18 @@ final class CoreV1Proto {
     static void mergePodStatus(CodedInputStream in, io.fabric8.kubernetes.api.model.PodStatus o) throws IOException {
         for (int tag; (tag = in.readTag()) != 0;) {
             switch (tag) {
-                case 136 -> o.setObservedGeneration(in.readInt64()); // observedGeneration
-                case 10 -> o.setPhase(in.readString()); // phase
+                case 136 -> { // observedGeneration
+                    java.lang.Long v = in.readInt64();
+                    if (v.longValue() != 0L) {
+                        o.setObservedGeneration(v);
+                    }
+                }
+                case 10 -> { // phase
+                    java.lang.String v = in.readString();
+                    if (!v.isEmpty()) {
+                        o.setPhase(v);
+                    }
+                }
                 case 18 -> { // conditions
                     java.util.List<io.fabric8.kubernetes.api.model.PodCondition> list = o.getConditions();
                     if (list == null) {
@@ -4187,10 +4999,30 @@ final class CoreV1Proto {
                     }
                     list.add(CoreV1Proto.readPodCondition(in));
                 }
-                case 26 -> o.setMessage(in.readString()); // message
-                case 34 -> o.setReason(in.readString()); // reason
-                case 90 -> o.setNominatedNodeName(in.readString()); // nominatedNodeName
-                case 42 -> o.setHostIP(in.readString()); // hostIP
+                case 26 -> { // message
+                    java.lang.String v = in.readString();
+                    if (!v.isEmpty()) {
+                        o.setMessage(v);
+                    }
+                }
+                case 34 -> { // reason
+                    java.lang.String v = in.readString();
+                    if (!v.isEmpty()) {
+                        o.setReason(v);
+                    }
+                }
+                case 90 -> { // nominatedNodeName
+                    java.lang.String v = in.readString();
+                    if (!v.isEmpty()) {
+                        o.setNominatedNodeName(v);
+                    }
+                }
+                case 42 -> { // hostIP
+                    java.lang.String v = in.readString();
+                    if (!v.isEmpty()) {
+                        o.setHostIP(v);
+                    }
+                }
                 case 130 -> { // hostIPs
                     java.util.List<io.fabric8.kubernetes.api.model.HostIP> list = o.getHostIPs();
                     if (list == null) {
@@ -4199,7 +5031,12 @@ final class CoreV1Proto {
                     }
                     list.add(CoreV1Proto.readHostIP(in));
                 }
-                case 50 -> o.setPodIP(in.readString()); // podIP
+                case 50 -> { // podIP
+                    java.lang.String v = in.readString();
+                    if (!v.isEmpty()) {
+                        o.setPodIP(v);
+                    }
+                }
                 case 98 -> { // podIPs
                     java.util.List<io.fabric8.kubernetes.api.model.PodIP> list = o.getPodIPs();
                     if (list == null) {
@@ -4225,7 +5062,12 @@ final class CoreV1Proto {
                     }
                     list.add(CoreV1Proto.readContainerStatus(in));
                 }
-                case 74 -> o.setQosClass(in.readString()); // qosClass
+                case 74 -> { // qosClass
+                    java.lang.String v = in.readString();
+                    if (!v.isEmpty()) {
+                        o.setQosClass(v);
+                    }
+                }
                 case 106 -> { // ephemeralContainerStatuses
                     java.util.List<io.fabric8.kubernetes.api.model.ContainerStatus> list = o.getEphemeralContainerStatuses();
                     if (list == null) {
@@ -4234,7 +5076,12 @@ final class CoreV1Proto {
                     }
                     list.add(CoreV1Proto.readContainerStatus(in));
                 }
-                case 114 -> o.setResize(in.readString()); // resize
+                case 114 -> { // resize
+                    java.lang.String v = in.readString();
+                    if (!v.isEmpty()) {
+                        o.setResize(v);
+                    }
+                }
                 case 122 -> { // resourceClaimStatuses
                     java.util.List<io.fabric8.kubernetes.api.model.PodResourceClaimStatus> list = o.getResourceClaimStatuses();
                     if (list == null) {
@@ -4356,8 +5203,18 @@ final class CoreV1Proto {
         for (int tag; (tag = in.readTag()) != 0;) {
             switch (tag) {
                 case 10 -> o.setVolumeID(in.readString()); // volumeID
-                case 18 -> o.setFsType(in.readString()); // fsType
-                case 24 -> o.setReadOnly(in.readBool()); // readOnly
+                case 18 -> { // fsType
+                    java.lang.String v = in.readString();
+                    if (!v.isEmpty()) {
+                        o.setFsType(v);
+                    }
+                }
+                case 24 -> { // readOnly
+                    java.lang.Boolean v = in.readBool();
+                    if (v) {
+                        o.setReadOnly(v);
+                    }
+                }
                 default -> throw Decoding.unknownField(tag, "k8s.io.api.core.v1.PortworxVolumeSource");
             }
         }
@@ -4397,11 +5254,36 @@ final class CoreV1Proto {
                     CoreV1Proto.mergeProbeHandler_Probe(in, o);
                     Decoding.leave(in, limit);
                 }
-                case 16 -> o.setInitialDelaySeconds(in.readInt32()); // initialDelaySeconds
-                case 24 -> o.setTimeoutSeconds(in.readInt32()); // timeoutSeconds
-                case 32 -> o.setPeriodSeconds(in.readInt32()); // periodSeconds
-                case 40 -> o.setSuccessThreshold(in.readInt32()); // successThreshold
-                case 48 -> o.setFailureThreshold(in.readInt32()); // failureThreshold
+                case 16 -> { // initialDelaySeconds
+                    java.lang.Integer v = in.readInt32();
+                    if (v.intValue() != 0) {
+                        o.setInitialDelaySeconds(v);
+                    }
+                }
+                case 24 -> { // timeoutSeconds
+                    java.lang.Integer v = in.readInt32();
+                    if (v.intValue() != 0) {
+                        o.setTimeoutSeconds(v);
+                    }
+                }
+                case 32 -> { // periodSeconds
+                    java.lang.Integer v = in.readInt32();
+                    if (v.intValue() != 0) {
+                        o.setPeriodSeconds(v);
+                    }
+                }
+                case 40 -> { // successThreshold
+                    java.lang.Integer v = in.readInt32();
+                    if (v.intValue() != 0) {
+                        o.setSuccessThreshold(v);
+                    }
+                }
+                case 48 -> { // failureThreshold
+                    java.lang.Integer v = in.readInt32();
+                    if (v.intValue() != 0) {
+                        o.setFailureThreshold(v);
+                    }
+                }
                 case 56 -> o.setTerminationGracePeriodSeconds(in.readInt64()); // terminationGracePeriodSeconds
                 default -> throw Decoding.unknownField(tag, "k8s.io.api.core.v1.Probe");
             }
@@ -4437,6 +5319,7 @@ final class CoreV1Proto {
     }
 
     static void mergeProjectedVolumeSource(CodedInputStream in, io.fabric8.kubernetes.api.model.ProjectedVolumeSource o) throws IOException {
+        o.setSources(null);
         for (int tag; (tag = in.readTag()) != 0;) {
             switch (tag) {
                 case 10 -> { // sources
@@ -4466,10 +5349,30 @@ final class CoreV1Proto {
             switch (tag) {
                 case 10 -> o.setRegistry(in.readString()); // registry
                 case 18 -> o.setVolume(in.readString()); // volume
-                case 24 -> o.setReadOnly(in.readBool()); // readOnly
-                case 34 -> o.setUser(in.readString()); // user
-                case 42 -> o.setGroup(in.readString()); // group
-                case 50 -> o.setTenant(in.readString()); // tenant
+                case 24 -> { // readOnly
+                    java.lang.Boolean v = in.readBool();
+                    if (v) {
+                        o.setReadOnly(v);
+                    }
+                }
+                case 34 -> { // user
+                    java.lang.String v = in.readString();
+                    if (!v.isEmpty()) {
+                        o.setUser(v);
+                    }
+                }
+                case 42 -> { // group
+                    java.lang.String v = in.readString();
+                    if (!v.isEmpty()) {
+                        o.setGroup(v);
+                    }
+                }
+                case 50 -> { // tenant
+                    java.lang.String v = in.readString();
+                    if (!v.isEmpty()) {
+                        o.setTenant(v);
+                    }
+                }
                 default -> throw Decoding.unknownField(tag, "k8s.io.api.core.v1.QuobyteVolumeSource");
             }
         }
@@ -4484,6 +5387,7 @@ final class CoreV1Proto {
     }
 
     static void mergeRBDPersistentVolumeSource(CodedInputStream in, io.fabric8.kubernetes.api.model.RBDPersistentVolumeSource o) throws IOException {
+        o.setMonitors(null);
         for (int tag; (tag = in.readTag()) != 0;) {
             switch (tag) {
                 case 10 -> { // monitors
@@ -4495,12 +5399,37 @@ final class CoreV1Proto {
                     list.add(in.readString());
                 }
                 case 18 -> o.setImage(in.readString()); // image
-                case 26 -> o.setFsType(in.readString()); // fsType
-                case 34 -> o.setPool(in.readString()); // pool
-                case 42 -> o.setUser(in.readString()); // user
-                case 50 -> o.setKeyring(in.readString()); // keyring
+                case 26 -> { // fsType
+                    java.lang.String v = in.readString();
+                    if (!v.isEmpty()) {
+                        o.setFsType(v);
+                    }
+                }
+                case 34 -> { // pool
+                    java.lang.String v = in.readString();
+                    if (!v.isEmpty()) {
+                        o.setPool(v);
+                    }
+                }
+                case 42 -> { // user
+                    java.lang.String v = in.readString();
+                    if (!v.isEmpty()) {
+                        o.setUser(v);
+                    }
+                }
+                case 50 -> { // keyring
+                    java.lang.String v = in.readString();
+                    if (!v.isEmpty()) {
+                        o.setKeyring(v);
+                    }
+                }
                 case 58 -> o.setSecretRef(CoreV1Proto.readSecretReference(in)); // secretRef
-                case 64 -> o.setReadOnly(in.readBool()); // readOnly
+                case 64 -> { // readOnly
+                    java.lang.Boolean v = in.readBool();
+                    if (v) {
+                        o.setReadOnly(v);
+                    }
+                }
                 default -> throw Decoding.unknownField(tag, "k8s.io.api.core.v1.RBDPersistentVolumeSource");
             }
         }
@@ -4515,6 +5444,7 @@ final class CoreV1Proto {
     }
 
     static void mergeRBDVolumeSource(CodedInputStream in, io.fabric8.kubernetes.api.model.RBDVolumeSource o) throws IOException {
+        o.setMonitors(null);
         for (int tag; (tag = in.readTag()) != 0;) {
             switch (tag) {
                 case 10 -> { // monitors
@@ -4526,12 +5456,37 @@ final class CoreV1Proto {
                     list.add(in.readString());
                 }
                 case 18 -> o.setImage(in.readString()); // image
-                case 26 -> o.setFsType(in.readString()); // fsType
-                case 34 -> o.setPool(in.readString()); // pool
-                case 42 -> o.setUser(in.readString()); // user
-                case 50 -> o.setKeyring(in.readString()); // keyring
+                case 26 -> { // fsType
+                    java.lang.String v = in.readString();
+                    if (!v.isEmpty()) {
+                        o.setFsType(v);
+                    }
+                }
+                case 34 -> { // pool
+                    java.lang.String v = in.readString();
+                    if (!v.isEmpty()) {
+                        o.setPool(v);
+                    }
+                }
+                case 42 -> { // user
+                    java.lang.String v = in.readString();
+                    if (!v.isEmpty()) {
+                        o.setUser(v);
+                    }
+                }
+                case 50 -> { // keyring
+                    java.lang.String v = in.readString();
+                    if (!v.isEmpty()) {
+                        o.setKeyring(v);
+                    }
+                }
                 case 58 -> o.setSecretRef(CoreV1Proto.readLocalObjectReference(in)); // secretRef
-                case 64 -> o.setReadOnly(in.readBool()); // readOnly
+                case 64 -> { // readOnly
+                    java.lang.Boolean v = in.readBool();
+                    if (v) {
+                        o.setReadOnly(v);
+                    }
+                }
                 default -> throw Decoding.unknownField(tag, "k8s.io.api.core.v1.RBDVolumeSource");
             }
         }
@@ -4570,8 +5525,18 @@ final class CoreV1Proto {
                 case 10 -> o.setType(in.readString()); // type
                 case 18 -> o.setStatus(in.readString()); // status
                 case 26 -> o.setLastTransitionTime(Decoding.time(in)); // lastTransitionTime
-                case 34 -> o.setReason(in.readString()); // reason
-                case 42 -> o.setMessage(in.readString()); // message
+                case 34 -> { // reason
+                    java.lang.String v = in.readString();
+                    if (!v.isEmpty()) {
+                        o.setReason(v);
+                    }
+                }
+                case 42 -> { // message
+                    java.lang.String v = in.readString();
+                    if (!v.isEmpty()) {
+                        o.setMessage(v);
+                    }
+                }
                 default -> throw Decoding.unknownField(tag, "k8s.io.api.core.v1.ReplicationControllerCondition");
             }
         }
@@ -4614,7 +5579,12 @@ final class CoreV1Proto {
         for (int tag; (tag = in.readTag()) != 0;) {
             switch (tag) {
                 case 8 -> o.setReplicas(in.readInt32()); // replicas
-                case 32 -> o.setMinReadySeconds(in.readInt32()); // minReadySeconds
+                case 32 -> { // minReadySeconds
+                    java.lang.Integer v = in.readInt32();
+                    if (v.intValue() != 0) {
+                        o.setMinReadySeconds(v);
+                    }
+                }
                 case 18 -> { // selector
                     int limit = Decoding.enter(in);
                     String key = "";
@@ -4652,10 +5622,30 @@ final class CoreV1Proto {
         for (int tag; (tag = in.readTag()) != 0;) {
             switch (tag) {
                 case 8 -> o.setReplicas(in.readInt32()); // replicas
-                case 16 -> o.setFullyLabeledReplicas(in.readInt32()); // fullyLabeledReplicas
-                case 32 -> o.setReadyReplicas(in.readInt32()); // readyReplicas
-                case 40 -> o.setAvailableReplicas(in.readInt32()); // availableReplicas
-                case 24 -> o.setObservedGeneration(in.readInt64()); // observedGeneration
+                case 16 -> { // fullyLabeledReplicas
+                    java.lang.Integer v = in.readInt32();
+                    if (v.intValue() != 0) {
+                        o.setFullyLabeledReplicas(v);
+                    }
+                }
+                case 32 -> { // readyReplicas
+                    java.lang.Integer v = in.readInt32();
+                    if (v.intValue() != 0) {
+                        o.setReadyReplicas(v);
+                    }
+                }
+                case 40 -> { // availableReplicas
+                    java.lang.Integer v = in.readInt32();
+                    if (v.intValue() != 0) {
+                        o.setAvailableReplicas(v);
+                    }
+                }
+                case 24 -> { // observedGeneration
+                    java.lang.Long v = in.readInt64();
+                    if (v.longValue() != 0L) {
+                        o.setObservedGeneration(v);
+                    }
+                }
                 case 50 -> { // conditions
                     java.util.List<io.fabric8.kubernetes.api.model.ReplicationControllerCondition> list = o.getConditions();
                     if (list == null) {
@@ -4681,7 +5671,12 @@ final class CoreV1Proto {
         for (int tag; (tag = in.readTag()) != 0;) {
             switch (tag) {
                 case 10 -> o.setName(in.readString()); // name
-                case 18 -> o.setRequest(in.readString()); // request
+                case 18 -> { // request
+                    java.lang.String v = in.readString();
+                    if (!v.isEmpty()) {
+                        o.setRequest(v);
+                    }
+                }
                 default -> throw Decoding.unknownField(tag, "k8s.io.api.core.v1.ResourceClaim");
             }
         }
@@ -4699,7 +5694,12 @@ final class CoreV1Proto {
         for (int tag; (tag = in.readTag()) != 0;) {
             switch (tag) {
                 case 10 -> o.put("name", in.readString()); // name
-                case 18 -> o.put("request", in.readString()); // request
+                case 18 -> { // request
+                    Object v = in.readString();
+                    if (!Decoding.isZero(v)) {
+                        o.put("request", v);
+                    }
+                }
                 default -> throw Decoding.unknownField(tag, "k8s.io.api.core.v1.ResourceClaim");
             }
         }
@@ -4716,7 +5716,12 @@ final class CoreV1Proto {
     static void mergeResourceFieldSelector(CodedInputStream in, io.fabric8.kubernetes.api.model.ResourceFieldSelector o) throws IOException {
         for (int tag; (tag = in.readTag()) != 0;) {
             switch (tag) {
-                case 10 -> o.setContainerName(in.readString()); // containerName
+                case 10 -> { // containerName
+                    java.lang.String v = in.readString();
+                    if (!v.isEmpty()) {
+                        o.setContainerName(v);
+                    }
+                }
                 case 18 -> o.setResource(in.readString()); // resource
                 case 26 -> o.setDivisor(Decoding.quantity(in)); // divisor
                 default -> throw Decoding.unknownField(tag, "k8s.io.api.core.v1.ResourceFieldSelector");
@@ -4736,7 +5741,12 @@ final class CoreV1Proto {
         for (int tag; (tag = in.readTag()) != 0;) {
             switch (tag) {
                 case 10 -> o.setResourceID(in.readString()); // resourceID
-                case 18 -> o.setHealth(in.readString()); // health
+                case 18 -> { // health
+                    java.lang.String v = in.readString();
+                    if (!v.isEmpty()) {
+                        o.setHealth(v);
+                    }
+                }
                 default -> throw Decoding.unknownField(tag, "k8s.io.api.core.v1.ResourceHealth");
             }
         }
@@ -5027,10 +6037,30 @@ final class CoreV1Proto {
     static void mergeSELinuxOptions(CodedInputStream in, io.fabric8.kubernetes.api.model.SELinuxOptions o) throws IOException {
         for (int tag; (tag = in.readTag()) != 0;) {
             switch (tag) {
-                case 10 -> o.setUser(in.readString()); // user
-                case 18 -> o.setRole(in.readString()); // role
-                case 26 -> o.setType(in.readString()); // type
-                case 34 -> o.setLevel(in.readString()); // level
+                case 10 -> { // user
+                    java.lang.String v = in.readString();
+                    if (!v.isEmpty()) {
+                        o.setUser(v);
+                    }
+                }
+                case 18 -> { // role
+                    java.lang.String v = in.readString();
+                    if (!v.isEmpty()) {
+                        o.setRole(v);
+                    }
+                }
+                case 26 -> { // type
+                    java.lang.String v = in.readString();
+                    if (!v.isEmpty()) {
+                        o.setType(v);
+                    }
+                }
+                case 34 -> { // level
+                    java.lang.String v = in.readString();
+                    if (!v.isEmpty()) {
+                        o.setLevel(v);
+                    }
+                }
                 default -> throw Decoding.unknownField(tag, "k8s.io.api.core.v1.SELinuxOptions");
             }
         }
@@ -5050,13 +6080,48 @@ final class CoreV1Proto {
                 case 10 -> o.setGateway(in.readString()); // gateway
                 case 18 -> o.setSystem(in.readString()); // system
                 case 26 -> o.setSecretRef(CoreV1Proto.readSecretReference(in)); // secretRef
-                case 32 -> o.setSslEnabled(in.readBool()); // sslEnabled
-                case 42 -> o.setProtectionDomain(in.readString()); // protectionDomain
-                case 50 -> o.setStoragePool(in.readString()); // storagePool
-                case 58 -> o.setStorageMode(in.readString()); // storageMode
-                case 66 -> o.setVolumeName(in.readString()); // volumeName
-                case 74 -> o.setFsType(in.readString()); // fsType
-                case 80 -> o.setReadOnly(in.readBool()); // readOnly
+                case 32 -> { // sslEnabled
+                    java.lang.Boolean v = in.readBool();
+                    if (v) {
+                        o.setSslEnabled(v);
+                    }
+                }
+                case 42 -> { // protectionDomain
+                    java.lang.String v = in.readString();
+                    if (!v.isEmpty()) {
+                        o.setProtectionDomain(v);
+                    }
+                }
+                case 50 -> { // storagePool
+                    java.lang.String v = in.readString();
+                    if (!v.isEmpty()) {
+                        o.setStoragePool(v);
+                    }
+                }
+                case 58 -> { // storageMode
+                    java.lang.String v = in.readString();
+                    if (!v.isEmpty()) {
+                        o.setStorageMode(v);
+                    }
+                }
+                case 66 -> { // volumeName
+                    java.lang.String v = in.readString();
+                    if (!v.isEmpty()) {
+                        o.setVolumeName(v);
+                    }
+                }
+                case 74 -> { // fsType
+                    java.lang.String v = in.readString();
+                    if (!v.isEmpty()) {
+                        o.setFsType(v);
+                    }
+                }
+                case 80 -> { // readOnly
+                    java.lang.Boolean v = in.readBool();
+                    if (v) {
+                        o.setReadOnly(v);
+                    }
+                }
                 default -> throw Decoding.unknownField(tag, "k8s.io.api.core.v1.ScaleIOPersistentVolumeSource");
             }
         }
@@ -5076,13 +6141,48 @@ final class CoreV1Proto {
                 case 10 -> o.setGateway(in.readString()); // gateway
                 case 18 -> o.setSystem(in.readString()); // system
                 case 26 -> o.setSecretRef(CoreV1Proto.readLocalObjectReference(in)); // secretRef
-                case 32 -> o.setSslEnabled(in.readBool()); // sslEnabled
-                case 42 -> o.setProtectionDomain(in.readString()); // protectionDomain
-                case 50 -> o.setStoragePool(in.readString()); // storagePool
-                case 58 -> o.setStorageMode(in.readString()); // storageMode
-                case 66 -> o.setVolumeName(in.readString()); // volumeName
-                case 74 -> o.setFsType(in.readString()); // fsType
-                case 80 -> o.setReadOnly(in.readBool()); // readOnly
+                case 32 -> { // sslEnabled
+                    java.lang.Boolean v = in.readBool();
+                    if (v) {
+                        o.setSslEnabled(v);
+                    }
+                }
+                case 42 -> { // protectionDomain
+                    java.lang.String v = in.readString();
+                    if (!v.isEmpty()) {
+                        o.setProtectionDomain(v);
+                    }
+                }
+                case 50 -> { // storagePool
+                    java.lang.String v = in.readString();
+                    if (!v.isEmpty()) {
+                        o.setStoragePool(v);
+                    }
+                }
+                case 58 -> { // storageMode
+                    java.lang.String v = in.readString();
+                    if (!v.isEmpty()) {
+                        o.setStorageMode(v);
+                    }
+                }
+                case 66 -> { // volumeName
+                    java.lang.String v = in.readString();
+                    if (!v.isEmpty()) {
+                        o.setVolumeName(v);
+                    }
+                }
+                case 74 -> { // fsType
+                    java.lang.String v = in.readString();
+                    if (!v.isEmpty()) {
+                        o.setFsType(v);
+                    }
+                }
+                case 80 -> { // readOnly
+                    java.lang.Boolean v = in.readBool();
+                    if (v) {
+                        o.setReadOnly(v);
+                    }
+                }
                 default -> throw Decoding.unknownField(tag, "k8s.io.api.core.v1.ScaleIOVolumeSource");
             }
         }
@@ -5207,7 +6307,12 @@ final class CoreV1Proto {
                     }
                     map.put(key, value);
                 }
-                case 26 -> o.setType(in.readString()); // type
+                case 26 -> { // type
+                    java.lang.String v = in.readString();
+                    if (!v.isEmpty()) {
+                        o.setType(v);
+                    }
+                }
                 default -> throw Decoding.unknownField(tag, "k8s.io.api.core.v1.Secret");
             }
         }
@@ -5324,8 +6429,18 @@ final class CoreV1Proto {
     static void mergeSecretReference(CodedInputStream in, io.fabric8.kubernetes.api.model.SecretReference o) throws IOException {
         for (int tag; (tag = in.readTag()) != 0;) {
             switch (tag) {
-                case 10 -> o.setName(in.readString()); // name
-                case 18 -> o.setNamespace(in.readString()); // namespace
+                case 10 -> { // name
+                    java.lang.String v = in.readString();
+                    if (!v.isEmpty()) {
+                        o.setName(v);
+                    }
+                }
+                case 18 -> { // namespace
+                    java.lang.String v = in.readString();
+                    if (!v.isEmpty()) {
+                        o.setNamespace(v);
+                    }
+                }
                 default -> throw Decoding.unknownField(tag, "k8s.io.api.core.v1.SecretReference");
             }
         }
@@ -5342,7 +6457,12 @@ final class CoreV1Proto {
     static void mergeSecretVolumeSource(CodedInputStream in, io.fabric8.kubernetes.api.model.SecretVolumeSource o) throws IOException {
         for (int tag; (tag = in.readTag()) != 0;) {
             switch (tag) {
-                case 10 -> o.setSecretName(in.readString()); // secretName
+                case 10 -> { // secretName
+                    java.lang.String v = in.readString();
+                    if (!v.isEmpty()) {
+                        o.setSecretName(v);
+                    }
+                }
                 case 18 -> { // items
                     java.util.List<io.fabric8.kubernetes.api.model.KeyToPath> list = o.getItems();
                     if (list == null) {
@@ -5475,7 +6595,12 @@ final class CoreV1Proto {
     static void mergeServiceAccountTokenProjection(CodedInputStream in, io.fabric8.kubernetes.api.model.ServiceAccountTokenProjection o) throws IOException {
         for (int tag; (tag = in.readTag()) != 0;) {
             switch (tag) {
-                case 10 -> o.setAudience(in.readString()); // audience
+                case 10 -> { // audience
+                    java.lang.String v = in.readString();
+                    if (!v.isEmpty()) {
+                        o.setAudience(v);
+                    }
+                }
                 case 16 -> o.setExpirationSeconds(in.readInt64()); // expirationSeconds
                 case 26 -> o.setPath(in.readString()); // path
                 default -> throw Decoding.unknownField(tag, "k8s.io.api.core.v1.ServiceAccountTokenProjection");
@@ -5519,12 +6644,27 @@ final class CoreV1Proto {
     static void mergeServicePort(CodedInputStream in, io.fabric8.kubernetes.api.model.ServicePort o) throws IOException {
         for (int tag; (tag = in.readTag()) != 0;) {
             switch (tag) {
-                case 10 -> o.setName(in.readString()); // name
-                case 18 -> o.setProtocol(in.readString()); // protocol
+                case 10 -> { // name
+                    java.lang.String v = in.readString();
+                    if (!v.isEmpty()) {
+                        o.setName(v);
+                    }
+                }
+                case 18 -> { // protocol
+                    java.lang.String v = in.readString();
+                    if (!v.isEmpty()) {
+                        o.setProtocol(v);
+                    }
+                }
                 case 50 -> o.setAppProtocol(in.readString()); // appProtocol
                 case 24 -> o.setPort(in.readInt32()); // port
                 case 34 -> o.setTargetPort(Decoding.intOrString(in)); // targetPort
-                case 40 -> o.setNodePort(in.readInt32()); // nodePort
+                case 40 -> { // nodePort
+                    java.lang.Integer v = in.readInt32();
+                    if (v.intValue() != 0) {
+                        o.setNodePort(v);
+                    }
+                }
                 default -> throw Decoding.unknownField(tag, "k8s.io.api.core.v1.ServicePort");
             }
         }
@@ -5568,7 +6708,12 @@ final class CoreV1Proto {
                     }
                     map.put(key, value);
                 }
-                case 26 -> o.setClusterIP(in.readString()); // clusterIP
+                case 26 -> { // clusterIP
+                    java.lang.String v = in.readString();
+                    if (!v.isEmpty()) {
+                        o.setClusterIP(v);
+                    }
+                }
                 case 146 -> { // clusterIPs
                     java.util.List<java.lang.String> list = o.getClusterIPs();
                     if (list == null) {
@@ -5577,7 +6722,12 @@ final class CoreV1Proto {
                     }
                     list.add(in.readString());
                 }
-                case 34 -> o.setType(in.readString()); // type
+                case 34 -> { // type
+                    java.lang.String v = in.readString();
+                    if (!v.isEmpty()) {
+                        o.setType(v);
+                    }
+                }
                 case 42 -> { // externalIPs
                     java.util.List<java.lang.String> list = o.getExternalIPs();
                     if (list == null) {
@@ -5586,8 +6736,18 @@ final class CoreV1Proto {
                     }
                     list.add(in.readString());
                 }
-                case 58 -> o.setSessionAffinity(in.readString()); // sessionAffinity
-                case 66 -> o.setLoadBalancerIP(in.readString()); // loadBalancerIP
+                case 58 -> { // sessionAffinity
+                    java.lang.String v = in.readString();
+                    if (!v.isEmpty()) {
+                        o.setSessionAffinity(v);
+                    }
+                }
+                case 66 -> { // loadBalancerIP
+                    java.lang.String v = in.readString();
+                    if (!v.isEmpty()) {
+                        o.setLoadBalancerIP(v);
+                    }
+                }
                 case 74 -> { // loadBalancerSourceRanges
                     java.util.List<java.lang.String> list = o.getLoadBalancerSourceRanges();
                     if (list == null) {
@@ -5596,10 +6756,30 @@ final class CoreV1Proto {
                     }
                     list.add(in.readString());
                 }
-                case 82 -> o.setExternalName(in.readString()); // externalName
-                case 90 -> o.setExternalTrafficPolicy(in.readString()); // externalTrafficPolicy
-                case 96 -> o.setHealthCheckNodePort(in.readInt32()); // healthCheckNodePort
-                case 104 -> o.setPublishNotReadyAddresses(in.readBool()); // publishNotReadyAddresses
+                case 82 -> { // externalName
+                    java.lang.String v = in.readString();
+                    if (!v.isEmpty()) {
+                        o.setExternalName(v);
+                    }
+                }
+                case 90 -> { // externalTrafficPolicy
+                    java.lang.String v = in.readString();
+                    if (!v.isEmpty()) {
+                        o.setExternalTrafficPolicy(v);
+                    }
+                }
+                case 96 -> { // healthCheckNodePort
+                    java.lang.Integer v = in.readInt32();
+                    if (v.intValue() != 0) {
+                        o.setHealthCheckNodePort(v);
+                    }
+                }
+                case 104 -> { // publishNotReadyAddresses
+                    java.lang.Boolean v = in.readBool();
+                    if (v) {
+                        o.setPublishNotReadyAddresses(v);
+                    }
+                }
                 case 114 -> o.setSessionAffinityConfig(CoreV1Proto.readSessionAffinityConfig(in)); // sessionAffinityConfig
                 case 154 -> { // ipFamilies
                     java.util.List<java.lang.String> list = o.getIpFamilies();
@@ -5689,10 +6869,30 @@ final class CoreV1Proto {
     static void mergeStorageOSPersistentVolumeSource(CodedInputStream in, io.fabric8.kubernetes.api.model.StorageOSPersistentVolumeSource o) throws IOException {
         for (int tag; (tag = in.readTag()) != 0;) {
             switch (tag) {
-                case 10 -> o.setVolumeName(in.readString()); // volumeName
-                case 18 -> o.setVolumeNamespace(in.readString()); // volumeNamespace
-                case 26 -> o.setFsType(in.readString()); // fsType
-                case 32 -> o.setReadOnly(in.readBool()); // readOnly
+                case 10 -> { // volumeName
+                    java.lang.String v = in.readString();
+                    if (!v.isEmpty()) {
+                        o.setVolumeName(v);
+                    }
+                }
+                case 18 -> { // volumeNamespace
+                    java.lang.String v = in.readString();
+                    if (!v.isEmpty()) {
+                        o.setVolumeNamespace(v);
+                    }
+                }
+                case 26 -> { // fsType
+                    java.lang.String v = in.readString();
+                    if (!v.isEmpty()) {
+                        o.setFsType(v);
+                    }
+                }
+                case 32 -> { // readOnly
+                    java.lang.Boolean v = in.readBool();
+                    if (v) {
+                        o.setReadOnly(v);
+                    }
+                }
                 case 42 -> o.setSecretRef(CoreV1Proto.readObjectReference(in)); // secretRef
                 default -> throw Decoding.unknownField(tag, "k8s.io.api.core.v1.StorageOSPersistentVolumeSource");
             }
@@ -5710,10 +6910,30 @@ final class CoreV1Proto {
     static void mergeStorageOSVolumeSource(CodedInputStream in, io.fabric8.kubernetes.api.model.StorageOSVolumeSource o) throws IOException {
         for (int tag; (tag = in.readTag()) != 0;) {
             switch (tag) {
-                case 10 -> o.setVolumeName(in.readString()); // volumeName
-                case 18 -> o.setVolumeNamespace(in.readString()); // volumeNamespace
-                case 26 -> o.setFsType(in.readString()); // fsType
-                case 32 -> o.setReadOnly(in.readBool()); // readOnly
+                case 10 -> { // volumeName
+                    java.lang.String v = in.readString();
+                    if (!v.isEmpty()) {
+                        o.setVolumeName(v);
+                    }
+                }
+                case 18 -> { // volumeNamespace
+                    java.lang.String v = in.readString();
+                    if (!v.isEmpty()) {
+                        o.setVolumeNamespace(v);
+                    }
+                }
+                case 26 -> { // fsType
+                    java.lang.String v = in.readString();
+                    if (!v.isEmpty()) {
+                        o.setFsType(v);
+                    }
+                }
+                case 32 -> { // readOnly
+                    java.lang.Boolean v = in.readBool();
+                    if (v) {
+                        o.setReadOnly(v);
+                    }
+                }
                 case 42 -> o.setSecretRef(CoreV1Proto.readLocalObjectReference(in)); // secretRef
                 default -> throw Decoding.unknownField(tag, "k8s.io.api.core.v1.StorageOSVolumeSource");
             }
@@ -5750,7 +6970,12 @@ final class CoreV1Proto {
         for (int tag; (tag = in.readTag()) != 0;) {
             switch (tag) {
                 case 10 -> o.setPort(Decoding.intOrString(in)); // port
-                case 18 -> o.setHost(in.readString()); // host
+                case 18 -> { // host
+                    java.lang.String v = in.readString();
+                    if (!v.isEmpty()) {
+                        o.setHost(v);
+                    }
+                }
                 default -> throw Decoding.unknownField(tag, "k8s.io.api.core.v1.TCPSocketAction");
             }
         }
@@ -5768,7 +6993,12 @@ final class CoreV1Proto {
         for (int tag; (tag = in.readTag()) != 0;) {
             switch (tag) {
                 case 10 -> o.setKey(in.readString()); // key
-                case 18 -> o.setValue(in.readString()); // value
+                case 18 -> { // value
+                    java.lang.String v = in.readString();
+                    if (!v.isEmpty()) {
+                        o.setValue(v);
+                    }
+                }
                 case 26 -> o.setEffect(in.readString()); // effect
                 case 34 -> o.setTimeAdded(Decoding.time(in)); // timeAdded
                 default -> throw Decoding.unknownField(tag, "k8s.io.api.core.v1.Taint");
@@ -5787,10 +7017,30 @@ final class CoreV1Proto {
     static void mergeToleration(CodedInputStream in, io.fabric8.kubernetes.api.model.Toleration o) throws IOException {
         for (int tag; (tag = in.readTag()) != 0;) {
             switch (tag) {
-                case 10 -> o.setKey(in.readString()); // key
-                case 18 -> o.setOperator(in.readString()); // operator
-                case 26 -> o.setValue(in.readString()); // value
-                case 34 -> o.setEffect(in.readString()); // effect
+                case 10 -> { // key
+                    java.lang.String v = in.readString();
+                    if (!v.isEmpty()) {
+                        o.setKey(v);
+                    }
+                }
+                case 18 -> { // operator
+                    java.lang.String v = in.readString();
+                    if (!v.isEmpty()) {
+                        o.setOperator(v);
+                    }
+                }
+                case 26 -> { // value
+                    java.lang.String v = in.readString();
+                    if (!v.isEmpty()) {
+                        o.setValue(v);
+                    }
+                }
+                case 34 -> { // effect
+                    java.lang.String v = in.readString();
+                    if (!v.isEmpty()) {
+                        o.setEffect(v);
+                    }
+                }
                 case 40 -> o.setTolerationSeconds(in.readInt64()); // tolerationSeconds
                 default -> throw Decoding.unknownField(tag, "k8s.io.api.core.v1.Toleration");
             }
@@ -5806,6 +7056,7 @@ final class CoreV1Proto {
     }
 
     static void mergeTopologySelectorLabelRequirement(CodedInputStream in, io.fabric8.kubernetes.api.model.TopologySelectorLabelRequirement o) throws IOException {
+        o.setValues(null);
         for (int tag; (tag = in.readTag()) != 0;) {
             switch (tag) {
                 case 10 -> o.setKey(in.readString()); // key
@@ -5968,12 +7219,27 @@ final class CoreV1Proto {
         for (int tag; (tag = in.readTag()) != 0;) {
             switch (tag) {
                 case 10 -> o.setName(in.readString()); // name
-                case 16 -> o.setReadOnly(in.readBool()); // readOnly
+                case 16 -> { // readOnly
+                    java.lang.Boolean v = in.readBool();
+                    if (v) {
+                        o.setReadOnly(v);
+                    }
+                }
                 case 58 -> o.setRecursiveReadOnly(in.readString()); // recursiveReadOnly
                 case 26 -> o.setMountPath(in.readString()); // mountPath
-                case 34 -> o.setSubPath(in.readString()); // subPath
+                case 34 -> { // subPath
+                    java.lang.String v = in.readString();
+                    if (!v.isEmpty()) {
+                        o.setSubPath(v);
+                    }
+                }
                 case 42 -> o.setMountPropagation(in.readString()); // mountPropagation
-                case 50 -> o.setSubPathExpr(in.readString()); // subPathExpr
+                case 50 -> { // subPathExpr
+                    java.lang.String v = in.readString();
+                    if (!v.isEmpty()) {
+                        o.setSubPathExpr(v);
+                    }
+                }
                 default -> throw Decoding.unknownField(tag, "k8s.io.api.core.v1.VolumeMount");
             }
         }
@@ -5992,7 +7258,12 @@ final class CoreV1Proto {
             switch (tag) {
                 case 10 -> o.setName(in.readString()); // name
                 case 18 -> o.setMountPath(in.readString()); // mountPath
-                case 24 -> o.setReadOnly(in.readBool()); // readOnly
+                case 24 -> { // readOnly
+                    java.lang.Boolean v = in.readBool();
+                    if (v) {
+                        o.setReadOnly(v);
+                    }
+                }
                 case 34 -> o.setRecursiveReadOnly(in.readString()); // recursiveReadOnly
                 case 42 -> { // volumeStatus
                     int limit = Decoding.enter(in);
@@ -6172,9 +7443,24 @@ final class CoreV1Proto {
         for (int tag; (tag = in.readTag()) != 0;) {
             switch (tag) {
                 case 10 -> o.setVolumePath(in.readString()); // volumePath
-                case 18 -> o.setFsType(in.readString()); // fsType
-                case 26 -> o.setStoragePolicyName(in.readString()); // storagePolicyName
-                case 34 -> o.setStoragePolicyID(in.readString()); // storagePolicyID
+                case 18 -> { // fsType
+                    java.lang.String v = in.readString();
+                    if (!v.isEmpty()) {
+                        o.setFsType(v);
+                    }
+                }
+                case 26 -> { // storagePolicyName
+                    java.lang.String v = in.readString();
+                    if (!v.isEmpty()) {
+                        o.setStoragePolicyName(v);
+                    }
+                }
+                case 34 -> { // storagePolicyID
+                    java.lang.String v = in.readString();
+                    if (!v.isEmpty()) {
+                        o.setStoragePolicyID(v);
+                    }
+                }
                 default -> throw Decoding.unknownField(tag, "k8s.io.api.core.v1.VsphereVirtualDiskVolumeSource");
             }
         }

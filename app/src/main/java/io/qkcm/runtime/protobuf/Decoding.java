@@ -106,7 +106,14 @@ final class Decoding {
 
     /** The seconds and nanos of a metav1.Timestamp (the wire form of Time and MicroTime). */
     private static Instant timestamp(CodedInputStream in, String message) throws IOException {
-        int limit = enter(in);
+        int length = in.readRawVarint32();
+        if (length == 0) {
+            return null; // upstream: an empty message unmarshals into the zero time
+        }
+        if (length < 0) {
+            throw malformed("negative length");
+        }
+        int limit = in.pushLimit(length);
         long seconds = 0;
         int nanos = 0;
         for (int tag; (tag = in.readTag()) != 0;) {
@@ -122,15 +129,34 @@ final class Decoding {
 
     /**
      * metav1.Time: JSON has whole seconds (RFC 3339, UTC); upstream's proto unmarshalling reads the nanos
-     * and drops them too (time_proto.go), so a Time with nanos reads as its second.
+     * and drops them too (time_proto.go), so a Time with nanos reads as its second. An empty message is
+     * the zero Time, which JSON writes as null: null.
      */
     static String time(CodedInputStream in) throws IOException {
-        return TIME.format(timestamp(in, "meta.v1.Time"));
+        Instant t = timestamp(in, "meta.v1.Time");
+        return t == null ? null : TIME.format(Instant.ofEpochSecond(t.getEpochSecond()));
     }
 
-    /** metav1.MicroTime: RFC 3339 with 6 fraction digits, UTC; nanos truncated to microseconds as upstream. */
+    /**
+     * metav1.MicroTime: RFC 3339 with 6 fraction digits, UTC; nanos truncated to microseconds as upstream;
+     * the zero MicroTime (an empty message) is null.
+     */
     static String microTime(CodedInputStream in) throws IOException {
-        return MICRO_TIME.format(timestamp(in, "meta.v1.MicroTime"));
+        Instant t = timestamp(in, "meta.v1.MicroTime");
+        return t == null ? null : MICRO_TIME.format(t);
+    }
+
+    /** A MicroTime where fabric8's property is its MicroTime class. */
+    static io.fabric8.kubernetes.api.model.MicroTime microTimeObject(CodedInputStream in) throws IOException {
+        String t = microTime(in);
+        return t == null ? null : new io.fabric8.kubernetes.api.model.MicroTime(t);
+    }
+
+    /** The zero of an untyped scalar: "", false, 0. */
+    static boolean isZero(Object v) {
+        return v instanceof String s ? s.isEmpty()
+                : v instanceof Boolean b ? !b
+                        : v instanceof Number n && n.doubleValue() == 0;
     }
 
     /** metav1.Duration: {@code optional int64 duration = 1} nanoseconds; JSON has Go's Duration.String(). */
@@ -226,6 +252,23 @@ final class Decoding {
             return type.cast(KubernetesProtobuf.decode(raw));
         }
         return Json.api().unmarshal(new String(raw, StandardCharsets.UTF_8), type);
+    }
+
+    /**
+     * runtime.RawExtension into a property fabric8 types as Object (a ControllerRevision's data): what
+     * fabric8's JSON decoding of {@code {"property": raw}} into the owner puts there.
+     */
+    static <O> Object rawExtensionProperty(CodedInputStream in, Class<O> owner, String property,
+            java.util.function.Function<O, Object> getter) throws IOException {
+        byte[] raw = rawBytes(in, "runtime.RawExtension");
+        if (raw == null || raw.length == 0) {
+            return null;
+        }
+        if (KubernetesProtobuf.hasMagic(raw)) {
+            return KubernetesProtobuf.decode(raw);
+        }
+        String json = "{\"" + property + "\":" + new String(raw, StandardCharsets.UTF_8) + "}";
+        return getter.apply(Json.api().unmarshal(json, owner));
     }
 
     /** The {@code bytes} field 1 of a one-field wrapper message (FieldsV1, RawExtension), or null if absent. */

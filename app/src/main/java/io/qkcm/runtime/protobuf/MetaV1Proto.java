@@ -26,7 +26,12 @@ final class MetaV1Proto {
             switch (tag) {
                 case 10 -> o.setType(in.readString()); // type
                 case 18 -> o.setStatus(in.readString()); // status
-                case 24 -> o.setObservedGeneration(in.readInt64()); // observedGeneration
+                case 24 -> { // observedGeneration
+                    java.lang.Long v = in.readInt64();
+                    if (v.longValue() != 0L) {
+                        o.setObservedGeneration(v);
+                    }
+                }
                 case 34 -> o.setLastTransitionTime(Decoding.time(in)); // lastTransitionTime
                 case 42 -> o.setReason(in.readString()); // reason
                 case 50 -> o.setMessage(in.readString()); // message
@@ -115,9 +120,24 @@ final class MetaV1Proto {
     static void mergeListMeta(CodedInputStream in, io.fabric8.kubernetes.api.model.ListMeta o) throws IOException {
         for (int tag; (tag = in.readTag()) != 0;) {
             switch (tag) {
-                case 10 -> o.setSelfLink(in.readString()); // selfLink
-                case 18 -> o.setResourceVersion(in.readString()); // resourceVersion
-                case 26 -> o.setContinue(in.readString()); // continue
+                case 10 -> { // selfLink
+                    java.lang.String v = in.readString();
+                    if (!v.isEmpty()) {
+                        o.setSelfLink(v);
+                    }
+                }
+                case 18 -> { // resourceVersion
+                    java.lang.String v = in.readString();
+                    if (!v.isEmpty()) {
+                        o.setResourceVersion(v);
+                    }
+                }
+                case 26 -> { // continue
+                    java.lang.String v = in.readString();
+                    if (!v.isEmpty()) {
+                        o.setContinue(v);
+                    }
+                }
                 case 32 -> o.setRemainingItemCount(in.readInt64()); // remainingItemCount
                 default -> throw Decoding.unknownField(tag, "k8s.io.apimachinery.pkg.apis.meta.v1.ListMeta");
             }
@@ -135,13 +155,38 @@ final class MetaV1Proto {
     static void mergeManagedFieldsEntry(CodedInputStream in, io.fabric8.kubernetes.api.model.ManagedFieldsEntry o) throws IOException {
         for (int tag; (tag = in.readTag()) != 0;) {
             switch (tag) {
-                case 10 -> o.setManager(in.readString()); // manager
-                case 18 -> o.setOperation(in.readString()); // operation
-                case 26 -> o.setApiVersion(in.readString()); // apiVersion
+                case 10 -> { // manager
+                    java.lang.String v = in.readString();
+                    if (!v.isEmpty()) {
+                        o.setManager(v);
+                    }
+                }
+                case 18 -> { // operation
+                    java.lang.String v = in.readString();
+                    if (!v.isEmpty()) {
+                        o.setOperation(v);
+                    }
+                }
+                case 26 -> { // apiVersion
+                    java.lang.String v = in.readString();
+                    if (!v.isEmpty()) {
+                        o.setApiVersion(v);
+                    }
+                }
                 case 34 -> o.setTime(Decoding.time(in)); // time
-                case 50 -> o.setFieldsType(in.readString()); // fieldsType
+                case 50 -> { // fieldsType
+                    java.lang.String v = in.readString();
+                    if (!v.isEmpty()) {
+                        o.setFieldsType(v);
+                    }
+                }
                 case 58 -> o.setFieldsV1(Decoding.fieldsV1(in)); // fieldsV1
-                case 66 -> o.setSubresource(in.readString()); // subresource
+                case 66 -> { // subresource
+                    java.lang.String v = in.readString();
+                    if (!v.isEmpty()) {
+                        o.setSubresource(v);
+                    }
+                }
                 default -> throw Decoding.unknownField(tag, "k8s.io.apimachinery.pkg.apis.meta.v1.ManagedFieldsEntry");
             }
         }
@@ -158,13 +203,48 @@ final class MetaV1Proto {
     static void mergeObjectMeta(CodedInputStream in, io.fabric8.kubernetes.api.model.ObjectMeta o) throws IOException {
         for (int tag; (tag = in.readTag()) != 0;) {
             switch (tag) {
-                case 10 -> o.setName(in.readString()); // name
-                case 18 -> o.setGenerateName(in.readString()); // generateName
-                case 26 -> o.setNamespace(in.readString()); // namespace
-                case 34 -> o.setSelfLink(in.readString()); // selfLink
-                case 42 -> o.setUid(in.readString()); // uid
-                case 50 -> o.setResourceVersion(in.readString()); // resourceVersion
-                case 56 -> o.setGeneration(in.readInt64()); // generation
+                case 10 -> { // name
+                    java.lang.String v = in.readString();
+                    if (!v.isEmpty()) {
+                        o.setName(v);
+                    }
+                }
+                case 18 -> { // generateName
+                    java.lang.String v = in.readString();
+                    if (!v.isEmpty()) {
+                        o.setGenerateName(v);
+                    }
+                }
+                case 26 -> { // namespace
+                    java.lang.String v = in.readString();
+                    if (!v.isEmpty()) {
+                        o.setNamespace(v);
+                    }
+                }
+                case 34 -> { // selfLink
+                    java.lang.String v = in.readString();
+                    if (!v.isEmpty()) {
+                        o.setSelfLink(v);
+                    }
+                }
+                case 42 -> { // uid
+                    java.lang.String v = in.readString();
+                    if (!v.isEmpty()) {
+                        o.setUid(v);
+                    }
+                }
+                case 50 -> { // resourceVersion
+                    java.lang.String v = in.readString();
+                    if (!v.isEmpty()) {
+                        o.setResourceVersion(v);
+                    }
+                }
+                case 56 -> { // generation
+                    java.lang.Long v = in.readInt64();
+                    if (v.longValue() != 0L) {
+                        o.setGeneration(v);
+                    }
+                }
                 case 66 -> o.setCreationTimestamp(Decoding.time(in)); // creationTimestamp
                 case 74 -> o.setDeletionTimestamp(Decoding.time(in)); // deletionTimestamp
                 case 80 -> o.setDeletionGracePeriodSeconds(in.readInt64()); // deletionGracePeriodSeconds
@@ -269,11 +349,31 @@ final class MetaV1Proto {
         for (int tag; (tag = in.readTag()) != 0;) {
             switch (tag) {
                 case 10 -> o.setMetadata(MetaV1Proto.readListMeta(in)); // metadata
-                case 18 -> o.setStatus(in.readString()); // status
-                case 26 -> o.setMessage(in.readString()); // message
-                case 34 -> o.setReason(in.readString()); // reason
+                case 18 -> { // status
+                    java.lang.String v = in.readString();
+                    if (!v.isEmpty()) {
+                        o.setStatus(v);
+                    }
+                }
+                case 26 -> { // message
+                    java.lang.String v = in.readString();
+                    if (!v.isEmpty()) {
+                        o.setMessage(v);
+                    }
+                }
+                case 34 -> { // reason
+                    java.lang.String v = in.readString();
+                    if (!v.isEmpty()) {
+                        o.setReason(v);
+                    }
+                }
                 case 42 -> o.setDetails(MetaV1Proto.readStatusDetails(in)); // details
-                case 48 -> o.setCode(in.readInt32()); // code
+                case 48 -> { // code
+                    java.lang.Integer v = in.readInt32();
+                    if (v.intValue() != 0) {
+                        o.setCode(v);
+                    }
+                }
                 default -> throw Decoding.unknownField(tag, "k8s.io.apimachinery.pkg.apis.meta.v1.Status");
             }
         }
@@ -290,9 +390,24 @@ final class MetaV1Proto {
     static void mergeStatusCause(CodedInputStream in, io.fabric8.kubernetes.api.model.StatusCause o) throws IOException {
         for (int tag; (tag = in.readTag()) != 0;) {
             switch (tag) {
-                case 10 -> o.setReason(in.readString()); // reason
-                case 18 -> o.setMessage(in.readString()); // message
-                case 26 -> o.setField(in.readString()); // field
+                case 10 -> { // reason
+                    java.lang.String v = in.readString();
+                    if (!v.isEmpty()) {
+                        o.setReason(v);
+                    }
+                }
+                case 18 -> { // message
+                    java.lang.String v = in.readString();
+                    if (!v.isEmpty()) {
+                        o.setMessage(v);
+                    }
+                }
+                case 26 -> { // field
+                    java.lang.String v = in.readString();
+                    if (!v.isEmpty()) {
+                        o.setField(v);
+                    }
+                }
                 default -> throw Decoding.unknownField(tag, "k8s.io.apimachinery.pkg.apis.meta.v1.StatusCause");
             }
         }
@@ -309,10 +424,30 @@ final class MetaV1Proto {
     static void mergeStatusDetails(CodedInputStream in, io.fabric8.kubernetes.api.model.StatusDetails o) throws IOException {
         for (int tag; (tag = in.readTag()) != 0;) {
             switch (tag) {
-                case 10 -> o.setName(in.readString()); // name
-                case 18 -> o.setGroup(in.readString()); // group
-                case 26 -> o.setKind(in.readString()); // kind
-                case 50 -> o.setUid(in.readString()); // uid
+                case 10 -> { // name
+                    java.lang.String v = in.readString();
+                    if (!v.isEmpty()) {
+                        o.setName(v);
+                    }
+                }
+                case 18 -> { // group
+                    java.lang.String v = in.readString();
+                    if (!v.isEmpty()) {
+                        o.setGroup(v);
+                    }
+                }
+                case 26 -> { // kind
+                    java.lang.String v = in.readString();
+                    if (!v.isEmpty()) {
+                        o.setKind(v);
+                    }
+                }
+                case 50 -> { // uid
+                    java.lang.String v = in.readString();
+                    if (!v.isEmpty()) {
+                        o.setUid(v);
+                    }
+                }
                 case 34 -> { // causes
                     java.util.List<io.fabric8.kubernetes.api.model.StatusCause> list = o.getCauses();
                     if (list == null) {
@@ -321,7 +456,12 @@ final class MetaV1Proto {
                     }
                     list.add(MetaV1Proto.readStatusCause(in));
                 }
-                case 40 -> o.setRetryAfterSeconds(in.readInt32()); // retryAfterSeconds
+                case 40 -> { // retryAfterSeconds
+                    java.lang.Integer v = in.readInt32();
+                    if (v.intValue() != 0) {
+                        o.setRetryAfterSeconds(v);
+                    }
+                }
                 default -> throw Decoding.unknownField(tag, "k8s.io.apimachinery.pkg.apis.meta.v1.StatusDetails");
             }
         }

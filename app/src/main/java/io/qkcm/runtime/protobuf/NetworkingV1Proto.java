@@ -24,7 +24,12 @@ final class NetworkingV1Proto {
     static void mergeHTTPIngressPath(CodedInputStream in, io.fabric8.kubernetes.api.model.networking.v1.HTTPIngressPath o) throws IOException {
         for (int tag; (tag = in.readTag()) != 0;) {
             switch (tag) {
-                case 10 -> o.setPath(in.readString()); // path
+                case 10 -> { // path
+                    java.lang.String v = in.readString();
+                    if (!v.isEmpty()) {
+                        o.setPath(v);
+                    }
+                }
                 case 26 -> o.setPathType(in.readString()); // pathType
                 case 18 -> o.setBackend(NetworkingV1Proto.readIngressBackend(in)); // backend
                 default -> throw Decoding.unknownField(tag, "k8s.io.api.networking.v1.HTTPIngressPath");
@@ -41,6 +46,7 @@ final class NetworkingV1Proto {
     }
 
     static void mergeHTTPIngressRuleValue(CodedInputStream in, io.fabric8.kubernetes.api.model.networking.v1.HTTPIngressRuleValue o) throws IOException {
+        o.setPaths(null);
         for (int tag; (tag = in.readTag()) != 0;) {
             switch (tag) {
                 case 10 -> { // paths
@@ -214,8 +220,18 @@ final class NetworkingV1Proto {
     static void mergeIngressLoadBalancerIngress(CodedInputStream in, io.fabric8.kubernetes.api.model.networking.v1.IngressLoadBalancerIngress o) throws IOException {
         for (int tag; (tag = in.readTag()) != 0;) {
             switch (tag) {
-                case 10 -> o.setIp(in.readString()); // ip
-                case 18 -> o.setHostname(in.readString()); // hostname
+                case 10 -> { // ip
+                    java.lang.String v = in.readString();
+                    if (!v.isEmpty()) {
+                        o.setIp(v);
+                    }
+                }
+                case 18 -> { // hostname
+                    java.lang.String v = in.readString();
+                    if (!v.isEmpty()) {
+                        o.setHostname(v);
+                    }
+                }
                 case 34 -> { // ports
                     java.util.List<io.fabric8.kubernetes.api.model.networking.v1.IngressPortStatus> list = o.getPorts();
                     if (list == null) {
@@ -283,7 +299,12 @@ final class NetworkingV1Proto {
     static void mergeIngressRule(CodedInputStream in, io.fabric8.kubernetes.api.model.networking.v1.IngressRule o) throws IOException {
         for (int tag; (tag = in.readTag()) != 0;) {
             switch (tag) {
-                case 10 -> o.setHost(in.readString()); // host
+                case 10 -> { // host
+                    java.lang.String v = in.readString();
+                    if (!v.isEmpty()) {
+                        o.setHost(v);
+                    }
+                }
                 case 18 -> { // ingressRuleValue
                     int limit = Decoding.enter(in);
                     NetworkingV1Proto.mergeIngressRuleValue_IngressRule(in, o);
@@ -399,7 +420,12 @@ final class NetworkingV1Proto {
                     }
                     list.add(in.readString());
                 }
-                case 18 -> o.setSecretName(in.readString()); // secretName
+                case 18 -> { // secretName
+                    java.lang.String v = in.readString();
+                    if (!v.isEmpty()) {
+                        o.setSecretName(v);
+                    }
+                }
                 default -> throw Decoding.unknownField(tag, "k8s.io.api.networking.v1.IngressTLS");
             }
         }
@@ -602,10 +628,30 @@ final class NetworkingV1Proto {
     static void mergeParentReference(CodedInputStream in, io.fabric8.kubernetes.api.model.networking.v1.ParentReference o) throws IOException {
         for (int tag; (tag = in.readTag()) != 0;) {
             switch (tag) {
-                case 10 -> o.setGroup(in.readString()); // group
-                case 18 -> o.setResource(in.readString()); // resource
-                case 26 -> o.setNamespace(in.readString()); // namespace
-                case 34 -> o.setName(in.readString()); // name
+                case 10 -> { // group
+                    java.lang.String v = in.readString();
+                    if (!v.isEmpty()) {
+                        o.setGroup(v);
+                    }
+                }
+                case 18 -> { // resource
+                    java.lang.String v = in.readString();
+                    if (!v.isEmpty()) {
+                        o.setResource(v);
+                    }
+                }
+                case 26 -> { // namespace
+                    java.lang.String v = in.readString();
+                    if (!v.isEmpty()) {
+                        o.setNamespace(v);
+                    }
+                }
+                case 34 -> { // name
+                    java.lang.String v = in.readString();
+                    if (!v.isEmpty()) {
+                        o.setName(v);
+                    }
+                }
                 default -> throw Decoding.unknownField(tag, "k8s.io.api.networking.v1.ParentReference");
             }
         }
@@ -622,8 +668,18 @@ final class NetworkingV1Proto {
     static void mergeServiceBackendPort(CodedInputStream in, io.fabric8.kubernetes.api.model.networking.v1.ServiceBackendPort o) throws IOException {
         for (int tag; (tag = in.readTag()) != 0;) {
             switch (tag) {
-                case 10 -> o.setName(in.readString()); // name
-                case 16 -> o.setNumber(in.readInt32()); // number
+                case 10 -> { // name
+                    java.lang.String v = in.readString();
+                    if (!v.isEmpty()) {
+                        o.setName(v);
+                    }
+                }
+                case 16 -> { // number
+                    java.lang.Integer v = in.readInt32();
+                    if (v.intValue() != 0) {
+                        o.setNumber(v);
+                    }
+                }
                 default -> throw Decoding.unknownField(tag, "k8s.io.api.networking.v1.ServiceBackendPort");
             }
         }

@@ -88,7 +88,12 @@ final class PolicyV1Proto {
     static void mergePodDisruptionBudgetStatus(CodedInputStream in, io.fabric8.kubernetes.api.model.policy.v1.PodDisruptionBudgetStatus o) throws IOException {
         for (int tag; (tag = in.readTag()) != 0;) {
             switch (tag) {
-                case 8 -> o.setObservedGeneration(in.readInt64()); // observedGeneration
+                case 8 -> { // observedGeneration
+                    java.lang.Long v = in.readInt64();
+                    if (v.longValue() != 0L) {
+                        o.setObservedGeneration(v);
+                    }
+                }
                 case 18 -> { // disruptedPods
                     int limit = Decoding.enter(in);
                     String key = "";

@@ -46,6 +46,7 @@ final class RbacV1Proto {
     }
 
     static void mergeClusterRole(CodedInputStream in, io.fabric8.kubernetes.api.model.rbac.ClusterRole o) throws IOException {
+        o.setRules(null);
         for (int tag; (tag = in.readTag()) != 0;) {
             switch (tag) {
                 case 10 -> o.setMetadata(MetaV1Proto.readObjectMeta(in)); // metadata
@@ -148,6 +149,7 @@ final class RbacV1Proto {
     }
 
     static void mergePolicyRule(CodedInputStream in, io.fabric8.kubernetes.api.model.rbac.PolicyRule o) throws IOException {
+        o.setVerbs(null);
         for (int tag; (tag = in.readTag()) != 0;) {
             switch (tag) {
                 case 10 -> { // verbs
@@ -204,6 +206,7 @@ final class RbacV1Proto {
     }
 
     static void mergeRole(CodedInputStream in, io.fabric8.kubernetes.api.model.rbac.Role o) throws IOException {
+        o.setRules(null);
         for (int tag; (tag = in.readTag()) != 0;) {
             switch (tag) {
                 case 10 -> o.setMetadata(MetaV1Proto.readObjectMeta(in)); // metadata
@@ -327,9 +330,19 @@ final class RbacV1Proto {
         for (int tag; (tag = in.readTag()) != 0;) {
             switch (tag) {
                 case 10 -> o.setKind(in.readString()); // kind
-                case 18 -> o.setApiGroup(in.readString()); // apiGroup
+                case 18 -> { // apiGroup
+                    java.lang.String v = in.readString();
+                    if (!v.isEmpty()) {
+                        o.setApiGroup(v);
+                    }
+                }
                 case 26 -> o.setName(in.readString()); // name
-                case 34 -> o.setNamespace(in.readString()); // namespace
+                case 34 -> { // namespace
+                    java.lang.String v = in.readString();
+                    if (!v.isEmpty()) {
+                        o.setNamespace(v);
+                    }
+                }
                 default -> throw Decoding.unknownField(tag, "k8s.io.api.rbac.v1.Subject");
             }
         }

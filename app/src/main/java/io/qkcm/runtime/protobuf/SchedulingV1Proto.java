@@ -26,8 +26,18 @@ final class SchedulingV1Proto {
             switch (tag) {
                 case 10 -> o.setMetadata(MetaV1Proto.readObjectMeta(in)); // metadata
                 case 16 -> o.setValue(in.readInt32()); // value
-                case 24 -> o.setGlobalDefault(in.readBool()); // globalDefault
-                case 34 -> o.setDescription(in.readString()); // description
+                case 24 -> { // globalDefault
+                    java.lang.Boolean v = in.readBool();
+                    if (v) {
+                        o.setGlobalDefault(v);
+                    }
+                }
+                case 34 -> { // description
+                    java.lang.String v = in.readString();
+                    if (!v.isEmpty()) {
+                        o.setDescription(v);
+                    }
+                }
                 case 42 -> o.setPreemptionPolicy(in.readString()); // preemptionPolicy
                 default -> throw Decoding.unknownField(tag, "k8s.io.api.scheduling.v1.PriorityClass");
             }

@@ -123,6 +123,7 @@ final class StorageV1Proto {
     }
 
     static void mergeCSINodeDriver(CodedInputStream in, io.fabric8.kubernetes.api.model.storage.CSINodeDriver o) throws IOException {
+        o.setTopologyKeys(null);
         for (int tag; (tag = in.readTag()) != 0;) {
             switch (tag) {
                 case 10 -> o.setName(in.readString()); // name
@@ -175,6 +176,7 @@ final class StorageV1Proto {
     }
 
     static void mergeCSINodeSpec(CodedInputStream in, io.fabric8.kubernetes.api.model.storage.CSINodeSpec o) throws IOException {
+        o.setDrivers(null);
         for (int tag; (tag = in.readTag()) != 0;) {
             switch (tag) {
                 case 10 -> { // drivers
@@ -420,7 +422,12 @@ final class StorageV1Proto {
         for (int tag; (tag = in.readTag()) != 0;) {
             switch (tag) {
                 case 10 -> o.setTime(Decoding.time(in)); // time
-                case 18 -> o.setMessage(in.readString()); // message
+                case 18 -> { // message
+                    java.lang.String v = in.readString();
+                    if (!v.isEmpty()) {
+                        o.setMessage(v);
+                    }
+                }
                 case 24 -> o.setErrorCode(in.readInt32()); // errorCode
                 default -> throw Decoding.unknownField(tag, "k8s.io.api.storage.v1.VolumeError");
             }

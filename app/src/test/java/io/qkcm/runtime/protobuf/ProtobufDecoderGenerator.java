@@ -222,6 +222,8 @@ final class ProtobufDecoderGenerator {
             return "no property in " + pair.type().getSimpleName();
         }
         Type t = prop.type();
+        owner = pair.type();
+        ownerGetter = prop.getter() == null ? null : prop.getter().getName();
         if (f.isMapField()) {
             if (raw(t) != Map.class || arg(t, 0) != String.class) {
                 return "map into " + t;
@@ -330,6 +332,10 @@ final class ProtobufDecoderGenerator {
         };
     }
 
+    /** The class and getter of the property being read (a RawExtension into an Object property needs them). */
+    private Class<?> owner;
+    private String ownerGetter;
+
     /** The expression reading one value of {@code f} from {@code in} as a {@code t}; null if none faithful. */
     private String read(FieldDescriptor f, Type t) {
         String target = t == null ? "" : t.getTypeName();
@@ -363,8 +369,7 @@ final class ProtobufDecoderGenerator {
                     case META + "MicroTime":
                         return switch (target) {
                             case "java.lang.String" -> "Decoding.microTime(in)";
-                            case "io.fabric8.kubernetes.api.model.MicroTime" ->
-                                "new io.fabric8.kubernetes.api.model.MicroTime(Decoding.microTime(in))";
+                            case "io.fabric8.kubernetes.api.model.MicroTime" -> "Decoding.microTimeObject(in)";
                             default -> null;
                         };
                     case META + "Duration":
@@ -372,7 +377,14 @@ final class ProtobufDecoderGenerator {
                     case META + "FieldsV1":
                         return target.equals("io.fabric8.kubernetes.api.model.FieldsV1") ? "Decoding.fieldsV1(in)" : null;
                     case RAW_EXTENSION:
-                        return t instanceof Class<?> c ? "Decoding.rawExtension(in, " + c.getName() + ".class)" : null;
+                        if (t == Object.class && owner != null) {
+                            // fabric8 keeps such a property as whatever its JSON decoding makes of it
+                            String o = owner.getName().replace('$', '.');
+                            return "Decoding.rawExtensionProperty(in, " + o + ".class, \"" + f.getName() + "\", " + o
+                                    + "::" + ownerGetter + ")";
+                        }
+                        return t instanceof Class<?> c && t != Object.class
+                                ? "Decoding.rawExtension(in, " + c.getName() + ".class)" : null;
                     default:
                         if (isStringItems(m)) {
                             return target.equals("java.util.List<java.lang.String>") ? "Decoding.stringItems(in)" : null;
@@ -528,8 +540,21 @@ final class ProtobufDecoderGenerator {
             }
             s.append("\n    static void merge").append(m).append("(CodedInputStream in, ").append(type)
                     .append(" o) throws IOException {\n");
-            s.append("        for (int tag; (tag = in.readTag()) != 0;) {\n            switch (tag) {\n");
             Map<String, Property> props = properties(p.type());
+            for (FieldDescriptor f : p.message().getFields()) {
+                if (!nullWhenEmpty(f)) {
+                    continue;
+                }
+                // JSON has null where protobuf has no element: the property starts null
+                Property prop = props.get(f.getName());
+                if (prop != null) {
+                    s.append("        o.").append(prop.setter().getName()).append("(null);\n");
+                } else if (!isInline(f)) {
+                    s.append("        ").append(p.type() == UNTYPED ? "o" : "o.getAdditionalProperties()")
+                            .append(".put(\"").append(f.getName()).append("\", null);\n");
+                }
+            }
+            s.append("        for (int tag; (tag = in.readTag()) != 0;) {\n            switch (tag) {\n");
             for (FieldDescriptor f : p.message().getFields()) {
                 fieldCases(s, p, f, props.get(f.getName()));
             }
@@ -609,13 +634,24 @@ final class ProtobufDecoderGenerator {
                 s.append("Decoding.addAdditional(").append(container).append(", ").append(name).append(", ")
                         .append(untypedRead(f)).append(");").append(comment);
             } else {
-                s.append(container).append(".put(").append(name).append(", ").append(untypedRead(f)).append(");")
-                        .append(comment);
+                if (omitsZero(f)) {
+                    s.append("{").append(comment);
+                    s.append(indent).append("    Object v = ").append(untypedRead(f)).append(";\n");
+                    s.append(indent).append("    if (!Decoding.isZero(v)) {\n");
+                    s.append(indent).append("        ").append(container).append(".put(").append(name).append(", v);\n");
+                    s.append(indent).append("    }\n");
+                    s.append(indent).append("}\n");
+                } else {
+                    s.append(container).append(".put(").append(name).append(", ").append(untypedRead(f)).append(");")
+                            .append(comment);
+                }
             }
             return;
         }
         String setter = prop.setter().getName();
         String getter = prop.getter().getName();
+        owner = p.type();
+        ownerGetter = getter;
         if (f.isMapField()) {
             FieldDescriptor value = f.getMessageType().findFieldByNumber(2);
             Type v = arg(prop.type(), 1);
@@ -671,8 +707,68 @@ final class ProtobufDecoderGenerator {
             }
             return;
         }
+        if (omitsZero(f)) {
+            String t = prop.type().getTypeName();
+            s.append(indent).append("case ").append(tag(f, wireType(f))).append(" -> {").append(comment);
+            s.append(indent).append("    ").append(t).append(" v = ").append(read(f, prop.type())).append(";\n");
+            s.append(indent).append("    if (").append(nonZero(f)).append(") {\n");
+            s.append(indent).append("        o.").append(setter).append("(v);\n");
+            s.append(indent).append("    }\n");
+            s.append(indent).append("}\n");
+            return;
+        }
         s.append(indent).append("case ").append(tag(f, wireType(f))).append(" -> o.").append(setter).append("(")
                 .append(read(f, prop.type())).append(");").append(comment);
+    }
+
+    /**
+     * Whether the field is a non-pointer Go scalar with omitempty (hack/protobuf-fields lists them): gogo
+     * writes its zero, encoding/json leaves it out, so its zero is skipped here too.
+     */
+    private static boolean omitsZero(FieldDescriptor f) {
+        return !f.isRepeated() && f.getType() != FieldDescriptor.Type.MESSAGE
+                && OMITEMPTY_SCALARS.contains(f.getContainingType().getFullName() + "\t" + f.getName());
+    }
+
+    private static String nonZero(FieldDescriptor f) {
+        return switch (f.getType()) {
+            case STRING, BYTES -> "!v.isEmpty()";
+            case BOOL -> "v";
+            case INT32 -> "v.intValue() != 0";
+            case INT64 -> "v.longValue() != 0L";
+            case DOUBLE -> "v.doubleValue() != 0.0";
+            default -> throw new IllegalStateException(f.getFullName());
+        };
+    }
+
+    /** hack/protobuf-fields' output: "message\tfield" of every non-pointer omitempty scalar of the API. */
+    private static final java.util.Set<String> OMITEMPTY_SCALARS = goFields("omitempty-scalar");
+    /** ... and of every slice or map without omitempty (JSON null when empty). */
+    private static final java.util.Set<String> NULL_WHEN_EMPTY = goFields("null-when-empty");
+
+    private static java.util.Set<String> goFields(String kind) {
+        try (java.io.InputStream in = ProtobufDecoderGenerator.class.getResourceAsStream("go-fields.tsv")) {
+            java.util.Set<String> fields = new java.util.HashSet<>();
+            for (String line : new String(in.readAllBytes(), java.nio.charset.StandardCharsets.UTF_8).split("\n")) {
+                String[] cols = line.split("\t");
+                if (cols.length == 3 && cols[2].equals(kind)) {
+                    fields.add(cols[0] + "\t" + cols[1]);
+                }
+            }
+            return fields;
+        } catch (IOException e) {
+            throw new java.io.UncheckedIOException(e);
+        }
+    }
+
+    /**
+     * Whether an absent repeated or map field is JSON's null (a Go slice or map without omitempty). A list's
+     * items are the exception: the API server writes an empty list's items as [].
+     */
+    private static boolean nullWhenEmpty(FieldDescriptor f) {
+        return (f.isRepeated() || f.getType() == FieldDescriptor.Type.BYTES)
+                && !(f.getName().equals("items") && f.getContainingType().getName().endsWith("List"))
+                && NULL_WHEN_EMPTY.contains(f.getContainingType().getFullName() + "\t" + f.getName());
     }
 
     /** A map value's proto default, as Go leaves a missing value: its zero. */
