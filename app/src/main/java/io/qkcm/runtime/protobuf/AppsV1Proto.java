@@ -7,7 +7,7 @@ import java.io.IOException;
 
 import com.google.protobuf.CodedInputStream;
 
-/** Decoders of k8s.io.api.apps.v1 messages into fabric8's model. */
+/** Decoders of k8s.io.api.apps.v1 messages into fabric8's model, and encoders back. */
 final class AppsV1Proto {
 
     private AppsV1Proto() {
@@ -28,6 +28,28 @@ final class AppsV1Proto {
                 case 18 -> o.setData(Decoding.rawExtensionProperty(in, io.fabric8.kubernetes.api.model.apps.ControllerRevision.class, "data", io.fabric8.kubernetes.api.model.apps.ControllerRevision::getData)); // data
                 case 24 -> o.setRevision(in.readInt64()); // revision
                 default -> throw Decoding.unknownField(tag, "k8s.io.api.apps.v1.ControllerRevision");
+            }
+        }
+    }
+
+    static void writeControllerRevision(ProtobufWriter w, io.fabric8.kubernetes.api.model.apps.ControllerRevision o) throws ProtobufEncodingException {
+        ProtobufWriter.mustBeEmpty(o.getAdditionalProperties(), "ControllerRevision.additionalProperties");
+        { // revision
+            java.lang.Long v = o.getRevision();
+            if (v != null) {
+                w.int64(3, v);
+            }
+        }
+        { // data
+            java.lang.Object v = o.getData();
+            if (v != null) {
+                w.rawJson(2, v);
+            }
+        }
+        { // metadata
+            io.fabric8.kubernetes.api.model.ObjectMeta v = o.getMetadata();
+            if (v != null) {
+                int m = w.mark(); MetaV1Proto.writeObjectMeta(w, v); w.endMessage(1, m);
             }
         }
     }
@@ -57,6 +79,25 @@ final class AppsV1Proto {
         }
     }
 
+    static void writeControllerRevisionList(ProtobufWriter w, io.fabric8.kubernetes.api.model.apps.ControllerRevisionList o) throws ProtobufEncodingException {
+        ProtobufWriter.mustBeEmpty(o.getAdditionalProperties(), "ControllerRevisionList.additionalProperties");
+        if (o.getItems() != null) { // items
+            java.util.List<io.fabric8.kubernetes.api.model.apps.ControllerRevision> list = o.getItems();
+            for (int i = list.size() - 1; i >= 0; i--) {
+                io.fabric8.kubernetes.api.model.apps.ControllerRevision v = list.get(i);
+                if (v != null) {
+                    int m = w.mark(); AppsV1Proto.writeControllerRevision(w, v); w.endMessage(2, m);
+                }
+            }
+        }
+        { // metadata
+            io.fabric8.kubernetes.api.model.ListMeta v = o.getMetadata();
+            if (v != null) {
+                int m = w.mark(); MetaV1Proto.writeListMeta(w, v); w.endMessage(1, m);
+            }
+        }
+    }
+
     static io.fabric8.kubernetes.api.model.apps.DaemonSet readDaemonSet(CodedInputStream in) throws IOException {
         int limit = Decoding.enter(in);
         io.fabric8.kubernetes.api.model.apps.DaemonSet o = new io.fabric8.kubernetes.api.model.apps.DaemonSet();
@@ -72,6 +113,28 @@ final class AppsV1Proto {
                 case 18 -> o.setSpec(AppsV1Proto.readDaemonSetSpec(in)); // spec
                 case 26 -> o.setStatus(AppsV1Proto.readDaemonSetStatus(in)); // status
                 default -> throw Decoding.unknownField(tag, "k8s.io.api.apps.v1.DaemonSet");
+            }
+        }
+    }
+
+    static void writeDaemonSet(ProtobufWriter w, io.fabric8.kubernetes.api.model.apps.DaemonSet o) throws ProtobufEncodingException {
+        ProtobufWriter.mustBeEmpty(o.getAdditionalProperties(), "DaemonSet.additionalProperties");
+        { // status
+            io.fabric8.kubernetes.api.model.apps.DaemonSetStatus v = o.getStatus();
+            if (v != null) {
+                int m = w.mark(); AppsV1Proto.writeDaemonSetStatus(w, v); w.endMessage(3, m);
+            }
+        }
+        { // spec
+            io.fabric8.kubernetes.api.model.apps.DaemonSetSpec v = o.getSpec();
+            if (v != null) {
+                int m = w.mark(); AppsV1Proto.writeDaemonSetSpec(w, v); w.endMessage(2, m);
+            }
+        }
+        { // metadata
+            io.fabric8.kubernetes.api.model.ObjectMeta v = o.getMetadata();
+            if (v != null) {
+                int m = w.mark(); MetaV1Proto.writeObjectMeta(w, v); w.endMessage(1, m);
             }
         }
     }
@@ -107,6 +170,40 @@ final class AppsV1Proto {
         }
     }
 
+    static void writeDaemonSetCondition(ProtobufWriter w, io.fabric8.kubernetes.api.model.apps.DaemonSetCondition o) throws ProtobufEncodingException {
+        ProtobufWriter.mustBeEmpty(o.getAdditionalProperties(), "DaemonSetCondition.additionalProperties");
+        { // message
+            java.lang.String v = o.getMessage();
+            if (v != null) {
+                w.string(5, v);
+            }
+        }
+        { // reason
+            java.lang.String v = o.getReason();
+            if (v != null) {
+                w.string(4, v);
+            }
+        }
+        { // lastTransitionTime
+            java.lang.String v = o.getLastTransitionTime();
+            if (v != null) {
+                w.time(3, v);
+            }
+        }
+        { // status
+            java.lang.String v = o.getStatus();
+            if (v != null) {
+                w.string(2, v);
+            }
+        }
+        { // type
+            java.lang.String v = o.getType();
+            if (v != null) {
+                w.string(1, v);
+            }
+        }
+    }
+
     static io.fabric8.kubernetes.api.model.apps.DaemonSetList readDaemonSetList(CodedInputStream in) throws IOException {
         int limit = Decoding.enter(in);
         io.fabric8.kubernetes.api.model.apps.DaemonSetList o = new io.fabric8.kubernetes.api.model.apps.DaemonSetList();
@@ -128,6 +225,25 @@ final class AppsV1Proto {
                     list.add(AppsV1Proto.readDaemonSet(in));
                 }
                 default -> throw Decoding.unknownField(tag, "k8s.io.api.apps.v1.DaemonSetList");
+            }
+        }
+    }
+
+    static void writeDaemonSetList(ProtobufWriter w, io.fabric8.kubernetes.api.model.apps.DaemonSetList o) throws ProtobufEncodingException {
+        ProtobufWriter.mustBeEmpty(o.getAdditionalProperties(), "DaemonSetList.additionalProperties");
+        if (o.getItems() != null) { // items
+            java.util.List<io.fabric8.kubernetes.api.model.apps.DaemonSet> list = o.getItems();
+            for (int i = list.size() - 1; i >= 0; i--) {
+                io.fabric8.kubernetes.api.model.apps.DaemonSet v = list.get(i);
+                if (v != null) {
+                    int m = w.mark(); AppsV1Proto.writeDaemonSet(w, v); w.endMessage(2, m);
+                }
+            }
+        }
+        { // metadata
+            io.fabric8.kubernetes.api.model.ListMeta v = o.getMetadata();
+            if (v != null) {
+                int m = w.mark(); MetaV1Proto.writeListMeta(w, v); w.endMessage(1, m);
             }
         }
     }
@@ -154,6 +270,40 @@ final class AppsV1Proto {
                 }
                 case 48 -> o.setRevisionHistoryLimit(in.readInt32()); // revisionHistoryLimit
                 default -> throw Decoding.unknownField(tag, "k8s.io.api.apps.v1.DaemonSetSpec");
+            }
+        }
+    }
+
+    static void writeDaemonSetSpec(ProtobufWriter w, io.fabric8.kubernetes.api.model.apps.DaemonSetSpec o) throws ProtobufEncodingException {
+        ProtobufWriter.mustBeEmpty(o.getAdditionalProperties(), "DaemonSetSpec.additionalProperties");
+        { // revisionHistoryLimit
+            java.lang.Integer v = o.getRevisionHistoryLimit();
+            if (v != null) {
+                w.int64(6, v);
+            }
+        }
+        { // minReadySeconds
+            java.lang.Integer v = o.getMinReadySeconds();
+            if (v != null) {
+                w.int64(4, v);
+            }
+        }
+        { // updateStrategy
+            io.fabric8.kubernetes.api.model.apps.DaemonSetUpdateStrategy v = o.getUpdateStrategy();
+            if (v != null) {
+                int m = w.mark(); AppsV1Proto.writeDaemonSetUpdateStrategy(w, v); w.endMessage(3, m);
+            }
+        }
+        { // template
+            io.fabric8.kubernetes.api.model.PodTemplateSpec v = o.getTemplate();
+            if (v != null) {
+                int m = w.mark(); CoreV1Proto.writePodTemplateSpec(w, v); w.endMessage(2, m);
+            }
+        }
+        { // selector
+            io.fabric8.kubernetes.api.model.LabelSelector v = o.getSelector();
+            if (v != null) {
+                int m = w.mark(); MetaV1Proto.writeLabelSelector(w, v); w.endMessage(1, m);
             }
         }
     }
@@ -211,6 +361,73 @@ final class AppsV1Proto {
         }
     }
 
+    static void writeDaemonSetStatus(ProtobufWriter w, io.fabric8.kubernetes.api.model.apps.DaemonSetStatus o) throws ProtobufEncodingException {
+        ProtobufWriter.mustBeEmpty(o.getAdditionalProperties(), "DaemonSetStatus.additionalProperties");
+        if (o.getConditions() != null) { // conditions
+            java.util.List<io.fabric8.kubernetes.api.model.apps.DaemonSetCondition> list = o.getConditions();
+            for (int i = list.size() - 1; i >= 0; i--) {
+                io.fabric8.kubernetes.api.model.apps.DaemonSetCondition v = list.get(i);
+                if (v != null) {
+                    int m = w.mark(); AppsV1Proto.writeDaemonSetCondition(w, v); w.endMessage(10, m);
+                }
+            }
+        }
+        { // collisionCount
+            java.lang.Integer v = o.getCollisionCount();
+            if (v != null) {
+                w.int64(9, v);
+            }
+        }
+        { // numberUnavailable
+            java.lang.Integer v = o.getNumberUnavailable();
+            if (v != null) {
+                w.int64(8, v);
+            }
+        }
+        { // numberAvailable
+            java.lang.Integer v = o.getNumberAvailable();
+            if (v != null) {
+                w.int64(7, v);
+            }
+        }
+        { // updatedNumberScheduled
+            java.lang.Integer v = o.getUpdatedNumberScheduled();
+            if (v != null) {
+                w.int64(6, v);
+            }
+        }
+        { // observedGeneration
+            java.lang.Long v = o.getObservedGeneration();
+            if (v != null) {
+                w.int64(5, v);
+            }
+        }
+        { // numberReady
+            java.lang.Integer v = o.getNumberReady();
+            if (v != null) {
+                w.int64(4, v);
+            }
+        }
+        { // desiredNumberScheduled
+            java.lang.Integer v = o.getDesiredNumberScheduled();
+            if (v != null) {
+                w.int64(3, v);
+            }
+        }
+        { // numberMisscheduled
+            java.lang.Integer v = o.getNumberMisscheduled();
+            if (v != null) {
+                w.int64(2, v);
+            }
+        }
+        { // currentNumberScheduled
+            java.lang.Integer v = o.getCurrentNumberScheduled();
+            if (v != null) {
+                w.int64(1, v);
+            }
+        }
+    }
+
     static io.fabric8.kubernetes.api.model.apps.DaemonSetUpdateStrategy readDaemonSetUpdateStrategy(CodedInputStream in) throws IOException {
         int limit = Decoding.enter(in);
         io.fabric8.kubernetes.api.model.apps.DaemonSetUpdateStrategy o = new io.fabric8.kubernetes.api.model.apps.DaemonSetUpdateStrategy();
@@ -234,6 +451,22 @@ final class AppsV1Proto {
         }
     }
 
+    static void writeDaemonSetUpdateStrategy(ProtobufWriter w, io.fabric8.kubernetes.api.model.apps.DaemonSetUpdateStrategy o) throws ProtobufEncodingException {
+        ProtobufWriter.mustBeEmpty(o.getAdditionalProperties(), "DaemonSetUpdateStrategy.additionalProperties");
+        { // rollingUpdate
+            io.fabric8.kubernetes.api.model.apps.RollingUpdateDaemonSet v = o.getRollingUpdate();
+            if (v != null) {
+                int m = w.mark(); AppsV1Proto.writeRollingUpdateDaemonSet(w, v); w.endMessage(2, m);
+            }
+        }
+        { // type
+            java.lang.String v = o.getType();
+            if (v != null) {
+                w.string(1, v);
+            }
+        }
+    }
+
     static io.fabric8.kubernetes.api.model.apps.Deployment readDeployment(CodedInputStream in) throws IOException {
         int limit = Decoding.enter(in);
         io.fabric8.kubernetes.api.model.apps.Deployment o = new io.fabric8.kubernetes.api.model.apps.Deployment();
@@ -249,6 +482,28 @@ final class AppsV1Proto {
                 case 18 -> o.setSpec(AppsV1Proto.readDeploymentSpec(in)); // spec
                 case 26 -> o.setStatus(AppsV1Proto.readDeploymentStatus(in)); // status
                 default -> throw Decoding.unknownField(tag, "k8s.io.api.apps.v1.Deployment");
+            }
+        }
+    }
+
+    static void writeDeployment(ProtobufWriter w, io.fabric8.kubernetes.api.model.apps.Deployment o) throws ProtobufEncodingException {
+        ProtobufWriter.mustBeEmpty(o.getAdditionalProperties(), "Deployment.additionalProperties");
+        { // status
+            io.fabric8.kubernetes.api.model.apps.DeploymentStatus v = o.getStatus();
+            if (v != null) {
+                int m = w.mark(); AppsV1Proto.writeDeploymentStatus(w, v); w.endMessage(3, m);
+            }
+        }
+        { // spec
+            io.fabric8.kubernetes.api.model.apps.DeploymentSpec v = o.getSpec();
+            if (v != null) {
+                int m = w.mark(); AppsV1Proto.writeDeploymentSpec(w, v); w.endMessage(2, m);
+            }
+        }
+        { // metadata
+            io.fabric8.kubernetes.api.model.ObjectMeta v = o.getMetadata();
+            if (v != null) {
+                int m = w.mark(); MetaV1Proto.writeObjectMeta(w, v); w.endMessage(1, m);
             }
         }
     }
@@ -285,6 +540,46 @@ final class AppsV1Proto {
         }
     }
 
+    static void writeDeploymentCondition(ProtobufWriter w, io.fabric8.kubernetes.api.model.apps.DeploymentCondition o) throws ProtobufEncodingException {
+        ProtobufWriter.mustBeEmpty(o.getAdditionalProperties(), "DeploymentCondition.additionalProperties");
+        { // message
+            java.lang.String v = o.getMessage();
+            if (v != null) {
+                w.string(5, v);
+            }
+        }
+        { // reason
+            java.lang.String v = o.getReason();
+            if (v != null) {
+                w.string(4, v);
+            }
+        }
+        { // lastTransitionTime
+            java.lang.String v = o.getLastTransitionTime();
+            if (v != null) {
+                w.time(7, v);
+            }
+        }
+        { // lastUpdateTime
+            java.lang.String v = o.getLastUpdateTime();
+            if (v != null) {
+                w.time(6, v);
+            }
+        }
+        { // status
+            java.lang.String v = o.getStatus();
+            if (v != null) {
+                w.string(2, v);
+            }
+        }
+        { // type
+            java.lang.String v = o.getType();
+            if (v != null) {
+                w.string(1, v);
+            }
+        }
+    }
+
     static io.fabric8.kubernetes.api.model.apps.DeploymentList readDeploymentList(CodedInputStream in) throws IOException {
         int limit = Decoding.enter(in);
         io.fabric8.kubernetes.api.model.apps.DeploymentList o = new io.fabric8.kubernetes.api.model.apps.DeploymentList();
@@ -306,6 +601,25 @@ final class AppsV1Proto {
                     list.add(AppsV1Proto.readDeployment(in));
                 }
                 default -> throw Decoding.unknownField(tag, "k8s.io.api.apps.v1.DeploymentList");
+            }
+        }
+    }
+
+    static void writeDeploymentList(ProtobufWriter w, io.fabric8.kubernetes.api.model.apps.DeploymentList o) throws ProtobufEncodingException {
+        ProtobufWriter.mustBeEmpty(o.getAdditionalProperties(), "DeploymentList.additionalProperties");
+        if (o.getItems() != null) { // items
+            java.util.List<io.fabric8.kubernetes.api.model.apps.Deployment> list = o.getItems();
+            for (int i = list.size() - 1; i >= 0; i--) {
+                io.fabric8.kubernetes.api.model.apps.Deployment v = list.get(i);
+                if (v != null) {
+                    int m = w.mark(); AppsV1Proto.writeDeployment(w, v); w.endMessage(2, m);
+                }
+            }
+        }
+        { // metadata
+            io.fabric8.kubernetes.api.model.ListMeta v = o.getMetadata();
+            if (v != null) {
+                int m = w.mark(); MetaV1Proto.writeListMeta(w, v); w.endMessage(1, m);
             }
         }
     }
@@ -340,6 +654,58 @@ final class AppsV1Proto {
                 }
                 case 72 -> o.setProgressDeadlineSeconds(in.readInt32()); // progressDeadlineSeconds
                 default -> throw Decoding.unknownField(tag, "k8s.io.api.apps.v1.DeploymentSpec");
+            }
+        }
+    }
+
+    static void writeDeploymentSpec(ProtobufWriter w, io.fabric8.kubernetes.api.model.apps.DeploymentSpec o) throws ProtobufEncodingException {
+        ProtobufWriter.mustBeEmpty(o.getAdditionalProperties(), "DeploymentSpec.additionalProperties");
+        { // progressDeadlineSeconds
+            java.lang.Integer v = o.getProgressDeadlineSeconds();
+            if (v != null) {
+                w.int64(9, v);
+            }
+        }
+        { // paused
+            java.lang.Boolean v = o.getPaused();
+            if (v != null) {
+                w.bool(7, v);
+            }
+        }
+        { // revisionHistoryLimit
+            java.lang.Integer v = o.getRevisionHistoryLimit();
+            if (v != null) {
+                w.int64(6, v);
+            }
+        }
+        { // minReadySeconds
+            java.lang.Integer v = o.getMinReadySeconds();
+            if (v != null) {
+                w.int64(5, v);
+            }
+        }
+        { // strategy
+            io.fabric8.kubernetes.api.model.apps.DeploymentStrategy v = o.getStrategy();
+            if (v != null) {
+                int m = w.mark(); AppsV1Proto.writeDeploymentStrategy(w, v); w.endMessage(4, m);
+            }
+        }
+        { // template
+            io.fabric8.kubernetes.api.model.PodTemplateSpec v = o.getTemplate();
+            if (v != null) {
+                int m = w.mark(); CoreV1Proto.writePodTemplateSpec(w, v); w.endMessage(3, m);
+            }
+        }
+        { // selector
+            io.fabric8.kubernetes.api.model.LabelSelector v = o.getSelector();
+            if (v != null) {
+                int m = w.mark(); MetaV1Proto.writeLabelSelector(w, v); w.endMessage(2, m);
+            }
+        }
+        { // replicas
+            java.lang.Integer v = o.getReplicas();
+            if (v != null) {
+                w.int64(1, v);
             }
         }
     }
@@ -406,6 +772,67 @@ final class AppsV1Proto {
         }
     }
 
+    static void writeDeploymentStatus(ProtobufWriter w, io.fabric8.kubernetes.api.model.apps.DeploymentStatus o) throws ProtobufEncodingException {
+        ProtobufWriter.mustBeEmpty(o.getAdditionalProperties(), "DeploymentStatus.additionalProperties");
+        { // collisionCount
+            java.lang.Integer v = o.getCollisionCount();
+            if (v != null) {
+                w.int64(8, v);
+            }
+        }
+        if (o.getConditions() != null) { // conditions
+            java.util.List<io.fabric8.kubernetes.api.model.apps.DeploymentCondition> list = o.getConditions();
+            for (int i = list.size() - 1; i >= 0; i--) {
+                io.fabric8.kubernetes.api.model.apps.DeploymentCondition v = list.get(i);
+                if (v != null) {
+                    int m = w.mark(); AppsV1Proto.writeDeploymentCondition(w, v); w.endMessage(6, m);
+                }
+            }
+        }
+        { // terminatingReplicas
+            java.lang.Integer v = o.getTerminatingReplicas();
+            if (v != null) {
+                w.int64(9, v);
+            }
+        }
+        { // unavailableReplicas
+            java.lang.Integer v = o.getUnavailableReplicas();
+            if (v != null) {
+                w.int64(5, v);
+            }
+        }
+        { // availableReplicas
+            java.lang.Integer v = o.getAvailableReplicas();
+            if (v != null) {
+                w.int64(4, v);
+            }
+        }
+        { // readyReplicas
+            java.lang.Integer v = o.getReadyReplicas();
+            if (v != null) {
+                w.int64(7, v);
+            }
+        }
+        { // updatedReplicas
+            java.lang.Integer v = o.getUpdatedReplicas();
+            if (v != null) {
+                w.int64(3, v);
+            }
+        }
+        { // replicas
+            java.lang.Integer v = o.getReplicas();
+            if (v != null) {
+                w.int64(2, v);
+            }
+        }
+        { // observedGeneration
+            java.lang.Long v = o.getObservedGeneration();
+            if (v != null) {
+                w.int64(1, v);
+            }
+        }
+    }
+
     static io.fabric8.kubernetes.api.model.apps.DeploymentStrategy readDeploymentStrategy(CodedInputStream in) throws IOException {
         int limit = Decoding.enter(in);
         io.fabric8.kubernetes.api.model.apps.DeploymentStrategy o = new io.fabric8.kubernetes.api.model.apps.DeploymentStrategy();
@@ -429,6 +856,22 @@ final class AppsV1Proto {
         }
     }
 
+    static void writeDeploymentStrategy(ProtobufWriter w, io.fabric8.kubernetes.api.model.apps.DeploymentStrategy o) throws ProtobufEncodingException {
+        ProtobufWriter.mustBeEmpty(o.getAdditionalProperties(), "DeploymentStrategy.additionalProperties");
+        { // rollingUpdate
+            io.fabric8.kubernetes.api.model.apps.RollingUpdateDeployment v = o.getRollingUpdate();
+            if (v != null) {
+                int m = w.mark(); AppsV1Proto.writeRollingUpdateDeployment(w, v); w.endMessage(2, m);
+            }
+        }
+        { // type
+            java.lang.String v = o.getType();
+            if (v != null) {
+                w.string(1, v);
+            }
+        }
+    }
+
     static io.fabric8.kubernetes.api.model.apps.ReplicaSet readReplicaSet(CodedInputStream in) throws IOException {
         int limit = Decoding.enter(in);
         io.fabric8.kubernetes.api.model.apps.ReplicaSet o = new io.fabric8.kubernetes.api.model.apps.ReplicaSet();
@@ -444,6 +887,28 @@ final class AppsV1Proto {
                 case 18 -> o.setSpec(AppsV1Proto.readReplicaSetSpec(in)); // spec
                 case 26 -> o.setStatus(AppsV1Proto.readReplicaSetStatus(in)); // status
                 default -> throw Decoding.unknownField(tag, "k8s.io.api.apps.v1.ReplicaSet");
+            }
+        }
+    }
+
+    static void writeReplicaSet(ProtobufWriter w, io.fabric8.kubernetes.api.model.apps.ReplicaSet o) throws ProtobufEncodingException {
+        ProtobufWriter.mustBeEmpty(o.getAdditionalProperties(), "ReplicaSet.additionalProperties");
+        { // status
+            io.fabric8.kubernetes.api.model.apps.ReplicaSetStatus v = o.getStatus();
+            if (v != null) {
+                int m = w.mark(); AppsV1Proto.writeReplicaSetStatus(w, v); w.endMessage(3, m);
+            }
+        }
+        { // spec
+            io.fabric8.kubernetes.api.model.apps.ReplicaSetSpec v = o.getSpec();
+            if (v != null) {
+                int m = w.mark(); AppsV1Proto.writeReplicaSetSpec(w, v); w.endMessage(2, m);
+            }
+        }
+        { // metadata
+            io.fabric8.kubernetes.api.model.ObjectMeta v = o.getMetadata();
+            if (v != null) {
+                int m = w.mark(); MetaV1Proto.writeObjectMeta(w, v); w.endMessage(1, m);
             }
         }
     }
@@ -479,6 +944,40 @@ final class AppsV1Proto {
         }
     }
 
+    static void writeReplicaSetCondition(ProtobufWriter w, io.fabric8.kubernetes.api.model.apps.ReplicaSetCondition o) throws ProtobufEncodingException {
+        ProtobufWriter.mustBeEmpty(o.getAdditionalProperties(), "ReplicaSetCondition.additionalProperties");
+        { // message
+            java.lang.String v = o.getMessage();
+            if (v != null) {
+                w.string(5, v);
+            }
+        }
+        { // reason
+            java.lang.String v = o.getReason();
+            if (v != null) {
+                w.string(4, v);
+            }
+        }
+        { // lastTransitionTime
+            java.lang.String v = o.getLastTransitionTime();
+            if (v != null) {
+                w.time(3, v);
+            }
+        }
+        { // status
+            java.lang.String v = o.getStatus();
+            if (v != null) {
+                w.string(2, v);
+            }
+        }
+        { // type
+            java.lang.String v = o.getType();
+            if (v != null) {
+                w.string(1, v);
+            }
+        }
+    }
+
     static io.fabric8.kubernetes.api.model.apps.ReplicaSetList readReplicaSetList(CodedInputStream in) throws IOException {
         int limit = Decoding.enter(in);
         io.fabric8.kubernetes.api.model.apps.ReplicaSetList o = new io.fabric8.kubernetes.api.model.apps.ReplicaSetList();
@@ -504,6 +1003,25 @@ final class AppsV1Proto {
         }
     }
 
+    static void writeReplicaSetList(ProtobufWriter w, io.fabric8.kubernetes.api.model.apps.ReplicaSetList o) throws ProtobufEncodingException {
+        ProtobufWriter.mustBeEmpty(o.getAdditionalProperties(), "ReplicaSetList.additionalProperties");
+        if (o.getItems() != null) { // items
+            java.util.List<io.fabric8.kubernetes.api.model.apps.ReplicaSet> list = o.getItems();
+            for (int i = list.size() - 1; i >= 0; i--) {
+                io.fabric8.kubernetes.api.model.apps.ReplicaSet v = list.get(i);
+                if (v != null) {
+                    int m = w.mark(); AppsV1Proto.writeReplicaSet(w, v); w.endMessage(2, m);
+                }
+            }
+        }
+        { // metadata
+            io.fabric8.kubernetes.api.model.ListMeta v = o.getMetadata();
+            if (v != null) {
+                int m = w.mark(); MetaV1Proto.writeListMeta(w, v); w.endMessage(1, m);
+            }
+        }
+    }
+
     static io.fabric8.kubernetes.api.model.apps.ReplicaSetSpec readReplicaSetSpec(CodedInputStream in) throws IOException {
         int limit = Decoding.enter(in);
         io.fabric8.kubernetes.api.model.apps.ReplicaSetSpec o = new io.fabric8.kubernetes.api.model.apps.ReplicaSetSpec();
@@ -525,6 +1043,34 @@ final class AppsV1Proto {
                 case 18 -> o.setSelector(MetaV1Proto.readLabelSelector(in)); // selector
                 case 26 -> o.setTemplate(CoreV1Proto.readPodTemplateSpec(in)); // template
                 default -> throw Decoding.unknownField(tag, "k8s.io.api.apps.v1.ReplicaSetSpec");
+            }
+        }
+    }
+
+    static void writeReplicaSetSpec(ProtobufWriter w, io.fabric8.kubernetes.api.model.apps.ReplicaSetSpec o) throws ProtobufEncodingException {
+        ProtobufWriter.mustBeEmpty(o.getAdditionalProperties(), "ReplicaSetSpec.additionalProperties");
+        { // template
+            io.fabric8.kubernetes.api.model.PodTemplateSpec v = o.getTemplate();
+            if (v != null) {
+                int m = w.mark(); CoreV1Proto.writePodTemplateSpec(w, v); w.endMessage(3, m);
+            }
+        }
+        { // selector
+            io.fabric8.kubernetes.api.model.LabelSelector v = o.getSelector();
+            if (v != null) {
+                int m = w.mark(); MetaV1Proto.writeLabelSelector(w, v); w.endMessage(2, m);
+            }
+        }
+        { // minReadySeconds
+            java.lang.Integer v = o.getMinReadySeconds();
+            if (v != null) {
+                w.int64(4, v);
+            }
+        }
+        { // replicas
+            java.lang.Integer v = o.getReplicas();
+            if (v != null) {
+                w.int64(1, v);
             }
         }
     }
@@ -579,6 +1125,55 @@ final class AppsV1Proto {
         }
     }
 
+    static void writeReplicaSetStatus(ProtobufWriter w, io.fabric8.kubernetes.api.model.apps.ReplicaSetStatus o) throws ProtobufEncodingException {
+        ProtobufWriter.mustBeEmpty(o.getAdditionalProperties(), "ReplicaSetStatus.additionalProperties");
+        if (o.getConditions() != null) { // conditions
+            java.util.List<io.fabric8.kubernetes.api.model.apps.ReplicaSetCondition> list = o.getConditions();
+            for (int i = list.size() - 1; i >= 0; i--) {
+                io.fabric8.kubernetes.api.model.apps.ReplicaSetCondition v = list.get(i);
+                if (v != null) {
+                    int m = w.mark(); AppsV1Proto.writeReplicaSetCondition(w, v); w.endMessage(6, m);
+                }
+            }
+        }
+        { // observedGeneration
+            java.lang.Long v = o.getObservedGeneration();
+            if (v != null) {
+                w.int64(3, v);
+            }
+        }
+        { // terminatingReplicas
+            java.lang.Integer v = o.getTerminatingReplicas();
+            if (v != null) {
+                w.int64(7, v);
+            }
+        }
+        { // availableReplicas
+            java.lang.Integer v = o.getAvailableReplicas();
+            if (v != null) {
+                w.int64(5, v);
+            }
+        }
+        { // readyReplicas
+            java.lang.Integer v = o.getReadyReplicas();
+            if (v != null) {
+                w.int64(4, v);
+            }
+        }
+        { // fullyLabeledReplicas
+            java.lang.Integer v = o.getFullyLabeledReplicas();
+            if (v != null) {
+                w.int64(2, v);
+            }
+        }
+        { // replicas
+            java.lang.Integer v = o.getReplicas();
+            if (v != null) {
+                w.int64(1, v);
+            }
+        }
+    }
+
     static io.fabric8.kubernetes.api.model.apps.RollingUpdateDaemonSet readRollingUpdateDaemonSet(CodedInputStream in) throws IOException {
         int limit = Decoding.enter(in);
         io.fabric8.kubernetes.api.model.apps.RollingUpdateDaemonSet o = new io.fabric8.kubernetes.api.model.apps.RollingUpdateDaemonSet();
@@ -593,6 +1188,22 @@ final class AppsV1Proto {
                 case 10 -> o.setMaxUnavailable(Decoding.intOrString(in)); // maxUnavailable
                 case 18 -> o.setMaxSurge(Decoding.intOrString(in)); // maxSurge
                 default -> throw Decoding.unknownField(tag, "k8s.io.api.apps.v1.RollingUpdateDaemonSet");
+            }
+        }
+    }
+
+    static void writeRollingUpdateDaemonSet(ProtobufWriter w, io.fabric8.kubernetes.api.model.apps.RollingUpdateDaemonSet o) throws ProtobufEncodingException {
+        ProtobufWriter.mustBeEmpty(o.getAdditionalProperties(), "RollingUpdateDaemonSet.additionalProperties");
+        { // maxSurge
+            io.fabric8.kubernetes.api.model.IntOrString v = o.getMaxSurge();
+            if (v != null) {
+                w.intOrString(2, v);
+            }
+        }
+        { // maxUnavailable
+            io.fabric8.kubernetes.api.model.IntOrString v = o.getMaxUnavailable();
+            if (v != null) {
+                w.intOrString(1, v);
             }
         }
     }
@@ -615,6 +1226,22 @@ final class AppsV1Proto {
         }
     }
 
+    static void writeRollingUpdateDeployment(ProtobufWriter w, io.fabric8.kubernetes.api.model.apps.RollingUpdateDeployment o) throws ProtobufEncodingException {
+        ProtobufWriter.mustBeEmpty(o.getAdditionalProperties(), "RollingUpdateDeployment.additionalProperties");
+        { // maxSurge
+            io.fabric8.kubernetes.api.model.IntOrString v = o.getMaxSurge();
+            if (v != null) {
+                w.intOrString(2, v);
+            }
+        }
+        { // maxUnavailable
+            io.fabric8.kubernetes.api.model.IntOrString v = o.getMaxUnavailable();
+            if (v != null) {
+                w.intOrString(1, v);
+            }
+        }
+    }
+
     static io.fabric8.kubernetes.api.model.apps.RollingUpdateStatefulSetStrategy readRollingUpdateStatefulSetStrategy(CodedInputStream in) throws IOException {
         int limit = Decoding.enter(in);
         io.fabric8.kubernetes.api.model.apps.RollingUpdateStatefulSetStrategy o = new io.fabric8.kubernetes.api.model.apps.RollingUpdateStatefulSetStrategy();
@@ -629,6 +1256,22 @@ final class AppsV1Proto {
                 case 8 -> o.setPartition(in.readInt32()); // partition
                 case 18 -> o.setMaxUnavailable(Decoding.intOrString(in)); // maxUnavailable
                 default -> throw Decoding.unknownField(tag, "k8s.io.api.apps.v1.RollingUpdateStatefulSetStrategy");
+            }
+        }
+    }
+
+    static void writeRollingUpdateStatefulSetStrategy(ProtobufWriter w, io.fabric8.kubernetes.api.model.apps.RollingUpdateStatefulSetStrategy o) throws ProtobufEncodingException {
+        ProtobufWriter.mustBeEmpty(o.getAdditionalProperties(), "RollingUpdateStatefulSetStrategy.additionalProperties");
+        { // maxUnavailable
+            io.fabric8.kubernetes.api.model.IntOrString v = o.getMaxUnavailable();
+            if (v != null) {
+                w.intOrString(2, v);
+            }
+        }
+        { // partition
+            java.lang.Integer v = o.getPartition();
+            if (v != null) {
+                w.int64(1, v);
             }
         }
     }
@@ -648,6 +1291,28 @@ final class AppsV1Proto {
                 case 18 -> o.setSpec(AppsV1Proto.readStatefulSetSpec(in)); // spec
                 case 26 -> o.setStatus(AppsV1Proto.readStatefulSetStatus(in)); // status
                 default -> throw Decoding.unknownField(tag, "k8s.io.api.apps.v1.StatefulSet");
+            }
+        }
+    }
+
+    static void writeStatefulSet(ProtobufWriter w, io.fabric8.kubernetes.api.model.apps.StatefulSet o) throws ProtobufEncodingException {
+        ProtobufWriter.mustBeEmpty(o.getAdditionalProperties(), "StatefulSet.additionalProperties");
+        { // status
+            io.fabric8.kubernetes.api.model.apps.StatefulSetStatus v = o.getStatus();
+            if (v != null) {
+                int m = w.mark(); AppsV1Proto.writeStatefulSetStatus(w, v); w.endMessage(3, m);
+            }
+        }
+        { // spec
+            io.fabric8.kubernetes.api.model.apps.StatefulSetSpec v = o.getSpec();
+            if (v != null) {
+                int m = w.mark(); AppsV1Proto.writeStatefulSetSpec(w, v); w.endMessage(2, m);
+            }
+        }
+        { // metadata
+            io.fabric8.kubernetes.api.model.ObjectMeta v = o.getMetadata();
+            if (v != null) {
+                int m = w.mark(); MetaV1Proto.writeObjectMeta(w, v); w.endMessage(1, m);
             }
         }
     }
@@ -683,6 +1348,40 @@ final class AppsV1Proto {
         }
     }
 
+    static void writeStatefulSetCondition(ProtobufWriter w, io.fabric8.kubernetes.api.model.apps.StatefulSetCondition o) throws ProtobufEncodingException {
+        ProtobufWriter.mustBeEmpty(o.getAdditionalProperties(), "StatefulSetCondition.additionalProperties");
+        { // message
+            java.lang.String v = o.getMessage();
+            if (v != null) {
+                w.string(5, v);
+            }
+        }
+        { // reason
+            java.lang.String v = o.getReason();
+            if (v != null) {
+                w.string(4, v);
+            }
+        }
+        { // lastTransitionTime
+            java.lang.String v = o.getLastTransitionTime();
+            if (v != null) {
+                w.time(3, v);
+            }
+        }
+        { // status
+            java.lang.String v = o.getStatus();
+            if (v != null) {
+                w.string(2, v);
+            }
+        }
+        { // type
+            java.lang.String v = o.getType();
+            if (v != null) {
+                w.string(1, v);
+            }
+        }
+    }
+
     static io.fabric8.kubernetes.api.model.apps.StatefulSetList readStatefulSetList(CodedInputStream in) throws IOException {
         int limit = Decoding.enter(in);
         io.fabric8.kubernetes.api.model.apps.StatefulSetList o = new io.fabric8.kubernetes.api.model.apps.StatefulSetList();
@@ -708,6 +1407,25 @@ final class AppsV1Proto {
         }
     }
 
+    static void writeStatefulSetList(ProtobufWriter w, io.fabric8.kubernetes.api.model.apps.StatefulSetList o) throws ProtobufEncodingException {
+        ProtobufWriter.mustBeEmpty(o.getAdditionalProperties(), "StatefulSetList.additionalProperties");
+        if (o.getItems() != null) { // items
+            java.util.List<io.fabric8.kubernetes.api.model.apps.StatefulSet> list = o.getItems();
+            for (int i = list.size() - 1; i >= 0; i--) {
+                io.fabric8.kubernetes.api.model.apps.StatefulSet v = list.get(i);
+                if (v != null) {
+                    int m = w.mark(); AppsV1Proto.writeStatefulSet(w, v); w.endMessage(2, m);
+                }
+            }
+        }
+        { // metadata
+            io.fabric8.kubernetes.api.model.ListMeta v = o.getMetadata();
+            if (v != null) {
+                int m = w.mark(); MetaV1Proto.writeListMeta(w, v); w.endMessage(1, m);
+            }
+        }
+    }
+
     static io.fabric8.kubernetes.api.model.apps.StatefulSetOrdinals readStatefulSetOrdinals(CodedInputStream in) throws IOException {
         int limit = Decoding.enter(in);
         io.fabric8.kubernetes.api.model.apps.StatefulSetOrdinals o = new io.fabric8.kubernetes.api.model.apps.StatefulSetOrdinals();
@@ -721,6 +1439,16 @@ final class AppsV1Proto {
             switch (tag) {
                 case 8 -> o.setStart(in.readInt32()); // start
                 default -> throw Decoding.unknownField(tag, "k8s.io.api.apps.v1.StatefulSetOrdinals");
+            }
+        }
+    }
+
+    static void writeStatefulSetOrdinals(ProtobufWriter w, io.fabric8.kubernetes.api.model.apps.StatefulSetOrdinals o) throws ProtobufEncodingException {
+        ProtobufWriter.mustBeEmpty(o.getAdditionalProperties(), "StatefulSetOrdinals.additionalProperties");
+        { // start
+            java.lang.Integer v = o.getStart();
+            if (v != null) {
+                w.int64(1, v);
             }
         }
     }
@@ -749,6 +1477,22 @@ final class AppsV1Proto {
                     }
                 }
                 default -> throw Decoding.unknownField(tag, "k8s.io.api.apps.v1.StatefulSetPersistentVolumeClaimRetentionPolicy");
+            }
+        }
+    }
+
+    static void writeStatefulSetPersistentVolumeClaimRetentionPolicy(ProtobufWriter w, io.fabric8.kubernetes.api.model.apps.StatefulSetPersistentVolumeClaimRetentionPolicy o) throws ProtobufEncodingException {
+        ProtobufWriter.mustBeEmpty(o.getAdditionalProperties(), "StatefulSetPersistentVolumeClaimRetentionPolicy.additionalProperties");
+        { // whenScaled
+            java.lang.String v = o.getWhenScaled();
+            if (v != null) {
+                w.string(2, v);
+            }
+        }
+        { // whenDeleted
+            java.lang.String v = o.getWhenDeleted();
+            if (v != null) {
+                w.string(1, v);
             }
         }
     }
@@ -793,6 +1537,79 @@ final class AppsV1Proto {
                 case 82 -> o.setPersistentVolumeClaimRetentionPolicy(AppsV1Proto.readStatefulSetPersistentVolumeClaimRetentionPolicy(in)); // persistentVolumeClaimRetentionPolicy
                 case 90 -> o.setOrdinals(AppsV1Proto.readStatefulSetOrdinals(in)); // ordinals
                 default -> throw Decoding.unknownField(tag, "k8s.io.api.apps.v1.StatefulSetSpec");
+            }
+        }
+    }
+
+    static void writeStatefulSetSpec(ProtobufWriter w, io.fabric8.kubernetes.api.model.apps.StatefulSetSpec o) throws ProtobufEncodingException {
+        ProtobufWriter.mustBeEmpty(o.getAdditionalProperties(), "StatefulSetSpec.additionalProperties");
+        { // ordinals
+            io.fabric8.kubernetes.api.model.apps.StatefulSetOrdinals v = o.getOrdinals();
+            if (v != null) {
+                int m = w.mark(); AppsV1Proto.writeStatefulSetOrdinals(w, v); w.endMessage(11, m);
+            }
+        }
+        { // persistentVolumeClaimRetentionPolicy
+            io.fabric8.kubernetes.api.model.apps.StatefulSetPersistentVolumeClaimRetentionPolicy v = o.getPersistentVolumeClaimRetentionPolicy();
+            if (v != null) {
+                int m = w.mark(); AppsV1Proto.writeStatefulSetPersistentVolumeClaimRetentionPolicy(w, v); w.endMessage(10, m);
+            }
+        }
+        { // minReadySeconds
+            java.lang.Integer v = o.getMinReadySeconds();
+            if (v != null) {
+                w.int64(9, v);
+            }
+        }
+        { // revisionHistoryLimit
+            java.lang.Integer v = o.getRevisionHistoryLimit();
+            if (v != null) {
+                w.int64(8, v);
+            }
+        }
+        { // updateStrategy
+            io.fabric8.kubernetes.api.model.apps.StatefulSetUpdateStrategy v = o.getUpdateStrategy();
+            if (v != null) {
+                int m = w.mark(); AppsV1Proto.writeStatefulSetUpdateStrategy(w, v); w.endMessage(7, m);
+            }
+        }
+        { // podManagementPolicy
+            java.lang.String v = o.getPodManagementPolicy();
+            if (v != null) {
+                w.string(6, v);
+            }
+        }
+        { // serviceName
+            java.lang.String v = o.getServiceName();
+            if (v != null) {
+                w.string(5, v);
+            }
+        }
+        if (o.getVolumeClaimTemplates() != null) { // volumeClaimTemplates
+            java.util.List<io.fabric8.kubernetes.api.model.PersistentVolumeClaim> list = o.getVolumeClaimTemplates();
+            for (int i = list.size() - 1; i >= 0; i--) {
+                io.fabric8.kubernetes.api.model.PersistentVolumeClaim v = list.get(i);
+                if (v != null) {
+                    int m = w.mark(); CoreV1Proto.writePersistentVolumeClaim(w, v); w.endMessage(4, m);
+                }
+            }
+        }
+        { // template
+            io.fabric8.kubernetes.api.model.PodTemplateSpec v = o.getTemplate();
+            if (v != null) {
+                int m = w.mark(); CoreV1Proto.writePodTemplateSpec(w, v); w.endMessage(3, m);
+            }
+        }
+        { // selector
+            io.fabric8.kubernetes.api.model.LabelSelector v = o.getSelector();
+            if (v != null) {
+                int m = w.mark(); MetaV1Proto.writeLabelSelector(w, v); w.endMessage(2, m);
+            }
+        }
+        { // replicas
+            java.lang.Integer v = o.getReplicas();
+            if (v != null) {
+                w.int64(1, v);
             }
         }
     }
@@ -860,6 +1677,73 @@ final class AppsV1Proto {
         }
     }
 
+    static void writeStatefulSetStatus(ProtobufWriter w, io.fabric8.kubernetes.api.model.apps.StatefulSetStatus o) throws ProtobufEncodingException {
+        ProtobufWriter.mustBeEmpty(o.getAdditionalProperties(), "StatefulSetStatus.additionalProperties");
+        { // availableReplicas
+            java.lang.Integer v = o.getAvailableReplicas();
+            if (v != null) {
+                w.int64(11, v);
+            }
+        }
+        if (o.getConditions() != null) { // conditions
+            java.util.List<io.fabric8.kubernetes.api.model.apps.StatefulSetCondition> list = o.getConditions();
+            for (int i = list.size() - 1; i >= 0; i--) {
+                io.fabric8.kubernetes.api.model.apps.StatefulSetCondition v = list.get(i);
+                if (v != null) {
+                    int m = w.mark(); AppsV1Proto.writeStatefulSetCondition(w, v); w.endMessage(10, m);
+                }
+            }
+        }
+        { // collisionCount
+            java.lang.Integer v = o.getCollisionCount();
+            if (v != null) {
+                w.int64(9, v);
+            }
+        }
+        { // updateRevision
+            java.lang.String v = o.getUpdateRevision();
+            if (v != null) {
+                w.string(7, v);
+            }
+        }
+        { // currentRevision
+            java.lang.String v = o.getCurrentRevision();
+            if (v != null) {
+                w.string(6, v);
+            }
+        }
+        { // updatedReplicas
+            java.lang.Integer v = o.getUpdatedReplicas();
+            if (v != null) {
+                w.int64(5, v);
+            }
+        }
+        { // currentReplicas
+            java.lang.Integer v = o.getCurrentReplicas();
+            if (v != null) {
+                w.int64(4, v);
+            }
+        }
+        { // readyReplicas
+            java.lang.Integer v = o.getReadyReplicas();
+            if (v != null) {
+                w.int64(3, v);
+            }
+        }
+        { // replicas
+            java.lang.Integer v = o.getReplicas();
+            if (v != null) {
+                w.int64(2, v);
+            }
+        }
+        { // observedGeneration
+            java.lang.Long v = o.getObservedGeneration();
+            if (v != null) {
+                w.int64(1, v);
+            }
+        }
+    }
+
     static io.fabric8.kubernetes.api.model.apps.StatefulSetUpdateStrategy readStatefulSetUpdateStrategy(CodedInputStream in) throws IOException {
         int limit = Decoding.enter(in);
         io.fabric8.kubernetes.api.model.apps.StatefulSetUpdateStrategy o = new io.fabric8.kubernetes.api.model.apps.StatefulSetUpdateStrategy();
@@ -879,6 +1763,22 @@ final class AppsV1Proto {
                 }
                 case 18 -> o.setRollingUpdate(AppsV1Proto.readRollingUpdateStatefulSetStrategy(in)); // rollingUpdate
                 default -> throw Decoding.unknownField(tag, "k8s.io.api.apps.v1.StatefulSetUpdateStrategy");
+            }
+        }
+    }
+
+    static void writeStatefulSetUpdateStrategy(ProtobufWriter w, io.fabric8.kubernetes.api.model.apps.StatefulSetUpdateStrategy o) throws ProtobufEncodingException {
+        ProtobufWriter.mustBeEmpty(o.getAdditionalProperties(), "StatefulSetUpdateStrategy.additionalProperties");
+        { // rollingUpdate
+            io.fabric8.kubernetes.api.model.apps.RollingUpdateStatefulSetStrategy v = o.getRollingUpdate();
+            if (v != null) {
+                int m = w.mark(); AppsV1Proto.writeRollingUpdateStatefulSetStrategy(w, v); w.endMessage(2, m);
+            }
+        }
+        { // type
+            java.lang.String v = o.getType();
+            if (v != null) {
+                w.string(1, v);
             }
         }
     }

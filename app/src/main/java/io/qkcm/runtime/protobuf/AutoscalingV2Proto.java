@@ -7,7 +7,7 @@ import java.io.IOException;
 
 import com.google.protobuf.CodedInputStream;
 
-/** Decoders of k8s.io.api.autoscaling.v2 messages into fabric8's model. */
+/** Decoders of k8s.io.api.autoscaling.v2 messages into fabric8's model, and encoders back. */
 final class AutoscalingV2Proto {
 
     private AutoscalingV2Proto() {
@@ -32,6 +32,28 @@ final class AutoscalingV2Proto {
         }
     }
 
+    static void writeContainerResourceMetricSource(ProtobufWriter w, io.fabric8.kubernetes.api.model.autoscaling.v2.ContainerResourceMetricSource o) throws ProtobufEncodingException {
+        ProtobufWriter.mustBeEmpty(o.getAdditionalProperties(), "ContainerResourceMetricSource.additionalProperties");
+        { // container
+            java.lang.String v = o.getContainer();
+            if (v != null) {
+                w.string(3, v);
+            }
+        }
+        { // target
+            io.fabric8.kubernetes.api.model.autoscaling.v2.MetricTarget v = o.getTarget();
+            if (v != null) {
+                int m = w.mark(); AutoscalingV2Proto.writeMetricTarget(w, v); w.endMessage(2, m);
+            }
+        }
+        { // name
+            java.lang.String v = o.getName();
+            if (v != null) {
+                w.string(1, v);
+            }
+        }
+    }
+
     static io.fabric8.kubernetes.api.model.autoscaling.v2.ContainerResourceMetricStatus readContainerResourceMetricStatus(CodedInputStream in) throws IOException {
         int limit = Decoding.enter(in);
         io.fabric8.kubernetes.api.model.autoscaling.v2.ContainerResourceMetricStatus o = new io.fabric8.kubernetes.api.model.autoscaling.v2.ContainerResourceMetricStatus();
@@ -47,6 +69,28 @@ final class AutoscalingV2Proto {
                 case 18 -> o.setCurrent(AutoscalingV2Proto.readMetricValueStatus(in)); // current
                 case 26 -> o.setContainer(in.readString()); // container
                 default -> throw Decoding.unknownField(tag, "k8s.io.api.autoscaling.v2.ContainerResourceMetricStatus");
+            }
+        }
+    }
+
+    static void writeContainerResourceMetricStatus(ProtobufWriter w, io.fabric8.kubernetes.api.model.autoscaling.v2.ContainerResourceMetricStatus o) throws ProtobufEncodingException {
+        ProtobufWriter.mustBeEmpty(o.getAdditionalProperties(), "ContainerResourceMetricStatus.additionalProperties");
+        { // container
+            java.lang.String v = o.getContainer();
+            if (v != null) {
+                w.string(3, v);
+            }
+        }
+        { // current
+            io.fabric8.kubernetes.api.model.autoscaling.v2.MetricValueStatus v = o.getCurrent();
+            if (v != null) {
+                int m = w.mark(); AutoscalingV2Proto.writeMetricValueStatus(w, v); w.endMessage(2, m);
+            }
+        }
+        { // name
+            java.lang.String v = o.getName();
+            if (v != null) {
+                w.string(1, v);
             }
         }
     }
@@ -75,6 +119,28 @@ final class AutoscalingV2Proto {
         }
     }
 
+    static void writeCrossVersionObjectReference(ProtobufWriter w, io.fabric8.kubernetes.api.model.autoscaling.v2.CrossVersionObjectReference o) throws ProtobufEncodingException {
+        ProtobufWriter.mustBeEmpty(o.getAdditionalProperties(), "CrossVersionObjectReference.additionalProperties");
+        { // apiVersion
+            java.lang.String v = o.getApiVersion();
+            if (v != null) {
+                w.string(3, v);
+            }
+        }
+        { // name
+            java.lang.String v = o.getName();
+            if (v != null) {
+                w.string(2, v);
+            }
+        }
+        { // kind
+            java.lang.String v = o.getKind();
+            if (v != null) {
+                w.string(1, v);
+            }
+        }
+    }
+
     static io.fabric8.kubernetes.api.model.autoscaling.v2.ExternalMetricSource readExternalMetricSource(CodedInputStream in) throws IOException {
         int limit = Decoding.enter(in);
         io.fabric8.kubernetes.api.model.autoscaling.v2.ExternalMetricSource o = new io.fabric8.kubernetes.api.model.autoscaling.v2.ExternalMetricSource();
@@ -89,6 +155,22 @@ final class AutoscalingV2Proto {
                 case 10 -> o.setMetric(AutoscalingV2Proto.readMetricIdentifier(in)); // metric
                 case 18 -> o.setTarget(AutoscalingV2Proto.readMetricTarget(in)); // target
                 default -> throw Decoding.unknownField(tag, "k8s.io.api.autoscaling.v2.ExternalMetricSource");
+            }
+        }
+    }
+
+    static void writeExternalMetricSource(ProtobufWriter w, io.fabric8.kubernetes.api.model.autoscaling.v2.ExternalMetricSource o) throws ProtobufEncodingException {
+        ProtobufWriter.mustBeEmpty(o.getAdditionalProperties(), "ExternalMetricSource.additionalProperties");
+        { // target
+            io.fabric8.kubernetes.api.model.autoscaling.v2.MetricTarget v = o.getTarget();
+            if (v != null) {
+                int m = w.mark(); AutoscalingV2Proto.writeMetricTarget(w, v); w.endMessage(2, m);
+            }
+        }
+        { // metric
+            io.fabric8.kubernetes.api.model.autoscaling.v2.MetricIdentifier v = o.getMetric();
+            if (v != null) {
+                int m = w.mark(); AutoscalingV2Proto.writeMetricIdentifier(w, v); w.endMessage(1, m);
             }
         }
     }
@@ -111,6 +193,22 @@ final class AutoscalingV2Proto {
         }
     }
 
+    static void writeExternalMetricStatus(ProtobufWriter w, io.fabric8.kubernetes.api.model.autoscaling.v2.ExternalMetricStatus o) throws ProtobufEncodingException {
+        ProtobufWriter.mustBeEmpty(o.getAdditionalProperties(), "ExternalMetricStatus.additionalProperties");
+        { // current
+            io.fabric8.kubernetes.api.model.autoscaling.v2.MetricValueStatus v = o.getCurrent();
+            if (v != null) {
+                int m = w.mark(); AutoscalingV2Proto.writeMetricValueStatus(w, v); w.endMessage(2, m);
+            }
+        }
+        { // metric
+            io.fabric8.kubernetes.api.model.autoscaling.v2.MetricIdentifier v = o.getMetric();
+            if (v != null) {
+                int m = w.mark(); AutoscalingV2Proto.writeMetricIdentifier(w, v); w.endMessage(1, m);
+            }
+        }
+    }
+
     static io.fabric8.kubernetes.api.model.autoscaling.v2.HPAScalingPolicy readHPAScalingPolicy(CodedInputStream in) throws IOException {
         int limit = Decoding.enter(in);
         io.fabric8.kubernetes.api.model.autoscaling.v2.HPAScalingPolicy o = new io.fabric8.kubernetes.api.model.autoscaling.v2.HPAScalingPolicy();
@@ -126,6 +224,28 @@ final class AutoscalingV2Proto {
                 case 16 -> o.setValue(in.readInt32()); // value
                 case 24 -> o.setPeriodSeconds(in.readInt32()); // periodSeconds
                 default -> throw Decoding.unknownField(tag, "k8s.io.api.autoscaling.v2.HPAScalingPolicy");
+            }
+        }
+    }
+
+    static void writeHPAScalingPolicy(ProtobufWriter w, io.fabric8.kubernetes.api.model.autoscaling.v2.HPAScalingPolicy o) throws ProtobufEncodingException {
+        ProtobufWriter.mustBeEmpty(o.getAdditionalProperties(), "HPAScalingPolicy.additionalProperties");
+        { // periodSeconds
+            java.lang.Integer v = o.getPeriodSeconds();
+            if (v != null) {
+                w.int64(3, v);
+            }
+        }
+        { // value
+            java.lang.Integer v = o.getValue();
+            if (v != null) {
+                w.int64(2, v);
+            }
+        }
+        { // type
+            java.lang.String v = o.getType();
+            if (v != null) {
+                w.string(1, v);
             }
         }
     }
@@ -157,6 +277,37 @@ final class AutoscalingV2Proto {
         }
     }
 
+    static void writeHPAScalingRules(ProtobufWriter w, io.fabric8.kubernetes.api.model.autoscaling.v2.HPAScalingRules o) throws ProtobufEncodingException {
+        ProtobufWriter.mustBeEmpty(o.getAdditionalProperties(), "HPAScalingRules.additionalProperties");
+        { // tolerance
+            io.fabric8.kubernetes.api.model.Quantity v = o.getTolerance();
+            if (v != null) {
+                w.quantity(4, v);
+            }
+        }
+        if (o.getPolicies() != null) { // policies
+            java.util.List<io.fabric8.kubernetes.api.model.autoscaling.v2.HPAScalingPolicy> list = o.getPolicies();
+            for (int i = list.size() - 1; i >= 0; i--) {
+                io.fabric8.kubernetes.api.model.autoscaling.v2.HPAScalingPolicy v = list.get(i);
+                if (v != null) {
+                    int m = w.mark(); AutoscalingV2Proto.writeHPAScalingPolicy(w, v); w.endMessage(2, m);
+                }
+            }
+        }
+        { // selectPolicy
+            java.lang.String v = o.getSelectPolicy();
+            if (v != null) {
+                w.string(1, v);
+            }
+        }
+        { // stabilizationWindowSeconds
+            java.lang.Integer v = o.getStabilizationWindowSeconds();
+            if (v != null) {
+                w.int64(3, v);
+            }
+        }
+    }
+
     static io.fabric8.kubernetes.api.model.autoscaling.v2.HorizontalPodAutoscaler readHorizontalPodAutoscaler(CodedInputStream in) throws IOException {
         int limit = Decoding.enter(in);
         io.fabric8.kubernetes.api.model.autoscaling.v2.HorizontalPodAutoscaler o = new io.fabric8.kubernetes.api.model.autoscaling.v2.HorizontalPodAutoscaler();
@@ -176,6 +327,28 @@ final class AutoscalingV2Proto {
         }
     }
 
+    static void writeHorizontalPodAutoscaler(ProtobufWriter w, io.fabric8.kubernetes.api.model.autoscaling.v2.HorizontalPodAutoscaler o) throws ProtobufEncodingException {
+        ProtobufWriter.mustBeEmpty(o.getAdditionalProperties(), "HorizontalPodAutoscaler.additionalProperties");
+        { // status
+            io.fabric8.kubernetes.api.model.autoscaling.v2.HorizontalPodAutoscalerStatus v = o.getStatus();
+            if (v != null) {
+                int m = w.mark(); AutoscalingV2Proto.writeHorizontalPodAutoscalerStatus(w, v); w.endMessage(3, m);
+            }
+        }
+        { // spec
+            io.fabric8.kubernetes.api.model.autoscaling.v2.HorizontalPodAutoscalerSpec v = o.getSpec();
+            if (v != null) {
+                int m = w.mark(); AutoscalingV2Proto.writeHorizontalPodAutoscalerSpec(w, v); w.endMessage(2, m);
+            }
+        }
+        { // metadata
+            io.fabric8.kubernetes.api.model.ObjectMeta v = o.getMetadata();
+            if (v != null) {
+                int m = w.mark(); MetaV1Proto.writeObjectMeta(w, v); w.endMessage(1, m);
+            }
+        }
+    }
+
     static io.fabric8.kubernetes.api.model.autoscaling.v2.HorizontalPodAutoscalerBehavior readHorizontalPodAutoscalerBehavior(CodedInputStream in) throws IOException {
         int limit = Decoding.enter(in);
         io.fabric8.kubernetes.api.model.autoscaling.v2.HorizontalPodAutoscalerBehavior o = new io.fabric8.kubernetes.api.model.autoscaling.v2.HorizontalPodAutoscalerBehavior();
@@ -190,6 +363,22 @@ final class AutoscalingV2Proto {
                 case 10 -> o.setScaleUp(AutoscalingV2Proto.readHPAScalingRules(in)); // scaleUp
                 case 18 -> o.setScaleDown(AutoscalingV2Proto.readHPAScalingRules(in)); // scaleDown
                 default -> throw Decoding.unknownField(tag, "k8s.io.api.autoscaling.v2.HorizontalPodAutoscalerBehavior");
+            }
+        }
+    }
+
+    static void writeHorizontalPodAutoscalerBehavior(ProtobufWriter w, io.fabric8.kubernetes.api.model.autoscaling.v2.HorizontalPodAutoscalerBehavior o) throws ProtobufEncodingException {
+        ProtobufWriter.mustBeEmpty(o.getAdditionalProperties(), "HorizontalPodAutoscalerBehavior.additionalProperties");
+        { // scaleDown
+            io.fabric8.kubernetes.api.model.autoscaling.v2.HPAScalingRules v = o.getScaleDown();
+            if (v != null) {
+                int m = w.mark(); AutoscalingV2Proto.writeHPAScalingRules(w, v); w.endMessage(2, m);
+            }
+        }
+        { // scaleUp
+            io.fabric8.kubernetes.api.model.autoscaling.v2.HPAScalingRules v = o.getScaleUp();
+            if (v != null) {
+                int m = w.mark(); AutoscalingV2Proto.writeHPAScalingRules(w, v); w.endMessage(1, m);
             }
         }
     }
@@ -225,6 +414,40 @@ final class AutoscalingV2Proto {
         }
     }
 
+    static void writeHorizontalPodAutoscalerCondition(ProtobufWriter w, io.fabric8.kubernetes.api.model.autoscaling.v2.HorizontalPodAutoscalerCondition o) throws ProtobufEncodingException {
+        ProtobufWriter.mustBeEmpty(o.getAdditionalProperties(), "HorizontalPodAutoscalerCondition.additionalProperties");
+        { // message
+            java.lang.String v = o.getMessage();
+            if (v != null) {
+                w.string(5, v);
+            }
+        }
+        { // reason
+            java.lang.String v = o.getReason();
+            if (v != null) {
+                w.string(4, v);
+            }
+        }
+        { // lastTransitionTime
+            java.lang.String v = o.getLastTransitionTime();
+            if (v != null) {
+                w.time(3, v);
+            }
+        }
+        { // status
+            java.lang.String v = o.getStatus();
+            if (v != null) {
+                w.string(2, v);
+            }
+        }
+        { // type
+            java.lang.String v = o.getType();
+            if (v != null) {
+                w.string(1, v);
+            }
+        }
+    }
+
     static io.fabric8.kubernetes.api.model.autoscaling.v2.HorizontalPodAutoscalerList readHorizontalPodAutoscalerList(CodedInputStream in) throws IOException {
         int limit = Decoding.enter(in);
         io.fabric8.kubernetes.api.model.autoscaling.v2.HorizontalPodAutoscalerList o = new io.fabric8.kubernetes.api.model.autoscaling.v2.HorizontalPodAutoscalerList();
@@ -246,6 +469,25 @@ final class AutoscalingV2Proto {
                     list.add(AutoscalingV2Proto.readHorizontalPodAutoscaler(in));
                 }
                 default -> throw Decoding.unknownField(tag, "k8s.io.api.autoscaling.v2.HorizontalPodAutoscalerList");
+            }
+        }
+    }
+
+    static void writeHorizontalPodAutoscalerList(ProtobufWriter w, io.fabric8.kubernetes.api.model.autoscaling.v2.HorizontalPodAutoscalerList o) throws ProtobufEncodingException {
+        ProtobufWriter.mustBeEmpty(o.getAdditionalProperties(), "HorizontalPodAutoscalerList.additionalProperties");
+        if (o.getItems() != null) { // items
+            java.util.List<io.fabric8.kubernetes.api.model.autoscaling.v2.HorizontalPodAutoscaler> list = o.getItems();
+            for (int i = list.size() - 1; i >= 0; i--) {
+                io.fabric8.kubernetes.api.model.autoscaling.v2.HorizontalPodAutoscaler v = list.get(i);
+                if (v != null) {
+                    int m = w.mark(); AutoscalingV2Proto.writeHorizontalPodAutoscaler(w, v); w.endMessage(2, m);
+                }
+            }
+        }
+        { // metadata
+            io.fabric8.kubernetes.api.model.ListMeta v = o.getMetadata();
+            if (v != null) {
+                int m = w.mark(); MetaV1Proto.writeListMeta(w, v); w.endMessage(1, m);
             }
         }
     }
@@ -274,6 +516,43 @@ final class AutoscalingV2Proto {
                 }
                 case 42 -> o.setBehavior(AutoscalingV2Proto.readHorizontalPodAutoscalerBehavior(in)); // behavior
                 default -> throw Decoding.unknownField(tag, "k8s.io.api.autoscaling.v2.HorizontalPodAutoscalerSpec");
+            }
+        }
+    }
+
+    static void writeHorizontalPodAutoscalerSpec(ProtobufWriter w, io.fabric8.kubernetes.api.model.autoscaling.v2.HorizontalPodAutoscalerSpec o) throws ProtobufEncodingException {
+        ProtobufWriter.mustBeEmpty(o.getAdditionalProperties(), "HorizontalPodAutoscalerSpec.additionalProperties");
+        { // behavior
+            io.fabric8.kubernetes.api.model.autoscaling.v2.HorizontalPodAutoscalerBehavior v = o.getBehavior();
+            if (v != null) {
+                int m = w.mark(); AutoscalingV2Proto.writeHorizontalPodAutoscalerBehavior(w, v); w.endMessage(5, m);
+            }
+        }
+        if (o.getMetrics() != null) { // metrics
+            java.util.List<io.fabric8.kubernetes.api.model.autoscaling.v2.MetricSpec> list = o.getMetrics();
+            for (int i = list.size() - 1; i >= 0; i--) {
+                io.fabric8.kubernetes.api.model.autoscaling.v2.MetricSpec v = list.get(i);
+                if (v != null) {
+                    int m = w.mark(); AutoscalingV2Proto.writeMetricSpec(w, v); w.endMessage(4, m);
+                }
+            }
+        }
+        { // maxReplicas
+            java.lang.Integer v = o.getMaxReplicas();
+            if (v != null) {
+                w.int64(3, v);
+            }
+        }
+        { // minReplicas
+            java.lang.Integer v = o.getMinReplicas();
+            if (v != null) {
+                w.int64(2, v);
+            }
+        }
+        { // scaleTargetRef
+            io.fabric8.kubernetes.api.model.autoscaling.v2.CrossVersionObjectReference v = o.getScaleTargetRef();
+            if (v != null) {
+                int m = w.mark(); AutoscalingV2Proto.writeCrossVersionObjectReference(w, v); w.endMessage(1, m);
             }
         }
     }
@@ -320,6 +599,52 @@ final class AutoscalingV2Proto {
         }
     }
 
+    static void writeHorizontalPodAutoscalerStatus(ProtobufWriter w, io.fabric8.kubernetes.api.model.autoscaling.v2.HorizontalPodAutoscalerStatus o) throws ProtobufEncodingException {
+        ProtobufWriter.mustBeEmpty(o.getAdditionalProperties(), "HorizontalPodAutoscalerStatus.additionalProperties");
+        if (o.getConditions() != null) { // conditions
+            java.util.List<io.fabric8.kubernetes.api.model.autoscaling.v2.HorizontalPodAutoscalerCondition> list = o.getConditions();
+            for (int i = list.size() - 1; i >= 0; i--) {
+                io.fabric8.kubernetes.api.model.autoscaling.v2.HorizontalPodAutoscalerCondition v = list.get(i);
+                if (v != null) {
+                    int m = w.mark(); AutoscalingV2Proto.writeHorizontalPodAutoscalerCondition(w, v); w.endMessage(6, m);
+                }
+            }
+        }
+        if (o.getCurrentMetrics() != null) { // currentMetrics
+            java.util.List<io.fabric8.kubernetes.api.model.autoscaling.v2.MetricStatus> list = o.getCurrentMetrics();
+            for (int i = list.size() - 1; i >= 0; i--) {
+                io.fabric8.kubernetes.api.model.autoscaling.v2.MetricStatus v = list.get(i);
+                if (v != null) {
+                    int m = w.mark(); AutoscalingV2Proto.writeMetricStatus(w, v); w.endMessage(5, m);
+                }
+            }
+        }
+        { // desiredReplicas
+            java.lang.Integer v = o.getDesiredReplicas();
+            if (v != null) {
+                w.int64(4, v);
+            }
+        }
+        { // currentReplicas
+            java.lang.Integer v = o.getCurrentReplicas();
+            if (v != null) {
+                w.int64(3, v);
+            }
+        }
+        { // lastScaleTime
+            java.lang.String v = o.getLastScaleTime();
+            if (v != null) {
+                w.time(2, v);
+            }
+        }
+        { // observedGeneration
+            java.lang.Long v = o.getObservedGeneration();
+            if (v != null) {
+                w.int64(1, v);
+            }
+        }
+    }
+
     static io.fabric8.kubernetes.api.model.autoscaling.v2.MetricIdentifier readMetricIdentifier(CodedInputStream in) throws IOException {
         int limit = Decoding.enter(in);
         io.fabric8.kubernetes.api.model.autoscaling.v2.MetricIdentifier o = new io.fabric8.kubernetes.api.model.autoscaling.v2.MetricIdentifier();
@@ -334,6 +659,22 @@ final class AutoscalingV2Proto {
                 case 10 -> o.setName(in.readString()); // name
                 case 18 -> o.setSelector(MetaV1Proto.readLabelSelector(in)); // selector
                 default -> throw Decoding.unknownField(tag, "k8s.io.api.autoscaling.v2.MetricIdentifier");
+            }
+        }
+    }
+
+    static void writeMetricIdentifier(ProtobufWriter w, io.fabric8.kubernetes.api.model.autoscaling.v2.MetricIdentifier o) throws ProtobufEncodingException {
+        ProtobufWriter.mustBeEmpty(o.getAdditionalProperties(), "MetricIdentifier.additionalProperties");
+        { // selector
+            io.fabric8.kubernetes.api.model.LabelSelector v = o.getSelector();
+            if (v != null) {
+                int m = w.mark(); MetaV1Proto.writeLabelSelector(w, v); w.endMessage(2, m);
+            }
+        }
+        { // name
+            java.lang.String v = o.getName();
+            if (v != null) {
+                w.string(1, v);
             }
         }
     }
@@ -360,6 +701,46 @@ final class AutoscalingV2Proto {
         }
     }
 
+    static void writeMetricSpec(ProtobufWriter w, io.fabric8.kubernetes.api.model.autoscaling.v2.MetricSpec o) throws ProtobufEncodingException {
+        ProtobufWriter.mustBeEmpty(o.getAdditionalProperties(), "MetricSpec.additionalProperties");
+        { // external
+            io.fabric8.kubernetes.api.model.autoscaling.v2.ExternalMetricSource v = o.getExternal();
+            if (v != null) {
+                int m = w.mark(); AutoscalingV2Proto.writeExternalMetricSource(w, v); w.endMessage(5, m);
+            }
+        }
+        { // containerResource
+            io.fabric8.kubernetes.api.model.autoscaling.v2.ContainerResourceMetricSource v = o.getContainerResource();
+            if (v != null) {
+                int m = w.mark(); AutoscalingV2Proto.writeContainerResourceMetricSource(w, v); w.endMessage(7, m);
+            }
+        }
+        { // resource
+            io.fabric8.kubernetes.api.model.autoscaling.v2.ResourceMetricSource v = o.getResource();
+            if (v != null) {
+                int m = w.mark(); AutoscalingV2Proto.writeResourceMetricSource(w, v); w.endMessage(4, m);
+            }
+        }
+        { // pods
+            io.fabric8.kubernetes.api.model.autoscaling.v2.PodsMetricSource v = o.getPods();
+            if (v != null) {
+                int m = w.mark(); AutoscalingV2Proto.writePodsMetricSource(w, v); w.endMessage(3, m);
+            }
+        }
+        { // object
+            io.fabric8.kubernetes.api.model.autoscaling.v2.ObjectMetricSource v = o.getObject();
+            if (v != null) {
+                int m = w.mark(); AutoscalingV2Proto.writeObjectMetricSource(w, v); w.endMessage(2, m);
+            }
+        }
+        { // type
+            java.lang.String v = o.getType();
+            if (v != null) {
+                w.string(1, v);
+            }
+        }
+    }
+
     static io.fabric8.kubernetes.api.model.autoscaling.v2.MetricStatus readMetricStatus(CodedInputStream in) throws IOException {
         int limit = Decoding.enter(in);
         io.fabric8.kubernetes.api.model.autoscaling.v2.MetricStatus o = new io.fabric8.kubernetes.api.model.autoscaling.v2.MetricStatus();
@@ -378,6 +759,46 @@ final class AutoscalingV2Proto {
                 case 58 -> o.setContainerResource(AutoscalingV2Proto.readContainerResourceMetricStatus(in)); // containerResource
                 case 42 -> o.setExternal(AutoscalingV2Proto.readExternalMetricStatus(in)); // external
                 default -> throw Decoding.unknownField(tag, "k8s.io.api.autoscaling.v2.MetricStatus");
+            }
+        }
+    }
+
+    static void writeMetricStatus(ProtobufWriter w, io.fabric8.kubernetes.api.model.autoscaling.v2.MetricStatus o) throws ProtobufEncodingException {
+        ProtobufWriter.mustBeEmpty(o.getAdditionalProperties(), "MetricStatus.additionalProperties");
+        { // external
+            io.fabric8.kubernetes.api.model.autoscaling.v2.ExternalMetricStatus v = o.getExternal();
+            if (v != null) {
+                int m = w.mark(); AutoscalingV2Proto.writeExternalMetricStatus(w, v); w.endMessage(5, m);
+            }
+        }
+        { // containerResource
+            io.fabric8.kubernetes.api.model.autoscaling.v2.ContainerResourceMetricStatus v = o.getContainerResource();
+            if (v != null) {
+                int m = w.mark(); AutoscalingV2Proto.writeContainerResourceMetricStatus(w, v); w.endMessage(7, m);
+            }
+        }
+        { // resource
+            io.fabric8.kubernetes.api.model.autoscaling.v2.ResourceMetricStatus v = o.getResource();
+            if (v != null) {
+                int m = w.mark(); AutoscalingV2Proto.writeResourceMetricStatus(w, v); w.endMessage(4, m);
+            }
+        }
+        { // pods
+            io.fabric8.kubernetes.api.model.autoscaling.v2.PodsMetricStatus v = o.getPods();
+            if (v != null) {
+                int m = w.mark(); AutoscalingV2Proto.writePodsMetricStatus(w, v); w.endMessage(3, m);
+            }
+        }
+        { // object
+            io.fabric8.kubernetes.api.model.autoscaling.v2.ObjectMetricStatus v = o.getObject();
+            if (v != null) {
+                int m = w.mark(); AutoscalingV2Proto.writeObjectMetricStatus(w, v); w.endMessage(2, m);
+            }
+        }
+        { // type
+            java.lang.String v = o.getType();
+            if (v != null) {
+                w.string(1, v);
             }
         }
     }
@@ -402,6 +823,34 @@ final class AutoscalingV2Proto {
         }
     }
 
+    static void writeMetricTarget(ProtobufWriter w, io.fabric8.kubernetes.api.model.autoscaling.v2.MetricTarget o) throws ProtobufEncodingException {
+        ProtobufWriter.mustBeEmpty(o.getAdditionalProperties(), "MetricTarget.additionalProperties");
+        { // averageUtilization
+            java.lang.Integer v = o.getAverageUtilization();
+            if (v != null) {
+                w.int64(4, v);
+            }
+        }
+        { // averageValue
+            io.fabric8.kubernetes.api.model.Quantity v = o.getAverageValue();
+            if (v != null) {
+                w.quantity(3, v);
+            }
+        }
+        { // value
+            io.fabric8.kubernetes.api.model.Quantity v = o.getValue();
+            if (v != null) {
+                w.quantity(2, v);
+            }
+        }
+        { // type
+            java.lang.String v = o.getType();
+            if (v != null) {
+                w.string(1, v);
+            }
+        }
+    }
+
     static io.fabric8.kubernetes.api.model.autoscaling.v2.MetricValueStatus readMetricValueStatus(CodedInputStream in) throws IOException {
         int limit = Decoding.enter(in);
         io.fabric8.kubernetes.api.model.autoscaling.v2.MetricValueStatus o = new io.fabric8.kubernetes.api.model.autoscaling.v2.MetricValueStatus();
@@ -417,6 +866,28 @@ final class AutoscalingV2Proto {
                 case 18 -> o.setAverageValue(Decoding.quantity(in)); // averageValue
                 case 24 -> o.setAverageUtilization(in.readInt32()); // averageUtilization
                 default -> throw Decoding.unknownField(tag, "k8s.io.api.autoscaling.v2.MetricValueStatus");
+            }
+        }
+    }
+
+    static void writeMetricValueStatus(ProtobufWriter w, io.fabric8.kubernetes.api.model.autoscaling.v2.MetricValueStatus o) throws ProtobufEncodingException {
+        ProtobufWriter.mustBeEmpty(o.getAdditionalProperties(), "MetricValueStatus.additionalProperties");
+        { // averageUtilization
+            java.lang.Integer v = o.getAverageUtilization();
+            if (v != null) {
+                w.int64(3, v);
+            }
+        }
+        { // averageValue
+            io.fabric8.kubernetes.api.model.Quantity v = o.getAverageValue();
+            if (v != null) {
+                w.quantity(2, v);
+            }
+        }
+        { // value
+            io.fabric8.kubernetes.api.model.Quantity v = o.getValue();
+            if (v != null) {
+                w.quantity(1, v);
             }
         }
     }
@@ -440,6 +911,28 @@ final class AutoscalingV2Proto {
         }
     }
 
+    static void writeObjectMetricSource(ProtobufWriter w, io.fabric8.kubernetes.api.model.autoscaling.v2.ObjectMetricSource o) throws ProtobufEncodingException {
+        ProtobufWriter.mustBeEmpty(o.getAdditionalProperties(), "ObjectMetricSource.additionalProperties");
+        { // metric
+            io.fabric8.kubernetes.api.model.autoscaling.v2.MetricIdentifier v = o.getMetric();
+            if (v != null) {
+                int m = w.mark(); AutoscalingV2Proto.writeMetricIdentifier(w, v); w.endMessage(3, m);
+            }
+        }
+        { // target
+            io.fabric8.kubernetes.api.model.autoscaling.v2.MetricTarget v = o.getTarget();
+            if (v != null) {
+                int m = w.mark(); AutoscalingV2Proto.writeMetricTarget(w, v); w.endMessage(2, m);
+            }
+        }
+        { // describedObject
+            io.fabric8.kubernetes.api.model.autoscaling.v2.CrossVersionObjectReference v = o.getDescribedObject();
+            if (v != null) {
+                int m = w.mark(); AutoscalingV2Proto.writeCrossVersionObjectReference(w, v); w.endMessage(1, m);
+            }
+        }
+    }
+
     static io.fabric8.kubernetes.api.model.autoscaling.v2.ObjectMetricStatus readObjectMetricStatus(CodedInputStream in) throws IOException {
         int limit = Decoding.enter(in);
         io.fabric8.kubernetes.api.model.autoscaling.v2.ObjectMetricStatus o = new io.fabric8.kubernetes.api.model.autoscaling.v2.ObjectMetricStatus();
@@ -455,6 +948,28 @@ final class AutoscalingV2Proto {
                 case 18 -> o.setCurrent(AutoscalingV2Proto.readMetricValueStatus(in)); // current
                 case 26 -> o.setDescribedObject(AutoscalingV2Proto.readCrossVersionObjectReference(in)); // describedObject
                 default -> throw Decoding.unknownField(tag, "k8s.io.api.autoscaling.v2.ObjectMetricStatus");
+            }
+        }
+    }
+
+    static void writeObjectMetricStatus(ProtobufWriter w, io.fabric8.kubernetes.api.model.autoscaling.v2.ObjectMetricStatus o) throws ProtobufEncodingException {
+        ProtobufWriter.mustBeEmpty(o.getAdditionalProperties(), "ObjectMetricStatus.additionalProperties");
+        { // describedObject
+            io.fabric8.kubernetes.api.model.autoscaling.v2.CrossVersionObjectReference v = o.getDescribedObject();
+            if (v != null) {
+                int m = w.mark(); AutoscalingV2Proto.writeCrossVersionObjectReference(w, v); w.endMessage(3, m);
+            }
+        }
+        { // current
+            io.fabric8.kubernetes.api.model.autoscaling.v2.MetricValueStatus v = o.getCurrent();
+            if (v != null) {
+                int m = w.mark(); AutoscalingV2Proto.writeMetricValueStatus(w, v); w.endMessage(2, m);
+            }
+        }
+        { // metric
+            io.fabric8.kubernetes.api.model.autoscaling.v2.MetricIdentifier v = o.getMetric();
+            if (v != null) {
+                int m = w.mark(); AutoscalingV2Proto.writeMetricIdentifier(w, v); w.endMessage(1, m);
             }
         }
     }
@@ -477,6 +992,22 @@ final class AutoscalingV2Proto {
         }
     }
 
+    static void writePodsMetricSource(ProtobufWriter w, io.fabric8.kubernetes.api.model.autoscaling.v2.PodsMetricSource o) throws ProtobufEncodingException {
+        ProtobufWriter.mustBeEmpty(o.getAdditionalProperties(), "PodsMetricSource.additionalProperties");
+        { // target
+            io.fabric8.kubernetes.api.model.autoscaling.v2.MetricTarget v = o.getTarget();
+            if (v != null) {
+                int m = w.mark(); AutoscalingV2Proto.writeMetricTarget(w, v); w.endMessage(2, m);
+            }
+        }
+        { // metric
+            io.fabric8.kubernetes.api.model.autoscaling.v2.MetricIdentifier v = o.getMetric();
+            if (v != null) {
+                int m = w.mark(); AutoscalingV2Proto.writeMetricIdentifier(w, v); w.endMessage(1, m);
+            }
+        }
+    }
+
     static io.fabric8.kubernetes.api.model.autoscaling.v2.PodsMetricStatus readPodsMetricStatus(CodedInputStream in) throws IOException {
         int limit = Decoding.enter(in);
         io.fabric8.kubernetes.api.model.autoscaling.v2.PodsMetricStatus o = new io.fabric8.kubernetes.api.model.autoscaling.v2.PodsMetricStatus();
@@ -491,6 +1022,22 @@ final class AutoscalingV2Proto {
                 case 10 -> o.setMetric(AutoscalingV2Proto.readMetricIdentifier(in)); // metric
                 case 18 -> o.setCurrent(AutoscalingV2Proto.readMetricValueStatus(in)); // current
                 default -> throw Decoding.unknownField(tag, "k8s.io.api.autoscaling.v2.PodsMetricStatus");
+            }
+        }
+    }
+
+    static void writePodsMetricStatus(ProtobufWriter w, io.fabric8.kubernetes.api.model.autoscaling.v2.PodsMetricStatus o) throws ProtobufEncodingException {
+        ProtobufWriter.mustBeEmpty(o.getAdditionalProperties(), "PodsMetricStatus.additionalProperties");
+        { // current
+            io.fabric8.kubernetes.api.model.autoscaling.v2.MetricValueStatus v = o.getCurrent();
+            if (v != null) {
+                int m = w.mark(); AutoscalingV2Proto.writeMetricValueStatus(w, v); w.endMessage(2, m);
+            }
+        }
+        { // metric
+            io.fabric8.kubernetes.api.model.autoscaling.v2.MetricIdentifier v = o.getMetric();
+            if (v != null) {
+                int m = w.mark(); AutoscalingV2Proto.writeMetricIdentifier(w, v); w.endMessage(1, m);
             }
         }
     }
@@ -513,6 +1060,22 @@ final class AutoscalingV2Proto {
         }
     }
 
+    static void writeResourceMetricSource(ProtobufWriter w, io.fabric8.kubernetes.api.model.autoscaling.v2.ResourceMetricSource o) throws ProtobufEncodingException {
+        ProtobufWriter.mustBeEmpty(o.getAdditionalProperties(), "ResourceMetricSource.additionalProperties");
+        { // target
+            io.fabric8.kubernetes.api.model.autoscaling.v2.MetricTarget v = o.getTarget();
+            if (v != null) {
+                int m = w.mark(); AutoscalingV2Proto.writeMetricTarget(w, v); w.endMessage(2, m);
+            }
+        }
+        { // name
+            java.lang.String v = o.getName();
+            if (v != null) {
+                w.string(1, v);
+            }
+        }
+    }
+
     static io.fabric8.kubernetes.api.model.autoscaling.v2.ResourceMetricStatus readResourceMetricStatus(CodedInputStream in) throws IOException {
         int limit = Decoding.enter(in);
         io.fabric8.kubernetes.api.model.autoscaling.v2.ResourceMetricStatus o = new io.fabric8.kubernetes.api.model.autoscaling.v2.ResourceMetricStatus();
@@ -527,6 +1090,22 @@ final class AutoscalingV2Proto {
                 case 10 -> o.setName(in.readString()); // name
                 case 18 -> o.setCurrent(AutoscalingV2Proto.readMetricValueStatus(in)); // current
                 default -> throw Decoding.unknownField(tag, "k8s.io.api.autoscaling.v2.ResourceMetricStatus");
+            }
+        }
+    }
+
+    static void writeResourceMetricStatus(ProtobufWriter w, io.fabric8.kubernetes.api.model.autoscaling.v2.ResourceMetricStatus o) throws ProtobufEncodingException {
+        ProtobufWriter.mustBeEmpty(o.getAdditionalProperties(), "ResourceMetricStatus.additionalProperties");
+        { // current
+            io.fabric8.kubernetes.api.model.autoscaling.v2.MetricValueStatus v = o.getCurrent();
+            if (v != null) {
+                int m = w.mark(); AutoscalingV2Proto.writeMetricValueStatus(w, v); w.endMessage(2, m);
+            }
+        }
+        { // name
+            java.lang.String v = o.getName();
+            if (v != null) {
+                w.string(1, v);
             }
         }
     }

@@ -7,7 +7,7 @@ import java.io.IOException;
 
 import com.google.protobuf.CodedInputStream;
 
-/** Decoders of k8s.io.api.batch.v1 messages into fabric8's model. */
+/** Decoders of k8s.io.api.batch.v1 messages into fabric8's model, and encoders back. */
 final class BatchV1Proto {
 
     private BatchV1Proto() {
@@ -28,6 +28,28 @@ final class BatchV1Proto {
                 case 18 -> o.setSpec(BatchV1Proto.readCronJobSpec(in)); // spec
                 case 26 -> o.setStatus(BatchV1Proto.readCronJobStatus(in)); // status
                 default -> throw Decoding.unknownField(tag, "k8s.io.api.batch.v1.CronJob");
+            }
+        }
+    }
+
+    static void writeCronJob(ProtobufWriter w, io.fabric8.kubernetes.api.model.batch.v1.CronJob o) throws ProtobufEncodingException {
+        ProtobufWriter.mustBeEmpty(o.getAdditionalProperties(), "CronJob.additionalProperties");
+        { // status
+            io.fabric8.kubernetes.api.model.batch.v1.CronJobStatus v = o.getStatus();
+            if (v != null) {
+                int m = w.mark(); BatchV1Proto.writeCronJobStatus(w, v); w.endMessage(3, m);
+            }
+        }
+        { // spec
+            io.fabric8.kubernetes.api.model.batch.v1.CronJobSpec v = o.getSpec();
+            if (v != null) {
+                int m = w.mark(); BatchV1Proto.writeCronJobSpec(w, v); w.endMessage(2, m);
+            }
+        }
+        { // metadata
+            io.fabric8.kubernetes.api.model.ObjectMeta v = o.getMetadata();
+            if (v != null) {
+                int m = w.mark(); MetaV1Proto.writeObjectMeta(w, v); w.endMessage(1, m);
             }
         }
     }
@@ -53,6 +75,25 @@ final class BatchV1Proto {
                     list.add(BatchV1Proto.readCronJob(in));
                 }
                 default -> throw Decoding.unknownField(tag, "k8s.io.api.batch.v1.CronJobList");
+            }
+        }
+    }
+
+    static void writeCronJobList(ProtobufWriter w, io.fabric8.kubernetes.api.model.batch.v1.CronJobList o) throws ProtobufEncodingException {
+        ProtobufWriter.mustBeEmpty(o.getAdditionalProperties(), "CronJobList.additionalProperties");
+        if (o.getItems() != null) { // items
+            java.util.List<io.fabric8.kubernetes.api.model.batch.v1.CronJob> list = o.getItems();
+            for (int i = list.size() - 1; i >= 0; i--) {
+                io.fabric8.kubernetes.api.model.batch.v1.CronJob v = list.get(i);
+                if (v != null) {
+                    int m = w.mark(); BatchV1Proto.writeCronJob(w, v); w.endMessage(2, m);
+                }
+            }
+        }
+        { // metadata
+            io.fabric8.kubernetes.api.model.ListMeta v = o.getMetadata();
+            if (v != null) {
+                int m = w.mark(); MetaV1Proto.writeListMeta(w, v); w.endMessage(1, m);
             }
         }
     }
@@ -86,6 +127,58 @@ final class BatchV1Proto {
         }
     }
 
+    static void writeCronJobSpec(ProtobufWriter w, io.fabric8.kubernetes.api.model.batch.v1.CronJobSpec o) throws ProtobufEncodingException {
+        ProtobufWriter.mustBeEmpty(o.getAdditionalProperties(), "CronJobSpec.additionalProperties");
+        { // failedJobsHistoryLimit
+            java.lang.Integer v = o.getFailedJobsHistoryLimit();
+            if (v != null) {
+                w.int64(7, v);
+            }
+        }
+        { // successfulJobsHistoryLimit
+            java.lang.Integer v = o.getSuccessfulJobsHistoryLimit();
+            if (v != null) {
+                w.int64(6, v);
+            }
+        }
+        { // jobTemplate
+            io.fabric8.kubernetes.api.model.batch.v1.JobTemplateSpec v = o.getJobTemplate();
+            if (v != null) {
+                int m = w.mark(); BatchV1Proto.writeJobTemplateSpec(w, v); w.endMessage(5, m);
+            }
+        }
+        { // suspend
+            java.lang.Boolean v = o.getSuspend();
+            if (v != null) {
+                w.bool(4, v);
+            }
+        }
+        { // concurrencyPolicy
+            java.lang.String v = o.getConcurrencyPolicy();
+            if (v != null) {
+                w.string(3, v);
+            }
+        }
+        { // startingDeadlineSeconds
+            java.lang.Long v = o.getStartingDeadlineSeconds();
+            if (v != null) {
+                w.int64(2, v);
+            }
+        }
+        { // timeZone
+            java.lang.String v = o.getTimeZone();
+            if (v != null) {
+                w.string(8, v);
+            }
+        }
+        { // schedule
+            java.lang.String v = o.getSchedule();
+            if (v != null) {
+                w.string(1, v);
+            }
+        }
+    }
+
     static io.fabric8.kubernetes.api.model.batch.v1.CronJobStatus readCronJobStatus(CodedInputStream in) throws IOException {
         int limit = Decoding.enter(in);
         io.fabric8.kubernetes.api.model.batch.v1.CronJobStatus o = new io.fabric8.kubernetes.api.model.batch.v1.CronJobStatus();
@@ -112,6 +205,31 @@ final class BatchV1Proto {
         }
     }
 
+    static void writeCronJobStatus(ProtobufWriter w, io.fabric8.kubernetes.api.model.batch.v1.CronJobStatus o) throws ProtobufEncodingException {
+        ProtobufWriter.mustBeEmpty(o.getAdditionalProperties(), "CronJobStatus.additionalProperties");
+        { // lastSuccessfulTime
+            java.lang.String v = o.getLastSuccessfulTime();
+            if (v != null) {
+                w.time(5, v);
+            }
+        }
+        { // lastScheduleTime
+            java.lang.String v = o.getLastScheduleTime();
+            if (v != null) {
+                w.time(4, v);
+            }
+        }
+        if (o.getActive() != null) { // active
+            java.util.List<io.fabric8.kubernetes.api.model.ObjectReference> list = o.getActive();
+            for (int i = list.size() - 1; i >= 0; i--) {
+                io.fabric8.kubernetes.api.model.ObjectReference v = list.get(i);
+                if (v != null) {
+                    int m = w.mark(); CoreV1Proto.writeObjectReference(w, v); w.endMessage(1, m);
+                }
+            }
+        }
+    }
+
     static io.fabric8.kubernetes.api.model.batch.v1.Job readJob(CodedInputStream in) throws IOException {
         int limit = Decoding.enter(in);
         io.fabric8.kubernetes.api.model.batch.v1.Job o = new io.fabric8.kubernetes.api.model.batch.v1.Job();
@@ -127,6 +245,28 @@ final class BatchV1Proto {
                 case 18 -> o.setSpec(BatchV1Proto.readJobSpec(in)); // spec
                 case 26 -> o.setStatus(BatchV1Proto.readJobStatus(in)); // status
                 default -> throw Decoding.unknownField(tag, "k8s.io.api.batch.v1.Job");
+            }
+        }
+    }
+
+    static void writeJob(ProtobufWriter w, io.fabric8.kubernetes.api.model.batch.v1.Job o) throws ProtobufEncodingException {
+        ProtobufWriter.mustBeEmpty(o.getAdditionalProperties(), "Job.additionalProperties");
+        { // status
+            io.fabric8.kubernetes.api.model.batch.v1.JobStatus v = o.getStatus();
+            if (v != null) {
+                int m = w.mark(); BatchV1Proto.writeJobStatus(w, v); w.endMessage(3, m);
+            }
+        }
+        { // spec
+            io.fabric8.kubernetes.api.model.batch.v1.JobSpec v = o.getSpec();
+            if (v != null) {
+                int m = w.mark(); BatchV1Proto.writeJobSpec(w, v); w.endMessage(2, m);
+            }
+        }
+        { // metadata
+            io.fabric8.kubernetes.api.model.ObjectMeta v = o.getMetadata();
+            if (v != null) {
+                int m = w.mark(); MetaV1Proto.writeObjectMeta(w, v); w.endMessage(1, m);
             }
         }
     }
@@ -163,6 +303,46 @@ final class BatchV1Proto {
         }
     }
 
+    static void writeJobCondition(ProtobufWriter w, io.fabric8.kubernetes.api.model.batch.v1.JobCondition o) throws ProtobufEncodingException {
+        ProtobufWriter.mustBeEmpty(o.getAdditionalProperties(), "JobCondition.additionalProperties");
+        { // message
+            java.lang.String v = o.getMessage();
+            if (v != null) {
+                w.string(6, v);
+            }
+        }
+        { // reason
+            java.lang.String v = o.getReason();
+            if (v != null) {
+                w.string(5, v);
+            }
+        }
+        { // lastTransitionTime
+            java.lang.String v = o.getLastTransitionTime();
+            if (v != null) {
+                w.time(4, v);
+            }
+        }
+        { // lastProbeTime
+            java.lang.String v = o.getLastProbeTime();
+            if (v != null) {
+                w.time(3, v);
+            }
+        }
+        { // status
+            java.lang.String v = o.getStatus();
+            if (v != null) {
+                w.string(2, v);
+            }
+        }
+        { // type
+            java.lang.String v = o.getType();
+            if (v != null) {
+                w.string(1, v);
+            }
+        }
+    }
+
     static io.fabric8.kubernetes.api.model.batch.v1.JobList readJobList(CodedInputStream in) throws IOException {
         int limit = Decoding.enter(in);
         io.fabric8.kubernetes.api.model.batch.v1.JobList o = new io.fabric8.kubernetes.api.model.batch.v1.JobList();
@@ -184,6 +364,25 @@ final class BatchV1Proto {
                     list.add(BatchV1Proto.readJob(in));
                 }
                 default -> throw Decoding.unknownField(tag, "k8s.io.api.batch.v1.JobList");
+            }
+        }
+    }
+
+    static void writeJobList(ProtobufWriter w, io.fabric8.kubernetes.api.model.batch.v1.JobList o) throws ProtobufEncodingException {
+        ProtobufWriter.mustBeEmpty(o.getAdditionalProperties(), "JobList.additionalProperties");
+        if (o.getItems() != null) { // items
+            java.util.List<io.fabric8.kubernetes.api.model.batch.v1.Job> list = o.getItems();
+            for (int i = list.size() - 1; i >= 0; i--) {
+                io.fabric8.kubernetes.api.model.batch.v1.Job v = list.get(i);
+                if (v != null) {
+                    int m = w.mark(); BatchV1Proto.writeJob(w, v); w.endMessage(2, m);
+                }
+            }
+        }
+        { // metadata
+            io.fabric8.kubernetes.api.model.ListMeta v = o.getMetadata();
+            if (v != null) {
+                int m = w.mark(); MetaV1Proto.writeListMeta(w, v); w.endMessage(1, m);
             }
         }
     }
@@ -216,6 +415,106 @@ final class BatchV1Proto {
                 case 114 -> o.setPodReplacementPolicy(in.readString()); // podReplacementPolicy
                 case 122 -> o.setManagedBy(in.readString()); // managedBy
                 default -> throw Decoding.unknownField(tag, "k8s.io.api.batch.v1.JobSpec");
+            }
+        }
+    }
+
+    static void writeJobSpec(ProtobufWriter w, io.fabric8.kubernetes.api.model.batch.v1.JobSpec o) throws ProtobufEncodingException {
+        ProtobufWriter.mustBeEmpty(o.getAdditionalProperties(), "JobSpec.additionalProperties");
+        { // managedBy
+            java.lang.String v = o.getManagedBy();
+            if (v != null) {
+                w.string(15, v);
+            }
+        }
+        { // podReplacementPolicy
+            java.lang.String v = o.getPodReplacementPolicy();
+            if (v != null) {
+                w.string(14, v);
+            }
+        }
+        { // suspend
+            java.lang.Boolean v = o.getSuspend();
+            if (v != null) {
+                w.bool(10, v);
+            }
+        }
+        { // completionMode
+            java.lang.String v = o.getCompletionMode();
+            if (v != null) {
+                w.string(9, v);
+            }
+        }
+        { // ttlSecondsAfterFinished
+            java.lang.Integer v = o.getTtlSecondsAfterFinished();
+            if (v != null) {
+                w.int64(8, v);
+            }
+        }
+        { // template
+            io.fabric8.kubernetes.api.model.PodTemplateSpec v = o.getTemplate();
+            if (v != null) {
+                int m = w.mark(); CoreV1Proto.writePodTemplateSpec(w, v); w.endMessage(6, m);
+            }
+        }
+        { // manualSelector
+            java.lang.Boolean v = o.getManualSelector();
+            if (v != null) {
+                w.bool(5, v);
+            }
+        }
+        { // selector
+            io.fabric8.kubernetes.api.model.LabelSelector v = o.getSelector();
+            if (v != null) {
+                int m = w.mark(); MetaV1Proto.writeLabelSelector(w, v); w.endMessage(4, m);
+            }
+        }
+        { // maxFailedIndexes
+            java.lang.Integer v = o.getMaxFailedIndexes();
+            if (v != null) {
+                w.int64(13, v);
+            }
+        }
+        { // backoffLimitPerIndex
+            java.lang.Integer v = o.getBackoffLimitPerIndex();
+            if (v != null) {
+                w.int64(12, v);
+            }
+        }
+        { // backoffLimit
+            java.lang.Integer v = o.getBackoffLimit();
+            if (v != null) {
+                w.int64(7, v);
+            }
+        }
+        { // successPolicy
+            io.fabric8.kubernetes.api.model.batch.v1.SuccessPolicy v = o.getSuccessPolicy();
+            if (v != null) {
+                int m = w.mark(); BatchV1Proto.writeSuccessPolicy(w, v); w.endMessage(16, m);
+            }
+        }
+        { // podFailurePolicy
+            io.fabric8.kubernetes.api.model.batch.v1.PodFailurePolicy v = o.getPodFailurePolicy();
+            if (v != null) {
+                int m = w.mark(); BatchV1Proto.writePodFailurePolicy(w, v); w.endMessage(11, m);
+            }
+        }
+        { // activeDeadlineSeconds
+            java.lang.Long v = o.getActiveDeadlineSeconds();
+            if (v != null) {
+                w.int64(3, v);
+            }
+        }
+        { // completions
+            java.lang.Integer v = o.getCompletions();
+            if (v != null) {
+                w.int64(2, v);
+            }
+        }
+        { // parallelism
+            java.lang.Integer v = o.getParallelism();
+            if (v != null) {
+                w.int64(1, v);
             }
         }
     }
@@ -274,6 +573,79 @@ final class BatchV1Proto {
         }
     }
 
+    static void writeJobStatus(ProtobufWriter w, io.fabric8.kubernetes.api.model.batch.v1.JobStatus o) throws ProtobufEncodingException {
+        ProtobufWriter.mustBeEmpty(o.getAdditionalProperties(), "JobStatus.additionalProperties");
+        { // ready
+            java.lang.Integer v = o.getReady();
+            if (v != null) {
+                w.int64(9, v);
+            }
+        }
+        { // uncountedTerminatedPods
+            io.fabric8.kubernetes.api.model.batch.v1.UncountedTerminatedPods v = o.getUncountedTerminatedPods();
+            if (v != null) {
+                int m = w.mark(); BatchV1Proto.writeUncountedTerminatedPods(w, v); w.endMessage(8, m);
+            }
+        }
+        { // failedIndexes
+            java.lang.String v = o.getFailedIndexes();
+            if (v != null) {
+                w.string(10, v);
+            }
+        }
+        { // completedIndexes
+            java.lang.String v = o.getCompletedIndexes();
+            if (v != null) {
+                w.string(7, v);
+            }
+        }
+        { // terminating
+            java.lang.Integer v = o.getTerminating();
+            if (v != null) {
+                w.int64(11, v);
+            }
+        }
+        { // failed
+            java.lang.Integer v = o.getFailed();
+            if (v != null) {
+                w.int64(6, v);
+            }
+        }
+        { // succeeded
+            java.lang.Integer v = o.getSucceeded();
+            if (v != null) {
+                w.int64(5, v);
+            }
+        }
+        { // active
+            java.lang.Integer v = o.getActive();
+            if (v != null) {
+                w.int64(4, v);
+            }
+        }
+        { // completionTime
+            java.lang.String v = o.getCompletionTime();
+            if (v != null) {
+                w.time(3, v);
+            }
+        }
+        { // startTime
+            java.lang.String v = o.getStartTime();
+            if (v != null) {
+                w.time(2, v);
+            }
+        }
+        if (o.getConditions() != null) { // conditions
+            java.util.List<io.fabric8.kubernetes.api.model.batch.v1.JobCondition> list = o.getConditions();
+            for (int i = list.size() - 1; i >= 0; i--) {
+                io.fabric8.kubernetes.api.model.batch.v1.JobCondition v = list.get(i);
+                if (v != null) {
+                    int m = w.mark(); BatchV1Proto.writeJobCondition(w, v); w.endMessage(1, m);
+                }
+            }
+        }
+    }
+
     static io.fabric8.kubernetes.api.model.batch.v1.JobTemplateSpec readJobTemplateSpec(CodedInputStream in) throws IOException {
         int limit = Decoding.enter(in);
         io.fabric8.kubernetes.api.model.batch.v1.JobTemplateSpec o = new io.fabric8.kubernetes.api.model.batch.v1.JobTemplateSpec();
@@ -288,6 +660,22 @@ final class BatchV1Proto {
                 case 10 -> o.setMetadata(MetaV1Proto.readObjectMeta(in)); // metadata
                 case 18 -> o.setSpec(BatchV1Proto.readJobSpec(in)); // spec
                 default -> throw Decoding.unknownField(tag, "k8s.io.api.batch.v1.JobTemplateSpec");
+            }
+        }
+    }
+
+    static void writeJobTemplateSpec(ProtobufWriter w, io.fabric8.kubernetes.api.model.batch.v1.JobTemplateSpec o) throws ProtobufEncodingException {
+        ProtobufWriter.mustBeEmpty(o.getAdditionalProperties(), "JobTemplateSpec.additionalProperties");
+        { // spec
+            io.fabric8.kubernetes.api.model.batch.v1.JobSpec v = o.getSpec();
+            if (v != null) {
+                int m = w.mark(); BatchV1Proto.writeJobSpec(w, v); w.endMessage(2, m);
+            }
+        }
+        { // metadata
+            io.fabric8.kubernetes.api.model.ObjectMeta v = o.getMetadata();
+            if (v != null) {
+                int m = w.mark(); MetaV1Proto.writeObjectMeta(w, v); w.endMessage(1, m);
             }
         }
     }
@@ -313,6 +701,19 @@ final class BatchV1Proto {
                     list.add(BatchV1Proto.readPodFailurePolicyRule(in));
                 }
                 default -> throw Decoding.unknownField(tag, "k8s.io.api.batch.v1.PodFailurePolicy");
+            }
+        }
+    }
+
+    static void writePodFailurePolicy(ProtobufWriter w, io.fabric8.kubernetes.api.model.batch.v1.PodFailurePolicy o) throws ProtobufEncodingException {
+        ProtobufWriter.mustBeEmpty(o.getAdditionalProperties(), "PodFailurePolicy.additionalProperties");
+        if (o.getRules() != null) { // rules
+            java.util.List<io.fabric8.kubernetes.api.model.batch.v1.PodFailurePolicyRule> list = o.getRules();
+            for (int i = list.size() - 1; i >= 0; i--) {
+                io.fabric8.kubernetes.api.model.batch.v1.PodFailurePolicyRule v = list.get(i);
+                if (v != null) {
+                    int m = w.mark(); BatchV1Proto.writePodFailurePolicyRule(w, v); w.endMessage(1, m);
+                }
             }
         }
     }
@@ -356,6 +757,31 @@ final class BatchV1Proto {
         }
     }
 
+    static void writePodFailurePolicyOnExitCodesRequirement(ProtobufWriter w, io.fabric8.kubernetes.api.model.batch.v1.PodFailurePolicyOnExitCodesRequirement o) throws ProtobufEncodingException {
+        ProtobufWriter.mustBeEmpty(o.getAdditionalProperties(), "PodFailurePolicyOnExitCodesRequirement.additionalProperties");
+        if (o.getValues() != null) { // values
+            java.util.List<java.lang.Integer> list = o.getValues();
+            for (int i = list.size() - 1; i >= 0; i--) {
+                java.lang.Integer v = list.get(i);
+                if (v != null) {
+                    w.int64(3, v);
+                }
+            }
+        }
+        { // operator
+            java.lang.String v = o.getOperator();
+            if (v != null) {
+                w.string(2, v);
+            }
+        }
+        { // containerName
+            java.lang.String v = o.getContainerName();
+            if (v != null) {
+                w.string(1, v);
+            }
+        }
+    }
+
     static io.fabric8.kubernetes.api.model.batch.v1.PodFailurePolicyOnPodConditionsPattern readPodFailurePolicyOnPodConditionsPattern(CodedInputStream in) throws IOException {
         int limit = Decoding.enter(in);
         io.fabric8.kubernetes.api.model.batch.v1.PodFailurePolicyOnPodConditionsPattern o = new io.fabric8.kubernetes.api.model.batch.v1.PodFailurePolicyOnPodConditionsPattern();
@@ -370,6 +796,22 @@ final class BatchV1Proto {
                 case 10 -> o.setType(in.readString()); // type
                 case 18 -> o.setStatus(in.readString()); // status
                 default -> throw Decoding.unknownField(tag, "k8s.io.api.batch.v1.PodFailurePolicyOnPodConditionsPattern");
+            }
+        }
+    }
+
+    static void writePodFailurePolicyOnPodConditionsPattern(ProtobufWriter w, io.fabric8.kubernetes.api.model.batch.v1.PodFailurePolicyOnPodConditionsPattern o) throws ProtobufEncodingException {
+        ProtobufWriter.mustBeEmpty(o.getAdditionalProperties(), "PodFailurePolicyOnPodConditionsPattern.additionalProperties");
+        { // status
+            java.lang.String v = o.getStatus();
+            if (v != null) {
+                w.string(2, v);
+            }
+        }
+        { // type
+            java.lang.String v = o.getType();
+            if (v != null) {
+                w.string(1, v);
             }
         }
     }
@@ -400,6 +842,31 @@ final class BatchV1Proto {
         }
     }
 
+    static void writePodFailurePolicyRule(ProtobufWriter w, io.fabric8.kubernetes.api.model.batch.v1.PodFailurePolicyRule o) throws ProtobufEncodingException {
+        ProtobufWriter.mustBeEmpty(o.getAdditionalProperties(), "PodFailurePolicyRule.additionalProperties");
+        if (o.getOnPodConditions() != null) { // onPodConditions
+            java.util.List<io.fabric8.kubernetes.api.model.batch.v1.PodFailurePolicyOnPodConditionsPattern> list = o.getOnPodConditions();
+            for (int i = list.size() - 1; i >= 0; i--) {
+                io.fabric8.kubernetes.api.model.batch.v1.PodFailurePolicyOnPodConditionsPattern v = list.get(i);
+                if (v != null) {
+                    int m = w.mark(); BatchV1Proto.writePodFailurePolicyOnPodConditionsPattern(w, v); w.endMessage(3, m);
+                }
+            }
+        }
+        { // onExitCodes
+            io.fabric8.kubernetes.api.model.batch.v1.PodFailurePolicyOnExitCodesRequirement v = o.getOnExitCodes();
+            if (v != null) {
+                int m = w.mark(); BatchV1Proto.writePodFailurePolicyOnExitCodesRequirement(w, v); w.endMessage(2, m);
+            }
+        }
+        { // action
+            java.lang.String v = o.getAction();
+            if (v != null) {
+                w.string(1, v);
+            }
+        }
+    }
+
     static io.fabric8.kubernetes.api.model.batch.v1.SuccessPolicy readSuccessPolicy(CodedInputStream in) throws IOException {
         int limit = Decoding.enter(in);
         io.fabric8.kubernetes.api.model.batch.v1.SuccessPolicy o = new io.fabric8.kubernetes.api.model.batch.v1.SuccessPolicy();
@@ -425,6 +892,19 @@ final class BatchV1Proto {
         }
     }
 
+    static void writeSuccessPolicy(ProtobufWriter w, io.fabric8.kubernetes.api.model.batch.v1.SuccessPolicy o) throws ProtobufEncodingException {
+        ProtobufWriter.mustBeEmpty(o.getAdditionalProperties(), "SuccessPolicy.additionalProperties");
+        if (o.getRules() != null) { // rules
+            java.util.List<io.fabric8.kubernetes.api.model.batch.v1.SuccessPolicyRule> list = o.getRules();
+            for (int i = list.size() - 1; i >= 0; i--) {
+                io.fabric8.kubernetes.api.model.batch.v1.SuccessPolicyRule v = list.get(i);
+                if (v != null) {
+                    int m = w.mark(); BatchV1Proto.writeSuccessPolicyRule(w, v); w.endMessage(1, m);
+                }
+            }
+        }
+    }
+
     static io.fabric8.kubernetes.api.model.batch.v1.SuccessPolicyRule readSuccessPolicyRule(CodedInputStream in) throws IOException {
         int limit = Decoding.enter(in);
         io.fabric8.kubernetes.api.model.batch.v1.SuccessPolicyRule o = new io.fabric8.kubernetes.api.model.batch.v1.SuccessPolicyRule();
@@ -439,6 +919,22 @@ final class BatchV1Proto {
                 case 10 -> o.setSucceededIndexes(in.readString()); // succeededIndexes
                 case 16 -> o.setSucceededCount(in.readInt32()); // succeededCount
                 default -> throw Decoding.unknownField(tag, "k8s.io.api.batch.v1.SuccessPolicyRule");
+            }
+        }
+    }
+
+    static void writeSuccessPolicyRule(ProtobufWriter w, io.fabric8.kubernetes.api.model.batch.v1.SuccessPolicyRule o) throws ProtobufEncodingException {
+        ProtobufWriter.mustBeEmpty(o.getAdditionalProperties(), "SuccessPolicyRule.additionalProperties");
+        { // succeededCount
+            java.lang.Integer v = o.getSucceededCount();
+            if (v != null) {
+                w.int64(2, v);
+            }
+        }
+        { // succeededIndexes
+            java.lang.String v = o.getSucceededIndexes();
+            if (v != null) {
+                w.string(1, v);
             }
         }
     }
@@ -471,6 +967,28 @@ final class BatchV1Proto {
                     list.add(in.readString());
                 }
                 default -> throw Decoding.unknownField(tag, "k8s.io.api.batch.v1.UncountedTerminatedPods");
+            }
+        }
+    }
+
+    static void writeUncountedTerminatedPods(ProtobufWriter w, io.fabric8.kubernetes.api.model.batch.v1.UncountedTerminatedPods o) throws ProtobufEncodingException {
+        ProtobufWriter.mustBeEmpty(o.getAdditionalProperties(), "UncountedTerminatedPods.additionalProperties");
+        if (o.getFailed() != null) { // failed
+            java.util.List<java.lang.String> list = o.getFailed();
+            for (int i = list.size() - 1; i >= 0; i--) {
+                java.lang.String v = list.get(i);
+                if (v != null) {
+                    w.string(2, v);
+                }
+            }
+        }
+        if (o.getSucceeded() != null) { // succeeded
+            java.util.List<java.lang.String> list = o.getSucceeded();
+            for (int i = list.size() - 1; i >= 0; i--) {
+                java.lang.String v = list.get(i);
+                if (v != null) {
+                    w.string(1, v);
+                }
             }
         }
     }

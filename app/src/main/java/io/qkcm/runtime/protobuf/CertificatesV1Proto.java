@@ -7,7 +7,7 @@ import java.io.IOException;
 
 import com.google.protobuf.CodedInputStream;
 
-/** Decoders of k8s.io.api.certificates.v1 messages into fabric8's model. */
+/** Decoders of k8s.io.api.certificates.v1 messages into fabric8's model, and encoders back. */
 final class CertificatesV1Proto {
 
     private CertificatesV1Proto() {
@@ -28,6 +28,28 @@ final class CertificatesV1Proto {
                 case 18 -> o.setSpec(CertificatesV1Proto.readCertificateSigningRequestSpec(in)); // spec
                 case 26 -> o.setStatus(CertificatesV1Proto.readCertificateSigningRequestStatus(in)); // status
                 default -> throw Decoding.unknownField(tag, "k8s.io.api.certificates.v1.CertificateSigningRequest");
+            }
+        }
+    }
+
+    static void writeCertificateSigningRequest(ProtobufWriter w, io.fabric8.kubernetes.api.model.certificates.v1.CertificateSigningRequest o) throws ProtobufEncodingException {
+        ProtobufWriter.mustBeEmpty(o.getAdditionalProperties(), "CertificateSigningRequest.additionalProperties");
+        { // status
+            io.fabric8.kubernetes.api.model.certificates.v1.CertificateSigningRequestStatus v = o.getStatus();
+            if (v != null) {
+                int m = w.mark(); CertificatesV1Proto.writeCertificateSigningRequestStatus(w, v); w.endMessage(3, m);
+            }
+        }
+        { // spec
+            io.fabric8.kubernetes.api.model.certificates.v1.CertificateSigningRequestSpec v = o.getSpec();
+            if (v != null) {
+                int m = w.mark(); CertificatesV1Proto.writeCertificateSigningRequestSpec(w, v); w.endMessage(2, m);
+            }
+        }
+        { // metadata
+            io.fabric8.kubernetes.api.model.ObjectMeta v = o.getMetadata();
+            if (v != null) {
+                int m = w.mark(); MetaV1Proto.writeObjectMeta(w, v); w.endMessage(1, m);
             }
         }
     }
@@ -64,6 +86,46 @@ final class CertificatesV1Proto {
         }
     }
 
+    static void writeCertificateSigningRequestCondition(ProtobufWriter w, io.fabric8.kubernetes.api.model.certificates.v1.CertificateSigningRequestCondition o) throws ProtobufEncodingException {
+        ProtobufWriter.mustBeEmpty(o.getAdditionalProperties(), "CertificateSigningRequestCondition.additionalProperties");
+        { // lastTransitionTime
+            java.lang.String v = o.getLastTransitionTime();
+            if (v != null) {
+                w.time(5, v);
+            }
+        }
+        { // lastUpdateTime
+            java.lang.String v = o.getLastUpdateTime();
+            if (v != null) {
+                w.time(4, v);
+            }
+        }
+        { // message
+            java.lang.String v = o.getMessage();
+            if (v != null) {
+                w.string(3, v);
+            }
+        }
+        { // reason
+            java.lang.String v = o.getReason();
+            if (v != null) {
+                w.string(2, v);
+            }
+        }
+        { // status
+            java.lang.String v = o.getStatus();
+            if (v != null) {
+                w.string(6, v);
+            }
+        }
+        { // type
+            java.lang.String v = o.getType();
+            if (v != null) {
+                w.string(1, v);
+            }
+        }
+    }
+
     static io.fabric8.kubernetes.api.model.certificates.v1.CertificateSigningRequestList readCertificateSigningRequestList(CodedInputStream in) throws IOException {
         int limit = Decoding.enter(in);
         io.fabric8.kubernetes.api.model.certificates.v1.CertificateSigningRequestList o = new io.fabric8.kubernetes.api.model.certificates.v1.CertificateSigningRequestList();
@@ -85,6 +147,25 @@ final class CertificatesV1Proto {
                     list.add(CertificatesV1Proto.readCertificateSigningRequest(in));
                 }
                 default -> throw Decoding.unknownField(tag, "k8s.io.api.certificates.v1.CertificateSigningRequestList");
+            }
+        }
+    }
+
+    static void writeCertificateSigningRequestList(ProtobufWriter w, io.fabric8.kubernetes.api.model.certificates.v1.CertificateSigningRequestList o) throws ProtobufEncodingException {
+        ProtobufWriter.mustBeEmpty(o.getAdditionalProperties(), "CertificateSigningRequestList.additionalProperties");
+        if (o.getItems() != null) { // items
+            java.util.List<io.fabric8.kubernetes.api.model.certificates.v1.CertificateSigningRequest> list = o.getItems();
+            for (int i = list.size() - 1; i >= 0; i--) {
+                io.fabric8.kubernetes.api.model.certificates.v1.CertificateSigningRequest v = list.get(i);
+                if (v != null) {
+                    int m = w.mark(); CertificatesV1Proto.writeCertificateSigningRequest(w, v); w.endMessage(2, m);
+                }
+            }
+        }
+        { // metadata
+            io.fabric8.kubernetes.api.model.ListMeta v = o.getMetadata();
+            if (v != null) {
+                int m = w.mark(); MetaV1Proto.writeListMeta(w, v); w.endMessage(1, m);
             }
         }
     }
@@ -156,6 +237,72 @@ final class CertificatesV1Proto {
         }
     }
 
+    static void writeCertificateSigningRequestSpec(ProtobufWriter w, io.fabric8.kubernetes.api.model.certificates.v1.CertificateSigningRequestSpec o) throws ProtobufEncodingException {
+        ProtobufWriter.mustBeEmpty(o.getAdditionalProperties(), "CertificateSigningRequestSpec.additionalProperties");
+        if (o.getExtra() != null) { // extra
+            Object[] entries = o.getExtra().entrySet().toArray();
+            for (int i = entries.length - 1; i >= 0; i--) {
+                @SuppressWarnings("unchecked")
+                java.util.Map.Entry<String, java.util.List<java.lang.String>> e = (java.util.Map.Entry<String, java.util.List<java.lang.String>>) entries[i];
+                int m = w.mark();
+                java.util.List<java.lang.String> v = e.getValue();
+                if (v != null) {
+                    w.stringItems(2, v);
+                }
+                w.string(1, e.getKey());
+                w.endMessage(6, m);
+            }
+        }
+        if (o.getGroups() != null) { // groups
+            java.util.List<java.lang.String> list = o.getGroups();
+            for (int i = list.size() - 1; i >= 0; i--) {
+                java.lang.String v = list.get(i);
+                if (v != null) {
+                    w.string(4, v);
+                }
+            }
+        }
+        { // uid
+            java.lang.String v = o.getUid();
+            if (v != null) {
+                w.string(3, v);
+            }
+        }
+        { // username
+            java.lang.String v = o.getUsername();
+            if (v != null) {
+                w.string(2, v);
+            }
+        }
+        if (o.getUsages() != null) { // usages
+            java.util.List<java.lang.String> list = o.getUsages();
+            for (int i = list.size() - 1; i >= 0; i--) {
+                java.lang.String v = list.get(i);
+                if (v != null) {
+                    w.string(5, v);
+                }
+            }
+        }
+        { // expirationSeconds
+            java.lang.Integer v = o.getExpirationSeconds();
+            if (v != null) {
+                w.int64(8, v);
+            }
+        }
+        { // signerName
+            java.lang.String v = o.getSignerName();
+            if (v != null) {
+                w.string(7, v);
+            }
+        }
+        { // request
+            java.lang.String v = o.getRequest();
+            if (v != null) {
+                w.base64(1, v);
+            }
+        }
+    }
+
     static io.fabric8.kubernetes.api.model.certificates.v1.CertificateSigningRequestStatus readCertificateSigningRequestStatus(CodedInputStream in) throws IOException {
         int limit = Decoding.enter(in);
         io.fabric8.kubernetes.api.model.certificates.v1.CertificateSigningRequestStatus o = new io.fabric8.kubernetes.api.model.certificates.v1.CertificateSigningRequestStatus();
@@ -177,6 +324,25 @@ final class CertificatesV1Proto {
                 }
                 case 18 -> o.setCertificate(Decoding.base64(in)); // certificate
                 default -> throw Decoding.unknownField(tag, "k8s.io.api.certificates.v1.CertificateSigningRequestStatus");
+            }
+        }
+    }
+
+    static void writeCertificateSigningRequestStatus(ProtobufWriter w, io.fabric8.kubernetes.api.model.certificates.v1.CertificateSigningRequestStatus o) throws ProtobufEncodingException {
+        ProtobufWriter.mustBeEmpty(o.getAdditionalProperties(), "CertificateSigningRequestStatus.additionalProperties");
+        { // certificate
+            java.lang.String v = o.getCertificate();
+            if (v != null) {
+                w.base64(2, v);
+            }
+        }
+        if (o.getConditions() != null) { // conditions
+            java.util.List<io.fabric8.kubernetes.api.model.certificates.v1.CertificateSigningRequestCondition> list = o.getConditions();
+            for (int i = list.size() - 1; i >= 0; i--) {
+                io.fabric8.kubernetes.api.model.certificates.v1.CertificateSigningRequestCondition v = list.get(i);
+                if (v != null) {
+                    int m = w.mark(); CertificatesV1Proto.writeCertificateSigningRequestCondition(w, v); w.endMessage(1, m);
+                }
             }
         }
     }

@@ -7,7 +7,7 @@ import java.io.IOException;
 
 import com.google.protobuf.CodedInputStream;
 
-/** Decoders of k8s.io.api.core.v1 messages into fabric8's model. */
+/** Decoders of k8s.io.api.core.v1 messages into fabric8's model, and encoders back. */
 final class CoreV1Proto {
 
     private CoreV1Proto() {
@@ -48,6 +48,34 @@ final class CoreV1Proto {
         }
     }
 
+    static void writeAWSElasticBlockStoreVolumeSource(ProtobufWriter w, io.fabric8.kubernetes.api.model.AWSElasticBlockStoreVolumeSource o) throws ProtobufEncodingException {
+        ProtobufWriter.mustBeEmpty(o.getAdditionalProperties(), "AWSElasticBlockStoreVolumeSource.additionalProperties");
+        { // readOnly
+            java.lang.Boolean v = o.getReadOnly();
+            if (v != null) {
+                w.bool(4, v);
+            }
+        }
+        { // partition
+            java.lang.Integer v = o.getPartition();
+            if (v != null) {
+                w.int64(3, v);
+            }
+        }
+        { // fsType
+            java.lang.String v = o.getFsType();
+            if (v != null) {
+                w.string(2, v);
+            }
+        }
+        { // volumeID
+            java.lang.String v = o.getVolumeID();
+            if (v != null) {
+                w.string(1, v);
+            }
+        }
+    }
+
     static io.fabric8.kubernetes.api.model.Affinity readAffinity(CodedInputStream in) throws IOException {
         int limit = Decoding.enter(in);
         io.fabric8.kubernetes.api.model.Affinity o = new io.fabric8.kubernetes.api.model.Affinity();
@@ -63,6 +91,28 @@ final class CoreV1Proto {
                 case 18 -> o.setPodAffinity(CoreV1Proto.readPodAffinity(in)); // podAffinity
                 case 26 -> o.setPodAntiAffinity(CoreV1Proto.readPodAntiAffinity(in)); // podAntiAffinity
                 default -> throw Decoding.unknownField(tag, "k8s.io.api.core.v1.Affinity");
+            }
+        }
+    }
+
+    static void writeAffinity(ProtobufWriter w, io.fabric8.kubernetes.api.model.Affinity o) throws ProtobufEncodingException {
+        ProtobufWriter.mustBeEmpty(o.getAdditionalProperties(), "Affinity.additionalProperties");
+        { // podAntiAffinity
+            io.fabric8.kubernetes.api.model.PodAntiAffinity v = o.getPodAntiAffinity();
+            if (v != null) {
+                int m = w.mark(); CoreV1Proto.writePodAntiAffinity(w, v); w.endMessage(3, m);
+            }
+        }
+        { // podAffinity
+            io.fabric8.kubernetes.api.model.PodAffinity v = o.getPodAffinity();
+            if (v != null) {
+                int m = w.mark(); CoreV1Proto.writePodAffinity(w, v); w.endMessage(2, m);
+            }
+        }
+        { // nodeAffinity
+            io.fabric8.kubernetes.api.model.NodeAffinity v = o.getNodeAffinity();
+            if (v != null) {
+                int m = w.mark(); CoreV1Proto.writeNodeAffinity(w, v); w.endMessage(1, m);
             }
         }
     }
@@ -85,6 +135,22 @@ final class CoreV1Proto {
         }
     }
 
+    static void writeAppArmorProfile(ProtobufWriter w, io.fabric8.kubernetes.api.model.AppArmorProfile o) throws ProtobufEncodingException {
+        ProtobufWriter.mustBeEmpty(o.getAdditionalProperties(), "AppArmorProfile.additionalProperties");
+        { // localhostProfile
+            java.lang.String v = o.getLocalhostProfile();
+            if (v != null) {
+                w.string(2, v);
+            }
+        }
+        { // type
+            java.lang.String v = o.getType();
+            if (v != null) {
+                w.string(1, v);
+            }
+        }
+    }
+
     static io.fabric8.kubernetes.api.model.AttachedVolume readAttachedVolume(CodedInputStream in) throws IOException {
         int limit = Decoding.enter(in);
         io.fabric8.kubernetes.api.model.AttachedVolume o = new io.fabric8.kubernetes.api.model.AttachedVolume();
@@ -99,6 +165,22 @@ final class CoreV1Proto {
                 case 10 -> o.setName(in.readString()); // name
                 case 18 -> o.setDevicePath(in.readString()); // devicePath
                 default -> throw Decoding.unknownField(tag, "k8s.io.api.core.v1.AttachedVolume");
+            }
+        }
+    }
+
+    static void writeAttachedVolume(ProtobufWriter w, io.fabric8.kubernetes.api.model.AttachedVolume o) throws ProtobufEncodingException {
+        ProtobufWriter.mustBeEmpty(o.getAdditionalProperties(), "AttachedVolume.additionalProperties");
+        { // devicePath
+            java.lang.String v = o.getDevicePath();
+            if (v != null) {
+                w.string(2, v);
+            }
+        }
+        { // name
+            java.lang.String v = o.getName();
+            if (v != null) {
+                w.string(1, v);
             }
         }
     }
@@ -121,6 +203,46 @@ final class CoreV1Proto {
                 case 40 -> o.setReadOnly(in.readBool()); // readOnly
                 case 50 -> o.setKind(in.readString()); // kind
                 default -> throw Decoding.unknownField(tag, "k8s.io.api.core.v1.AzureDiskVolumeSource");
+            }
+        }
+    }
+
+    static void writeAzureDiskVolumeSource(ProtobufWriter w, io.fabric8.kubernetes.api.model.AzureDiskVolumeSource o) throws ProtobufEncodingException {
+        ProtobufWriter.mustBeEmpty(o.getAdditionalProperties(), "AzureDiskVolumeSource.additionalProperties");
+        { // kind
+            java.lang.String v = o.getKind();
+            if (v != null) {
+                w.string(6, v);
+            }
+        }
+        { // readOnly
+            java.lang.Boolean v = o.getReadOnly();
+            if (v != null) {
+                w.bool(5, v);
+            }
+        }
+        { // fsType
+            java.lang.String v = o.getFsType();
+            if (v != null) {
+                w.string(4, v);
+            }
+        }
+        { // cachingMode
+            java.lang.String v = o.getCachingMode();
+            if (v != null) {
+                w.string(3, v);
+            }
+        }
+        { // diskURI
+            java.lang.String v = o.getDiskURI();
+            if (v != null) {
+                w.string(2, v);
+            }
+        }
+        { // diskName
+            java.lang.String v = o.getDiskName();
+            if (v != null) {
+                w.string(1, v);
             }
         }
     }
@@ -150,6 +272,34 @@ final class CoreV1Proto {
         }
     }
 
+    static void writeAzureFilePersistentVolumeSource(ProtobufWriter w, io.fabric8.kubernetes.api.model.AzureFilePersistentVolumeSource o) throws ProtobufEncodingException {
+        ProtobufWriter.mustBeEmpty(o.getAdditionalProperties(), "AzureFilePersistentVolumeSource.additionalProperties");
+        { // secretNamespace
+            java.lang.String v = o.getSecretNamespace();
+            if (v != null) {
+                w.string(4, v);
+            }
+        }
+        { // readOnly
+            java.lang.Boolean v = o.getReadOnly();
+            if (v != null) {
+                w.bool(3, v);
+            }
+        }
+        { // shareName
+            java.lang.String v = o.getShareName();
+            if (v != null) {
+                w.string(2, v);
+            }
+        }
+        { // secretName
+            java.lang.String v = o.getSecretName();
+            if (v != null) {
+                w.string(1, v);
+            }
+        }
+    }
+
     static io.fabric8.kubernetes.api.model.AzureFileVolumeSource readAzureFileVolumeSource(CodedInputStream in) throws IOException {
         int limit = Decoding.enter(in);
         io.fabric8.kubernetes.api.model.AzureFileVolumeSource o = new io.fabric8.kubernetes.api.model.AzureFileVolumeSource();
@@ -170,6 +320,28 @@ final class CoreV1Proto {
                     }
                 }
                 default -> throw Decoding.unknownField(tag, "k8s.io.api.core.v1.AzureFileVolumeSource");
+            }
+        }
+    }
+
+    static void writeAzureFileVolumeSource(ProtobufWriter w, io.fabric8.kubernetes.api.model.AzureFileVolumeSource o) throws ProtobufEncodingException {
+        ProtobufWriter.mustBeEmpty(o.getAdditionalProperties(), "AzureFileVolumeSource.additionalProperties");
+        { // readOnly
+            java.lang.Boolean v = o.getReadOnly();
+            if (v != null) {
+                w.bool(3, v);
+            }
+        }
+        { // shareName
+            java.lang.String v = o.getShareName();
+            if (v != null) {
+                w.string(2, v);
+            }
+        }
+        { // secretName
+            java.lang.String v = o.getSecretName();
+            if (v != null) {
+                w.string(1, v);
             }
         }
     }
@@ -228,6 +400,78 @@ final class CoreV1Proto {
         }
     }
 
+    static void writeCSIPersistentVolumeSource(ProtobufWriter w, io.fabric8.kubernetes.api.model.CSIPersistentVolumeSource o) throws ProtobufEncodingException {
+        ProtobufWriter.mustBeEmpty(o.getAdditionalProperties(), "CSIPersistentVolumeSource.additionalProperties");
+        { // nodeExpandSecretRef
+            io.fabric8.kubernetes.api.model.SecretReference v = o.getNodeExpandSecretRef();
+            if (v != null) {
+                int m = w.mark(); CoreV1Proto.writeSecretReference(w, v); w.endMessage(10, m);
+            }
+        }
+        { // controllerExpandSecretRef
+            io.fabric8.kubernetes.api.model.SecretReference v = o.getControllerExpandSecretRef();
+            if (v != null) {
+                int m = w.mark(); CoreV1Proto.writeSecretReference(w, v); w.endMessage(9, m);
+            }
+        }
+        { // nodePublishSecretRef
+            io.fabric8.kubernetes.api.model.SecretReference v = o.getNodePublishSecretRef();
+            if (v != null) {
+                int m = w.mark(); CoreV1Proto.writeSecretReference(w, v); w.endMessage(8, m);
+            }
+        }
+        { // nodeStageSecretRef
+            io.fabric8.kubernetes.api.model.SecretReference v = o.getNodeStageSecretRef();
+            if (v != null) {
+                int m = w.mark(); CoreV1Proto.writeSecretReference(w, v); w.endMessage(7, m);
+            }
+        }
+        { // controllerPublishSecretRef
+            io.fabric8.kubernetes.api.model.SecretReference v = o.getControllerPublishSecretRef();
+            if (v != null) {
+                int m = w.mark(); CoreV1Proto.writeSecretReference(w, v); w.endMessage(6, m);
+            }
+        }
+        if (o.getVolumeAttributes() != null) { // volumeAttributes
+            Object[] entries = o.getVolumeAttributes().entrySet().toArray();
+            for (int i = entries.length - 1; i >= 0; i--) {
+                @SuppressWarnings("unchecked")
+                java.util.Map.Entry<String, java.lang.String> e = (java.util.Map.Entry<String, java.lang.String>) entries[i];
+                int m = w.mark();
+                java.lang.String v = e.getValue();
+                if (v != null) {
+                    w.string(2, v);
+                }
+                w.string(1, e.getKey());
+                w.endMessage(5, m);
+            }
+        }
+        { // fsType
+            java.lang.String v = o.getFsType();
+            if (v != null) {
+                w.string(4, v);
+            }
+        }
+        { // readOnly
+            java.lang.Boolean v = o.getReadOnly();
+            if (v != null) {
+                w.bool(3, v);
+            }
+        }
+        { // volumeHandle
+            java.lang.String v = o.getVolumeHandle();
+            if (v != null) {
+                w.string(2, v);
+            }
+        }
+        { // driver
+            java.lang.String v = o.getDriver();
+            if (v != null) {
+                w.string(1, v);
+            }
+        }
+    }
+
     static io.fabric8.kubernetes.api.model.CSIVolumeSource readCSIVolumeSource(CodedInputStream in) throws IOException {
         int limit = Decoding.enter(in);
         io.fabric8.kubernetes.api.model.CSIVolumeSource o = new io.fabric8.kubernetes.api.model.CSIVolumeSource();
@@ -267,6 +511,48 @@ final class CoreV1Proto {
         }
     }
 
+    static void writeCSIVolumeSource(ProtobufWriter w, io.fabric8.kubernetes.api.model.CSIVolumeSource o) throws ProtobufEncodingException {
+        ProtobufWriter.mustBeEmpty(o.getAdditionalProperties(), "CSIVolumeSource.additionalProperties");
+        { // nodePublishSecretRef
+            io.fabric8.kubernetes.api.model.LocalObjectReference v = o.getNodePublishSecretRef();
+            if (v != null) {
+                int m = w.mark(); CoreV1Proto.writeLocalObjectReference(w, v); w.endMessage(5, m);
+            }
+        }
+        if (o.getVolumeAttributes() != null) { // volumeAttributes
+            Object[] entries = o.getVolumeAttributes().entrySet().toArray();
+            for (int i = entries.length - 1; i >= 0; i--) {
+                @SuppressWarnings("unchecked")
+                java.util.Map.Entry<String, java.lang.String> e = (java.util.Map.Entry<String, java.lang.String>) entries[i];
+                int m = w.mark();
+                java.lang.String v = e.getValue();
+                if (v != null) {
+                    w.string(2, v);
+                }
+                w.string(1, e.getKey());
+                w.endMessage(4, m);
+            }
+        }
+        { // fsType
+            java.lang.String v = o.getFsType();
+            if (v != null) {
+                w.string(3, v);
+            }
+        }
+        { // readOnly
+            java.lang.Boolean v = o.getReadOnly();
+            if (v != null) {
+                w.bool(2, v);
+            }
+        }
+        { // driver
+            java.lang.String v = o.getDriver();
+            if (v != null) {
+                w.string(1, v);
+            }
+        }
+    }
+
     static io.fabric8.kubernetes.api.model.Capabilities readCapabilities(CodedInputStream in) throws IOException {
         int limit = Decoding.enter(in);
         io.fabric8.kubernetes.api.model.Capabilities o = new io.fabric8.kubernetes.api.model.Capabilities();
@@ -295,6 +581,28 @@ final class CoreV1Proto {
                     list.add(in.readString());
                 }
                 default -> throw Decoding.unknownField(tag, "k8s.io.api.core.v1.Capabilities");
+            }
+        }
+    }
+
+    static void writeCapabilities(ProtobufWriter w, io.fabric8.kubernetes.api.model.Capabilities o) throws ProtobufEncodingException {
+        ProtobufWriter.mustBeEmpty(o.getAdditionalProperties(), "Capabilities.additionalProperties");
+        if (o.getDrop() != null) { // drop
+            java.util.List<java.lang.String> list = o.getDrop();
+            for (int i = list.size() - 1; i >= 0; i--) {
+                java.lang.String v = list.get(i);
+                if (v != null) {
+                    w.string(2, v);
+                }
+            }
+        }
+        if (o.getAdd() != null) { // add
+            java.util.List<java.lang.String> list = o.getAdd();
+            for (int i = list.size() - 1; i >= 0; i--) {
+                java.lang.String v = list.get(i);
+                if (v != null) {
+                    w.string(1, v);
+                }
             }
         }
     }
@@ -349,6 +657,49 @@ final class CoreV1Proto {
         }
     }
 
+    static void writeCephFSPersistentVolumeSource(ProtobufWriter w, io.fabric8.kubernetes.api.model.CephFSPersistentVolumeSource o) throws ProtobufEncodingException {
+        ProtobufWriter.mustBeEmpty(o.getAdditionalProperties(), "CephFSPersistentVolumeSource.additionalProperties");
+        { // readOnly
+            java.lang.Boolean v = o.getReadOnly();
+            if (v != null) {
+                w.bool(6, v);
+            }
+        }
+        { // secretRef
+            io.fabric8.kubernetes.api.model.SecretReference v = o.getSecretRef();
+            if (v != null) {
+                int m = w.mark(); CoreV1Proto.writeSecretReference(w, v); w.endMessage(5, m);
+            }
+        }
+        { // secretFile
+            java.lang.String v = o.getSecretFile();
+            if (v != null) {
+                w.string(4, v);
+            }
+        }
+        { // user
+            java.lang.String v = o.getUser();
+            if (v != null) {
+                w.string(3, v);
+            }
+        }
+        { // path
+            java.lang.String v = o.getPath();
+            if (v != null) {
+                w.string(2, v);
+            }
+        }
+        if (o.getMonitors() != null) { // monitors
+            java.util.List<java.lang.String> list = o.getMonitors();
+            for (int i = list.size() - 1; i >= 0; i--) {
+                java.lang.String v = list.get(i);
+                if (v != null) {
+                    w.string(1, v);
+                }
+            }
+        }
+    }
+
     static io.fabric8.kubernetes.api.model.CephFSVolumeSource readCephFSVolumeSource(CodedInputStream in) throws IOException {
         int limit = Decoding.enter(in);
         io.fabric8.kubernetes.api.model.CephFSVolumeSource o = new io.fabric8.kubernetes.api.model.CephFSVolumeSource();
@@ -399,6 +750,49 @@ final class CoreV1Proto {
         }
     }
 
+    static void writeCephFSVolumeSource(ProtobufWriter w, io.fabric8.kubernetes.api.model.CephFSVolumeSource o) throws ProtobufEncodingException {
+        ProtobufWriter.mustBeEmpty(o.getAdditionalProperties(), "CephFSVolumeSource.additionalProperties");
+        { // readOnly
+            java.lang.Boolean v = o.getReadOnly();
+            if (v != null) {
+                w.bool(6, v);
+            }
+        }
+        { // secretRef
+            io.fabric8.kubernetes.api.model.LocalObjectReference v = o.getSecretRef();
+            if (v != null) {
+                int m = w.mark(); CoreV1Proto.writeLocalObjectReference(w, v); w.endMessage(5, m);
+            }
+        }
+        { // secretFile
+            java.lang.String v = o.getSecretFile();
+            if (v != null) {
+                w.string(4, v);
+            }
+        }
+        { // user
+            java.lang.String v = o.getUser();
+            if (v != null) {
+                w.string(3, v);
+            }
+        }
+        { // path
+            java.lang.String v = o.getPath();
+            if (v != null) {
+                w.string(2, v);
+            }
+        }
+        if (o.getMonitors() != null) { // monitors
+            java.util.List<java.lang.String> list = o.getMonitors();
+            for (int i = list.size() - 1; i >= 0; i--) {
+                java.lang.String v = list.get(i);
+                if (v != null) {
+                    w.string(1, v);
+                }
+            }
+        }
+    }
+
     static io.fabric8.kubernetes.api.model.CinderPersistentVolumeSource readCinderPersistentVolumeSource(CodedInputStream in) throws IOException {
         int limit = Decoding.enter(in);
         io.fabric8.kubernetes.api.model.CinderPersistentVolumeSource o = new io.fabric8.kubernetes.api.model.CinderPersistentVolumeSource();
@@ -425,6 +819,34 @@ final class CoreV1Proto {
                 }
                 case 34 -> o.setSecretRef(CoreV1Proto.readSecretReference(in)); // secretRef
                 default -> throw Decoding.unknownField(tag, "k8s.io.api.core.v1.CinderPersistentVolumeSource");
+            }
+        }
+    }
+
+    static void writeCinderPersistentVolumeSource(ProtobufWriter w, io.fabric8.kubernetes.api.model.CinderPersistentVolumeSource o) throws ProtobufEncodingException {
+        ProtobufWriter.mustBeEmpty(o.getAdditionalProperties(), "CinderPersistentVolumeSource.additionalProperties");
+        { // secretRef
+            io.fabric8.kubernetes.api.model.SecretReference v = o.getSecretRef();
+            if (v != null) {
+                int m = w.mark(); CoreV1Proto.writeSecretReference(w, v); w.endMessage(4, m);
+            }
+        }
+        { // readOnly
+            java.lang.Boolean v = o.getReadOnly();
+            if (v != null) {
+                w.bool(3, v);
+            }
+        }
+        { // fsType
+            java.lang.String v = o.getFsType();
+            if (v != null) {
+                w.string(2, v);
+            }
+        }
+        { // volumeID
+            java.lang.String v = o.getVolumeID();
+            if (v != null) {
+                w.string(1, v);
             }
         }
     }
@@ -459,6 +881,34 @@ final class CoreV1Proto {
         }
     }
 
+    static void writeCinderVolumeSource(ProtobufWriter w, io.fabric8.kubernetes.api.model.CinderVolumeSource o) throws ProtobufEncodingException {
+        ProtobufWriter.mustBeEmpty(o.getAdditionalProperties(), "CinderVolumeSource.additionalProperties");
+        { // secretRef
+            io.fabric8.kubernetes.api.model.LocalObjectReference v = o.getSecretRef();
+            if (v != null) {
+                int m = w.mark(); CoreV1Proto.writeLocalObjectReference(w, v); w.endMessage(4, m);
+            }
+        }
+        { // readOnly
+            java.lang.Boolean v = o.getReadOnly();
+            if (v != null) {
+                w.bool(3, v);
+            }
+        }
+        { // fsType
+            java.lang.String v = o.getFsType();
+            if (v != null) {
+                w.string(2, v);
+            }
+        }
+        { // volumeID
+            java.lang.String v = o.getVolumeID();
+            if (v != null) {
+                w.string(1, v);
+            }
+        }
+    }
+
     static io.fabric8.kubernetes.api.model.ClientIPConfig readClientIPConfig(CodedInputStream in) throws IOException {
         int limit = Decoding.enter(in);
         io.fabric8.kubernetes.api.model.ClientIPConfig o = new io.fabric8.kubernetes.api.model.ClientIPConfig();
@@ -472,6 +922,16 @@ final class CoreV1Proto {
             switch (tag) {
                 case 8 -> o.setTimeoutSeconds(in.readInt32()); // timeoutSeconds
                 default -> throw Decoding.unknownField(tag, "k8s.io.api.core.v1.ClientIPConfig");
+            }
+        }
+    }
+
+    static void writeClientIPConfig(ProtobufWriter w, io.fabric8.kubernetes.api.model.ClientIPConfig o) throws ProtobufEncodingException {
+        ProtobufWriter.mustBeEmpty(o.getAdditionalProperties(), "ClientIPConfig.additionalProperties");
+        { // timeoutSeconds
+            java.lang.Integer v = o.getTimeoutSeconds();
+            if (v != null) {
+                w.int64(1, v);
             }
         }
     }
@@ -493,6 +953,40 @@ final class CoreV1Proto {
                 case 40 -> o.setOptional(in.readBool()); // optional
                 case 34 -> o.setPath(in.readString()); // path
                 default -> throw Decoding.unknownField(tag, "k8s.io.api.core.v1.ClusterTrustBundleProjection");
+            }
+        }
+    }
+
+    static void writeClusterTrustBundleProjection(ProtobufWriter w, io.fabric8.kubernetes.api.model.ClusterTrustBundleProjection o) throws ProtobufEncodingException {
+        ProtobufWriter.mustBeEmpty(o.getAdditionalProperties(), "ClusterTrustBundleProjection.additionalProperties");
+        { // path
+            java.lang.String v = o.getPath();
+            if (v != null) {
+                w.string(4, v);
+            }
+        }
+        { // optional
+            java.lang.Boolean v = o.getOptional();
+            if (v != null) {
+                w.bool(5, v);
+            }
+        }
+        { // labelSelector
+            io.fabric8.kubernetes.api.model.LabelSelector v = o.getLabelSelector();
+            if (v != null) {
+                int m = w.mark(); MetaV1Proto.writeLabelSelector(w, v); w.endMessage(3, m);
+            }
+        }
+        { // signerName
+            java.lang.String v = o.getSignerName();
+            if (v != null) {
+                w.string(2, v);
+            }
+        }
+        { // name
+            java.lang.String v = o.getName();
+            if (v != null) {
+                w.string(1, v);
             }
         }
     }
@@ -553,6 +1047,50 @@ final class CoreV1Proto {
         }
     }
 
+    static void writeConfigMap(ProtobufWriter w, io.fabric8.kubernetes.api.model.ConfigMap o) throws ProtobufEncodingException {
+        ProtobufWriter.mustBeEmpty(o.getAdditionalProperties(), "ConfigMap.additionalProperties");
+        if (o.getBinaryData() != null) { // binaryData
+            Object[] entries = o.getBinaryData().entrySet().toArray();
+            for (int i = entries.length - 1; i >= 0; i--) {
+                @SuppressWarnings("unchecked")
+                java.util.Map.Entry<String, java.lang.String> e = (java.util.Map.Entry<String, java.lang.String>) entries[i];
+                int m = w.mark();
+                java.lang.String v = e.getValue();
+                if (v != null) {
+                    w.base64(2, v);
+                }
+                w.string(1, e.getKey());
+                w.endMessage(3, m);
+            }
+        }
+        if (o.getData() != null) { // data
+            Object[] entries = o.getData().entrySet().toArray();
+            for (int i = entries.length - 1; i >= 0; i--) {
+                @SuppressWarnings("unchecked")
+                java.util.Map.Entry<String, java.lang.String> e = (java.util.Map.Entry<String, java.lang.String>) entries[i];
+                int m = w.mark();
+                java.lang.String v = e.getValue();
+                if (v != null) {
+                    w.string(2, v);
+                }
+                w.string(1, e.getKey());
+                w.endMessage(2, m);
+            }
+        }
+        { // immutable
+            java.lang.Boolean v = o.getImmutable();
+            if (v != null) {
+                w.bool(4, v);
+            }
+        }
+        { // metadata
+            io.fabric8.kubernetes.api.model.ObjectMeta v = o.getMetadata();
+            if (v != null) {
+                int m = w.mark(); MetaV1Proto.writeObjectMeta(w, v); w.endMessage(1, m);
+            }
+        }
+    }
+
     static io.fabric8.kubernetes.api.model.ConfigMapEnvSource readConfigMapEnvSource(CodedInputStream in) throws IOException {
         int limit = Decoding.enter(in);
         io.fabric8.kubernetes.api.model.ConfigMapEnvSource o = new io.fabric8.kubernetes.api.model.ConfigMapEnvSource();
@@ -572,6 +1110,21 @@ final class CoreV1Proto {
                 case 16 -> o.setOptional(in.readBool()); // optional
                 default -> throw Decoding.unknownField(tag, "k8s.io.api.core.v1.ConfigMapEnvSource");
             }
+        }
+    }
+
+    static void writeConfigMapEnvSource(ProtobufWriter w, io.fabric8.kubernetes.api.model.ConfigMapEnvSource o) throws ProtobufEncodingException {
+        ProtobufWriter.mustBeEmpty(o.getAdditionalProperties(), "ConfigMapEnvSource.additionalProperties");
+        { // optional
+            java.lang.Boolean v = o.getOptional();
+            if (v != null) {
+                w.bool(2, v);
+            }
+        }
+        { // localObjectReference
+            int m = w.mark();
+            CoreV1Proto.writeLocalObjectReference_ConfigMapEnvSource(w, o);
+            w.endMessage(1, m);
         }
     }
 
@@ -598,6 +1151,27 @@ final class CoreV1Proto {
         }
     }
 
+    static void writeConfigMapKeySelector(ProtobufWriter w, io.fabric8.kubernetes.api.model.ConfigMapKeySelector o) throws ProtobufEncodingException {
+        ProtobufWriter.mustBeEmpty(o.getAdditionalProperties(), "ConfigMapKeySelector.additionalProperties");
+        { // optional
+            java.lang.Boolean v = o.getOptional();
+            if (v != null) {
+                w.bool(3, v);
+            }
+        }
+        { // key
+            java.lang.String v = o.getKey();
+            if (v != null) {
+                w.string(2, v);
+            }
+        }
+        { // localObjectReference
+            int m = w.mark();
+            CoreV1Proto.writeLocalObjectReference_ConfigMapKeySelector(w, o);
+            w.endMessage(1, m);
+        }
+    }
+
     static io.fabric8.kubernetes.api.model.ConfigMapList readConfigMapList(CodedInputStream in) throws IOException {
         int limit = Decoding.enter(in);
         io.fabric8.kubernetes.api.model.ConfigMapList o = new io.fabric8.kubernetes.api.model.ConfigMapList();
@@ -619,6 +1193,25 @@ final class CoreV1Proto {
                     list.add(CoreV1Proto.readConfigMap(in));
                 }
                 default -> throw Decoding.unknownField(tag, "k8s.io.api.core.v1.ConfigMapList");
+            }
+        }
+    }
+
+    static void writeConfigMapList(ProtobufWriter w, io.fabric8.kubernetes.api.model.ConfigMapList o) throws ProtobufEncodingException {
+        ProtobufWriter.mustBeEmpty(o.getAdditionalProperties(), "ConfigMapList.additionalProperties");
+        if (o.getItems() != null) { // items
+            java.util.List<io.fabric8.kubernetes.api.model.ConfigMap> list = o.getItems();
+            for (int i = list.size() - 1; i >= 0; i--) {
+                io.fabric8.kubernetes.api.model.ConfigMap v = list.get(i);
+                if (v != null) {
+                    int m = w.mark(); CoreV1Proto.writeConfigMap(w, v); w.endMessage(2, m);
+                }
+            }
+        }
+        { // metadata
+            io.fabric8.kubernetes.api.model.ListMeta v = o.getMetadata();
+            if (v != null) {
+                int m = w.mark(); MetaV1Proto.writeListMeta(w, v); w.endMessage(1, m);
             }
         }
     }
@@ -654,6 +1247,40 @@ final class CoreV1Proto {
         }
     }
 
+    static void writeConfigMapNodeConfigSource(ProtobufWriter w, io.fabric8.kubernetes.api.model.ConfigMapNodeConfigSource o) throws ProtobufEncodingException {
+        ProtobufWriter.mustBeEmpty(o.getAdditionalProperties(), "ConfigMapNodeConfigSource.additionalProperties");
+        { // kubeletConfigKey
+            java.lang.String v = o.getKubeletConfigKey();
+            if (v != null) {
+                w.string(5, v);
+            }
+        }
+        { // resourceVersion
+            java.lang.String v = o.getResourceVersion();
+            if (v != null) {
+                w.string(4, v);
+            }
+        }
+        { // uid
+            java.lang.String v = o.getUid();
+            if (v != null) {
+                w.string(3, v);
+            }
+        }
+        { // name
+            java.lang.String v = o.getName();
+            if (v != null) {
+                w.string(2, v);
+            }
+        }
+        { // namespace
+            java.lang.String v = o.getNamespace();
+            if (v != null) {
+                w.string(1, v);
+            }
+        }
+    }
+
     static io.fabric8.kubernetes.api.model.ConfigMapProjection readConfigMapProjection(CodedInputStream in) throws IOException {
         int limit = Decoding.enter(in);
         io.fabric8.kubernetes.api.model.ConfigMapProjection o = new io.fabric8.kubernetes.api.model.ConfigMapProjection();
@@ -681,6 +1308,30 @@ final class CoreV1Proto {
                 case 32 -> o.setOptional(in.readBool()); // optional
                 default -> throw Decoding.unknownField(tag, "k8s.io.api.core.v1.ConfigMapProjection");
             }
+        }
+    }
+
+    static void writeConfigMapProjection(ProtobufWriter w, io.fabric8.kubernetes.api.model.ConfigMapProjection o) throws ProtobufEncodingException {
+        ProtobufWriter.mustBeEmpty(o.getAdditionalProperties(), "ConfigMapProjection.additionalProperties");
+        { // optional
+            java.lang.Boolean v = o.getOptional();
+            if (v != null) {
+                w.bool(4, v);
+            }
+        }
+        if (o.getItems() != null) { // items
+            java.util.List<io.fabric8.kubernetes.api.model.KeyToPath> list = o.getItems();
+            for (int i = list.size() - 1; i >= 0; i--) {
+                io.fabric8.kubernetes.api.model.KeyToPath v = list.get(i);
+                if (v != null) {
+                    int m = w.mark(); CoreV1Proto.writeKeyToPath(w, v); w.endMessage(2, m);
+                }
+            }
+        }
+        { // localObjectReference
+            int m = w.mark();
+            CoreV1Proto.writeLocalObjectReference_ConfigMapProjection(w, o);
+            w.endMessage(1, m);
         }
     }
 
@@ -712,6 +1363,36 @@ final class CoreV1Proto {
                 case 32 -> o.setOptional(in.readBool()); // optional
                 default -> throw Decoding.unknownField(tag, "k8s.io.api.core.v1.ConfigMapVolumeSource");
             }
+        }
+    }
+
+    static void writeConfigMapVolumeSource(ProtobufWriter w, io.fabric8.kubernetes.api.model.ConfigMapVolumeSource o) throws ProtobufEncodingException {
+        ProtobufWriter.mustBeEmpty(o.getAdditionalProperties(), "ConfigMapVolumeSource.additionalProperties");
+        { // optional
+            java.lang.Boolean v = o.getOptional();
+            if (v != null) {
+                w.bool(4, v);
+            }
+        }
+        { // defaultMode
+            java.lang.Integer v = o.getDefaultMode();
+            if (v != null) {
+                w.int64(3, v);
+            }
+        }
+        if (o.getItems() != null) { // items
+            java.util.List<io.fabric8.kubernetes.api.model.KeyToPath> list = o.getItems();
+            for (int i = list.size() - 1; i >= 0; i--) {
+                io.fabric8.kubernetes.api.model.KeyToPath v = list.get(i);
+                if (v != null) {
+                    int m = w.mark(); CoreV1Proto.writeKeyToPath(w, v); w.endMessage(2, m);
+                }
+            }
+        }
+        { // localObjectReference
+            int m = w.mark();
+            CoreV1Proto.writeLocalObjectReference_ConfigMapVolumeSource(w, o);
+            w.endMessage(1, m);
         }
     }
 
@@ -852,6 +1533,178 @@ final class CoreV1Proto {
         }
     }
 
+    static void writeContainer(ProtobufWriter w, io.fabric8.kubernetes.api.model.Container o) throws ProtobufEncodingException {
+        ProtobufWriter.mustBeEmpty(o.getAdditionalProperties(), "Container.additionalProperties");
+        { // tty
+            java.lang.Boolean v = o.getTty();
+            if (v != null) {
+                w.bool(18, v);
+            }
+        }
+        { // stdinOnce
+            java.lang.Boolean v = o.getStdinOnce();
+            if (v != null) {
+                w.bool(17, v);
+            }
+        }
+        { // stdin
+            java.lang.Boolean v = o.getStdin();
+            if (v != null) {
+                w.bool(16, v);
+            }
+        }
+        { // securityContext
+            io.fabric8.kubernetes.api.model.SecurityContext v = o.getSecurityContext();
+            if (v != null) {
+                int m = w.mark(); CoreV1Proto.writeSecurityContext(w, v); w.endMessage(15, m);
+            }
+        }
+        { // imagePullPolicy
+            java.lang.String v = o.getImagePullPolicy();
+            if (v != null) {
+                w.string(14, v);
+            }
+        }
+        { // terminationMessagePolicy
+            java.lang.String v = o.getTerminationMessagePolicy();
+            if (v != null) {
+                w.string(20, v);
+            }
+        }
+        { // terminationMessagePath
+            java.lang.String v = o.getTerminationMessagePath();
+            if (v != null) {
+                w.string(13, v);
+            }
+        }
+        { // lifecycle
+            io.fabric8.kubernetes.api.model.Lifecycle v = o.getLifecycle();
+            if (v != null) {
+                int m = w.mark(); CoreV1Proto.writeLifecycle(w, v); w.endMessage(12, m);
+            }
+        }
+        { // startupProbe
+            io.fabric8.kubernetes.api.model.Probe v = o.getStartupProbe();
+            if (v != null) {
+                int m = w.mark(); CoreV1Proto.writeProbe(w, v); w.endMessage(22, m);
+            }
+        }
+        { // readinessProbe
+            io.fabric8.kubernetes.api.model.Probe v = o.getReadinessProbe();
+            if (v != null) {
+                int m = w.mark(); CoreV1Proto.writeProbe(w, v); w.endMessage(11, m);
+            }
+        }
+        { // livenessProbe
+            io.fabric8.kubernetes.api.model.Probe v = o.getLivenessProbe();
+            if (v != null) {
+                int m = w.mark(); CoreV1Proto.writeProbe(w, v); w.endMessage(10, m);
+            }
+        }
+        if (o.getVolumeDevices() != null) { // volumeDevices
+            java.util.List<io.fabric8.kubernetes.api.model.VolumeDevice> list = o.getVolumeDevices();
+            for (int i = list.size() - 1; i >= 0; i--) {
+                io.fabric8.kubernetes.api.model.VolumeDevice v = list.get(i);
+                if (v != null) {
+                    int m = w.mark(); CoreV1Proto.writeVolumeDevice(w, v); w.endMessage(21, m);
+                }
+            }
+        }
+        if (o.getVolumeMounts() != null) { // volumeMounts
+            java.util.List<io.fabric8.kubernetes.api.model.VolumeMount> list = o.getVolumeMounts();
+            for (int i = list.size() - 1; i >= 0; i--) {
+                io.fabric8.kubernetes.api.model.VolumeMount v = list.get(i);
+                if (v != null) {
+                    int m = w.mark(); CoreV1Proto.writeVolumeMount(w, v); w.endMessage(9, m);
+                }
+            }
+        }
+        { // restartPolicy
+            java.lang.String v = o.getRestartPolicy();
+            if (v != null) {
+                w.string(24, v);
+            }
+        }
+        if (o.getResizePolicy() != null) { // resizePolicy
+            java.util.List<io.fabric8.kubernetes.api.model.ContainerResizePolicy> list = o.getResizePolicy();
+            for (int i = list.size() - 1; i >= 0; i--) {
+                io.fabric8.kubernetes.api.model.ContainerResizePolicy v = list.get(i);
+                if (v != null) {
+                    int m = w.mark(); CoreV1Proto.writeContainerResizePolicy(w, v); w.endMessage(23, m);
+                }
+            }
+        }
+        { // resources
+            io.fabric8.kubernetes.api.model.ResourceRequirements v = o.getResources();
+            if (v != null) {
+                int m = w.mark(); CoreV1Proto.writeResourceRequirements(w, v); w.endMessage(8, m);
+            }
+        }
+        if (o.getEnv() != null) { // env
+            java.util.List<io.fabric8.kubernetes.api.model.EnvVar> list = o.getEnv();
+            for (int i = list.size() - 1; i >= 0; i--) {
+                io.fabric8.kubernetes.api.model.EnvVar v = list.get(i);
+                if (v != null) {
+                    int m = w.mark(); CoreV1Proto.writeEnvVar(w, v); w.endMessage(7, m);
+                }
+            }
+        }
+        if (o.getEnvFrom() != null) { // envFrom
+            java.util.List<io.fabric8.kubernetes.api.model.EnvFromSource> list = o.getEnvFrom();
+            for (int i = list.size() - 1; i >= 0; i--) {
+                io.fabric8.kubernetes.api.model.EnvFromSource v = list.get(i);
+                if (v != null) {
+                    int m = w.mark(); CoreV1Proto.writeEnvFromSource(w, v); w.endMessage(19, m);
+                }
+            }
+        }
+        if (o.getPorts() != null) { // ports
+            java.util.List<io.fabric8.kubernetes.api.model.ContainerPort> list = o.getPorts();
+            for (int i = list.size() - 1; i >= 0; i--) {
+                io.fabric8.kubernetes.api.model.ContainerPort v = list.get(i);
+                if (v != null) {
+                    int m = w.mark(); CoreV1Proto.writeContainerPort(w, v); w.endMessage(6, m);
+                }
+            }
+        }
+        { // workingDir
+            java.lang.String v = o.getWorkingDir();
+            if (v != null) {
+                w.string(5, v);
+            }
+        }
+        if (o.getArgs() != null) { // args
+            java.util.List<java.lang.String> list = o.getArgs();
+            for (int i = list.size() - 1; i >= 0; i--) {
+                java.lang.String v = list.get(i);
+                if (v != null) {
+                    w.string(4, v);
+                }
+            }
+        }
+        if (o.getCommand() != null) { // command
+            java.util.List<java.lang.String> list = o.getCommand();
+            for (int i = list.size() - 1; i >= 0; i--) {
+                java.lang.String v = list.get(i);
+                if (v != null) {
+                    w.string(3, v);
+                }
+            }
+        }
+        { // image
+            java.lang.String v = o.getImage();
+            if (v != null) {
+                w.string(2, v);
+            }
+        }
+        { // name
+            java.lang.String v = o.getName();
+            if (v != null) {
+                w.string(1, v);
+            }
+        }
+    }
+
     static java.util.Map<String, Object> readContainerExtendedResourceRequest_Untyped(CodedInputStream in) throws IOException {
         int limit = Decoding.enter(in);
         java.util.Map<String, Object> o = new java.util.LinkedHashMap<>();
@@ -902,6 +1755,25 @@ final class CoreV1Proto {
         }
     }
 
+    static void writeContainerImage(ProtobufWriter w, io.fabric8.kubernetes.api.model.ContainerImage o) throws ProtobufEncodingException {
+        ProtobufWriter.mustBeEmpty(o.getAdditionalProperties(), "ContainerImage.additionalProperties");
+        { // sizeBytes
+            java.lang.Long v = o.getSizeBytes();
+            if (v != null) {
+                w.int64(2, v);
+            }
+        }
+        if (o.getNames() != null) { // names
+            java.util.List<java.lang.String> list = o.getNames();
+            for (int i = list.size() - 1; i >= 0; i--) {
+                java.lang.String v = list.get(i);
+                if (v != null) {
+                    w.string(1, v);
+                }
+            }
+        }
+    }
+
     static io.fabric8.kubernetes.api.model.ContainerPort readContainerPort(CodedInputStream in) throws IOException {
         int limit = Decoding.enter(in);
         io.fabric8.kubernetes.api.model.ContainerPort o = new io.fabric8.kubernetes.api.model.ContainerPort();
@@ -943,6 +1815,40 @@ final class CoreV1Proto {
         }
     }
 
+    static void writeContainerPort(ProtobufWriter w, io.fabric8.kubernetes.api.model.ContainerPort o) throws ProtobufEncodingException {
+        ProtobufWriter.mustBeEmpty(o.getAdditionalProperties(), "ContainerPort.additionalProperties");
+        { // hostIP
+            java.lang.String v = o.getHostIP();
+            if (v != null) {
+                w.string(5, v);
+            }
+        }
+        { // protocol
+            java.lang.String v = o.getProtocol();
+            if (v != null) {
+                w.string(4, v);
+            }
+        }
+        { // containerPort
+            java.lang.Integer v = o.getContainerPort();
+            if (v != null) {
+                w.int64(3, v);
+            }
+        }
+        { // hostPort
+            java.lang.Integer v = o.getHostPort();
+            if (v != null) {
+                w.int64(2, v);
+            }
+        }
+        { // name
+            java.lang.String v = o.getName();
+            if (v != null) {
+                w.string(1, v);
+            }
+        }
+    }
+
     static io.fabric8.kubernetes.api.model.ContainerResizePolicy readContainerResizePolicy(CodedInputStream in) throws IOException {
         int limit = Decoding.enter(in);
         io.fabric8.kubernetes.api.model.ContainerResizePolicy o = new io.fabric8.kubernetes.api.model.ContainerResizePolicy();
@@ -957,6 +1863,22 @@ final class CoreV1Proto {
                 case 10 -> o.setResourceName(in.readString()); // resourceName
                 case 18 -> o.setRestartPolicy(in.readString()); // restartPolicy
                 default -> throw Decoding.unknownField(tag, "k8s.io.api.core.v1.ContainerResizePolicy");
+            }
+        }
+    }
+
+    static void writeContainerResizePolicy(ProtobufWriter w, io.fabric8.kubernetes.api.model.ContainerResizePolicy o) throws ProtobufEncodingException {
+        ProtobufWriter.mustBeEmpty(o.getAdditionalProperties(), "ContainerResizePolicy.additionalProperties");
+        { // restartPolicy
+            java.lang.String v = o.getRestartPolicy();
+            if (v != null) {
+                w.string(2, v);
+            }
+        }
+        { // resourceName
+            java.lang.String v = o.getResourceName();
+            if (v != null) {
+                w.string(1, v);
             }
         }
     }
@@ -1026,6 +1948,28 @@ final class CoreV1Proto {
         }
     }
 
+    static void writeContainerState(ProtobufWriter w, io.fabric8.kubernetes.api.model.ContainerState o) throws ProtobufEncodingException {
+        ProtobufWriter.mustBeEmpty(o.getAdditionalProperties(), "ContainerState.additionalProperties");
+        { // terminated
+            io.fabric8.kubernetes.api.model.ContainerStateTerminated v = o.getTerminated();
+            if (v != null) {
+                int m = w.mark(); CoreV1Proto.writeContainerStateTerminated(w, v); w.endMessage(3, m);
+            }
+        }
+        { // running
+            io.fabric8.kubernetes.api.model.ContainerStateRunning v = o.getRunning();
+            if (v != null) {
+                int m = w.mark(); CoreV1Proto.writeContainerStateRunning(w, v); w.endMessage(2, m);
+            }
+        }
+        { // waiting
+            io.fabric8.kubernetes.api.model.ContainerStateWaiting v = o.getWaiting();
+            if (v != null) {
+                int m = w.mark(); CoreV1Proto.writeContainerStateWaiting(w, v); w.endMessage(1, m);
+            }
+        }
+    }
+
     static io.fabric8.kubernetes.api.model.ContainerStateRunning readContainerStateRunning(CodedInputStream in) throws IOException {
         int limit = Decoding.enter(in);
         io.fabric8.kubernetes.api.model.ContainerStateRunning o = new io.fabric8.kubernetes.api.model.ContainerStateRunning();
@@ -1039,6 +1983,16 @@ final class CoreV1Proto {
             switch (tag) {
                 case 10 -> o.setStartedAt(Decoding.time(in)); // startedAt
                 default -> throw Decoding.unknownField(tag, "k8s.io.api.core.v1.ContainerStateRunning");
+            }
+        }
+    }
+
+    static void writeContainerStateRunning(ProtobufWriter w, io.fabric8.kubernetes.api.model.ContainerStateRunning o) throws ProtobufEncodingException {
+        ProtobufWriter.mustBeEmpty(o.getAdditionalProperties(), "ContainerStateRunning.additionalProperties");
+        { // startedAt
+            java.lang.String v = o.getStartedAt();
+            if (v != null) {
+                w.time(1, v);
             }
         }
     }
@@ -1086,6 +2040,52 @@ final class CoreV1Proto {
         }
     }
 
+    static void writeContainerStateTerminated(ProtobufWriter w, io.fabric8.kubernetes.api.model.ContainerStateTerminated o) throws ProtobufEncodingException {
+        ProtobufWriter.mustBeEmpty(o.getAdditionalProperties(), "ContainerStateTerminated.additionalProperties");
+        { // containerID
+            java.lang.String v = o.getContainerID();
+            if (v != null) {
+                w.string(7, v);
+            }
+        }
+        { // finishedAt
+            java.lang.String v = o.getFinishedAt();
+            if (v != null) {
+                w.time(6, v);
+            }
+        }
+        { // startedAt
+            java.lang.String v = o.getStartedAt();
+            if (v != null) {
+                w.time(5, v);
+            }
+        }
+        { // message
+            java.lang.String v = o.getMessage();
+            if (v != null) {
+                w.string(4, v);
+            }
+        }
+        { // reason
+            java.lang.String v = o.getReason();
+            if (v != null) {
+                w.string(3, v);
+            }
+        }
+        { // signal
+            java.lang.Integer v = o.getSignal();
+            if (v != null) {
+                w.int64(2, v);
+            }
+        }
+        { // exitCode
+            java.lang.Integer v = o.getExitCode();
+            if (v != null) {
+                w.int64(1, v);
+            }
+        }
+    }
+
     static io.fabric8.kubernetes.api.model.ContainerStateWaiting readContainerStateWaiting(CodedInputStream in) throws IOException {
         int limit = Decoding.enter(in);
         io.fabric8.kubernetes.api.model.ContainerStateWaiting o = new io.fabric8.kubernetes.api.model.ContainerStateWaiting();
@@ -1110,6 +2110,22 @@ final class CoreV1Proto {
                     }
                 }
                 default -> throw Decoding.unknownField(tag, "k8s.io.api.core.v1.ContainerStateWaiting");
+            }
+        }
+    }
+
+    static void writeContainerStateWaiting(ProtobufWriter w, io.fabric8.kubernetes.api.model.ContainerStateWaiting o) throws ProtobufEncodingException {
+        ProtobufWriter.mustBeEmpty(o.getAdditionalProperties(), "ContainerStateWaiting.additionalProperties");
+        { // message
+            java.lang.String v = o.getMessage();
+            if (v != null) {
+                w.string(2, v);
+            }
+        }
+        { // reason
+            java.lang.String v = o.getReason();
+            if (v != null) {
+                w.string(1, v);
             }
         }
     }
@@ -1182,6 +2198,114 @@ final class CoreV1Proto {
         }
     }
 
+    static void writeContainerStatus(ProtobufWriter w, io.fabric8.kubernetes.api.model.ContainerStatus o) throws ProtobufEncodingException {
+        ProtobufWriter.mustBeEmpty(o.getAdditionalProperties(), "ContainerStatus.additionalProperties");
+        { // stopSignal
+            java.lang.String v = o.getStopSignal();
+            if (v != null) {
+                w.string(15, v);
+            }
+        }
+        if (o.getAllocatedResourcesStatus() != null) { // allocatedResourcesStatus
+            java.util.List<io.fabric8.kubernetes.api.model.ResourceStatus> list = o.getAllocatedResourcesStatus();
+            for (int i = list.size() - 1; i >= 0; i--) {
+                io.fabric8.kubernetes.api.model.ResourceStatus v = list.get(i);
+                if (v != null) {
+                    int m = w.mark(); CoreV1Proto.writeResourceStatus(w, v); w.endMessage(14, m);
+                }
+            }
+        }
+        { // user
+            io.fabric8.kubernetes.api.model.ContainerUser v = o.getUser();
+            if (v != null) {
+                int m = w.mark(); CoreV1Proto.writeContainerUser(w, v); w.endMessage(13, m);
+            }
+        }
+        if (o.getVolumeMounts() != null) { // volumeMounts
+            java.util.List<io.fabric8.kubernetes.api.model.VolumeMountStatus> list = o.getVolumeMounts();
+            for (int i = list.size() - 1; i >= 0; i--) {
+                io.fabric8.kubernetes.api.model.VolumeMountStatus v = list.get(i);
+                if (v != null) {
+                    int m = w.mark(); CoreV1Proto.writeVolumeMountStatus(w, v); w.endMessage(12, m);
+                }
+            }
+        }
+        { // resources
+            io.fabric8.kubernetes.api.model.ResourceRequirements v = o.getResources();
+            if (v != null) {
+                int m = w.mark(); CoreV1Proto.writeResourceRequirements(w, v); w.endMessage(11, m);
+            }
+        }
+        if (o.getAllocatedResources() != null) { // allocatedResources
+            Object[] entries = o.getAllocatedResources().entrySet().toArray();
+            for (int i = entries.length - 1; i >= 0; i--) {
+                @SuppressWarnings("unchecked")
+                java.util.Map.Entry<String, io.fabric8.kubernetes.api.model.Quantity> e = (java.util.Map.Entry<String, io.fabric8.kubernetes.api.model.Quantity>) entries[i];
+                int m = w.mark();
+                io.fabric8.kubernetes.api.model.Quantity v = e.getValue();
+                if (v != null) {
+                    w.quantity(2, v);
+                }
+                w.string(1, e.getKey());
+                w.endMessage(10, m);
+            }
+        }
+        { // started
+            java.lang.Boolean v = o.getStarted();
+            if (v != null) {
+                w.bool(9, v);
+            }
+        }
+        { // containerID
+            java.lang.String v = o.getContainerID();
+            if (v != null) {
+                w.string(8, v);
+            }
+        }
+        { // imageID
+            java.lang.String v = o.getImageID();
+            if (v != null) {
+                w.string(7, v);
+            }
+        }
+        { // image
+            java.lang.String v = o.getImage();
+            if (v != null) {
+                w.string(6, v);
+            }
+        }
+        { // restartCount
+            java.lang.Integer v = o.getRestartCount();
+            if (v != null) {
+                w.int64(5, v);
+            }
+        }
+        { // ready
+            java.lang.Boolean v = o.getReady();
+            if (v != null) {
+                w.bool(4, v);
+            }
+        }
+        { // lastState
+            io.fabric8.kubernetes.api.model.ContainerState v = o.getLastState();
+            if (v != null) {
+                int m = w.mark(); CoreV1Proto.writeContainerState(w, v); w.endMessage(3, m);
+            }
+        }
+        { // state
+            io.fabric8.kubernetes.api.model.ContainerState v = o.getState();
+            if (v != null) {
+                int m = w.mark(); CoreV1Proto.writeContainerState(w, v); w.endMessage(2, m);
+            }
+        }
+        { // name
+            java.lang.String v = o.getName();
+            if (v != null) {
+                w.string(1, v);
+            }
+        }
+    }
+
     static io.fabric8.kubernetes.api.model.ContainerUser readContainerUser(CodedInputStream in) throws IOException {
         int limit = Decoding.enter(in);
         io.fabric8.kubernetes.api.model.ContainerUser o = new io.fabric8.kubernetes.api.model.ContainerUser();
@@ -1199,6 +2323,16 @@ final class CoreV1Proto {
         }
     }
 
+    static void writeContainerUser(ProtobufWriter w, io.fabric8.kubernetes.api.model.ContainerUser o) throws ProtobufEncodingException {
+        ProtobufWriter.mustBeEmpty(o.getAdditionalProperties(), "ContainerUser.additionalProperties");
+        { // linux
+            io.fabric8.kubernetes.api.model.LinuxContainerUser v = o.getLinux();
+            if (v != null) {
+                int m = w.mark(); CoreV1Proto.writeLinuxContainerUser(w, v); w.endMessage(1, m);
+            }
+        }
+    }
+
     static io.fabric8.kubernetes.api.model.DaemonEndpoint readDaemonEndpoint(CodedInputStream in) throws IOException {
         int limit = Decoding.enter(in);
         io.fabric8.kubernetes.api.model.DaemonEndpoint o = new io.fabric8.kubernetes.api.model.DaemonEndpoint();
@@ -1212,6 +2346,16 @@ final class CoreV1Proto {
             switch (tag) {
                 case 8 -> o.setPort(in.readInt32()); // Port
                 default -> throw Decoding.unknownField(tag, "k8s.io.api.core.v1.DaemonEndpoint");
+            }
+        }
+    }
+
+    static void writeDaemonEndpoint(ProtobufWriter w, io.fabric8.kubernetes.api.model.DaemonEndpoint o) throws ProtobufEncodingException {
+        ProtobufWriter.mustBeEmpty(o.getAdditionalProperties(), "DaemonEndpoint.additionalProperties");
+        { // Port
+            java.lang.Integer v = o.getPort();
+            if (v != null) {
+                w.int64(1, v);
             }
         }
     }
@@ -1240,6 +2384,19 @@ final class CoreV1Proto {
         }
     }
 
+    static void writeDownwardAPIProjection(ProtobufWriter w, io.fabric8.kubernetes.api.model.DownwardAPIProjection o) throws ProtobufEncodingException {
+        ProtobufWriter.mustBeEmpty(o.getAdditionalProperties(), "DownwardAPIProjection.additionalProperties");
+        if (o.getItems() != null) { // items
+            java.util.List<io.fabric8.kubernetes.api.model.DownwardAPIVolumeFile> list = o.getItems();
+            for (int i = list.size() - 1; i >= 0; i--) {
+                io.fabric8.kubernetes.api.model.DownwardAPIVolumeFile v = list.get(i);
+                if (v != null) {
+                    int m = w.mark(); CoreV1Proto.writeDownwardAPIVolumeFile(w, v); w.endMessage(1, m);
+                }
+            }
+        }
+    }
+
     static io.fabric8.kubernetes.api.model.DownwardAPIVolumeFile readDownwardAPIVolumeFile(CodedInputStream in) throws IOException {
         int limit = Decoding.enter(in);
         io.fabric8.kubernetes.api.model.DownwardAPIVolumeFile o = new io.fabric8.kubernetes.api.model.DownwardAPIVolumeFile();
@@ -1256,6 +2413,34 @@ final class CoreV1Proto {
                 case 26 -> o.setResourceFieldRef(CoreV1Proto.readResourceFieldSelector(in)); // resourceFieldRef
                 case 32 -> o.setMode(in.readInt32()); // mode
                 default -> throw Decoding.unknownField(tag, "k8s.io.api.core.v1.DownwardAPIVolumeFile");
+            }
+        }
+    }
+
+    static void writeDownwardAPIVolumeFile(ProtobufWriter w, io.fabric8.kubernetes.api.model.DownwardAPIVolumeFile o) throws ProtobufEncodingException {
+        ProtobufWriter.mustBeEmpty(o.getAdditionalProperties(), "DownwardAPIVolumeFile.additionalProperties");
+        { // mode
+            java.lang.Integer v = o.getMode();
+            if (v != null) {
+                w.int64(4, v);
+            }
+        }
+        { // resourceFieldRef
+            io.fabric8.kubernetes.api.model.ResourceFieldSelector v = o.getResourceFieldRef();
+            if (v != null) {
+                int m = w.mark(); CoreV1Proto.writeResourceFieldSelector(w, v); w.endMessage(3, m);
+            }
+        }
+        { // fieldRef
+            io.fabric8.kubernetes.api.model.ObjectFieldSelector v = o.getFieldRef();
+            if (v != null) {
+                int m = w.mark(); CoreV1Proto.writeObjectFieldSelector(w, v); w.endMessage(2, m);
+            }
+        }
+        { // path
+            java.lang.String v = o.getPath();
+            if (v != null) {
+                w.string(1, v);
             }
         }
     }
@@ -1285,6 +2470,25 @@ final class CoreV1Proto {
         }
     }
 
+    static void writeDownwardAPIVolumeSource(ProtobufWriter w, io.fabric8.kubernetes.api.model.DownwardAPIVolumeSource o) throws ProtobufEncodingException {
+        ProtobufWriter.mustBeEmpty(o.getAdditionalProperties(), "DownwardAPIVolumeSource.additionalProperties");
+        { // defaultMode
+            java.lang.Integer v = o.getDefaultMode();
+            if (v != null) {
+                w.int64(2, v);
+            }
+        }
+        if (o.getItems() != null) { // items
+            java.util.List<io.fabric8.kubernetes.api.model.DownwardAPIVolumeFile> list = o.getItems();
+            for (int i = list.size() - 1; i >= 0; i--) {
+                io.fabric8.kubernetes.api.model.DownwardAPIVolumeFile v = list.get(i);
+                if (v != null) {
+                    int m = w.mark(); CoreV1Proto.writeDownwardAPIVolumeFile(w, v); w.endMessage(1, m);
+                }
+            }
+        }
+    }
+
     static io.fabric8.kubernetes.api.model.EmptyDirVolumeSource readEmptyDirVolumeSource(CodedInputStream in) throws IOException {
         int limit = Decoding.enter(in);
         io.fabric8.kubernetes.api.model.EmptyDirVolumeSource o = new io.fabric8.kubernetes.api.model.EmptyDirVolumeSource();
@@ -1304,6 +2508,22 @@ final class CoreV1Proto {
                 }
                 case 18 -> o.setSizeLimit(Decoding.quantity(in)); // sizeLimit
                 default -> throw Decoding.unknownField(tag, "k8s.io.api.core.v1.EmptyDirVolumeSource");
+            }
+        }
+    }
+
+    static void writeEmptyDirVolumeSource(ProtobufWriter w, io.fabric8.kubernetes.api.model.EmptyDirVolumeSource o) throws ProtobufEncodingException {
+        ProtobufWriter.mustBeEmpty(o.getAdditionalProperties(), "EmptyDirVolumeSource.additionalProperties");
+        { // sizeLimit
+            io.fabric8.kubernetes.api.model.Quantity v = o.getSizeLimit();
+            if (v != null) {
+                w.quantity(2, v);
+            }
+        }
+        { // medium
+            java.lang.String v = o.getMedium();
+            if (v != null) {
+                w.string(1, v);
             }
         }
     }
@@ -1329,6 +2549,34 @@ final class CoreV1Proto {
                 case 34 -> o.setNodeName(in.readString()); // nodeName
                 case 18 -> o.setTargetRef(CoreV1Proto.readObjectReference(in)); // targetRef
                 default -> throw Decoding.unknownField(tag, "k8s.io.api.core.v1.EndpointAddress");
+            }
+        }
+    }
+
+    static void writeEndpointAddress(ProtobufWriter w, io.fabric8.kubernetes.api.model.EndpointAddress o) throws ProtobufEncodingException {
+        ProtobufWriter.mustBeEmpty(o.getAdditionalProperties(), "EndpointAddress.additionalProperties");
+        { // targetRef
+            io.fabric8.kubernetes.api.model.ObjectReference v = o.getTargetRef();
+            if (v != null) {
+                int m = w.mark(); CoreV1Proto.writeObjectReference(w, v); w.endMessage(2, m);
+            }
+        }
+        { // nodeName
+            java.lang.String v = o.getNodeName();
+            if (v != null) {
+                w.string(4, v);
+            }
+        }
+        { // hostname
+            java.lang.String v = o.getHostname();
+            if (v != null) {
+                w.string(3, v);
+            }
+        }
+        { // ip
+            java.lang.String v = o.getIp();
+            if (v != null) {
+                w.string(1, v);
             }
         }
     }
@@ -1359,6 +2607,34 @@ final class CoreV1Proto {
                 }
                 case 34 -> o.setAppProtocol(in.readString()); // appProtocol
                 default -> throw Decoding.unknownField(tag, "k8s.io.api.core.v1.EndpointPort");
+            }
+        }
+    }
+
+    static void writeEndpointPort(ProtobufWriter w, io.fabric8.kubernetes.api.model.EndpointPort o) throws ProtobufEncodingException {
+        ProtobufWriter.mustBeEmpty(o.getAdditionalProperties(), "EndpointPort.additionalProperties");
+        { // appProtocol
+            java.lang.String v = o.getAppProtocol();
+            if (v != null) {
+                w.string(4, v);
+            }
+        }
+        { // protocol
+            java.lang.String v = o.getProtocol();
+            if (v != null) {
+                w.string(3, v);
+            }
+        }
+        { // port
+            java.lang.Integer v = o.getPort();
+            if (v != null) {
+                w.int64(2, v);
+            }
+        }
+        { // name
+            java.lang.String v = o.getName();
+            if (v != null) {
+                w.string(1, v);
             }
         }
     }
@@ -1403,6 +2679,37 @@ final class CoreV1Proto {
         }
     }
 
+    static void writeEndpointSubset(ProtobufWriter w, io.fabric8.kubernetes.api.model.EndpointSubset o) throws ProtobufEncodingException {
+        ProtobufWriter.mustBeEmpty(o.getAdditionalProperties(), "EndpointSubset.additionalProperties");
+        if (o.getPorts() != null) { // ports
+            java.util.List<io.fabric8.kubernetes.api.model.EndpointPort> list = o.getPorts();
+            for (int i = list.size() - 1; i >= 0; i--) {
+                io.fabric8.kubernetes.api.model.EndpointPort v = list.get(i);
+                if (v != null) {
+                    int m = w.mark(); CoreV1Proto.writeEndpointPort(w, v); w.endMessage(3, m);
+                }
+            }
+        }
+        if (o.getNotReadyAddresses() != null) { // notReadyAddresses
+            java.util.List<io.fabric8.kubernetes.api.model.EndpointAddress> list = o.getNotReadyAddresses();
+            for (int i = list.size() - 1; i >= 0; i--) {
+                io.fabric8.kubernetes.api.model.EndpointAddress v = list.get(i);
+                if (v != null) {
+                    int m = w.mark(); CoreV1Proto.writeEndpointAddress(w, v); w.endMessage(2, m);
+                }
+            }
+        }
+        if (o.getAddresses() != null) { // addresses
+            java.util.List<io.fabric8.kubernetes.api.model.EndpointAddress> list = o.getAddresses();
+            for (int i = list.size() - 1; i >= 0; i--) {
+                io.fabric8.kubernetes.api.model.EndpointAddress v = list.get(i);
+                if (v != null) {
+                    int m = w.mark(); CoreV1Proto.writeEndpointAddress(w, v); w.endMessage(1, m);
+                }
+            }
+        }
+    }
+
     static io.fabric8.kubernetes.api.model.Endpoints readEndpoints(CodedInputStream in) throws IOException {
         int limit = Decoding.enter(in);
         io.fabric8.kubernetes.api.model.Endpoints o = new io.fabric8.kubernetes.api.model.Endpoints();
@@ -1424,6 +2731,25 @@ final class CoreV1Proto {
                     list.add(CoreV1Proto.readEndpointSubset(in));
                 }
                 default -> throw Decoding.unknownField(tag, "k8s.io.api.core.v1.Endpoints");
+            }
+        }
+    }
+
+    static void writeEndpoints(ProtobufWriter w, io.fabric8.kubernetes.api.model.Endpoints o) throws ProtobufEncodingException {
+        ProtobufWriter.mustBeEmpty(o.getAdditionalProperties(), "Endpoints.additionalProperties");
+        if (o.getSubsets() != null) { // subsets
+            java.util.List<io.fabric8.kubernetes.api.model.EndpointSubset> list = o.getSubsets();
+            for (int i = list.size() - 1; i >= 0; i--) {
+                io.fabric8.kubernetes.api.model.EndpointSubset v = list.get(i);
+                if (v != null) {
+                    int m = w.mark(); CoreV1Proto.writeEndpointSubset(w, v); w.endMessage(2, m);
+                }
+            }
+        }
+        { // metadata
+            io.fabric8.kubernetes.api.model.ObjectMeta v = o.getMetadata();
+            if (v != null) {
+                int m = w.mark(); MetaV1Proto.writeObjectMeta(w, v); w.endMessage(1, m);
             }
         }
     }
@@ -1453,6 +2779,25 @@ final class CoreV1Proto {
         }
     }
 
+    static void writeEndpointsList(ProtobufWriter w, io.fabric8.kubernetes.api.model.EndpointsList o) throws ProtobufEncodingException {
+        ProtobufWriter.mustBeEmpty(o.getAdditionalProperties(), "EndpointsList.additionalProperties");
+        if (o.getItems() != null) { // items
+            java.util.List<io.fabric8.kubernetes.api.model.Endpoints> list = o.getItems();
+            for (int i = list.size() - 1; i >= 0; i--) {
+                io.fabric8.kubernetes.api.model.Endpoints v = list.get(i);
+                if (v != null) {
+                    int m = w.mark(); CoreV1Proto.writeEndpoints(w, v); w.endMessage(2, m);
+                }
+            }
+        }
+        { // metadata
+            io.fabric8.kubernetes.api.model.ListMeta v = o.getMetadata();
+            if (v != null) {
+                int m = w.mark(); MetaV1Proto.writeListMeta(w, v); w.endMessage(1, m);
+            }
+        }
+    }
+
     static io.fabric8.kubernetes.api.model.EnvFromSource readEnvFromSource(CodedInputStream in) throws IOException {
         int limit = Decoding.enter(in);
         io.fabric8.kubernetes.api.model.EnvFromSource o = new io.fabric8.kubernetes.api.model.EnvFromSource();
@@ -1473,6 +2818,28 @@ final class CoreV1Proto {
                 case 18 -> o.setConfigMapRef(CoreV1Proto.readConfigMapEnvSource(in)); // configMapRef
                 case 26 -> o.setSecretRef(CoreV1Proto.readSecretEnvSource(in)); // secretRef
                 default -> throw Decoding.unknownField(tag, "k8s.io.api.core.v1.EnvFromSource");
+            }
+        }
+    }
+
+    static void writeEnvFromSource(ProtobufWriter w, io.fabric8.kubernetes.api.model.EnvFromSource o) throws ProtobufEncodingException {
+        ProtobufWriter.mustBeEmpty(o.getAdditionalProperties(), "EnvFromSource.additionalProperties");
+        { // secretRef
+            io.fabric8.kubernetes.api.model.SecretEnvSource v = o.getSecretRef();
+            if (v != null) {
+                int m = w.mark(); CoreV1Proto.writeSecretEnvSource(w, v); w.endMessage(3, m);
+            }
+        }
+        { // configMapRef
+            io.fabric8.kubernetes.api.model.ConfigMapEnvSource v = o.getConfigMapRef();
+            if (v != null) {
+                int m = w.mark(); CoreV1Proto.writeConfigMapEnvSource(w, v); w.endMessage(2, m);
+            }
+        }
+        { // prefix
+            java.lang.String v = o.getPrefix();
+            if (v != null) {
+                w.string(1, v);
             }
         }
     }
@@ -1501,6 +2868,28 @@ final class CoreV1Proto {
         }
     }
 
+    static void writeEnvVar(ProtobufWriter w, io.fabric8.kubernetes.api.model.EnvVar o) throws ProtobufEncodingException {
+        ProtobufWriter.mustBeEmpty(o.getAdditionalProperties(), "EnvVar.additionalProperties");
+        { // valueFrom
+            io.fabric8.kubernetes.api.model.EnvVarSource v = o.getValueFrom();
+            if (v != null) {
+                int m = w.mark(); CoreV1Proto.writeEnvVarSource(w, v); w.endMessage(3, m);
+            }
+        }
+        { // value
+            java.lang.String v = o.getValue();
+            if (v != null) {
+                w.string(2, v);
+            }
+        }
+        { // name
+            java.lang.String v = o.getName();
+            if (v != null) {
+                w.string(1, v);
+            }
+        }
+    }
+
     static io.fabric8.kubernetes.api.model.EnvVarSource readEnvVarSource(CodedInputStream in) throws IOException {
         int limit = Decoding.enter(in);
         io.fabric8.kubernetes.api.model.EnvVarSource o = new io.fabric8.kubernetes.api.model.EnvVarSource();
@@ -1518,6 +2907,34 @@ final class CoreV1Proto {
                 case 34 -> o.setSecretKeyRef(CoreV1Proto.readSecretKeySelector(in)); // secretKeyRef
                 case 42 -> o.getAdditionalProperties().put("fileKeyRef", CoreV1Proto.readFileKeySelector_Untyped(in)); // fileKeyRef
                 default -> throw Decoding.unknownField(tag, "k8s.io.api.core.v1.EnvVarSource");
+            }
+        }
+    }
+
+    static void writeEnvVarSource(ProtobufWriter w, io.fabric8.kubernetes.api.model.EnvVarSource o) throws ProtobufEncodingException {
+        ProtobufWriter.mustBeEmpty(o.getAdditionalProperties(), "EnvVarSource.additionalProperties");
+        { // secretKeyRef
+            io.fabric8.kubernetes.api.model.SecretKeySelector v = o.getSecretKeyRef();
+            if (v != null) {
+                int m = w.mark(); CoreV1Proto.writeSecretKeySelector(w, v); w.endMessage(4, m);
+            }
+        }
+        { // configMapKeyRef
+            io.fabric8.kubernetes.api.model.ConfigMapKeySelector v = o.getConfigMapKeyRef();
+            if (v != null) {
+                int m = w.mark(); CoreV1Proto.writeConfigMapKeySelector(w, v); w.endMessage(3, m);
+            }
+        }
+        { // resourceFieldRef
+            io.fabric8.kubernetes.api.model.ResourceFieldSelector v = o.getResourceFieldRef();
+            if (v != null) {
+                int m = w.mark(); CoreV1Proto.writeResourceFieldSelector(w, v); w.endMessage(2, m);
+            }
+        }
+        { // fieldRef
+            io.fabric8.kubernetes.api.model.ObjectFieldSelector v = o.getFieldRef();
+            if (v != null) {
+                int m = w.mark(); CoreV1Proto.writeObjectFieldSelector(w, v); w.endMessage(1, m);
             }
         }
     }
@@ -1546,6 +2963,21 @@ final class CoreV1Proto {
                 }
                 default -> throw Decoding.unknownField(tag, "k8s.io.api.core.v1.EphemeralContainer");
             }
+        }
+    }
+
+    static void writeEphemeralContainer(ProtobufWriter w, io.fabric8.kubernetes.api.model.EphemeralContainer o) throws ProtobufEncodingException {
+        ProtobufWriter.mustBeEmpty(o.getAdditionalProperties(), "EphemeralContainer.additionalProperties");
+        { // targetContainerName
+            java.lang.String v = o.getTargetContainerName();
+            if (v != null) {
+                w.string(2, v);
+            }
+        }
+        { // ephemeralContainerCommon
+            int m = w.mark();
+            CoreV1Proto.writeEphemeralContainerCommon_EphemeralContainer(w, o);
+            w.endMessage(1, m);
         }
     }
 
@@ -1686,6 +3118,177 @@ final class CoreV1Proto {
         }
     }
 
+    static void writeEphemeralContainerCommon_EphemeralContainer(ProtobufWriter w, io.fabric8.kubernetes.api.model.EphemeralContainer o) throws ProtobufEncodingException {
+        { // tty
+            java.lang.Boolean v = o.getTty();
+            if (v != null) {
+                w.bool(18, v);
+            }
+        }
+        { // stdinOnce
+            java.lang.Boolean v = o.getStdinOnce();
+            if (v != null) {
+                w.bool(17, v);
+            }
+        }
+        { // stdin
+            java.lang.Boolean v = o.getStdin();
+            if (v != null) {
+                w.bool(16, v);
+            }
+        }
+        { // securityContext
+            io.fabric8.kubernetes.api.model.SecurityContext v = o.getSecurityContext();
+            if (v != null) {
+                int m = w.mark(); CoreV1Proto.writeSecurityContext(w, v); w.endMessage(15, m);
+            }
+        }
+        { // imagePullPolicy
+            java.lang.String v = o.getImagePullPolicy();
+            if (v != null) {
+                w.string(14, v);
+            }
+        }
+        { // terminationMessagePolicy
+            java.lang.String v = o.getTerminationMessagePolicy();
+            if (v != null) {
+                w.string(20, v);
+            }
+        }
+        { // terminationMessagePath
+            java.lang.String v = o.getTerminationMessagePath();
+            if (v != null) {
+                w.string(13, v);
+            }
+        }
+        { // lifecycle
+            io.fabric8.kubernetes.api.model.Lifecycle v = o.getLifecycle();
+            if (v != null) {
+                int m = w.mark(); CoreV1Proto.writeLifecycle(w, v); w.endMessage(12, m);
+            }
+        }
+        { // startupProbe
+            io.fabric8.kubernetes.api.model.Probe v = o.getStartupProbe();
+            if (v != null) {
+                int m = w.mark(); CoreV1Proto.writeProbe(w, v); w.endMessage(22, m);
+            }
+        }
+        { // readinessProbe
+            io.fabric8.kubernetes.api.model.Probe v = o.getReadinessProbe();
+            if (v != null) {
+                int m = w.mark(); CoreV1Proto.writeProbe(w, v); w.endMessage(11, m);
+            }
+        }
+        { // livenessProbe
+            io.fabric8.kubernetes.api.model.Probe v = o.getLivenessProbe();
+            if (v != null) {
+                int m = w.mark(); CoreV1Proto.writeProbe(w, v); w.endMessage(10, m);
+            }
+        }
+        if (o.getVolumeDevices() != null) { // volumeDevices
+            java.util.List<io.fabric8.kubernetes.api.model.VolumeDevice> list = o.getVolumeDevices();
+            for (int i = list.size() - 1; i >= 0; i--) {
+                io.fabric8.kubernetes.api.model.VolumeDevice v = list.get(i);
+                if (v != null) {
+                    int m = w.mark(); CoreV1Proto.writeVolumeDevice(w, v); w.endMessage(21, m);
+                }
+            }
+        }
+        if (o.getVolumeMounts() != null) { // volumeMounts
+            java.util.List<io.fabric8.kubernetes.api.model.VolumeMount> list = o.getVolumeMounts();
+            for (int i = list.size() - 1; i >= 0; i--) {
+                io.fabric8.kubernetes.api.model.VolumeMount v = list.get(i);
+                if (v != null) {
+                    int m = w.mark(); CoreV1Proto.writeVolumeMount(w, v); w.endMessage(9, m);
+                }
+            }
+        }
+        { // restartPolicy
+            java.lang.String v = o.getRestartPolicy();
+            if (v != null) {
+                w.string(24, v);
+            }
+        }
+        if (o.getResizePolicy() != null) { // resizePolicy
+            java.util.List<io.fabric8.kubernetes.api.model.ContainerResizePolicy> list = o.getResizePolicy();
+            for (int i = list.size() - 1; i >= 0; i--) {
+                io.fabric8.kubernetes.api.model.ContainerResizePolicy v = list.get(i);
+                if (v != null) {
+                    int m = w.mark(); CoreV1Proto.writeContainerResizePolicy(w, v); w.endMessage(23, m);
+                }
+            }
+        }
+        { // resources
+            io.fabric8.kubernetes.api.model.ResourceRequirements v = o.getResources();
+            if (v != null) {
+                int m = w.mark(); CoreV1Proto.writeResourceRequirements(w, v); w.endMessage(8, m);
+            }
+        }
+        if (o.getEnv() != null) { // env
+            java.util.List<io.fabric8.kubernetes.api.model.EnvVar> list = o.getEnv();
+            for (int i = list.size() - 1; i >= 0; i--) {
+                io.fabric8.kubernetes.api.model.EnvVar v = list.get(i);
+                if (v != null) {
+                    int m = w.mark(); CoreV1Proto.writeEnvVar(w, v); w.endMessage(7, m);
+                }
+            }
+        }
+        if (o.getEnvFrom() != null) { // envFrom
+            java.util.List<io.fabric8.kubernetes.api.model.EnvFromSource> list = o.getEnvFrom();
+            for (int i = list.size() - 1; i >= 0; i--) {
+                io.fabric8.kubernetes.api.model.EnvFromSource v = list.get(i);
+                if (v != null) {
+                    int m = w.mark(); CoreV1Proto.writeEnvFromSource(w, v); w.endMessage(19, m);
+                }
+            }
+        }
+        if (o.getPorts() != null) { // ports
+            java.util.List<io.fabric8.kubernetes.api.model.ContainerPort> list = o.getPorts();
+            for (int i = list.size() - 1; i >= 0; i--) {
+                io.fabric8.kubernetes.api.model.ContainerPort v = list.get(i);
+                if (v != null) {
+                    int m = w.mark(); CoreV1Proto.writeContainerPort(w, v); w.endMessage(6, m);
+                }
+            }
+        }
+        { // workingDir
+            java.lang.String v = o.getWorkingDir();
+            if (v != null) {
+                w.string(5, v);
+            }
+        }
+        if (o.getArgs() != null) { // args
+            java.util.List<java.lang.String> list = o.getArgs();
+            for (int i = list.size() - 1; i >= 0; i--) {
+                java.lang.String v = list.get(i);
+                if (v != null) {
+                    w.string(4, v);
+                }
+            }
+        }
+        if (o.getCommand() != null) { // command
+            java.util.List<java.lang.String> list = o.getCommand();
+            for (int i = list.size() - 1; i >= 0; i--) {
+                java.lang.String v = list.get(i);
+                if (v != null) {
+                    w.string(3, v);
+                }
+            }
+        }
+        { // image
+            java.lang.String v = o.getImage();
+            if (v != null) {
+                w.string(2, v);
+            }
+        }
+        { // name
+            java.lang.String v = o.getName();
+            if (v != null) {
+                w.string(1, v);
+            }
+        }
+    }
+
     static io.fabric8.kubernetes.api.model.EphemeralVolumeSource readEphemeralVolumeSource(CodedInputStream in) throws IOException {
         int limit = Decoding.enter(in);
         io.fabric8.kubernetes.api.model.EphemeralVolumeSource o = new io.fabric8.kubernetes.api.model.EphemeralVolumeSource();
@@ -1699,6 +3302,16 @@ final class CoreV1Proto {
             switch (tag) {
                 case 10 -> o.setVolumeClaimTemplate(CoreV1Proto.readPersistentVolumeClaimTemplate(in)); // volumeClaimTemplate
                 default -> throw Decoding.unknownField(tag, "k8s.io.api.core.v1.EphemeralVolumeSource");
+            }
+        }
+    }
+
+    static void writeEphemeralVolumeSource(ProtobufWriter w, io.fabric8.kubernetes.api.model.EphemeralVolumeSource o) throws ProtobufEncodingException {
+        ProtobufWriter.mustBeEmpty(o.getAdditionalProperties(), "EphemeralVolumeSource.additionalProperties");
+        { // volumeClaimTemplate
+            io.fabric8.kubernetes.api.model.PersistentVolumeClaimTemplate v = o.getVolumeClaimTemplate();
+            if (v != null) {
+                int m = w.mark(); CoreV1Proto.writePersistentVolumeClaimTemplate(w, v); w.endMessage(1, m);
             }
         }
     }
@@ -1759,6 +3372,100 @@ final class CoreV1Proto {
         }
     }
 
+    static void writeEvent(ProtobufWriter w, io.fabric8.kubernetes.api.model.Event o) throws ProtobufEncodingException {
+        ProtobufWriter.mustBeEmpty(o.getAdditionalProperties(), "Event.additionalProperties");
+        { // reportingInstance
+            java.lang.String v = o.getReportingInstance();
+            if (v != null) {
+                w.string(15, v);
+            }
+        }
+        { // reportingComponent
+            java.lang.String v = o.getReportingComponent();
+            if (v != null) {
+                w.string(14, v);
+            }
+        }
+        { // related
+            io.fabric8.kubernetes.api.model.ObjectReference v = o.getRelated();
+            if (v != null) {
+                int m = w.mark(); CoreV1Proto.writeObjectReference(w, v); w.endMessage(13, m);
+            }
+        }
+        { // action
+            java.lang.String v = o.getAction();
+            if (v != null) {
+                w.string(12, v);
+            }
+        }
+        { // series
+            io.fabric8.kubernetes.api.model.EventSeries v = o.getSeries();
+            if (v != null) {
+                int m = w.mark(); CoreV1Proto.writeEventSeries(w, v); w.endMessage(11, m);
+            }
+        }
+        { // eventTime
+            io.fabric8.kubernetes.api.model.MicroTime v = o.getEventTime();
+            if (v != null) {
+                w.microTime(10, v);
+            }
+        }
+        { // type
+            java.lang.String v = o.getType();
+            if (v != null) {
+                w.string(9, v);
+            }
+        }
+        { // count
+            java.lang.Integer v = o.getCount();
+            if (v != null) {
+                w.int64(8, v);
+            }
+        }
+        { // lastTimestamp
+            java.lang.String v = o.getLastTimestamp();
+            if (v != null) {
+                w.time(7, v);
+            }
+        }
+        { // firstTimestamp
+            java.lang.String v = o.getFirstTimestamp();
+            if (v != null) {
+                w.time(6, v);
+            }
+        }
+        { // source
+            io.fabric8.kubernetes.api.model.EventSource v = o.getSource();
+            if (v != null) {
+                int m = w.mark(); CoreV1Proto.writeEventSource(w, v); w.endMessage(5, m);
+            }
+        }
+        { // message
+            java.lang.String v = o.getMessage();
+            if (v != null) {
+                w.string(4, v);
+            }
+        }
+        { // reason
+            java.lang.String v = o.getReason();
+            if (v != null) {
+                w.string(3, v);
+            }
+        }
+        { // involvedObject
+            io.fabric8.kubernetes.api.model.ObjectReference v = o.getInvolvedObject();
+            if (v != null) {
+                int m = w.mark(); CoreV1Proto.writeObjectReference(w, v); w.endMessage(2, m);
+            }
+        }
+        { // metadata
+            io.fabric8.kubernetes.api.model.ObjectMeta v = o.getMetadata();
+            if (v != null) {
+                int m = w.mark(); MetaV1Proto.writeObjectMeta(w, v); w.endMessage(1, m);
+            }
+        }
+    }
+
     static io.fabric8.kubernetes.api.model.EventList readEventList(CodedInputStream in) throws IOException {
         int limit = Decoding.enter(in);
         io.fabric8.kubernetes.api.model.EventList o = new io.fabric8.kubernetes.api.model.EventList();
@@ -1784,6 +3491,25 @@ final class CoreV1Proto {
         }
     }
 
+    static void writeEventList(ProtobufWriter w, io.fabric8.kubernetes.api.model.EventList o) throws ProtobufEncodingException {
+        ProtobufWriter.mustBeEmpty(o.getAdditionalProperties(), "EventList.additionalProperties");
+        if (o.getItems() != null) { // items
+            java.util.List<io.fabric8.kubernetes.api.model.Event> list = o.getItems();
+            for (int i = list.size() - 1; i >= 0; i--) {
+                io.fabric8.kubernetes.api.model.Event v = list.get(i);
+                if (v != null) {
+                    int m = w.mark(); CoreV1Proto.writeEvent(w, v); w.endMessage(2, m);
+                }
+            }
+        }
+        { // metadata
+            io.fabric8.kubernetes.api.model.ListMeta v = o.getMetadata();
+            if (v != null) {
+                int m = w.mark(); MetaV1Proto.writeListMeta(w, v); w.endMessage(1, m);
+            }
+        }
+    }
+
     static io.fabric8.kubernetes.api.model.EventSeries readEventSeries(CodedInputStream in) throws IOException {
         int limit = Decoding.enter(in);
         io.fabric8.kubernetes.api.model.EventSeries o = new io.fabric8.kubernetes.api.model.EventSeries();
@@ -1803,6 +3529,22 @@ final class CoreV1Proto {
                 }
                 case 18 -> o.setLastObservedTime(Decoding.microTimeObject(in)); // lastObservedTime
                 default -> throw Decoding.unknownField(tag, "k8s.io.api.core.v1.EventSeries");
+            }
+        }
+    }
+
+    static void writeEventSeries(ProtobufWriter w, io.fabric8.kubernetes.api.model.EventSeries o) throws ProtobufEncodingException {
+        ProtobufWriter.mustBeEmpty(o.getAdditionalProperties(), "EventSeries.additionalProperties");
+        { // lastObservedTime
+            io.fabric8.kubernetes.api.model.MicroTime v = o.getLastObservedTime();
+            if (v != null) {
+                w.microTime(2, v);
+            }
+        }
+        { // count
+            java.lang.Integer v = o.getCount();
+            if (v != null) {
+                w.int64(1, v);
             }
         }
     }
@@ -1835,6 +3577,22 @@ final class CoreV1Proto {
         }
     }
 
+    static void writeEventSource(ProtobufWriter w, io.fabric8.kubernetes.api.model.EventSource o) throws ProtobufEncodingException {
+        ProtobufWriter.mustBeEmpty(o.getAdditionalProperties(), "EventSource.additionalProperties");
+        { // host
+            java.lang.String v = o.getHost();
+            if (v != null) {
+                w.string(2, v);
+            }
+        }
+        { // component
+            java.lang.String v = o.getComponent();
+            if (v != null) {
+                w.string(1, v);
+            }
+        }
+    }
+
     static io.fabric8.kubernetes.api.model.ExecAction readExecAction(CodedInputStream in) throws IOException {
         int limit = Decoding.enter(in);
         io.fabric8.kubernetes.api.model.ExecAction o = new io.fabric8.kubernetes.api.model.ExecAction();
@@ -1855,6 +3613,19 @@ final class CoreV1Proto {
                     list.add(in.readString());
                 }
                 default -> throw Decoding.unknownField(tag, "k8s.io.api.core.v1.ExecAction");
+            }
+        }
+    }
+
+    static void writeExecAction(ProtobufWriter w, io.fabric8.kubernetes.api.model.ExecAction o) throws ProtobufEncodingException {
+        ProtobufWriter.mustBeEmpty(o.getAdditionalProperties(), "ExecAction.additionalProperties");
+        if (o.getCommand() != null) { // command
+            java.util.List<java.lang.String> list = o.getCommand();
+            for (int i = list.size() - 1; i >= 0; i--) {
+                java.lang.String v = list.get(i);
+                if (v != null) {
+                    w.string(1, v);
+                }
             }
         }
     }
@@ -1900,6 +3671,46 @@ final class CoreV1Proto {
                     list.add(in.readString());
                 }
                 default -> throw Decoding.unknownField(tag, "k8s.io.api.core.v1.FCVolumeSource");
+            }
+        }
+    }
+
+    static void writeFCVolumeSource(ProtobufWriter w, io.fabric8.kubernetes.api.model.FCVolumeSource o) throws ProtobufEncodingException {
+        ProtobufWriter.mustBeEmpty(o.getAdditionalProperties(), "FCVolumeSource.additionalProperties");
+        if (o.getWwids() != null) { // wwids
+            java.util.List<java.lang.String> list = o.getWwids();
+            for (int i = list.size() - 1; i >= 0; i--) {
+                java.lang.String v = list.get(i);
+                if (v != null) {
+                    w.string(5, v);
+                }
+            }
+        }
+        { // readOnly
+            java.lang.Boolean v = o.getReadOnly();
+            if (v != null) {
+                w.bool(4, v);
+            }
+        }
+        { // fsType
+            java.lang.String v = o.getFsType();
+            if (v != null) {
+                w.string(3, v);
+            }
+        }
+        { // lun
+            java.lang.Integer v = o.getLun();
+            if (v != null) {
+                w.int64(2, v);
+            }
+        }
+        if (o.getTargetWWNs() != null) { // targetWWNs
+            java.util.List<java.lang.String> list = o.getTargetWWNs();
+            for (int i = list.size() - 1; i >= 0; i--) {
+                java.lang.String v = list.get(i);
+                if (v != null) {
+                    w.string(1, v);
+                }
             }
         }
     }
@@ -1973,6 +3784,48 @@ final class CoreV1Proto {
         }
     }
 
+    static void writeFlexPersistentVolumeSource(ProtobufWriter w, io.fabric8.kubernetes.api.model.FlexPersistentVolumeSource o) throws ProtobufEncodingException {
+        ProtobufWriter.mustBeEmpty(o.getAdditionalProperties(), "FlexPersistentVolumeSource.additionalProperties");
+        if (o.getOptions() != null) { // options
+            Object[] entries = o.getOptions().entrySet().toArray();
+            for (int i = entries.length - 1; i >= 0; i--) {
+                @SuppressWarnings("unchecked")
+                java.util.Map.Entry<String, java.lang.String> e = (java.util.Map.Entry<String, java.lang.String>) entries[i];
+                int m = w.mark();
+                java.lang.String v = e.getValue();
+                if (v != null) {
+                    w.string(2, v);
+                }
+                w.string(1, e.getKey());
+                w.endMessage(5, m);
+            }
+        }
+        { // readOnly
+            java.lang.Boolean v = o.getReadOnly();
+            if (v != null) {
+                w.bool(4, v);
+            }
+        }
+        { // secretRef
+            io.fabric8.kubernetes.api.model.SecretReference v = o.getSecretRef();
+            if (v != null) {
+                int m = w.mark(); CoreV1Proto.writeSecretReference(w, v); w.endMessage(3, m);
+            }
+        }
+        { // fsType
+            java.lang.String v = o.getFsType();
+            if (v != null) {
+                w.string(2, v);
+            }
+        }
+        { // driver
+            java.lang.String v = o.getDriver();
+            if (v != null) {
+                w.string(1, v);
+            }
+        }
+    }
+
     static io.fabric8.kubernetes.api.model.FlexVolumeSource readFlexVolumeSource(CodedInputStream in) throws IOException {
         int limit = Decoding.enter(in);
         io.fabric8.kubernetes.api.model.FlexVolumeSource o = new io.fabric8.kubernetes.api.model.FlexVolumeSource();
@@ -2022,6 +3875,48 @@ final class CoreV1Proto {
         }
     }
 
+    static void writeFlexVolumeSource(ProtobufWriter w, io.fabric8.kubernetes.api.model.FlexVolumeSource o) throws ProtobufEncodingException {
+        ProtobufWriter.mustBeEmpty(o.getAdditionalProperties(), "FlexVolumeSource.additionalProperties");
+        if (o.getOptions() != null) { // options
+            Object[] entries = o.getOptions().entrySet().toArray();
+            for (int i = entries.length - 1; i >= 0; i--) {
+                @SuppressWarnings("unchecked")
+                java.util.Map.Entry<String, java.lang.String> e = (java.util.Map.Entry<String, java.lang.String>) entries[i];
+                int m = w.mark();
+                java.lang.String v = e.getValue();
+                if (v != null) {
+                    w.string(2, v);
+                }
+                w.string(1, e.getKey());
+                w.endMessage(5, m);
+            }
+        }
+        { // readOnly
+            java.lang.Boolean v = o.getReadOnly();
+            if (v != null) {
+                w.bool(4, v);
+            }
+        }
+        { // secretRef
+            io.fabric8.kubernetes.api.model.LocalObjectReference v = o.getSecretRef();
+            if (v != null) {
+                int m = w.mark(); CoreV1Proto.writeLocalObjectReference(w, v); w.endMessage(3, m);
+            }
+        }
+        { // fsType
+            java.lang.String v = o.getFsType();
+            if (v != null) {
+                w.string(2, v);
+            }
+        }
+        { // driver
+            java.lang.String v = o.getDriver();
+            if (v != null) {
+                w.string(1, v);
+            }
+        }
+    }
+
     static io.fabric8.kubernetes.api.model.FlockerVolumeSource readFlockerVolumeSource(CodedInputStream in) throws IOException {
         int limit = Decoding.enter(in);
         io.fabric8.kubernetes.api.model.FlockerVolumeSource o = new io.fabric8.kubernetes.api.model.FlockerVolumeSource();
@@ -2046,6 +3941,22 @@ final class CoreV1Proto {
                     }
                 }
                 default -> throw Decoding.unknownField(tag, "k8s.io.api.core.v1.FlockerVolumeSource");
+            }
+        }
+    }
+
+    static void writeFlockerVolumeSource(ProtobufWriter w, io.fabric8.kubernetes.api.model.FlockerVolumeSource o) throws ProtobufEncodingException {
+        ProtobufWriter.mustBeEmpty(o.getAdditionalProperties(), "FlockerVolumeSource.additionalProperties");
+        { // datasetUUID
+            java.lang.String v = o.getDatasetUUID();
+            if (v != null) {
+                w.string(2, v);
+            }
+        }
+        { // datasetName
+            java.lang.String v = o.getDatasetName();
+            if (v != null) {
+                w.string(1, v);
             }
         }
     }
@@ -2085,6 +3996,34 @@ final class CoreV1Proto {
         }
     }
 
+    static void writeGCEPersistentDiskVolumeSource(ProtobufWriter w, io.fabric8.kubernetes.api.model.GCEPersistentDiskVolumeSource o) throws ProtobufEncodingException {
+        ProtobufWriter.mustBeEmpty(o.getAdditionalProperties(), "GCEPersistentDiskVolumeSource.additionalProperties");
+        { // readOnly
+            java.lang.Boolean v = o.getReadOnly();
+            if (v != null) {
+                w.bool(4, v);
+            }
+        }
+        { // partition
+            java.lang.Integer v = o.getPartition();
+            if (v != null) {
+                w.int64(3, v);
+            }
+        }
+        { // fsType
+            java.lang.String v = o.getFsType();
+            if (v != null) {
+                w.string(2, v);
+            }
+        }
+        { // pdName
+            java.lang.String v = o.getPdName();
+            if (v != null) {
+                w.string(1, v);
+            }
+        }
+    }
+
     static io.fabric8.kubernetes.api.model.GRPCAction readGRPCAction(CodedInputStream in) throws IOException {
         int limit = Decoding.enter(in);
         io.fabric8.kubernetes.api.model.GRPCAction o = new io.fabric8.kubernetes.api.model.GRPCAction();
@@ -2099,6 +4038,22 @@ final class CoreV1Proto {
                 case 8 -> o.setPort(in.readInt32()); // port
                 case 18 -> o.setService(in.readString()); // service
                 default -> throw Decoding.unknownField(tag, "k8s.io.api.core.v1.GRPCAction");
+            }
+        }
+    }
+
+    static void writeGRPCAction(ProtobufWriter w, io.fabric8.kubernetes.api.model.GRPCAction o) throws ProtobufEncodingException {
+        ProtobufWriter.mustBeEmpty(o.getAdditionalProperties(), "GRPCAction.additionalProperties");
+        { // service
+            java.lang.String v = o.getService();
+            if (v != null) {
+                w.string(2, v);
+            }
+        }
+        { // port
+            java.lang.Integer v = o.getPort();
+            if (v != null) {
+                w.int64(1, v);
             }
         }
     }
@@ -2132,6 +4087,28 @@ final class CoreV1Proto {
         }
     }
 
+    static void writeGitRepoVolumeSource(ProtobufWriter w, io.fabric8.kubernetes.api.model.GitRepoVolumeSource o) throws ProtobufEncodingException {
+        ProtobufWriter.mustBeEmpty(o.getAdditionalProperties(), "GitRepoVolumeSource.additionalProperties");
+        { // directory
+            java.lang.String v = o.getDirectory();
+            if (v != null) {
+                w.string(3, v);
+            }
+        }
+        { // revision
+            java.lang.String v = o.getRevision();
+            if (v != null) {
+                w.string(2, v);
+            }
+        }
+        { // repository
+            java.lang.String v = o.getRepository();
+            if (v != null) {
+                w.string(1, v);
+            }
+        }
+    }
+
     static io.fabric8.kubernetes.api.model.GlusterfsPersistentVolumeSource readGlusterfsPersistentVolumeSource(CodedInputStream in) throws IOException {
         int limit = Decoding.enter(in);
         io.fabric8.kubernetes.api.model.GlusterfsPersistentVolumeSource o = new io.fabric8.kubernetes.api.model.GlusterfsPersistentVolumeSource();
@@ -2157,6 +4134,34 @@ final class CoreV1Proto {
         }
     }
 
+    static void writeGlusterfsPersistentVolumeSource(ProtobufWriter w, io.fabric8.kubernetes.api.model.GlusterfsPersistentVolumeSource o) throws ProtobufEncodingException {
+        ProtobufWriter.mustBeEmpty(o.getAdditionalProperties(), "GlusterfsPersistentVolumeSource.additionalProperties");
+        { // endpointsNamespace
+            java.lang.String v = o.getEndpointsNamespace();
+            if (v != null) {
+                w.string(4, v);
+            }
+        }
+        { // readOnly
+            java.lang.Boolean v = o.getReadOnly();
+            if (v != null) {
+                w.bool(3, v);
+            }
+        }
+        { // path
+            java.lang.String v = o.getPath();
+            if (v != null) {
+                w.string(2, v);
+            }
+        }
+        { // endpoints
+            java.lang.String v = o.getEndpoints();
+            if (v != null) {
+                w.string(1, v);
+            }
+        }
+    }
+
     static io.fabric8.kubernetes.api.model.GlusterfsVolumeSource readGlusterfsVolumeSource(CodedInputStream in) throws IOException {
         int limit = Decoding.enter(in);
         io.fabric8.kubernetes.api.model.GlusterfsVolumeSource o = new io.fabric8.kubernetes.api.model.GlusterfsVolumeSource();
@@ -2177,6 +4182,28 @@ final class CoreV1Proto {
                     }
                 }
                 default -> throw Decoding.unknownField(tag, "k8s.io.api.core.v1.GlusterfsVolumeSource");
+            }
+        }
+    }
+
+    static void writeGlusterfsVolumeSource(ProtobufWriter w, io.fabric8.kubernetes.api.model.GlusterfsVolumeSource o) throws ProtobufEncodingException {
+        ProtobufWriter.mustBeEmpty(o.getAdditionalProperties(), "GlusterfsVolumeSource.additionalProperties");
+        { // readOnly
+            java.lang.Boolean v = o.getReadOnly();
+            if (v != null) {
+                w.bool(3, v);
+            }
+        }
+        { // path
+            java.lang.String v = o.getPath();
+            if (v != null) {
+                w.string(2, v);
+            }
+        }
+        { // endpoints
+            java.lang.String v = o.getEndpoints();
+            if (v != null) {
+                w.string(1, v);
             }
         }
     }
@@ -2224,6 +4251,43 @@ final class CoreV1Proto {
         }
     }
 
+    static void writeHTTPGetAction(ProtobufWriter w, io.fabric8.kubernetes.api.model.HTTPGetAction o) throws ProtobufEncodingException {
+        ProtobufWriter.mustBeEmpty(o.getAdditionalProperties(), "HTTPGetAction.additionalProperties");
+        if (o.getHttpHeaders() != null) { // httpHeaders
+            java.util.List<io.fabric8.kubernetes.api.model.HTTPHeader> list = o.getHttpHeaders();
+            for (int i = list.size() - 1; i >= 0; i--) {
+                io.fabric8.kubernetes.api.model.HTTPHeader v = list.get(i);
+                if (v != null) {
+                    int m = w.mark(); CoreV1Proto.writeHTTPHeader(w, v); w.endMessage(5, m);
+                }
+            }
+        }
+        { // scheme
+            java.lang.String v = o.getScheme();
+            if (v != null) {
+                w.string(4, v);
+            }
+        }
+        { // host
+            java.lang.String v = o.getHost();
+            if (v != null) {
+                w.string(3, v);
+            }
+        }
+        { // port
+            io.fabric8.kubernetes.api.model.IntOrString v = o.getPort();
+            if (v != null) {
+                w.intOrString(2, v);
+            }
+        }
+        { // path
+            java.lang.String v = o.getPath();
+            if (v != null) {
+                w.string(1, v);
+            }
+        }
+    }
+
     static io.fabric8.kubernetes.api.model.HTTPHeader readHTTPHeader(CodedInputStream in) throws IOException {
         int limit = Decoding.enter(in);
         io.fabric8.kubernetes.api.model.HTTPHeader o = new io.fabric8.kubernetes.api.model.HTTPHeader();
@@ -2238,6 +4302,22 @@ final class CoreV1Proto {
                 case 10 -> o.setName(in.readString()); // name
                 case 18 -> o.setValue(in.readString()); // value
                 default -> throw Decoding.unknownField(tag, "k8s.io.api.core.v1.HTTPHeader");
+            }
+        }
+    }
+
+    static void writeHTTPHeader(ProtobufWriter w, io.fabric8.kubernetes.api.model.HTTPHeader o) throws ProtobufEncodingException {
+        ProtobufWriter.mustBeEmpty(o.getAdditionalProperties(), "HTTPHeader.additionalProperties");
+        { // value
+            java.lang.String v = o.getValue();
+            if (v != null) {
+                w.string(2, v);
+            }
+        }
+        { // name
+            java.lang.String v = o.getName();
+            if (v != null) {
+                w.string(1, v);
             }
         }
     }
@@ -2267,6 +4347,25 @@ final class CoreV1Proto {
         }
     }
 
+    static void writeHostAlias(ProtobufWriter w, io.fabric8.kubernetes.api.model.HostAlias o) throws ProtobufEncodingException {
+        ProtobufWriter.mustBeEmpty(o.getAdditionalProperties(), "HostAlias.additionalProperties");
+        if (o.getHostnames() != null) { // hostnames
+            java.util.List<java.lang.String> list = o.getHostnames();
+            for (int i = list.size() - 1; i >= 0; i--) {
+                java.lang.String v = list.get(i);
+                if (v != null) {
+                    w.string(2, v);
+                }
+            }
+        }
+        { // ip
+            java.lang.String v = o.getIp();
+            if (v != null) {
+                w.string(1, v);
+            }
+        }
+    }
+
     static io.fabric8.kubernetes.api.model.HostIP readHostIP(CodedInputStream in) throws IOException {
         int limit = Decoding.enter(in);
         io.fabric8.kubernetes.api.model.HostIP o = new io.fabric8.kubernetes.api.model.HostIP();
@@ -2280,6 +4379,16 @@ final class CoreV1Proto {
             switch (tag) {
                 case 10 -> o.setIp(in.readString()); // ip
                 default -> throw Decoding.unknownField(tag, "k8s.io.api.core.v1.HostIP");
+            }
+        }
+    }
+
+    static void writeHostIP(ProtobufWriter w, io.fabric8.kubernetes.api.model.HostIP o) throws ProtobufEncodingException {
+        ProtobufWriter.mustBeEmpty(o.getAdditionalProperties(), "HostIP.additionalProperties");
+        { // ip
+            java.lang.String v = o.getIp();
+            if (v != null) {
+                w.string(1, v);
             }
         }
     }
@@ -2298,6 +4407,22 @@ final class CoreV1Proto {
                 case 10 -> o.setPath(in.readString()); // path
                 case 18 -> o.setType(in.readString()); // type
                 default -> throw Decoding.unknownField(tag, "k8s.io.api.core.v1.HostPathVolumeSource");
+            }
+        }
+    }
+
+    static void writeHostPathVolumeSource(ProtobufWriter w, io.fabric8.kubernetes.api.model.HostPathVolumeSource o) throws ProtobufEncodingException {
+        ProtobufWriter.mustBeEmpty(o.getAdditionalProperties(), "HostPathVolumeSource.additionalProperties");
+        { // type
+            java.lang.String v = o.getType();
+            if (v != null) {
+                w.string(2, v);
+            }
+        }
+        { // path
+            java.lang.String v = o.getPath();
+            if (v != null) {
+                w.string(1, v);
             }
         }
     }
@@ -2361,6 +4486,79 @@ final class CoreV1Proto {
         }
     }
 
+    static void writeISCSIPersistentVolumeSource(ProtobufWriter w, io.fabric8.kubernetes.api.model.ISCSIPersistentVolumeSource o) throws ProtobufEncodingException {
+        ProtobufWriter.mustBeEmpty(o.getAdditionalProperties(), "ISCSIPersistentVolumeSource.additionalProperties");
+        { // initiatorName
+            java.lang.String v = o.getInitiatorName();
+            if (v != null) {
+                w.string(12, v);
+            }
+        }
+        { // secretRef
+            io.fabric8.kubernetes.api.model.SecretReference v = o.getSecretRef();
+            if (v != null) {
+                int m = w.mark(); CoreV1Proto.writeSecretReference(w, v); w.endMessage(10, m);
+            }
+        }
+        { // chapAuthSession
+            java.lang.Boolean v = o.getChapAuthSession();
+            if (v != null) {
+                w.bool(11, v);
+            }
+        }
+        { // chapAuthDiscovery
+            java.lang.Boolean v = o.getChapAuthDiscovery();
+            if (v != null) {
+                w.bool(8, v);
+            }
+        }
+        if (o.getPortals() != null) { // portals
+            java.util.List<java.lang.String> list = o.getPortals();
+            for (int i = list.size() - 1; i >= 0; i--) {
+                java.lang.String v = list.get(i);
+                if (v != null) {
+                    w.string(7, v);
+                }
+            }
+        }
+        { // readOnly
+            java.lang.Boolean v = o.getReadOnly();
+            if (v != null) {
+                w.bool(6, v);
+            }
+        }
+        { // fsType
+            java.lang.String v = o.getFsType();
+            if (v != null) {
+                w.string(5, v);
+            }
+        }
+        { // iscsiInterface
+            java.lang.String v = o.getIscsiInterface();
+            if (v != null) {
+                w.string(4, v);
+            }
+        }
+        { // lun
+            java.lang.Integer v = o.getLun();
+            if (v != null) {
+                w.int64(3, v);
+            }
+        }
+        { // iqn
+            java.lang.String v = o.getIqn();
+            if (v != null) {
+                w.string(2, v);
+            }
+        }
+        { // targetPortal
+            java.lang.String v = o.getTargetPortal();
+            if (v != null) {
+                w.string(1, v);
+            }
+        }
+    }
+
     static io.fabric8.kubernetes.api.model.ISCSIVolumeSource readISCSIVolumeSource(CodedInputStream in) throws IOException {
         int limit = Decoding.enter(in);
         io.fabric8.kubernetes.api.model.ISCSIVolumeSource o = new io.fabric8.kubernetes.api.model.ISCSIVolumeSource();
@@ -2420,6 +4618,79 @@ final class CoreV1Proto {
         }
     }
 
+    static void writeISCSIVolumeSource(ProtobufWriter w, io.fabric8.kubernetes.api.model.ISCSIVolumeSource o) throws ProtobufEncodingException {
+        ProtobufWriter.mustBeEmpty(o.getAdditionalProperties(), "ISCSIVolumeSource.additionalProperties");
+        { // initiatorName
+            java.lang.String v = o.getInitiatorName();
+            if (v != null) {
+                w.string(12, v);
+            }
+        }
+        { // secretRef
+            io.fabric8.kubernetes.api.model.LocalObjectReference v = o.getSecretRef();
+            if (v != null) {
+                int m = w.mark(); CoreV1Proto.writeLocalObjectReference(w, v); w.endMessage(10, m);
+            }
+        }
+        { // chapAuthSession
+            java.lang.Boolean v = o.getChapAuthSession();
+            if (v != null) {
+                w.bool(11, v);
+            }
+        }
+        { // chapAuthDiscovery
+            java.lang.Boolean v = o.getChapAuthDiscovery();
+            if (v != null) {
+                w.bool(8, v);
+            }
+        }
+        if (o.getPortals() != null) { // portals
+            java.util.List<java.lang.String> list = o.getPortals();
+            for (int i = list.size() - 1; i >= 0; i--) {
+                java.lang.String v = list.get(i);
+                if (v != null) {
+                    w.string(7, v);
+                }
+            }
+        }
+        { // readOnly
+            java.lang.Boolean v = o.getReadOnly();
+            if (v != null) {
+                w.bool(6, v);
+            }
+        }
+        { // fsType
+            java.lang.String v = o.getFsType();
+            if (v != null) {
+                w.string(5, v);
+            }
+        }
+        { // iscsiInterface
+            java.lang.String v = o.getIscsiInterface();
+            if (v != null) {
+                w.string(4, v);
+            }
+        }
+        { // lun
+            java.lang.Integer v = o.getLun();
+            if (v != null) {
+                w.int64(3, v);
+            }
+        }
+        { // iqn
+            java.lang.String v = o.getIqn();
+            if (v != null) {
+                w.string(2, v);
+            }
+        }
+        { // targetPortal
+            java.lang.String v = o.getTargetPortal();
+            if (v != null) {
+                w.string(1, v);
+            }
+        }
+    }
+
     static io.fabric8.kubernetes.api.model.ImageVolumeSource readImageVolumeSource(CodedInputStream in) throws IOException {
         int limit = Decoding.enter(in);
         io.fabric8.kubernetes.api.model.ImageVolumeSource o = new io.fabric8.kubernetes.api.model.ImageVolumeSource();
@@ -2444,6 +4715,22 @@ final class CoreV1Proto {
                     }
                 }
                 default -> throw Decoding.unknownField(tag, "k8s.io.api.core.v1.ImageVolumeSource");
+            }
+        }
+    }
+
+    static void writeImageVolumeSource(ProtobufWriter w, io.fabric8.kubernetes.api.model.ImageVolumeSource o) throws ProtobufEncodingException {
+        ProtobufWriter.mustBeEmpty(o.getAdditionalProperties(), "ImageVolumeSource.additionalProperties");
+        { // pullPolicy
+            java.lang.String v = o.getPullPolicy();
+            if (v != null) {
+                w.string(2, v);
+            }
+        }
+        { // reference
+            java.lang.String v = o.getReference();
+            if (v != null) {
+                w.string(1, v);
             }
         }
     }
@@ -2484,6 +4771,28 @@ final class CoreV1Proto {
         }
     }
 
+    static void writeKeyToPath(ProtobufWriter w, io.fabric8.kubernetes.api.model.KeyToPath o) throws ProtobufEncodingException {
+        ProtobufWriter.mustBeEmpty(o.getAdditionalProperties(), "KeyToPath.additionalProperties");
+        { // mode
+            java.lang.Integer v = o.getMode();
+            if (v != null) {
+                w.int64(3, v);
+            }
+        }
+        { // path
+            java.lang.String v = o.getPath();
+            if (v != null) {
+                w.string(2, v);
+            }
+        }
+        { // key
+            java.lang.String v = o.getKey();
+            if (v != null) {
+                w.string(1, v);
+            }
+        }
+    }
+
     static io.fabric8.kubernetes.api.model.Lifecycle readLifecycle(CodedInputStream in) throws IOException {
         int limit = Decoding.enter(in);
         io.fabric8.kubernetes.api.model.Lifecycle o = new io.fabric8.kubernetes.api.model.Lifecycle();
@@ -2499,6 +4808,28 @@ final class CoreV1Proto {
                 case 18 -> o.setPreStop(CoreV1Proto.readLifecycleHandler(in)); // preStop
                 case 26 -> o.setStopSignal(in.readString()); // stopSignal
                 default -> throw Decoding.unknownField(tag, "k8s.io.api.core.v1.Lifecycle");
+            }
+        }
+    }
+
+    static void writeLifecycle(ProtobufWriter w, io.fabric8.kubernetes.api.model.Lifecycle o) throws ProtobufEncodingException {
+        ProtobufWriter.mustBeEmpty(o.getAdditionalProperties(), "Lifecycle.additionalProperties");
+        { // stopSignal
+            java.lang.String v = o.getStopSignal();
+            if (v != null) {
+                w.string(3, v);
+            }
+        }
+        { // preStop
+            io.fabric8.kubernetes.api.model.LifecycleHandler v = o.getPreStop();
+            if (v != null) {
+                int m = w.mark(); CoreV1Proto.writeLifecycleHandler(w, v); w.endMessage(2, m);
+            }
+        }
+        { // postStart
+            io.fabric8.kubernetes.api.model.LifecycleHandler v = o.getPostStart();
+            if (v != null) {
+                int m = w.mark(); CoreV1Proto.writeLifecycleHandler(w, v); w.endMessage(1, m);
             }
         }
     }
@@ -2523,6 +4854,34 @@ final class CoreV1Proto {
         }
     }
 
+    static void writeLifecycleHandler(ProtobufWriter w, io.fabric8.kubernetes.api.model.LifecycleHandler o) throws ProtobufEncodingException {
+        ProtobufWriter.mustBeEmpty(o.getAdditionalProperties(), "LifecycleHandler.additionalProperties");
+        { // sleep
+            io.fabric8.kubernetes.api.model.SleepAction v = o.getSleep();
+            if (v != null) {
+                int m = w.mark(); CoreV1Proto.writeSleepAction(w, v); w.endMessage(4, m);
+            }
+        }
+        { // tcpSocket
+            io.fabric8.kubernetes.api.model.TCPSocketAction v = o.getTcpSocket();
+            if (v != null) {
+                int m = w.mark(); CoreV1Proto.writeTCPSocketAction(w, v); w.endMessage(3, m);
+            }
+        }
+        { // httpGet
+            io.fabric8.kubernetes.api.model.HTTPGetAction v = o.getHttpGet();
+            if (v != null) {
+                int m = w.mark(); CoreV1Proto.writeHTTPGetAction(w, v); w.endMessage(2, m);
+            }
+        }
+        { // exec
+            io.fabric8.kubernetes.api.model.ExecAction v = o.getExec();
+            if (v != null) {
+                int m = w.mark(); CoreV1Proto.writeExecAction(w, v); w.endMessage(1, m);
+            }
+        }
+    }
+
     static io.fabric8.kubernetes.api.model.LimitRange readLimitRange(CodedInputStream in) throws IOException {
         int limit = Decoding.enter(in);
         io.fabric8.kubernetes.api.model.LimitRange o = new io.fabric8.kubernetes.api.model.LimitRange();
@@ -2537,6 +4896,22 @@ final class CoreV1Proto {
                 case 10 -> o.setMetadata(MetaV1Proto.readObjectMeta(in)); // metadata
                 case 18 -> o.setSpec(CoreV1Proto.readLimitRangeSpec(in)); // spec
                 default -> throw Decoding.unknownField(tag, "k8s.io.api.core.v1.LimitRange");
+            }
+        }
+    }
+
+    static void writeLimitRange(ProtobufWriter w, io.fabric8.kubernetes.api.model.LimitRange o) throws ProtobufEncodingException {
+        ProtobufWriter.mustBeEmpty(o.getAdditionalProperties(), "LimitRange.additionalProperties");
+        { // spec
+            io.fabric8.kubernetes.api.model.LimitRangeSpec v = o.getSpec();
+            if (v != null) {
+                int m = w.mark(); CoreV1Proto.writeLimitRangeSpec(w, v); w.endMessage(2, m);
+            }
+        }
+        { // metadata
+            io.fabric8.kubernetes.api.model.ObjectMeta v = o.getMetadata();
+            if (v != null) {
+                int m = w.mark(); MetaV1Proto.writeObjectMeta(w, v); w.endMessage(1, m);
             }
         }
     }
@@ -2653,6 +5028,86 @@ final class CoreV1Proto {
         }
     }
 
+    static void writeLimitRangeItem(ProtobufWriter w, io.fabric8.kubernetes.api.model.LimitRangeItem o) throws ProtobufEncodingException {
+        ProtobufWriter.mustBeEmpty(o.getAdditionalProperties(), "LimitRangeItem.additionalProperties");
+        if (o.getMaxLimitRequestRatio() != null) { // maxLimitRequestRatio
+            Object[] entries = o.getMaxLimitRequestRatio().entrySet().toArray();
+            for (int i = entries.length - 1; i >= 0; i--) {
+                @SuppressWarnings("unchecked")
+                java.util.Map.Entry<String, io.fabric8.kubernetes.api.model.Quantity> e = (java.util.Map.Entry<String, io.fabric8.kubernetes.api.model.Quantity>) entries[i];
+                int m = w.mark();
+                io.fabric8.kubernetes.api.model.Quantity v = e.getValue();
+                if (v != null) {
+                    w.quantity(2, v);
+                }
+                w.string(1, e.getKey());
+                w.endMessage(6, m);
+            }
+        }
+        if (o.getDefaultRequest() != null) { // defaultRequest
+            Object[] entries = o.getDefaultRequest().entrySet().toArray();
+            for (int i = entries.length - 1; i >= 0; i--) {
+                @SuppressWarnings("unchecked")
+                java.util.Map.Entry<String, io.fabric8.kubernetes.api.model.Quantity> e = (java.util.Map.Entry<String, io.fabric8.kubernetes.api.model.Quantity>) entries[i];
+                int m = w.mark();
+                io.fabric8.kubernetes.api.model.Quantity v = e.getValue();
+                if (v != null) {
+                    w.quantity(2, v);
+                }
+                w.string(1, e.getKey());
+                w.endMessage(5, m);
+            }
+        }
+        if (o.getDefault() != null) { // default
+            Object[] entries = o.getDefault().entrySet().toArray();
+            for (int i = entries.length - 1; i >= 0; i--) {
+                @SuppressWarnings("unchecked")
+                java.util.Map.Entry<String, io.fabric8.kubernetes.api.model.Quantity> e = (java.util.Map.Entry<String, io.fabric8.kubernetes.api.model.Quantity>) entries[i];
+                int m = w.mark();
+                io.fabric8.kubernetes.api.model.Quantity v = e.getValue();
+                if (v != null) {
+                    w.quantity(2, v);
+                }
+                w.string(1, e.getKey());
+                w.endMessage(4, m);
+            }
+        }
+        if (o.getMin() != null) { // min
+            Object[] entries = o.getMin().entrySet().toArray();
+            for (int i = entries.length - 1; i >= 0; i--) {
+                @SuppressWarnings("unchecked")
+                java.util.Map.Entry<String, io.fabric8.kubernetes.api.model.Quantity> e = (java.util.Map.Entry<String, io.fabric8.kubernetes.api.model.Quantity>) entries[i];
+                int m = w.mark();
+                io.fabric8.kubernetes.api.model.Quantity v = e.getValue();
+                if (v != null) {
+                    w.quantity(2, v);
+                }
+                w.string(1, e.getKey());
+                w.endMessage(3, m);
+            }
+        }
+        if (o.getMax() != null) { // max
+            Object[] entries = o.getMax().entrySet().toArray();
+            for (int i = entries.length - 1; i >= 0; i--) {
+                @SuppressWarnings("unchecked")
+                java.util.Map.Entry<String, io.fabric8.kubernetes.api.model.Quantity> e = (java.util.Map.Entry<String, io.fabric8.kubernetes.api.model.Quantity>) entries[i];
+                int m = w.mark();
+                io.fabric8.kubernetes.api.model.Quantity v = e.getValue();
+                if (v != null) {
+                    w.quantity(2, v);
+                }
+                w.string(1, e.getKey());
+                w.endMessage(2, m);
+            }
+        }
+        { // type
+            java.lang.String v = o.getType();
+            if (v != null) {
+                w.string(1, v);
+            }
+        }
+    }
+
     static io.fabric8.kubernetes.api.model.LimitRangeList readLimitRangeList(CodedInputStream in) throws IOException {
         int limit = Decoding.enter(in);
         io.fabric8.kubernetes.api.model.LimitRangeList o = new io.fabric8.kubernetes.api.model.LimitRangeList();
@@ -2678,6 +5133,25 @@ final class CoreV1Proto {
         }
     }
 
+    static void writeLimitRangeList(ProtobufWriter w, io.fabric8.kubernetes.api.model.LimitRangeList o) throws ProtobufEncodingException {
+        ProtobufWriter.mustBeEmpty(o.getAdditionalProperties(), "LimitRangeList.additionalProperties");
+        if (o.getItems() != null) { // items
+            java.util.List<io.fabric8.kubernetes.api.model.LimitRange> list = o.getItems();
+            for (int i = list.size() - 1; i >= 0; i--) {
+                io.fabric8.kubernetes.api.model.LimitRange v = list.get(i);
+                if (v != null) {
+                    int m = w.mark(); CoreV1Proto.writeLimitRange(w, v); w.endMessage(2, m);
+                }
+            }
+        }
+        { // metadata
+            io.fabric8.kubernetes.api.model.ListMeta v = o.getMetadata();
+            if (v != null) {
+                int m = w.mark(); MetaV1Proto.writeListMeta(w, v); w.endMessage(1, m);
+            }
+        }
+    }
+
     static io.fabric8.kubernetes.api.model.LimitRangeSpec readLimitRangeSpec(CodedInputStream in) throws IOException {
         int limit = Decoding.enter(in);
         io.fabric8.kubernetes.api.model.LimitRangeSpec o = new io.fabric8.kubernetes.api.model.LimitRangeSpec();
@@ -2699,6 +5173,19 @@ final class CoreV1Proto {
                     list.add(CoreV1Proto.readLimitRangeItem(in));
                 }
                 default -> throw Decoding.unknownField(tag, "k8s.io.api.core.v1.LimitRangeSpec");
+            }
+        }
+    }
+
+    static void writeLimitRangeSpec(ProtobufWriter w, io.fabric8.kubernetes.api.model.LimitRangeSpec o) throws ProtobufEncodingException {
+        ProtobufWriter.mustBeEmpty(o.getAdditionalProperties(), "LimitRangeSpec.additionalProperties");
+        if (o.getLimits() != null) { // limits
+            java.util.List<io.fabric8.kubernetes.api.model.LimitRangeItem> list = o.getLimits();
+            for (int i = list.size() - 1; i >= 0; i--) {
+                io.fabric8.kubernetes.api.model.LimitRangeItem v = list.get(i);
+                if (v != null) {
+                    int m = w.mark(); CoreV1Proto.writeLimitRangeItem(w, v); w.endMessage(1, m);
+                }
             }
         }
     }
@@ -2741,6 +5228,31 @@ final class CoreV1Proto {
         }
     }
 
+    static void writeLinuxContainerUser(ProtobufWriter w, io.fabric8.kubernetes.api.model.LinuxContainerUser o) throws ProtobufEncodingException {
+        ProtobufWriter.mustBeEmpty(o.getAdditionalProperties(), "LinuxContainerUser.additionalProperties");
+        if (o.getSupplementalGroups() != null) { // supplementalGroups
+            java.util.List<java.lang.Long> list = o.getSupplementalGroups();
+            for (int i = list.size() - 1; i >= 0; i--) {
+                java.lang.Long v = list.get(i);
+                if (v != null) {
+                    w.int64(3, v);
+                }
+            }
+        }
+        { // gid
+            java.lang.Long v = o.getGid();
+            if (v != null) {
+                w.int64(2, v);
+            }
+        }
+        { // uid
+            java.lang.Long v = o.getUid();
+            if (v != null) {
+                w.int64(1, v);
+            }
+        }
+    }
+
     static io.fabric8.kubernetes.api.model.LoadBalancerIngress readLoadBalancerIngress(CodedInputStream in) throws IOException {
         int limit = Decoding.enter(in);
         io.fabric8.kubernetes.api.model.LoadBalancerIngress o = new io.fabric8.kubernetes.api.model.LoadBalancerIngress();
@@ -2778,6 +5290,37 @@ final class CoreV1Proto {
         }
     }
 
+    static void writeLoadBalancerIngress(ProtobufWriter w, io.fabric8.kubernetes.api.model.LoadBalancerIngress o) throws ProtobufEncodingException {
+        ProtobufWriter.mustBeEmpty(o.getAdditionalProperties(), "LoadBalancerIngress.additionalProperties");
+        if (o.getPorts() != null) { // ports
+            java.util.List<io.fabric8.kubernetes.api.model.PortStatus> list = o.getPorts();
+            for (int i = list.size() - 1; i >= 0; i--) {
+                io.fabric8.kubernetes.api.model.PortStatus v = list.get(i);
+                if (v != null) {
+                    int m = w.mark(); CoreV1Proto.writePortStatus(w, v); w.endMessage(4, m);
+                }
+            }
+        }
+        { // ipMode
+            java.lang.String v = o.getIpMode();
+            if (v != null) {
+                w.string(3, v);
+            }
+        }
+        { // hostname
+            java.lang.String v = o.getHostname();
+            if (v != null) {
+                w.string(2, v);
+            }
+        }
+        { // ip
+            java.lang.String v = o.getIp();
+            if (v != null) {
+                w.string(1, v);
+            }
+        }
+    }
+
     static io.fabric8.kubernetes.api.model.LoadBalancerStatus readLoadBalancerStatus(CodedInputStream in) throws IOException {
         int limit = Decoding.enter(in);
         io.fabric8.kubernetes.api.model.LoadBalancerStatus o = new io.fabric8.kubernetes.api.model.LoadBalancerStatus();
@@ -2798,6 +5341,19 @@ final class CoreV1Proto {
                     list.add(CoreV1Proto.readLoadBalancerIngress(in));
                 }
                 default -> throw Decoding.unknownField(tag, "k8s.io.api.core.v1.LoadBalancerStatus");
+            }
+        }
+    }
+
+    static void writeLoadBalancerStatus(ProtobufWriter w, io.fabric8.kubernetes.api.model.LoadBalancerStatus o) throws ProtobufEncodingException {
+        ProtobufWriter.mustBeEmpty(o.getAdditionalProperties(), "LoadBalancerStatus.additionalProperties");
+        if (o.getIngress() != null) { // ingress
+            java.util.List<io.fabric8.kubernetes.api.model.LoadBalancerIngress> list = o.getIngress();
+            for (int i = list.size() - 1; i >= 0; i--) {
+                io.fabric8.kubernetes.api.model.LoadBalancerIngress v = list.get(i);
+                if (v != null) {
+                    int m = w.mark(); CoreV1Proto.writeLoadBalancerIngress(w, v); w.endMessage(1, m);
+                }
             }
         }
     }
@@ -2824,6 +5380,16 @@ final class CoreV1Proto {
         }
     }
 
+    static void writeLocalObjectReference(ProtobufWriter w, io.fabric8.kubernetes.api.model.LocalObjectReference o) throws ProtobufEncodingException {
+        ProtobufWriter.mustBeEmpty(o.getAdditionalProperties(), "LocalObjectReference.additionalProperties");
+        { // name
+            java.lang.String v = o.getName();
+            if (v != null) {
+                w.string(1, v);
+            }
+        }
+    }
+
     static io.fabric8.kubernetes.api.model.ConfigMapEnvSource readLocalObjectReference_ConfigMapEnvSource(CodedInputStream in) throws IOException {
         int limit = Decoding.enter(in);
         io.fabric8.kubernetes.api.model.ConfigMapEnvSource o = new io.fabric8.kubernetes.api.model.ConfigMapEnvSource();
@@ -2842,6 +5408,15 @@ final class CoreV1Proto {
                     }
                 }
                 default -> throw Decoding.unknownField(tag, "k8s.io.api.core.v1.LocalObjectReference");
+            }
+        }
+    }
+
+    static void writeLocalObjectReference_ConfigMapEnvSource(ProtobufWriter w, io.fabric8.kubernetes.api.model.ConfigMapEnvSource o) throws ProtobufEncodingException {
+        { // name
+            java.lang.String v = o.getName();
+            if (v != null) {
+                w.string(1, v);
             }
         }
     }
@@ -2868,6 +5443,15 @@ final class CoreV1Proto {
         }
     }
 
+    static void writeLocalObjectReference_ConfigMapKeySelector(ProtobufWriter w, io.fabric8.kubernetes.api.model.ConfigMapKeySelector o) throws ProtobufEncodingException {
+        { // name
+            java.lang.String v = o.getName();
+            if (v != null) {
+                w.string(1, v);
+            }
+        }
+    }
+
     static io.fabric8.kubernetes.api.model.ConfigMapProjection readLocalObjectReference_ConfigMapProjection(CodedInputStream in) throws IOException {
         int limit = Decoding.enter(in);
         io.fabric8.kubernetes.api.model.ConfigMapProjection o = new io.fabric8.kubernetes.api.model.ConfigMapProjection();
@@ -2886,6 +5470,15 @@ final class CoreV1Proto {
                     }
                 }
                 default -> throw Decoding.unknownField(tag, "k8s.io.api.core.v1.LocalObjectReference");
+            }
+        }
+    }
+
+    static void writeLocalObjectReference_ConfigMapProjection(ProtobufWriter w, io.fabric8.kubernetes.api.model.ConfigMapProjection o) throws ProtobufEncodingException {
+        { // name
+            java.lang.String v = o.getName();
+            if (v != null) {
+                w.string(1, v);
             }
         }
     }
@@ -2912,6 +5505,15 @@ final class CoreV1Proto {
         }
     }
 
+    static void writeLocalObjectReference_ConfigMapVolumeSource(ProtobufWriter w, io.fabric8.kubernetes.api.model.ConfigMapVolumeSource o) throws ProtobufEncodingException {
+        { // name
+            java.lang.String v = o.getName();
+            if (v != null) {
+                w.string(1, v);
+            }
+        }
+    }
+
     static io.fabric8.kubernetes.api.model.SecretEnvSource readLocalObjectReference_SecretEnvSource(CodedInputStream in) throws IOException {
         int limit = Decoding.enter(in);
         io.fabric8.kubernetes.api.model.SecretEnvSource o = new io.fabric8.kubernetes.api.model.SecretEnvSource();
@@ -2930,6 +5532,15 @@ final class CoreV1Proto {
                     }
                 }
                 default -> throw Decoding.unknownField(tag, "k8s.io.api.core.v1.LocalObjectReference");
+            }
+        }
+    }
+
+    static void writeLocalObjectReference_SecretEnvSource(ProtobufWriter w, io.fabric8.kubernetes.api.model.SecretEnvSource o) throws ProtobufEncodingException {
+        { // name
+            java.lang.String v = o.getName();
+            if (v != null) {
+                w.string(1, v);
             }
         }
     }
@@ -2956,6 +5567,15 @@ final class CoreV1Proto {
         }
     }
 
+    static void writeLocalObjectReference_SecretKeySelector(ProtobufWriter w, io.fabric8.kubernetes.api.model.SecretKeySelector o) throws ProtobufEncodingException {
+        { // name
+            java.lang.String v = o.getName();
+            if (v != null) {
+                w.string(1, v);
+            }
+        }
+    }
+
     static io.fabric8.kubernetes.api.model.SecretProjection readLocalObjectReference_SecretProjection(CodedInputStream in) throws IOException {
         int limit = Decoding.enter(in);
         io.fabric8.kubernetes.api.model.SecretProjection o = new io.fabric8.kubernetes.api.model.SecretProjection();
@@ -2978,6 +5598,15 @@ final class CoreV1Proto {
         }
     }
 
+    static void writeLocalObjectReference_SecretProjection(ProtobufWriter w, io.fabric8.kubernetes.api.model.SecretProjection o) throws ProtobufEncodingException {
+        { // name
+            java.lang.String v = o.getName();
+            if (v != null) {
+                w.string(1, v);
+            }
+        }
+    }
+
     static io.fabric8.kubernetes.api.model.LocalVolumeSource readLocalVolumeSource(CodedInputStream in) throws IOException {
         int limit = Decoding.enter(in);
         io.fabric8.kubernetes.api.model.LocalVolumeSource o = new io.fabric8.kubernetes.api.model.LocalVolumeSource();
@@ -2992,6 +5621,22 @@ final class CoreV1Proto {
                 case 10 -> o.setPath(in.readString()); // path
                 case 18 -> o.setFsType(in.readString()); // fsType
                 default -> throw Decoding.unknownField(tag, "k8s.io.api.core.v1.LocalVolumeSource");
+            }
+        }
+    }
+
+    static void writeLocalVolumeSource(ProtobufWriter w, io.fabric8.kubernetes.api.model.LocalVolumeSource o) throws ProtobufEncodingException {
+        ProtobufWriter.mustBeEmpty(o.getAdditionalProperties(), "LocalVolumeSource.additionalProperties");
+        { // fsType
+            java.lang.String v = o.getFsType();
+            if (v != null) {
+                w.string(2, v);
+            }
+        }
+        { // path
+            java.lang.String v = o.getPath();
+            if (v != null) {
+                w.string(1, v);
             }
         }
     }
@@ -3015,6 +5660,22 @@ final class CoreV1Proto {
                 }
                 case 18 -> o.setStatus(in.readString()); // status
                 default -> throw Decoding.unknownField(tag, "k8s.io.api.core.v1.ModifyVolumeStatus");
+            }
+        }
+    }
+
+    static void writeModifyVolumeStatus(ProtobufWriter w, io.fabric8.kubernetes.api.model.ModifyVolumeStatus o) throws ProtobufEncodingException {
+        ProtobufWriter.mustBeEmpty(o.getAdditionalProperties(), "ModifyVolumeStatus.additionalProperties");
+        { // status
+            java.lang.String v = o.getStatus();
+            if (v != null) {
+                w.string(2, v);
+            }
+        }
+        { // targetVolumeAttributesClassName
+            java.lang.String v = o.getTargetVolumeAttributesClassName();
+            if (v != null) {
+                w.string(1, v);
             }
         }
     }
@@ -3043,6 +5704,28 @@ final class CoreV1Proto {
         }
     }
 
+    static void writeNFSVolumeSource(ProtobufWriter w, io.fabric8.kubernetes.api.model.NFSVolumeSource o) throws ProtobufEncodingException {
+        ProtobufWriter.mustBeEmpty(o.getAdditionalProperties(), "NFSVolumeSource.additionalProperties");
+        { // readOnly
+            java.lang.Boolean v = o.getReadOnly();
+            if (v != null) {
+                w.bool(3, v);
+            }
+        }
+        { // path
+            java.lang.String v = o.getPath();
+            if (v != null) {
+                w.string(2, v);
+            }
+        }
+        { // server
+            java.lang.String v = o.getServer();
+            if (v != null) {
+                w.string(1, v);
+            }
+        }
+    }
+
     static io.fabric8.kubernetes.api.model.Namespace readNamespace(CodedInputStream in) throws IOException {
         int limit = Decoding.enter(in);
         io.fabric8.kubernetes.api.model.Namespace o = new io.fabric8.kubernetes.api.model.Namespace();
@@ -3058,6 +5741,28 @@ final class CoreV1Proto {
                 case 18 -> o.setSpec(CoreV1Proto.readNamespaceSpec(in)); // spec
                 case 26 -> o.setStatus(CoreV1Proto.readNamespaceStatus(in)); // status
                 default -> throw Decoding.unknownField(tag, "k8s.io.api.core.v1.Namespace");
+            }
+        }
+    }
+
+    static void writeNamespace(ProtobufWriter w, io.fabric8.kubernetes.api.model.Namespace o) throws ProtobufEncodingException {
+        ProtobufWriter.mustBeEmpty(o.getAdditionalProperties(), "Namespace.additionalProperties");
+        { // status
+            io.fabric8.kubernetes.api.model.NamespaceStatus v = o.getStatus();
+            if (v != null) {
+                int m = w.mark(); CoreV1Proto.writeNamespaceStatus(w, v); w.endMessage(3, m);
+            }
+        }
+        { // spec
+            io.fabric8.kubernetes.api.model.NamespaceSpec v = o.getSpec();
+            if (v != null) {
+                int m = w.mark(); CoreV1Proto.writeNamespaceSpec(w, v); w.endMessage(2, m);
+            }
+        }
+        { // metadata
+            io.fabric8.kubernetes.api.model.ObjectMeta v = o.getMetadata();
+            if (v != null) {
+                int m = w.mark(); MetaV1Proto.writeObjectMeta(w, v); w.endMessage(1, m);
             }
         }
     }
@@ -3093,6 +5798,40 @@ final class CoreV1Proto {
         }
     }
 
+    static void writeNamespaceCondition(ProtobufWriter w, io.fabric8.kubernetes.api.model.NamespaceCondition o) throws ProtobufEncodingException {
+        ProtobufWriter.mustBeEmpty(o.getAdditionalProperties(), "NamespaceCondition.additionalProperties");
+        { // message
+            java.lang.String v = o.getMessage();
+            if (v != null) {
+                w.string(6, v);
+            }
+        }
+        { // reason
+            java.lang.String v = o.getReason();
+            if (v != null) {
+                w.string(5, v);
+            }
+        }
+        { // lastTransitionTime
+            java.lang.String v = o.getLastTransitionTime();
+            if (v != null) {
+                w.time(4, v);
+            }
+        }
+        { // status
+            java.lang.String v = o.getStatus();
+            if (v != null) {
+                w.string(2, v);
+            }
+        }
+        { // type
+            java.lang.String v = o.getType();
+            if (v != null) {
+                w.string(1, v);
+            }
+        }
+    }
+
     static io.fabric8.kubernetes.api.model.NamespaceList readNamespaceList(CodedInputStream in) throws IOException {
         int limit = Decoding.enter(in);
         io.fabric8.kubernetes.api.model.NamespaceList o = new io.fabric8.kubernetes.api.model.NamespaceList();
@@ -3118,6 +5857,25 @@ final class CoreV1Proto {
         }
     }
 
+    static void writeNamespaceList(ProtobufWriter w, io.fabric8.kubernetes.api.model.NamespaceList o) throws ProtobufEncodingException {
+        ProtobufWriter.mustBeEmpty(o.getAdditionalProperties(), "NamespaceList.additionalProperties");
+        if (o.getItems() != null) { // items
+            java.util.List<io.fabric8.kubernetes.api.model.Namespace> list = o.getItems();
+            for (int i = list.size() - 1; i >= 0; i--) {
+                io.fabric8.kubernetes.api.model.Namespace v = list.get(i);
+                if (v != null) {
+                    int m = w.mark(); CoreV1Proto.writeNamespace(w, v); w.endMessage(2, m);
+                }
+            }
+        }
+        { // metadata
+            io.fabric8.kubernetes.api.model.ListMeta v = o.getMetadata();
+            if (v != null) {
+                int m = w.mark(); MetaV1Proto.writeListMeta(w, v); w.endMessage(1, m);
+            }
+        }
+    }
+
     static io.fabric8.kubernetes.api.model.NamespaceSpec readNamespaceSpec(CodedInputStream in) throws IOException {
         int limit = Decoding.enter(in);
         io.fabric8.kubernetes.api.model.NamespaceSpec o = new io.fabric8.kubernetes.api.model.NamespaceSpec();
@@ -3138,6 +5896,19 @@ final class CoreV1Proto {
                     list.add(in.readString());
                 }
                 default -> throw Decoding.unknownField(tag, "k8s.io.api.core.v1.NamespaceSpec");
+            }
+        }
+    }
+
+    static void writeNamespaceSpec(ProtobufWriter w, io.fabric8.kubernetes.api.model.NamespaceSpec o) throws ProtobufEncodingException {
+        ProtobufWriter.mustBeEmpty(o.getAdditionalProperties(), "NamespaceSpec.additionalProperties");
+        if (o.getFinalizers() != null) { // finalizers
+            java.util.List<java.lang.String> list = o.getFinalizers();
+            for (int i = list.size() - 1; i >= 0; i--) {
+                java.lang.String v = list.get(i);
+                if (v != null) {
+                    w.string(1, v);
+                }
             }
         }
     }
@@ -3172,6 +5943,25 @@ final class CoreV1Proto {
         }
     }
 
+    static void writeNamespaceStatus(ProtobufWriter w, io.fabric8.kubernetes.api.model.NamespaceStatus o) throws ProtobufEncodingException {
+        ProtobufWriter.mustBeEmpty(o.getAdditionalProperties(), "NamespaceStatus.additionalProperties");
+        if (o.getConditions() != null) { // conditions
+            java.util.List<io.fabric8.kubernetes.api.model.NamespaceCondition> list = o.getConditions();
+            for (int i = list.size() - 1; i >= 0; i--) {
+                io.fabric8.kubernetes.api.model.NamespaceCondition v = list.get(i);
+                if (v != null) {
+                    int m = w.mark(); CoreV1Proto.writeNamespaceCondition(w, v); w.endMessage(2, m);
+                }
+            }
+        }
+        { // phase
+            java.lang.String v = o.getPhase();
+            if (v != null) {
+                w.string(1, v);
+            }
+        }
+    }
+
     static io.fabric8.kubernetes.api.model.Node readNode(CodedInputStream in) throws IOException {
         int limit = Decoding.enter(in);
         io.fabric8.kubernetes.api.model.Node o = new io.fabric8.kubernetes.api.model.Node();
@@ -3191,6 +5981,28 @@ final class CoreV1Proto {
         }
     }
 
+    static void writeNode(ProtobufWriter w, io.fabric8.kubernetes.api.model.Node o) throws ProtobufEncodingException {
+        ProtobufWriter.mustBeEmpty(o.getAdditionalProperties(), "Node.additionalProperties");
+        { // status
+            io.fabric8.kubernetes.api.model.NodeStatus v = o.getStatus();
+            if (v != null) {
+                int m = w.mark(); CoreV1Proto.writeNodeStatus(w, v); w.endMessage(3, m);
+            }
+        }
+        { // spec
+            io.fabric8.kubernetes.api.model.NodeSpec v = o.getSpec();
+            if (v != null) {
+                int m = w.mark(); CoreV1Proto.writeNodeSpec(w, v); w.endMessage(2, m);
+            }
+        }
+        { // metadata
+            io.fabric8.kubernetes.api.model.ObjectMeta v = o.getMetadata();
+            if (v != null) {
+                int m = w.mark(); MetaV1Proto.writeObjectMeta(w, v); w.endMessage(1, m);
+            }
+        }
+    }
+
     static io.fabric8.kubernetes.api.model.NodeAddress readNodeAddress(CodedInputStream in) throws IOException {
         int limit = Decoding.enter(in);
         io.fabric8.kubernetes.api.model.NodeAddress o = new io.fabric8.kubernetes.api.model.NodeAddress();
@@ -3205,6 +6017,22 @@ final class CoreV1Proto {
                 case 10 -> o.setType(in.readString()); // type
                 case 18 -> o.setAddress(in.readString()); // address
                 default -> throw Decoding.unknownField(tag, "k8s.io.api.core.v1.NodeAddress");
+            }
+        }
+    }
+
+    static void writeNodeAddress(ProtobufWriter w, io.fabric8.kubernetes.api.model.NodeAddress o) throws ProtobufEncodingException {
+        ProtobufWriter.mustBeEmpty(o.getAdditionalProperties(), "NodeAddress.additionalProperties");
+        { // address
+            java.lang.String v = o.getAddress();
+            if (v != null) {
+                w.string(2, v);
+            }
+        }
+        { // type
+            java.lang.String v = o.getType();
+            if (v != null) {
+                w.string(1, v);
             }
         }
     }
@@ -3230,6 +6058,25 @@ final class CoreV1Proto {
                     list.add(CoreV1Proto.readPreferredSchedulingTerm(in));
                 }
                 default -> throw Decoding.unknownField(tag, "k8s.io.api.core.v1.NodeAffinity");
+            }
+        }
+    }
+
+    static void writeNodeAffinity(ProtobufWriter w, io.fabric8.kubernetes.api.model.NodeAffinity o) throws ProtobufEncodingException {
+        ProtobufWriter.mustBeEmpty(o.getAdditionalProperties(), "NodeAffinity.additionalProperties");
+        if (o.getPreferredDuringSchedulingIgnoredDuringExecution() != null) { // preferredDuringSchedulingIgnoredDuringExecution
+            java.util.List<io.fabric8.kubernetes.api.model.PreferredSchedulingTerm> list = o.getPreferredDuringSchedulingIgnoredDuringExecution();
+            for (int i = list.size() - 1; i >= 0; i--) {
+                io.fabric8.kubernetes.api.model.PreferredSchedulingTerm v = list.get(i);
+                if (v != null) {
+                    int m = w.mark(); CoreV1Proto.writePreferredSchedulingTerm(w, v); w.endMessage(2, m);
+                }
+            }
+        }
+        { // requiredDuringSchedulingIgnoredDuringExecution
+            io.fabric8.kubernetes.api.model.NodeSelector v = o.getRequiredDuringSchedulingIgnoredDuringExecution();
+            if (v != null) {
+                int m = w.mark(); CoreV1Proto.writeNodeSelector(w, v); w.endMessage(1, m);
             }
         }
     }
@@ -3266,6 +6113,46 @@ final class CoreV1Proto {
         }
     }
 
+    static void writeNodeCondition(ProtobufWriter w, io.fabric8.kubernetes.api.model.NodeCondition o) throws ProtobufEncodingException {
+        ProtobufWriter.mustBeEmpty(o.getAdditionalProperties(), "NodeCondition.additionalProperties");
+        { // message
+            java.lang.String v = o.getMessage();
+            if (v != null) {
+                w.string(6, v);
+            }
+        }
+        { // reason
+            java.lang.String v = o.getReason();
+            if (v != null) {
+                w.string(5, v);
+            }
+        }
+        { // lastTransitionTime
+            java.lang.String v = o.getLastTransitionTime();
+            if (v != null) {
+                w.time(4, v);
+            }
+        }
+        { // lastHeartbeatTime
+            java.lang.String v = o.getLastHeartbeatTime();
+            if (v != null) {
+                w.time(3, v);
+            }
+        }
+        { // status
+            java.lang.String v = o.getStatus();
+            if (v != null) {
+                w.string(2, v);
+            }
+        }
+        { // type
+            java.lang.String v = o.getType();
+            if (v != null) {
+                w.string(1, v);
+            }
+        }
+    }
+
     static io.fabric8.kubernetes.api.model.NodeConfigSource readNodeConfigSource(CodedInputStream in) throws IOException {
         int limit = Decoding.enter(in);
         io.fabric8.kubernetes.api.model.NodeConfigSource o = new io.fabric8.kubernetes.api.model.NodeConfigSource();
@@ -3279,6 +6166,16 @@ final class CoreV1Proto {
             switch (tag) {
                 case 18 -> o.setConfigMap(CoreV1Proto.readConfigMapNodeConfigSource(in)); // configMap
                 default -> throw Decoding.unknownField(tag, "k8s.io.api.core.v1.NodeConfigSource");
+            }
+        }
+    }
+
+    static void writeNodeConfigSource(ProtobufWriter w, io.fabric8.kubernetes.api.model.NodeConfigSource o) throws ProtobufEncodingException {
+        ProtobufWriter.mustBeEmpty(o.getAdditionalProperties(), "NodeConfigSource.additionalProperties");
+        { // configMap
+            io.fabric8.kubernetes.api.model.ConfigMapNodeConfigSource v = o.getConfigMap();
+            if (v != null) {
+                int m = w.mark(); CoreV1Proto.writeConfigMapNodeConfigSource(w, v); w.endMessage(2, m);
             }
         }
     }
@@ -3308,6 +6205,34 @@ final class CoreV1Proto {
         }
     }
 
+    static void writeNodeConfigStatus(ProtobufWriter w, io.fabric8.kubernetes.api.model.NodeConfigStatus o) throws ProtobufEncodingException {
+        ProtobufWriter.mustBeEmpty(o.getAdditionalProperties(), "NodeConfigStatus.additionalProperties");
+        { // error
+            java.lang.String v = o.getError();
+            if (v != null) {
+                w.string(4, v);
+            }
+        }
+        { // lastKnownGood
+            io.fabric8.kubernetes.api.model.NodeConfigSource v = o.getLastKnownGood();
+            if (v != null) {
+                int m = w.mark(); CoreV1Proto.writeNodeConfigSource(w, v); w.endMessage(3, m);
+            }
+        }
+        { // active
+            io.fabric8.kubernetes.api.model.NodeConfigSource v = o.getActive();
+            if (v != null) {
+                int m = w.mark(); CoreV1Proto.writeNodeConfigSource(w, v); w.endMessage(2, m);
+            }
+        }
+        { // assigned
+            io.fabric8.kubernetes.api.model.NodeConfigSource v = o.getAssigned();
+            if (v != null) {
+                int m = w.mark(); CoreV1Proto.writeNodeConfigSource(w, v); w.endMessage(1, m);
+            }
+        }
+    }
+
     static io.fabric8.kubernetes.api.model.NodeDaemonEndpoints readNodeDaemonEndpoints(CodedInputStream in) throws IOException {
         int limit = Decoding.enter(in);
         io.fabric8.kubernetes.api.model.NodeDaemonEndpoints o = new io.fabric8.kubernetes.api.model.NodeDaemonEndpoints();
@@ -3325,6 +6250,16 @@ final class CoreV1Proto {
         }
     }
 
+    static void writeNodeDaemonEndpoints(ProtobufWriter w, io.fabric8.kubernetes.api.model.NodeDaemonEndpoints o) throws ProtobufEncodingException {
+        ProtobufWriter.mustBeEmpty(o.getAdditionalProperties(), "NodeDaemonEndpoints.additionalProperties");
+        { // kubeletEndpoint
+            io.fabric8.kubernetes.api.model.DaemonEndpoint v = o.getKubeletEndpoint();
+            if (v != null) {
+                int m = w.mark(); CoreV1Proto.writeDaemonEndpoint(w, v); w.endMessage(1, m);
+            }
+        }
+    }
+
     static io.fabric8.kubernetes.api.model.NodeFeatures readNodeFeatures(CodedInputStream in) throws IOException {
         int limit = Decoding.enter(in);
         io.fabric8.kubernetes.api.model.NodeFeatures o = new io.fabric8.kubernetes.api.model.NodeFeatures();
@@ -3338,6 +6273,16 @@ final class CoreV1Proto {
             switch (tag) {
                 case 8 -> o.setSupplementalGroupsPolicy(in.readBool()); // supplementalGroupsPolicy
                 default -> throw Decoding.unknownField(tag, "k8s.io.api.core.v1.NodeFeatures");
+            }
+        }
+    }
+
+    static void writeNodeFeatures(ProtobufWriter w, io.fabric8.kubernetes.api.model.NodeFeatures o) throws ProtobufEncodingException {
+        ProtobufWriter.mustBeEmpty(o.getAdditionalProperties(), "NodeFeatures.additionalProperties");
+        { // supplementalGroupsPolicy
+            java.lang.Boolean v = o.getSupplementalGroupsPolicy();
+            if (v != null) {
+                w.bool(1, v);
             }
         }
     }
@@ -3367,6 +6312,25 @@ final class CoreV1Proto {
         }
     }
 
+    static void writeNodeList(ProtobufWriter w, io.fabric8.kubernetes.api.model.NodeList o) throws ProtobufEncodingException {
+        ProtobufWriter.mustBeEmpty(o.getAdditionalProperties(), "NodeList.additionalProperties");
+        if (o.getItems() != null) { // items
+            java.util.List<io.fabric8.kubernetes.api.model.Node> list = o.getItems();
+            for (int i = list.size() - 1; i >= 0; i--) {
+                io.fabric8.kubernetes.api.model.Node v = list.get(i);
+                if (v != null) {
+                    int m = w.mark(); CoreV1Proto.writeNode(w, v); w.endMessage(2, m);
+                }
+            }
+        }
+        { // metadata
+            io.fabric8.kubernetes.api.model.ListMeta v = o.getMetadata();
+            if (v != null) {
+                int m = w.mark(); MetaV1Proto.writeListMeta(w, v); w.endMessage(1, m);
+            }
+        }
+    }
+
     static io.fabric8.kubernetes.api.model.NodeRuntimeHandler readNodeRuntimeHandler(CodedInputStream in) throws IOException {
         int limit = Decoding.enter(in);
         io.fabric8.kubernetes.api.model.NodeRuntimeHandler o = new io.fabric8.kubernetes.api.model.NodeRuntimeHandler();
@@ -3385,6 +6349,22 @@ final class CoreV1Proto {
         }
     }
 
+    static void writeNodeRuntimeHandler(ProtobufWriter w, io.fabric8.kubernetes.api.model.NodeRuntimeHandler o) throws ProtobufEncodingException {
+        ProtobufWriter.mustBeEmpty(o.getAdditionalProperties(), "NodeRuntimeHandler.additionalProperties");
+        { // features
+            io.fabric8.kubernetes.api.model.NodeRuntimeHandlerFeatures v = o.getFeatures();
+            if (v != null) {
+                int m = w.mark(); CoreV1Proto.writeNodeRuntimeHandlerFeatures(w, v); w.endMessage(2, m);
+            }
+        }
+        { // name
+            java.lang.String v = o.getName();
+            if (v != null) {
+                w.string(1, v);
+            }
+        }
+    }
+
     static io.fabric8.kubernetes.api.model.NodeRuntimeHandlerFeatures readNodeRuntimeHandlerFeatures(CodedInputStream in) throws IOException {
         int limit = Decoding.enter(in);
         io.fabric8.kubernetes.api.model.NodeRuntimeHandlerFeatures o = new io.fabric8.kubernetes.api.model.NodeRuntimeHandlerFeatures();
@@ -3399,6 +6379,22 @@ final class CoreV1Proto {
                 case 8 -> o.setRecursiveReadOnlyMounts(in.readBool()); // recursiveReadOnlyMounts
                 case 16 -> o.setUserNamespaces(in.readBool()); // userNamespaces
                 default -> throw Decoding.unknownField(tag, "k8s.io.api.core.v1.NodeRuntimeHandlerFeatures");
+            }
+        }
+    }
+
+    static void writeNodeRuntimeHandlerFeatures(ProtobufWriter w, io.fabric8.kubernetes.api.model.NodeRuntimeHandlerFeatures o) throws ProtobufEncodingException {
+        ProtobufWriter.mustBeEmpty(o.getAdditionalProperties(), "NodeRuntimeHandlerFeatures.additionalProperties");
+        { // userNamespaces
+            java.lang.Boolean v = o.getUserNamespaces();
+            if (v != null) {
+                w.bool(2, v);
+            }
+        }
+        { // recursiveReadOnlyMounts
+            java.lang.Boolean v = o.getRecursiveReadOnlyMounts();
+            if (v != null) {
+                w.bool(1, v);
             }
         }
     }
@@ -3428,6 +6424,19 @@ final class CoreV1Proto {
         }
     }
 
+    static void writeNodeSelector(ProtobufWriter w, io.fabric8.kubernetes.api.model.NodeSelector o) throws ProtobufEncodingException {
+        ProtobufWriter.mustBeEmpty(o.getAdditionalProperties(), "NodeSelector.additionalProperties");
+        if (o.getNodeSelectorTerms() != null) { // nodeSelectorTerms
+            java.util.List<io.fabric8.kubernetes.api.model.NodeSelectorTerm> list = o.getNodeSelectorTerms();
+            for (int i = list.size() - 1; i >= 0; i--) {
+                io.fabric8.kubernetes.api.model.NodeSelectorTerm v = list.get(i);
+                if (v != null) {
+                    int m = w.mark(); CoreV1Proto.writeNodeSelectorTerm(w, v); w.endMessage(1, m);
+                }
+            }
+        }
+    }
+
     static io.fabric8.kubernetes.api.model.NodeSelectorRequirement readNodeSelectorRequirement(CodedInputStream in) throws IOException {
         int limit = Decoding.enter(in);
         io.fabric8.kubernetes.api.model.NodeSelectorRequirement o = new io.fabric8.kubernetes.api.model.NodeSelectorRequirement();
@@ -3450,6 +6459,31 @@ final class CoreV1Proto {
                     list.add(in.readString());
                 }
                 default -> throw Decoding.unknownField(tag, "k8s.io.api.core.v1.NodeSelectorRequirement");
+            }
+        }
+    }
+
+    static void writeNodeSelectorRequirement(ProtobufWriter w, io.fabric8.kubernetes.api.model.NodeSelectorRequirement o) throws ProtobufEncodingException {
+        ProtobufWriter.mustBeEmpty(o.getAdditionalProperties(), "NodeSelectorRequirement.additionalProperties");
+        if (o.getValues() != null) { // values
+            java.util.List<java.lang.String> list = o.getValues();
+            for (int i = list.size() - 1; i >= 0; i--) {
+                java.lang.String v = list.get(i);
+                if (v != null) {
+                    w.string(3, v);
+                }
+            }
+        }
+        { // operator
+            java.lang.String v = o.getOperator();
+            if (v != null) {
+                w.string(2, v);
+            }
+        }
+        { // key
+            java.lang.String v = o.getKey();
+            if (v != null) {
+                w.string(1, v);
             }
         }
     }
@@ -3482,6 +6516,28 @@ final class CoreV1Proto {
                     list.add(CoreV1Proto.readNodeSelectorRequirement(in));
                 }
                 default -> throw Decoding.unknownField(tag, "k8s.io.api.core.v1.NodeSelectorTerm");
+            }
+        }
+    }
+
+    static void writeNodeSelectorTerm(ProtobufWriter w, io.fabric8.kubernetes.api.model.NodeSelectorTerm o) throws ProtobufEncodingException {
+        ProtobufWriter.mustBeEmpty(o.getAdditionalProperties(), "NodeSelectorTerm.additionalProperties");
+        if (o.getMatchFields() != null) { // matchFields
+            java.util.List<io.fabric8.kubernetes.api.model.NodeSelectorRequirement> list = o.getMatchFields();
+            for (int i = list.size() - 1; i >= 0; i--) {
+                io.fabric8.kubernetes.api.model.NodeSelectorRequirement v = list.get(i);
+                if (v != null) {
+                    int m = w.mark(); CoreV1Proto.writeNodeSelectorRequirement(w, v); w.endMessage(2, m);
+                }
+            }
+        }
+        if (o.getMatchExpressions() != null) { // matchExpressions
+            java.util.List<io.fabric8.kubernetes.api.model.NodeSelectorRequirement> list = o.getMatchExpressions();
+            for (int i = list.size() - 1; i >= 0; i--) {
+                io.fabric8.kubernetes.api.model.NodeSelectorRequirement v = list.get(i);
+                if (v != null) {
+                    int m = w.mark(); CoreV1Proto.writeNodeSelectorRequirement(w, v); w.endMessage(1, m);
+                }
             }
         }
     }
@@ -3539,6 +6595,58 @@ final class CoreV1Proto {
                     }
                 }
                 default -> throw Decoding.unknownField(tag, "k8s.io.api.core.v1.NodeSpec");
+            }
+        }
+    }
+
+    static void writeNodeSpec(ProtobufWriter w, io.fabric8.kubernetes.api.model.NodeSpec o) throws ProtobufEncodingException {
+        ProtobufWriter.mustBeEmpty(o.getAdditionalProperties(), "NodeSpec.additionalProperties");
+        { // externalID
+            java.lang.String v = o.getExternalID();
+            if (v != null) {
+                w.string(2, v);
+            }
+        }
+        { // configSource
+            io.fabric8.kubernetes.api.model.NodeConfigSource v = o.getConfigSource();
+            if (v != null) {
+                int m = w.mark(); CoreV1Proto.writeNodeConfigSource(w, v); w.endMessage(6, m);
+            }
+        }
+        if (o.getTaints() != null) { // taints
+            java.util.List<io.fabric8.kubernetes.api.model.Taint> list = o.getTaints();
+            for (int i = list.size() - 1; i >= 0; i--) {
+                io.fabric8.kubernetes.api.model.Taint v = list.get(i);
+                if (v != null) {
+                    int m = w.mark(); CoreV1Proto.writeTaint(w, v); w.endMessage(5, m);
+                }
+            }
+        }
+        { // unschedulable
+            java.lang.Boolean v = o.getUnschedulable();
+            if (v != null) {
+                w.bool(4, v);
+            }
+        }
+        { // providerID
+            java.lang.String v = o.getProviderID();
+            if (v != null) {
+                w.string(3, v);
+            }
+        }
+        if (o.getPodCIDRs() != null) { // podCIDRs
+            java.util.List<java.lang.String> list = o.getPodCIDRs();
+            for (int i = list.size() - 1; i >= 0; i--) {
+                java.lang.String v = list.get(i);
+                if (v != null) {
+                    w.string(7, v);
+                }
+            }
+        }
+        { // podCIDR
+            java.lang.String v = o.getPodCIDR();
+            if (v != null) {
+                w.string(1, v);
             }
         }
     }
@@ -3656,6 +6764,122 @@ final class CoreV1Proto {
         }
     }
 
+    static void writeNodeStatus(ProtobufWriter w, io.fabric8.kubernetes.api.model.NodeStatus o) throws ProtobufEncodingException {
+        ProtobufWriter.mustBeEmpty(o.getAdditionalProperties(), "NodeStatus.additionalProperties");
+        { // features
+            io.fabric8.kubernetes.api.model.NodeFeatures v = o.getFeatures();
+            if (v != null) {
+                int m = w.mark(); CoreV1Proto.writeNodeFeatures(w, v); w.endMessage(13, m);
+            }
+        }
+        if (o.getRuntimeHandlers() != null) { // runtimeHandlers
+            java.util.List<io.fabric8.kubernetes.api.model.NodeRuntimeHandler> list = o.getRuntimeHandlers();
+            for (int i = list.size() - 1; i >= 0; i--) {
+                io.fabric8.kubernetes.api.model.NodeRuntimeHandler v = list.get(i);
+                if (v != null) {
+                    int m = w.mark(); CoreV1Proto.writeNodeRuntimeHandler(w, v); w.endMessage(12, m);
+                }
+            }
+        }
+        { // config
+            io.fabric8.kubernetes.api.model.NodeConfigStatus v = o.getConfig();
+            if (v != null) {
+                int m = w.mark(); CoreV1Proto.writeNodeConfigStatus(w, v); w.endMessage(11, m);
+            }
+        }
+        if (o.getVolumesAttached() != null) { // volumesAttached
+            java.util.List<io.fabric8.kubernetes.api.model.AttachedVolume> list = o.getVolumesAttached();
+            for (int i = list.size() - 1; i >= 0; i--) {
+                io.fabric8.kubernetes.api.model.AttachedVolume v = list.get(i);
+                if (v != null) {
+                    int m = w.mark(); CoreV1Proto.writeAttachedVolume(w, v); w.endMessage(10, m);
+                }
+            }
+        }
+        if (o.getVolumesInUse() != null) { // volumesInUse
+            java.util.List<java.lang.String> list = o.getVolumesInUse();
+            for (int i = list.size() - 1; i >= 0; i--) {
+                java.lang.String v = list.get(i);
+                if (v != null) {
+                    w.string(9, v);
+                }
+            }
+        }
+        if (o.getImages() != null) { // images
+            java.util.List<io.fabric8.kubernetes.api.model.ContainerImage> list = o.getImages();
+            for (int i = list.size() - 1; i >= 0; i--) {
+                io.fabric8.kubernetes.api.model.ContainerImage v = list.get(i);
+                if (v != null) {
+                    int m = w.mark(); CoreV1Proto.writeContainerImage(w, v); w.endMessage(8, m);
+                }
+            }
+        }
+        { // nodeInfo
+            io.fabric8.kubernetes.api.model.NodeSystemInfo v = o.getNodeInfo();
+            if (v != null) {
+                int m = w.mark(); CoreV1Proto.writeNodeSystemInfo(w, v); w.endMessage(7, m);
+            }
+        }
+        { // daemonEndpoints
+            io.fabric8.kubernetes.api.model.NodeDaemonEndpoints v = o.getDaemonEndpoints();
+            if (v != null) {
+                int m = w.mark(); CoreV1Proto.writeNodeDaemonEndpoints(w, v); w.endMessage(6, m);
+            }
+        }
+        if (o.getAddresses() != null) { // addresses
+            java.util.List<io.fabric8.kubernetes.api.model.NodeAddress> list = o.getAddresses();
+            for (int i = list.size() - 1; i >= 0; i--) {
+                io.fabric8.kubernetes.api.model.NodeAddress v = list.get(i);
+                if (v != null) {
+                    int m = w.mark(); CoreV1Proto.writeNodeAddress(w, v); w.endMessage(5, m);
+                }
+            }
+        }
+        if (o.getConditions() != null) { // conditions
+            java.util.List<io.fabric8.kubernetes.api.model.NodeCondition> list = o.getConditions();
+            for (int i = list.size() - 1; i >= 0; i--) {
+                io.fabric8.kubernetes.api.model.NodeCondition v = list.get(i);
+                if (v != null) {
+                    int m = w.mark(); CoreV1Proto.writeNodeCondition(w, v); w.endMessage(4, m);
+                }
+            }
+        }
+        { // phase
+            java.lang.String v = o.getPhase();
+            if (v != null) {
+                w.string(3, v);
+            }
+        }
+        if (o.getAllocatable() != null) { // allocatable
+            Object[] entries = o.getAllocatable().entrySet().toArray();
+            for (int i = entries.length - 1; i >= 0; i--) {
+                @SuppressWarnings("unchecked")
+                java.util.Map.Entry<String, io.fabric8.kubernetes.api.model.Quantity> e = (java.util.Map.Entry<String, io.fabric8.kubernetes.api.model.Quantity>) entries[i];
+                int m = w.mark();
+                io.fabric8.kubernetes.api.model.Quantity v = e.getValue();
+                if (v != null) {
+                    w.quantity(2, v);
+                }
+                w.string(1, e.getKey());
+                w.endMessage(2, m);
+            }
+        }
+        if (o.getCapacity() != null) { // capacity
+            Object[] entries = o.getCapacity().entrySet().toArray();
+            for (int i = entries.length - 1; i >= 0; i--) {
+                @SuppressWarnings("unchecked")
+                java.util.Map.Entry<String, io.fabric8.kubernetes.api.model.Quantity> e = (java.util.Map.Entry<String, io.fabric8.kubernetes.api.model.Quantity>) entries[i];
+                int m = w.mark();
+                io.fabric8.kubernetes.api.model.Quantity v = e.getValue();
+                if (v != null) {
+                    w.quantity(2, v);
+                }
+                w.string(1, e.getKey());
+                w.endMessage(1, m);
+            }
+        }
+    }
+
     static io.fabric8.kubernetes.api.model.NodeSwapStatus readNodeSwapStatus(CodedInputStream in) throws IOException {
         int limit = Decoding.enter(in);
         io.fabric8.kubernetes.api.model.NodeSwapStatus o = new io.fabric8.kubernetes.api.model.NodeSwapStatus();
@@ -3669,6 +6893,16 @@ final class CoreV1Proto {
             switch (tag) {
                 case 8 -> o.setCapacity(in.readInt64()); // capacity
                 default -> throw Decoding.unknownField(tag, "k8s.io.api.core.v1.NodeSwapStatus");
+            }
+        }
+    }
+
+    static void writeNodeSwapStatus(ProtobufWriter w, io.fabric8.kubernetes.api.model.NodeSwapStatus o) throws ProtobufEncodingException {
+        ProtobufWriter.mustBeEmpty(o.getAdditionalProperties(), "NodeSwapStatus.additionalProperties");
+        { // capacity
+            java.lang.Long v = o.getCapacity();
+            if (v != null) {
+                w.int64(1, v);
             }
         }
     }
@@ -3700,6 +6934,76 @@ final class CoreV1Proto {
         }
     }
 
+    static void writeNodeSystemInfo(ProtobufWriter w, io.fabric8.kubernetes.api.model.NodeSystemInfo o) throws ProtobufEncodingException {
+        ProtobufWriter.mustBeEmpty(o.getAdditionalProperties(), "NodeSystemInfo.additionalProperties");
+        { // swap
+            io.fabric8.kubernetes.api.model.NodeSwapStatus v = o.getSwap();
+            if (v != null) {
+                int m = w.mark(); CoreV1Proto.writeNodeSwapStatus(w, v); w.endMessage(11, m);
+            }
+        }
+        { // architecture
+            java.lang.String v = o.getArchitecture();
+            if (v != null) {
+                w.string(10, v);
+            }
+        }
+        { // operatingSystem
+            java.lang.String v = o.getOperatingSystem();
+            if (v != null) {
+                w.string(9, v);
+            }
+        }
+        { // kubeProxyVersion
+            java.lang.String v = o.getKubeProxyVersion();
+            if (v != null) {
+                w.string(8, v);
+            }
+        }
+        { // kubeletVersion
+            java.lang.String v = o.getKubeletVersion();
+            if (v != null) {
+                w.string(7, v);
+            }
+        }
+        { // containerRuntimeVersion
+            java.lang.String v = o.getContainerRuntimeVersion();
+            if (v != null) {
+                w.string(6, v);
+            }
+        }
+        { // osImage
+            java.lang.String v = o.getOsImage();
+            if (v != null) {
+                w.string(5, v);
+            }
+        }
+        { // kernelVersion
+            java.lang.String v = o.getKernelVersion();
+            if (v != null) {
+                w.string(4, v);
+            }
+        }
+        { // bootID
+            java.lang.String v = o.getBootID();
+            if (v != null) {
+                w.string(3, v);
+            }
+        }
+        { // systemUUID
+            java.lang.String v = o.getSystemUUID();
+            if (v != null) {
+                w.string(2, v);
+            }
+        }
+        { // machineID
+            java.lang.String v = o.getMachineID();
+            if (v != null) {
+                w.string(1, v);
+            }
+        }
+    }
+
     static io.fabric8.kubernetes.api.model.ObjectFieldSelector readObjectFieldSelector(CodedInputStream in) throws IOException {
         int limit = Decoding.enter(in);
         io.fabric8.kubernetes.api.model.ObjectFieldSelector o = new io.fabric8.kubernetes.api.model.ObjectFieldSelector();
@@ -3719,6 +7023,22 @@ final class CoreV1Proto {
                 }
                 case 18 -> o.setFieldPath(in.readString()); // fieldPath
                 default -> throw Decoding.unknownField(tag, "k8s.io.api.core.v1.ObjectFieldSelector");
+            }
+        }
+    }
+
+    static void writeObjectFieldSelector(ProtobufWriter w, io.fabric8.kubernetes.api.model.ObjectFieldSelector o) throws ProtobufEncodingException {
+        ProtobufWriter.mustBeEmpty(o.getAdditionalProperties(), "ObjectFieldSelector.additionalProperties");
+        { // fieldPath
+            java.lang.String v = o.getFieldPath();
+            if (v != null) {
+                w.string(2, v);
+            }
+        }
+        { // apiVersion
+            java.lang.String v = o.getApiVersion();
+            if (v != null) {
+                w.string(1, v);
             }
         }
     }
@@ -3781,6 +7101,52 @@ final class CoreV1Proto {
         }
     }
 
+    static void writeObjectReference(ProtobufWriter w, io.fabric8.kubernetes.api.model.ObjectReference o) throws ProtobufEncodingException {
+        ProtobufWriter.mustBeEmpty(o.getAdditionalProperties(), "ObjectReference.additionalProperties");
+        { // fieldPath
+            java.lang.String v = o.getFieldPath();
+            if (v != null) {
+                w.string(7, v);
+            }
+        }
+        { // resourceVersion
+            java.lang.String v = o.getResourceVersion();
+            if (v != null) {
+                w.string(6, v);
+            }
+        }
+        { // apiVersion
+            java.lang.String v = o.getApiVersion();
+            if (v != null) {
+                w.string(5, v);
+            }
+        }
+        { // uid
+            java.lang.String v = o.getUid();
+            if (v != null) {
+                w.string(4, v);
+            }
+        }
+        { // name
+            java.lang.String v = o.getName();
+            if (v != null) {
+                w.string(3, v);
+            }
+        }
+        { // namespace
+            java.lang.String v = o.getNamespace();
+            if (v != null) {
+                w.string(2, v);
+            }
+        }
+        { // kind
+            java.lang.String v = o.getKind();
+            if (v != null) {
+                w.string(1, v);
+            }
+        }
+    }
+
     static io.fabric8.kubernetes.api.model.PersistentVolume readPersistentVolume(CodedInputStream in) throws IOException {
         int limit = Decoding.enter(in);
         io.fabric8.kubernetes.api.model.PersistentVolume o = new io.fabric8.kubernetes.api.model.PersistentVolume();
@@ -3800,6 +7166,28 @@ final class CoreV1Proto {
         }
     }
 
+    static void writePersistentVolume(ProtobufWriter w, io.fabric8.kubernetes.api.model.PersistentVolume o) throws ProtobufEncodingException {
+        ProtobufWriter.mustBeEmpty(o.getAdditionalProperties(), "PersistentVolume.additionalProperties");
+        { // status
+            io.fabric8.kubernetes.api.model.PersistentVolumeStatus v = o.getStatus();
+            if (v != null) {
+                int m = w.mark(); CoreV1Proto.writePersistentVolumeStatus(w, v); w.endMessage(3, m);
+            }
+        }
+        { // spec
+            io.fabric8.kubernetes.api.model.PersistentVolumeSpec v = o.getSpec();
+            if (v != null) {
+                int m = w.mark(); CoreV1Proto.writePersistentVolumeSpec(w, v); w.endMessage(2, m);
+            }
+        }
+        { // metadata
+            io.fabric8.kubernetes.api.model.ObjectMeta v = o.getMetadata();
+            if (v != null) {
+                int m = w.mark(); MetaV1Proto.writeObjectMeta(w, v); w.endMessage(1, m);
+            }
+        }
+    }
+
     static io.fabric8.kubernetes.api.model.PersistentVolumeClaim readPersistentVolumeClaim(CodedInputStream in) throws IOException {
         int limit = Decoding.enter(in);
         io.fabric8.kubernetes.api.model.PersistentVolumeClaim o = new io.fabric8.kubernetes.api.model.PersistentVolumeClaim();
@@ -3815,6 +7203,28 @@ final class CoreV1Proto {
                 case 18 -> o.setSpec(CoreV1Proto.readPersistentVolumeClaimSpec(in)); // spec
                 case 26 -> o.setStatus(CoreV1Proto.readPersistentVolumeClaimStatus(in)); // status
                 default -> throw Decoding.unknownField(tag, "k8s.io.api.core.v1.PersistentVolumeClaim");
+            }
+        }
+    }
+
+    static void writePersistentVolumeClaim(ProtobufWriter w, io.fabric8.kubernetes.api.model.PersistentVolumeClaim o) throws ProtobufEncodingException {
+        ProtobufWriter.mustBeEmpty(o.getAdditionalProperties(), "PersistentVolumeClaim.additionalProperties");
+        { // status
+            io.fabric8.kubernetes.api.model.PersistentVolumeClaimStatus v = o.getStatus();
+            if (v != null) {
+                int m = w.mark(); CoreV1Proto.writePersistentVolumeClaimStatus(w, v); w.endMessage(3, m);
+            }
+        }
+        { // spec
+            io.fabric8.kubernetes.api.model.PersistentVolumeClaimSpec v = o.getSpec();
+            if (v != null) {
+                int m = w.mark(); CoreV1Proto.writePersistentVolumeClaimSpec(w, v); w.endMessage(2, m);
+            }
+        }
+        { // metadata
+            io.fabric8.kubernetes.api.model.ObjectMeta v = o.getMetadata();
+            if (v != null) {
+                int m = w.mark(); MetaV1Proto.writeObjectMeta(w, v); w.endMessage(1, m);
             }
         }
     }
@@ -3851,6 +7261,46 @@ final class CoreV1Proto {
         }
     }
 
+    static void writePersistentVolumeClaimCondition(ProtobufWriter w, io.fabric8.kubernetes.api.model.PersistentVolumeClaimCondition o) throws ProtobufEncodingException {
+        ProtobufWriter.mustBeEmpty(o.getAdditionalProperties(), "PersistentVolumeClaimCondition.additionalProperties");
+        { // message
+            java.lang.String v = o.getMessage();
+            if (v != null) {
+                w.string(6, v);
+            }
+        }
+        { // reason
+            java.lang.String v = o.getReason();
+            if (v != null) {
+                w.string(5, v);
+            }
+        }
+        { // lastTransitionTime
+            java.lang.String v = o.getLastTransitionTime();
+            if (v != null) {
+                w.time(4, v);
+            }
+        }
+        { // lastProbeTime
+            java.lang.String v = o.getLastProbeTime();
+            if (v != null) {
+                w.time(3, v);
+            }
+        }
+        { // status
+            java.lang.String v = o.getStatus();
+            if (v != null) {
+                w.string(2, v);
+            }
+        }
+        { // type
+            java.lang.String v = o.getType();
+            if (v != null) {
+                w.string(1, v);
+            }
+        }
+    }
+
     static io.fabric8.kubernetes.api.model.PersistentVolumeClaimList readPersistentVolumeClaimList(CodedInputStream in) throws IOException {
         int limit = Decoding.enter(in);
         io.fabric8.kubernetes.api.model.PersistentVolumeClaimList o = new io.fabric8.kubernetes.api.model.PersistentVolumeClaimList();
@@ -3872,6 +7322,25 @@ final class CoreV1Proto {
                     list.add(CoreV1Proto.readPersistentVolumeClaim(in));
                 }
                 default -> throw Decoding.unknownField(tag, "k8s.io.api.core.v1.PersistentVolumeClaimList");
+            }
+        }
+    }
+
+    static void writePersistentVolumeClaimList(ProtobufWriter w, io.fabric8.kubernetes.api.model.PersistentVolumeClaimList o) throws ProtobufEncodingException {
+        ProtobufWriter.mustBeEmpty(o.getAdditionalProperties(), "PersistentVolumeClaimList.additionalProperties");
+        if (o.getItems() != null) { // items
+            java.util.List<io.fabric8.kubernetes.api.model.PersistentVolumeClaim> list = o.getItems();
+            for (int i = list.size() - 1; i >= 0; i--) {
+                io.fabric8.kubernetes.api.model.PersistentVolumeClaim v = list.get(i);
+                if (v != null) {
+                    int m = w.mark(); CoreV1Proto.writePersistentVolumeClaim(w, v); w.endMessage(2, m);
+                }
+            }
+        }
+        { // metadata
+            io.fabric8.kubernetes.api.model.ListMeta v = o.getMetadata();
+            if (v != null) {
+                int m = w.mark(); MetaV1Proto.writeListMeta(w, v); w.endMessage(1, m);
             }
         }
     }
@@ -3909,6 +7378,67 @@ final class CoreV1Proto {
                 case 66 -> o.setDataSourceRef(CoreV1Proto.readTypedObjectReference(in)); // dataSourceRef
                 case 74 -> o.setVolumeAttributesClassName(in.readString()); // volumeAttributesClassName
                 default -> throw Decoding.unknownField(tag, "k8s.io.api.core.v1.PersistentVolumeClaimSpec");
+            }
+        }
+    }
+
+    static void writePersistentVolumeClaimSpec(ProtobufWriter w, io.fabric8.kubernetes.api.model.PersistentVolumeClaimSpec o) throws ProtobufEncodingException {
+        ProtobufWriter.mustBeEmpty(o.getAdditionalProperties(), "PersistentVolumeClaimSpec.additionalProperties");
+        { // volumeAttributesClassName
+            java.lang.String v = o.getVolumeAttributesClassName();
+            if (v != null) {
+                w.string(9, v);
+            }
+        }
+        { // dataSourceRef
+            io.fabric8.kubernetes.api.model.TypedObjectReference v = o.getDataSourceRef();
+            if (v != null) {
+                int m = w.mark(); CoreV1Proto.writeTypedObjectReference(w, v); w.endMessage(8, m);
+            }
+        }
+        { // dataSource
+            io.fabric8.kubernetes.api.model.TypedLocalObjectReference v = o.getDataSource();
+            if (v != null) {
+                int m = w.mark(); CoreV1Proto.writeTypedLocalObjectReference(w, v); w.endMessage(7, m);
+            }
+        }
+        { // volumeMode
+            java.lang.String v = o.getVolumeMode();
+            if (v != null) {
+                w.string(6, v);
+            }
+        }
+        { // storageClassName
+            java.lang.String v = o.getStorageClassName();
+            if (v != null) {
+                w.string(5, v);
+            }
+        }
+        { // volumeName
+            java.lang.String v = o.getVolumeName();
+            if (v != null) {
+                w.string(3, v);
+            }
+        }
+        { // resources
+            io.fabric8.kubernetes.api.model.VolumeResourceRequirements v = o.getResources();
+            if (v != null) {
+                int m = w.mark(); CoreV1Proto.writeVolumeResourceRequirements(w, v); w.endMessage(2, m);
+            }
+        }
+        { // selector
+            io.fabric8.kubernetes.api.model.LabelSelector v = o.getSelector();
+            if (v != null) {
+                int m = w.mark(); MetaV1Proto.writeLabelSelector(w, v); w.endMessage(4, m);
+            }
+        }
+        if (o.getAccessModes() != null) { // accessModes
+            java.util.List<java.lang.String> list = o.getAccessModes();
+            for (int i = list.size() - 1; i >= 0; i--) {
+                java.lang.String v = list.get(i);
+                if (v != null) {
+                    w.string(1, v);
+                }
             }
         }
     }
@@ -4010,6 +7540,88 @@ final class CoreV1Proto {
         }
     }
 
+    static void writePersistentVolumeClaimStatus(ProtobufWriter w, io.fabric8.kubernetes.api.model.PersistentVolumeClaimStatus o) throws ProtobufEncodingException {
+        ProtobufWriter.mustBeEmpty(o.getAdditionalProperties(), "PersistentVolumeClaimStatus.additionalProperties");
+        { // modifyVolumeStatus
+            io.fabric8.kubernetes.api.model.ModifyVolumeStatus v = o.getModifyVolumeStatus();
+            if (v != null) {
+                int m = w.mark(); CoreV1Proto.writeModifyVolumeStatus(w, v); w.endMessage(9, m);
+            }
+        }
+        { // currentVolumeAttributesClassName
+            java.lang.String v = o.getCurrentVolumeAttributesClassName();
+            if (v != null) {
+                w.string(8, v);
+            }
+        }
+        if (o.getAllocatedResourceStatuses() != null) { // allocatedResourceStatuses
+            Object[] entries = o.getAllocatedResourceStatuses().entrySet().toArray();
+            for (int i = entries.length - 1; i >= 0; i--) {
+                @SuppressWarnings("unchecked")
+                java.util.Map.Entry<String, java.lang.String> e = (java.util.Map.Entry<String, java.lang.String>) entries[i];
+                int m = w.mark();
+                java.lang.String v = e.getValue();
+                if (v != null) {
+                    w.string(2, v);
+                }
+                w.string(1, e.getKey());
+                w.endMessage(7, m);
+            }
+        }
+        if (o.getAllocatedResources() != null) { // allocatedResources
+            Object[] entries = o.getAllocatedResources().entrySet().toArray();
+            for (int i = entries.length - 1; i >= 0; i--) {
+                @SuppressWarnings("unchecked")
+                java.util.Map.Entry<String, io.fabric8.kubernetes.api.model.Quantity> e = (java.util.Map.Entry<String, io.fabric8.kubernetes.api.model.Quantity>) entries[i];
+                int m = w.mark();
+                io.fabric8.kubernetes.api.model.Quantity v = e.getValue();
+                if (v != null) {
+                    w.quantity(2, v);
+                }
+                w.string(1, e.getKey());
+                w.endMessage(5, m);
+            }
+        }
+        if (o.getConditions() != null) { // conditions
+            java.util.List<io.fabric8.kubernetes.api.model.PersistentVolumeClaimCondition> list = o.getConditions();
+            for (int i = list.size() - 1; i >= 0; i--) {
+                io.fabric8.kubernetes.api.model.PersistentVolumeClaimCondition v = list.get(i);
+                if (v != null) {
+                    int m = w.mark(); CoreV1Proto.writePersistentVolumeClaimCondition(w, v); w.endMessage(4, m);
+                }
+            }
+        }
+        if (o.getCapacity() != null) { // capacity
+            Object[] entries = o.getCapacity().entrySet().toArray();
+            for (int i = entries.length - 1; i >= 0; i--) {
+                @SuppressWarnings("unchecked")
+                java.util.Map.Entry<String, io.fabric8.kubernetes.api.model.Quantity> e = (java.util.Map.Entry<String, io.fabric8.kubernetes.api.model.Quantity>) entries[i];
+                int m = w.mark();
+                io.fabric8.kubernetes.api.model.Quantity v = e.getValue();
+                if (v != null) {
+                    w.quantity(2, v);
+                }
+                w.string(1, e.getKey());
+                w.endMessage(3, m);
+            }
+        }
+        if (o.getAccessModes() != null) { // accessModes
+            java.util.List<java.lang.String> list = o.getAccessModes();
+            for (int i = list.size() - 1; i >= 0; i--) {
+                java.lang.String v = list.get(i);
+                if (v != null) {
+                    w.string(2, v);
+                }
+            }
+        }
+        { // phase
+            java.lang.String v = o.getPhase();
+            if (v != null) {
+                w.string(1, v);
+            }
+        }
+    }
+
     static io.fabric8.kubernetes.api.model.PersistentVolumeClaimTemplate readPersistentVolumeClaimTemplate(CodedInputStream in) throws IOException {
         int limit = Decoding.enter(in);
         io.fabric8.kubernetes.api.model.PersistentVolumeClaimTemplate o = new io.fabric8.kubernetes.api.model.PersistentVolumeClaimTemplate();
@@ -4024,6 +7636,22 @@ final class CoreV1Proto {
                 case 10 -> o.setMetadata(MetaV1Proto.readObjectMeta(in)); // metadata
                 case 18 -> o.setSpec(CoreV1Proto.readPersistentVolumeClaimSpec(in)); // spec
                 default -> throw Decoding.unknownField(tag, "k8s.io.api.core.v1.PersistentVolumeClaimTemplate");
+            }
+        }
+    }
+
+    static void writePersistentVolumeClaimTemplate(ProtobufWriter w, io.fabric8.kubernetes.api.model.PersistentVolumeClaimTemplate o) throws ProtobufEncodingException {
+        ProtobufWriter.mustBeEmpty(o.getAdditionalProperties(), "PersistentVolumeClaimTemplate.additionalProperties");
+        { // spec
+            io.fabric8.kubernetes.api.model.PersistentVolumeClaimSpec v = o.getSpec();
+            if (v != null) {
+                int m = w.mark(); CoreV1Proto.writePersistentVolumeClaimSpec(w, v); w.endMessage(2, m);
+            }
+        }
+        { // metadata
+            io.fabric8.kubernetes.api.model.ObjectMeta v = o.getMetadata();
+            if (v != null) {
+                int m = w.mark(); MetaV1Proto.writeObjectMeta(w, v); w.endMessage(1, m);
             }
         }
     }
@@ -4051,6 +7679,22 @@ final class CoreV1Proto {
         }
     }
 
+    static void writePersistentVolumeClaimVolumeSource(ProtobufWriter w, io.fabric8.kubernetes.api.model.PersistentVolumeClaimVolumeSource o) throws ProtobufEncodingException {
+        ProtobufWriter.mustBeEmpty(o.getAdditionalProperties(), "PersistentVolumeClaimVolumeSource.additionalProperties");
+        { // readOnly
+            java.lang.Boolean v = o.getReadOnly();
+            if (v != null) {
+                w.bool(2, v);
+            }
+        }
+        { // claimName
+            java.lang.String v = o.getClaimName();
+            if (v != null) {
+                w.string(1, v);
+            }
+        }
+    }
+
     static io.fabric8.kubernetes.api.model.PersistentVolumeList readPersistentVolumeList(CodedInputStream in) throws IOException {
         int limit = Decoding.enter(in);
         io.fabric8.kubernetes.api.model.PersistentVolumeList o = new io.fabric8.kubernetes.api.model.PersistentVolumeList();
@@ -4072,6 +7716,25 @@ final class CoreV1Proto {
                     list.add(CoreV1Proto.readPersistentVolume(in));
                 }
                 default -> throw Decoding.unknownField(tag, "k8s.io.api.core.v1.PersistentVolumeList");
+            }
+        }
+    }
+
+    static void writePersistentVolumeList(ProtobufWriter w, io.fabric8.kubernetes.api.model.PersistentVolumeList o) throws ProtobufEncodingException {
+        ProtobufWriter.mustBeEmpty(o.getAdditionalProperties(), "PersistentVolumeList.additionalProperties");
+        if (o.getItems() != null) { // items
+            java.util.List<io.fabric8.kubernetes.api.model.PersistentVolume> list = o.getItems();
+            for (int i = list.size() - 1; i >= 0; i--) {
+                io.fabric8.kubernetes.api.model.PersistentVolume v = list.get(i);
+                if (v != null) {
+                    int m = w.mark(); CoreV1Proto.writePersistentVolume(w, v); w.endMessage(2, m);
+                }
+            }
+        }
+        { // metadata
+            io.fabric8.kubernetes.api.model.ListMeta v = o.getMetadata();
+            if (v != null) {
+                int m = w.mark(); MetaV1Proto.writeListMeta(w, v); w.endMessage(1, m);
             }
         }
     }
@@ -4110,6 +7773,141 @@ final class CoreV1Proto {
                 case 170 -> o.setStorageos(CoreV1Proto.readStorageOSPersistentVolumeSource(in)); // storageos
                 case 178 -> o.setCsi(CoreV1Proto.readCSIPersistentVolumeSource(in)); // csi
                 default -> throw Decoding.unknownField(tag, "k8s.io.api.core.v1.PersistentVolumeSource");
+            }
+        }
+    }
+
+    static void writePersistentVolumeSource_PersistentVolumeSpec(ProtobufWriter w, io.fabric8.kubernetes.api.model.PersistentVolumeSpec o) throws ProtobufEncodingException {
+        { // csi
+            io.fabric8.kubernetes.api.model.CSIPersistentVolumeSource v = o.getCsi();
+            if (v != null) {
+                int m = w.mark(); CoreV1Proto.writeCSIPersistentVolumeSource(w, v); w.endMessage(22, m);
+            }
+        }
+        { // storageos
+            io.fabric8.kubernetes.api.model.StorageOSPersistentVolumeSource v = o.getStorageos();
+            if (v != null) {
+                int m = w.mark(); CoreV1Proto.writeStorageOSPersistentVolumeSource(w, v); w.endMessage(21, m);
+            }
+        }
+        { // local
+            io.fabric8.kubernetes.api.model.LocalVolumeSource v = o.getLocal();
+            if (v != null) {
+                int m = w.mark(); CoreV1Proto.writeLocalVolumeSource(w, v); w.endMessage(20, m);
+            }
+        }
+        { // scaleIO
+            io.fabric8.kubernetes.api.model.ScaleIOPersistentVolumeSource v = o.getScaleIO();
+            if (v != null) {
+                int m = w.mark(); CoreV1Proto.writeScaleIOPersistentVolumeSource(w, v); w.endMessage(19, m);
+            }
+        }
+        { // portworxVolume
+            io.fabric8.kubernetes.api.model.PortworxVolumeSource v = o.getPortworxVolume();
+            if (v != null) {
+                int m = w.mark(); CoreV1Proto.writePortworxVolumeSource(w, v); w.endMessage(18, m);
+            }
+        }
+        { // photonPersistentDisk
+            io.fabric8.kubernetes.api.model.PhotonPersistentDiskVolumeSource v = o.getPhotonPersistentDisk();
+            if (v != null) {
+                int m = w.mark(); CoreV1Proto.writePhotonPersistentDiskVolumeSource(w, v); w.endMessage(17, m);
+            }
+        }
+        { // azureDisk
+            io.fabric8.kubernetes.api.model.AzureDiskVolumeSource v = o.getAzureDisk();
+            if (v != null) {
+                int m = w.mark(); CoreV1Proto.writeAzureDiskVolumeSource(w, v); w.endMessage(16, m);
+            }
+        }
+        { // quobyte
+            io.fabric8.kubernetes.api.model.QuobyteVolumeSource v = o.getQuobyte();
+            if (v != null) {
+                int m = w.mark(); CoreV1Proto.writeQuobyteVolumeSource(w, v); w.endMessage(15, m);
+            }
+        }
+        { // vsphereVolume
+            io.fabric8.kubernetes.api.model.VsphereVirtualDiskVolumeSource v = o.getVsphereVolume();
+            if (v != null) {
+                int m = w.mark(); CoreV1Proto.writeVsphereVirtualDiskVolumeSource(w, v); w.endMessage(14, m);
+            }
+        }
+        { // azureFile
+            io.fabric8.kubernetes.api.model.AzureFilePersistentVolumeSource v = o.getAzureFile();
+            if (v != null) {
+                int m = w.mark(); CoreV1Proto.writeAzureFilePersistentVolumeSource(w, v); w.endMessage(13, m);
+            }
+        }
+        { // flexVolume
+            io.fabric8.kubernetes.api.model.FlexPersistentVolumeSource v = o.getFlexVolume();
+            if (v != null) {
+                int m = w.mark(); CoreV1Proto.writeFlexPersistentVolumeSource(w, v); w.endMessage(12, m);
+            }
+        }
+        { // flocker
+            io.fabric8.kubernetes.api.model.FlockerVolumeSource v = o.getFlocker();
+            if (v != null) {
+                int m = w.mark(); CoreV1Proto.writeFlockerVolumeSource(w, v); w.endMessage(11, m);
+            }
+        }
+        { // fc
+            io.fabric8.kubernetes.api.model.FCVolumeSource v = o.getFc();
+            if (v != null) {
+                int m = w.mark(); CoreV1Proto.writeFCVolumeSource(w, v); w.endMessage(10, m);
+            }
+        }
+        { // cephfs
+            io.fabric8.kubernetes.api.model.CephFSPersistentVolumeSource v = o.getCephfs();
+            if (v != null) {
+                int m = w.mark(); CoreV1Proto.writeCephFSPersistentVolumeSource(w, v); w.endMessage(9, m);
+            }
+        }
+        { // cinder
+            io.fabric8.kubernetes.api.model.CinderPersistentVolumeSource v = o.getCinder();
+            if (v != null) {
+                int m = w.mark(); CoreV1Proto.writeCinderPersistentVolumeSource(w, v); w.endMessage(8, m);
+            }
+        }
+        { // iscsi
+            io.fabric8.kubernetes.api.model.ISCSIPersistentVolumeSource v = o.getIscsi();
+            if (v != null) {
+                int m = w.mark(); CoreV1Proto.writeISCSIPersistentVolumeSource(w, v); w.endMessage(7, m);
+            }
+        }
+        { // rbd
+            io.fabric8.kubernetes.api.model.RBDPersistentVolumeSource v = o.getRbd();
+            if (v != null) {
+                int m = w.mark(); CoreV1Proto.writeRBDPersistentVolumeSource(w, v); w.endMessage(6, m);
+            }
+        }
+        { // nfs
+            io.fabric8.kubernetes.api.model.NFSVolumeSource v = o.getNfs();
+            if (v != null) {
+                int m = w.mark(); CoreV1Proto.writeNFSVolumeSource(w, v); w.endMessage(5, m);
+            }
+        }
+        { // glusterfs
+            io.fabric8.kubernetes.api.model.GlusterfsPersistentVolumeSource v = o.getGlusterfs();
+            if (v != null) {
+                int m = w.mark(); CoreV1Proto.writeGlusterfsPersistentVolumeSource(w, v); w.endMessage(4, m);
+            }
+        }
+        { // hostPath
+            io.fabric8.kubernetes.api.model.HostPathVolumeSource v = o.getHostPath();
+            if (v != null) {
+                int m = w.mark(); CoreV1Proto.writeHostPathVolumeSource(w, v); w.endMessage(3, m);
+            }
+        }
+        { // awsElasticBlockStore
+            io.fabric8.kubernetes.api.model.AWSElasticBlockStoreVolumeSource v = o.getAwsElasticBlockStore();
+            if (v != null) {
+                int m = w.mark(); CoreV1Proto.writeAWSElasticBlockStoreVolumeSource(w, v); w.endMessage(2, m);
+            }
+        }
+        { // gcePersistentDisk
+            io.fabric8.kubernetes.api.model.GCEPersistentDiskVolumeSource v = o.getGcePersistentDisk();
+            if (v != null) {
+                int m = w.mark(); CoreV1Proto.writeGCEPersistentDiskVolumeSource(w, v); w.endMessage(1, m);
             }
         }
     }
@@ -4186,6 +7984,83 @@ final class CoreV1Proto {
         }
     }
 
+    static void writePersistentVolumeSpec(ProtobufWriter w, io.fabric8.kubernetes.api.model.PersistentVolumeSpec o) throws ProtobufEncodingException {
+        ProtobufWriter.mustBeEmpty(o.getAdditionalProperties(), "PersistentVolumeSpec.additionalProperties");
+        { // volumeAttributesClassName
+            java.lang.String v = o.getVolumeAttributesClassName();
+            if (v != null) {
+                w.string(10, v);
+            }
+        }
+        { // nodeAffinity
+            io.fabric8.kubernetes.api.model.VolumeNodeAffinity v = o.getNodeAffinity();
+            if (v != null) {
+                int m = w.mark(); CoreV1Proto.writeVolumeNodeAffinity(w, v); w.endMessage(9, m);
+            }
+        }
+        { // volumeMode
+            java.lang.String v = o.getVolumeMode();
+            if (v != null) {
+                w.string(8, v);
+            }
+        }
+        if (o.getMountOptions() != null) { // mountOptions
+            java.util.List<java.lang.String> list = o.getMountOptions();
+            for (int i = list.size() - 1; i >= 0; i--) {
+                java.lang.String v = list.get(i);
+                if (v != null) {
+                    w.string(7, v);
+                }
+            }
+        }
+        { // storageClassName
+            java.lang.String v = o.getStorageClassName();
+            if (v != null) {
+                w.string(6, v);
+            }
+        }
+        { // persistentVolumeReclaimPolicy
+            java.lang.String v = o.getPersistentVolumeReclaimPolicy();
+            if (v != null) {
+                w.string(5, v);
+            }
+        }
+        { // claimRef
+            io.fabric8.kubernetes.api.model.ObjectReference v = o.getClaimRef();
+            if (v != null) {
+                int m = w.mark(); CoreV1Proto.writeObjectReference(w, v); w.endMessage(4, m);
+            }
+        }
+        if (o.getAccessModes() != null) { // accessModes
+            java.util.List<java.lang.String> list = o.getAccessModes();
+            for (int i = list.size() - 1; i >= 0; i--) {
+                java.lang.String v = list.get(i);
+                if (v != null) {
+                    w.string(3, v);
+                }
+            }
+        }
+        { // persistentVolumeSource
+            int m = w.mark();
+            CoreV1Proto.writePersistentVolumeSource_PersistentVolumeSpec(w, o);
+            w.endMessage(2, m);
+        }
+        if (o.getCapacity() != null) { // capacity
+            Object[] entries = o.getCapacity().entrySet().toArray();
+            for (int i = entries.length - 1; i >= 0; i--) {
+                @SuppressWarnings("unchecked")
+                java.util.Map.Entry<String, io.fabric8.kubernetes.api.model.Quantity> e = (java.util.Map.Entry<String, io.fabric8.kubernetes.api.model.Quantity>) entries[i];
+                int m = w.mark();
+                io.fabric8.kubernetes.api.model.Quantity v = e.getValue();
+                if (v != null) {
+                    w.quantity(2, v);
+                }
+                w.string(1, e.getKey());
+                w.endMessage(1, m);
+            }
+        }
+    }
+
     static io.fabric8.kubernetes.api.model.PersistentVolumeStatus readPersistentVolumeStatus(CodedInputStream in) throws IOException {
         int limit = Decoding.enter(in);
         io.fabric8.kubernetes.api.model.PersistentVolumeStatus o = new io.fabric8.kubernetes.api.model.PersistentVolumeStatus();
@@ -4221,6 +8096,34 @@ final class CoreV1Proto {
         }
     }
 
+    static void writePersistentVolumeStatus(ProtobufWriter w, io.fabric8.kubernetes.api.model.PersistentVolumeStatus o) throws ProtobufEncodingException {
+        ProtobufWriter.mustBeEmpty(o.getAdditionalProperties(), "PersistentVolumeStatus.additionalProperties");
+        { // lastPhaseTransitionTime
+            java.lang.String v = o.getLastPhaseTransitionTime();
+            if (v != null) {
+                w.time(4, v);
+            }
+        }
+        { // reason
+            java.lang.String v = o.getReason();
+            if (v != null) {
+                w.string(3, v);
+            }
+        }
+        { // message
+            java.lang.String v = o.getMessage();
+            if (v != null) {
+                w.string(2, v);
+            }
+        }
+        { // phase
+            java.lang.String v = o.getPhase();
+            if (v != null) {
+                w.string(1, v);
+            }
+        }
+    }
+
     static io.fabric8.kubernetes.api.model.PhotonPersistentDiskVolumeSource readPhotonPersistentDiskVolumeSource(CodedInputStream in) throws IOException {
         int limit = Decoding.enter(in);
         io.fabric8.kubernetes.api.model.PhotonPersistentDiskVolumeSource o = new io.fabric8.kubernetes.api.model.PhotonPersistentDiskVolumeSource();
@@ -4244,6 +8147,22 @@ final class CoreV1Proto {
         }
     }
 
+    static void writePhotonPersistentDiskVolumeSource(ProtobufWriter w, io.fabric8.kubernetes.api.model.PhotonPersistentDiskVolumeSource o) throws ProtobufEncodingException {
+        ProtobufWriter.mustBeEmpty(o.getAdditionalProperties(), "PhotonPersistentDiskVolumeSource.additionalProperties");
+        { // fsType
+            java.lang.String v = o.getFsType();
+            if (v != null) {
+                w.string(2, v);
+            }
+        }
+        { // pdID
+            java.lang.String v = o.getPdID();
+            if (v != null) {
+                w.string(1, v);
+            }
+        }
+    }
+
     static io.fabric8.kubernetes.api.model.Pod readPod(CodedInputStream in) throws IOException {
         int limit = Decoding.enter(in);
         io.fabric8.kubernetes.api.model.Pod o = new io.fabric8.kubernetes.api.model.Pod();
@@ -4259,6 +8178,28 @@ final class CoreV1Proto {
                 case 18 -> o.setSpec(CoreV1Proto.readPodSpec(in)); // spec
                 case 26 -> o.setStatus(CoreV1Proto.readPodStatus(in)); // status
                 default -> throw Decoding.unknownField(tag, "k8s.io.api.core.v1.Pod");
+            }
+        }
+    }
+
+    static void writePod(ProtobufWriter w, io.fabric8.kubernetes.api.model.Pod o) throws ProtobufEncodingException {
+        ProtobufWriter.mustBeEmpty(o.getAdditionalProperties(), "Pod.additionalProperties");
+        { // status
+            io.fabric8.kubernetes.api.model.PodStatus v = o.getStatus();
+            if (v != null) {
+                int m = w.mark(); CoreV1Proto.writePodStatus(w, v); w.endMessage(3, m);
+            }
+        }
+        { // spec
+            io.fabric8.kubernetes.api.model.PodSpec v = o.getSpec();
+            if (v != null) {
+                int m = w.mark(); CoreV1Proto.writePodSpec(w, v); w.endMessage(2, m);
+            }
+        }
+        { // metadata
+            io.fabric8.kubernetes.api.model.ObjectMeta v = o.getMetadata();
+            if (v != null) {
+                int m = w.mark(); MetaV1Proto.writeObjectMeta(w, v); w.endMessage(1, m);
             }
         }
     }
@@ -4291,6 +8232,28 @@ final class CoreV1Proto {
                     list.add(CoreV1Proto.readWeightedPodAffinityTerm(in));
                 }
                 default -> throw Decoding.unknownField(tag, "k8s.io.api.core.v1.PodAffinity");
+            }
+        }
+    }
+
+    static void writePodAffinity(ProtobufWriter w, io.fabric8.kubernetes.api.model.PodAffinity o) throws ProtobufEncodingException {
+        ProtobufWriter.mustBeEmpty(o.getAdditionalProperties(), "PodAffinity.additionalProperties");
+        if (o.getPreferredDuringSchedulingIgnoredDuringExecution() != null) { // preferredDuringSchedulingIgnoredDuringExecution
+            java.util.List<io.fabric8.kubernetes.api.model.WeightedPodAffinityTerm> list = o.getPreferredDuringSchedulingIgnoredDuringExecution();
+            for (int i = list.size() - 1; i >= 0; i--) {
+                io.fabric8.kubernetes.api.model.WeightedPodAffinityTerm v = list.get(i);
+                if (v != null) {
+                    int m = w.mark(); CoreV1Proto.writeWeightedPodAffinityTerm(w, v); w.endMessage(2, m);
+                }
+            }
+        }
+        if (o.getRequiredDuringSchedulingIgnoredDuringExecution() != null) { // requiredDuringSchedulingIgnoredDuringExecution
+            java.util.List<io.fabric8.kubernetes.api.model.PodAffinityTerm> list = o.getRequiredDuringSchedulingIgnoredDuringExecution();
+            for (int i = list.size() - 1; i >= 0; i--) {
+                io.fabric8.kubernetes.api.model.PodAffinityTerm v = list.get(i);
+                if (v != null) {
+                    int m = w.mark(); CoreV1Proto.writePodAffinityTerm(w, v); w.endMessage(1, m);
+                }
             }
         }
     }
@@ -4338,6 +8301,55 @@ final class CoreV1Proto {
         }
     }
 
+    static void writePodAffinityTerm(ProtobufWriter w, io.fabric8.kubernetes.api.model.PodAffinityTerm o) throws ProtobufEncodingException {
+        ProtobufWriter.mustBeEmpty(o.getAdditionalProperties(), "PodAffinityTerm.additionalProperties");
+        if (o.getMismatchLabelKeys() != null) { // mismatchLabelKeys
+            java.util.List<java.lang.String> list = o.getMismatchLabelKeys();
+            for (int i = list.size() - 1; i >= 0; i--) {
+                java.lang.String v = list.get(i);
+                if (v != null) {
+                    w.string(6, v);
+                }
+            }
+        }
+        if (o.getMatchLabelKeys() != null) { // matchLabelKeys
+            java.util.List<java.lang.String> list = o.getMatchLabelKeys();
+            for (int i = list.size() - 1; i >= 0; i--) {
+                java.lang.String v = list.get(i);
+                if (v != null) {
+                    w.string(5, v);
+                }
+            }
+        }
+        { // namespaceSelector
+            io.fabric8.kubernetes.api.model.LabelSelector v = o.getNamespaceSelector();
+            if (v != null) {
+                int m = w.mark(); MetaV1Proto.writeLabelSelector(w, v); w.endMessage(4, m);
+            }
+        }
+        { // topologyKey
+            java.lang.String v = o.getTopologyKey();
+            if (v != null) {
+                w.string(3, v);
+            }
+        }
+        if (o.getNamespaces() != null) { // namespaces
+            java.util.List<java.lang.String> list = o.getNamespaces();
+            for (int i = list.size() - 1; i >= 0; i--) {
+                java.lang.String v = list.get(i);
+                if (v != null) {
+                    w.string(2, v);
+                }
+            }
+        }
+        { // labelSelector
+            io.fabric8.kubernetes.api.model.LabelSelector v = o.getLabelSelector();
+            if (v != null) {
+                int m = w.mark(); MetaV1Proto.writeLabelSelector(w, v); w.endMessage(1, m);
+            }
+        }
+    }
+
     static io.fabric8.kubernetes.api.model.PodAntiAffinity readPodAntiAffinity(CodedInputStream in) throws IOException {
         int limit = Decoding.enter(in);
         io.fabric8.kubernetes.api.model.PodAntiAffinity o = new io.fabric8.kubernetes.api.model.PodAntiAffinity();
@@ -4366,6 +8378,28 @@ final class CoreV1Proto {
                     list.add(CoreV1Proto.readWeightedPodAffinityTerm(in));
                 }
                 default -> throw Decoding.unknownField(tag, "k8s.io.api.core.v1.PodAntiAffinity");
+            }
+        }
+    }
+
+    static void writePodAntiAffinity(ProtobufWriter w, io.fabric8.kubernetes.api.model.PodAntiAffinity o) throws ProtobufEncodingException {
+        ProtobufWriter.mustBeEmpty(o.getAdditionalProperties(), "PodAntiAffinity.additionalProperties");
+        if (o.getPreferredDuringSchedulingIgnoredDuringExecution() != null) { // preferredDuringSchedulingIgnoredDuringExecution
+            java.util.List<io.fabric8.kubernetes.api.model.WeightedPodAffinityTerm> list = o.getPreferredDuringSchedulingIgnoredDuringExecution();
+            for (int i = list.size() - 1; i >= 0; i--) {
+                io.fabric8.kubernetes.api.model.WeightedPodAffinityTerm v = list.get(i);
+                if (v != null) {
+                    int m = w.mark(); CoreV1Proto.writeWeightedPodAffinityTerm(w, v); w.endMessage(2, m);
+                }
+            }
+        }
+        if (o.getRequiredDuringSchedulingIgnoredDuringExecution() != null) { // requiredDuringSchedulingIgnoredDuringExecution
+            java.util.List<io.fabric8.kubernetes.api.model.PodAffinityTerm> list = o.getRequiredDuringSchedulingIgnoredDuringExecution();
+            for (int i = list.size() - 1; i >= 0; i--) {
+                io.fabric8.kubernetes.api.model.PodAffinityTerm v = list.get(i);
+                if (v != null) {
+                    int m = w.mark(); CoreV1Proto.writePodAffinityTerm(w, v); w.endMessage(1, m);
+                }
             }
         }
     }
@@ -4469,6 +8503,52 @@ final class CoreV1Proto {
         }
     }
 
+    static void writePodCondition(ProtobufWriter w, io.fabric8.kubernetes.api.model.PodCondition o) throws ProtobufEncodingException {
+        ProtobufWriter.mustBeEmpty(o.getAdditionalProperties(), "PodCondition.additionalProperties");
+        { // message
+            java.lang.String v = o.getMessage();
+            if (v != null) {
+                w.string(6, v);
+            }
+        }
+        { // reason
+            java.lang.String v = o.getReason();
+            if (v != null) {
+                w.string(5, v);
+            }
+        }
+        { // lastTransitionTime
+            java.lang.String v = o.getLastTransitionTime();
+            if (v != null) {
+                w.time(4, v);
+            }
+        }
+        { // lastProbeTime
+            java.lang.String v = o.getLastProbeTime();
+            if (v != null) {
+                w.time(3, v);
+            }
+        }
+        { // status
+            java.lang.String v = o.getStatus();
+            if (v != null) {
+                w.string(2, v);
+            }
+        }
+        { // observedGeneration
+            java.lang.Long v = o.getObservedGeneration();
+            if (v != null) {
+                w.int64(7, v);
+            }
+        }
+        { // type
+            java.lang.String v = o.getType();
+            if (v != null) {
+                w.string(1, v);
+            }
+        }
+    }
+
     static io.fabric8.kubernetes.api.model.PodDNSConfig readPodDNSConfig(CodedInputStream in) throws IOException {
         int limit = Decoding.enter(in);
         io.fabric8.kubernetes.api.model.PodDNSConfig o = new io.fabric8.kubernetes.api.model.PodDNSConfig();
@@ -4509,6 +8589,37 @@ final class CoreV1Proto {
         }
     }
 
+    static void writePodDNSConfig(ProtobufWriter w, io.fabric8.kubernetes.api.model.PodDNSConfig o) throws ProtobufEncodingException {
+        ProtobufWriter.mustBeEmpty(o.getAdditionalProperties(), "PodDNSConfig.additionalProperties");
+        if (o.getOptions() != null) { // options
+            java.util.List<io.fabric8.kubernetes.api.model.PodDNSConfigOption> list = o.getOptions();
+            for (int i = list.size() - 1; i >= 0; i--) {
+                io.fabric8.kubernetes.api.model.PodDNSConfigOption v = list.get(i);
+                if (v != null) {
+                    int m = w.mark(); CoreV1Proto.writePodDNSConfigOption(w, v); w.endMessage(3, m);
+                }
+            }
+        }
+        if (o.getSearches() != null) { // searches
+            java.util.List<java.lang.String> list = o.getSearches();
+            for (int i = list.size() - 1; i >= 0; i--) {
+                java.lang.String v = list.get(i);
+                if (v != null) {
+                    w.string(2, v);
+                }
+            }
+        }
+        if (o.getNameservers() != null) { // nameservers
+            java.util.List<java.lang.String> list = o.getNameservers();
+            for (int i = list.size() - 1; i >= 0; i--) {
+                java.lang.String v = list.get(i);
+                if (v != null) {
+                    w.string(1, v);
+                }
+            }
+        }
+    }
+
     static io.fabric8.kubernetes.api.model.PodDNSConfigOption readPodDNSConfigOption(CodedInputStream in) throws IOException {
         int limit = Decoding.enter(in);
         io.fabric8.kubernetes.api.model.PodDNSConfigOption o = new io.fabric8.kubernetes.api.model.PodDNSConfigOption();
@@ -4528,6 +8639,22 @@ final class CoreV1Proto {
                 }
                 case 18 -> o.setValue(in.readString()); // value
                 default -> throw Decoding.unknownField(tag, "k8s.io.api.core.v1.PodDNSConfigOption");
+            }
+        }
+    }
+
+    static void writePodDNSConfigOption(ProtobufWriter w, io.fabric8.kubernetes.api.model.PodDNSConfigOption o) throws ProtobufEncodingException {
+        ProtobufWriter.mustBeEmpty(o.getAdditionalProperties(), "PodDNSConfigOption.additionalProperties");
+        { // value
+            java.lang.String v = o.getValue();
+            if (v != null) {
+                w.string(2, v);
+            }
+        }
+        { // name
+            java.lang.String v = o.getName();
+            if (v != null) {
+                w.string(1, v);
             }
         }
     }
@@ -4568,6 +8695,16 @@ final class CoreV1Proto {
         }
     }
 
+    static void writePodIP(ProtobufWriter w, io.fabric8.kubernetes.api.model.PodIP o) throws ProtobufEncodingException {
+        ProtobufWriter.mustBeEmpty(o.getAdditionalProperties(), "PodIP.additionalProperties");
+        { // ip
+            java.lang.String v = o.getIp();
+            if (v != null) {
+                w.string(1, v);
+            }
+        }
+    }
+
     static io.fabric8.kubernetes.api.model.PodList readPodList(CodedInputStream in) throws IOException {
         int limit = Decoding.enter(in);
         io.fabric8.kubernetes.api.model.PodList o = new io.fabric8.kubernetes.api.model.PodList();
@@ -4593,6 +8730,25 @@ final class CoreV1Proto {
         }
     }
 
+    static void writePodList(ProtobufWriter w, io.fabric8.kubernetes.api.model.PodList o) throws ProtobufEncodingException {
+        ProtobufWriter.mustBeEmpty(o.getAdditionalProperties(), "PodList.additionalProperties");
+        if (o.getItems() != null) { // items
+            java.util.List<io.fabric8.kubernetes.api.model.Pod> list = o.getItems();
+            for (int i = list.size() - 1; i >= 0; i--) {
+                io.fabric8.kubernetes.api.model.Pod v = list.get(i);
+                if (v != null) {
+                    int m = w.mark(); CoreV1Proto.writePod(w, v); w.endMessage(2, m);
+                }
+            }
+        }
+        { // metadata
+            io.fabric8.kubernetes.api.model.ListMeta v = o.getMetadata();
+            if (v != null) {
+                int m = w.mark(); MetaV1Proto.writeListMeta(w, v); w.endMessage(1, m);
+            }
+        }
+    }
+
     static io.fabric8.kubernetes.api.model.PodOS readPodOS(CodedInputStream in) throws IOException {
         int limit = Decoding.enter(in);
         io.fabric8.kubernetes.api.model.PodOS o = new io.fabric8.kubernetes.api.model.PodOS();
@@ -4610,6 +8766,16 @@ final class CoreV1Proto {
         }
     }
 
+    static void writePodOS(ProtobufWriter w, io.fabric8.kubernetes.api.model.PodOS o) throws ProtobufEncodingException {
+        ProtobufWriter.mustBeEmpty(o.getAdditionalProperties(), "PodOS.additionalProperties");
+        { // name
+            java.lang.String v = o.getName();
+            if (v != null) {
+                w.string(1, v);
+            }
+        }
+    }
+
     static io.fabric8.kubernetes.api.model.PodReadinessGate readPodReadinessGate(CodedInputStream in) throws IOException {
         int limit = Decoding.enter(in);
         io.fabric8.kubernetes.api.model.PodReadinessGate o = new io.fabric8.kubernetes.api.model.PodReadinessGate();
@@ -4623,6 +8789,16 @@ final class CoreV1Proto {
             switch (tag) {
                 case 10 -> o.setConditionType(in.readString()); // conditionType
                 default -> throw Decoding.unknownField(tag, "k8s.io.api.core.v1.PodReadinessGate");
+            }
+        }
+    }
+
+    static void writePodReadinessGate(ProtobufWriter w, io.fabric8.kubernetes.api.model.PodReadinessGate o) throws ProtobufEncodingException {
+        ProtobufWriter.mustBeEmpty(o.getAdditionalProperties(), "PodReadinessGate.additionalProperties");
+        { // conditionType
+            java.lang.String v = o.getConditionType();
+            if (v != null) {
+                w.string(1, v);
             }
         }
     }
@@ -4646,6 +8822,28 @@ final class CoreV1Proto {
         }
     }
 
+    static void writePodResourceClaim(ProtobufWriter w, io.fabric8.kubernetes.api.model.PodResourceClaim o) throws ProtobufEncodingException {
+        ProtobufWriter.mustBeEmpty(o.getAdditionalProperties(), "PodResourceClaim.additionalProperties");
+        { // resourceClaimTemplateName
+            java.lang.String v = o.getResourceClaimTemplateName();
+            if (v != null) {
+                w.string(4, v);
+            }
+        }
+        { // resourceClaimName
+            java.lang.String v = o.getResourceClaimName();
+            if (v != null) {
+                w.string(3, v);
+            }
+        }
+        { // name
+            java.lang.String v = o.getName();
+            if (v != null) {
+                w.string(1, v);
+            }
+        }
+    }
+
     static io.fabric8.kubernetes.api.model.PodResourceClaimStatus readPodResourceClaimStatus(CodedInputStream in) throws IOException {
         int limit = Decoding.enter(in);
         io.fabric8.kubernetes.api.model.PodResourceClaimStatus o = new io.fabric8.kubernetes.api.model.PodResourceClaimStatus();
@@ -4664,6 +8862,22 @@ final class CoreV1Proto {
         }
     }
 
+    static void writePodResourceClaimStatus(ProtobufWriter w, io.fabric8.kubernetes.api.model.PodResourceClaimStatus o) throws ProtobufEncodingException {
+        ProtobufWriter.mustBeEmpty(o.getAdditionalProperties(), "PodResourceClaimStatus.additionalProperties");
+        { // resourceClaimName
+            java.lang.String v = o.getResourceClaimName();
+            if (v != null) {
+                w.string(2, v);
+            }
+        }
+        { // name
+            java.lang.String v = o.getName();
+            if (v != null) {
+                w.string(1, v);
+            }
+        }
+    }
+
     static io.fabric8.kubernetes.api.model.PodSchedulingGate readPodSchedulingGate(CodedInputStream in) throws IOException {
         int limit = Decoding.enter(in);
         io.fabric8.kubernetes.api.model.PodSchedulingGate o = new io.fabric8.kubernetes.api.model.PodSchedulingGate();
@@ -4677,6 +8891,16 @@ final class CoreV1Proto {
             switch (tag) {
                 case 10 -> o.setName(in.readString()); // name
                 default -> throw Decoding.unknownField(tag, "k8s.io.api.core.v1.PodSchedulingGate");
+            }
+        }
+    }
+
+    static void writePodSchedulingGate(ProtobufWriter w, io.fabric8.kubernetes.api.model.PodSchedulingGate o) throws ProtobufEncodingException {
+        ProtobufWriter.mustBeEmpty(o.getAdditionalProperties(), "PodSchedulingGate.additionalProperties");
+        { // name
+            java.lang.String v = o.getName();
+            if (v != null) {
+                w.string(1, v);
             }
         }
     }
@@ -4732,6 +8956,94 @@ final class CoreV1Proto {
                 case 90 -> o.setAppArmorProfile(CoreV1Proto.readAppArmorProfile(in)); // appArmorProfile
                 case 106 -> o.setSeLinuxChangePolicy(in.readString()); // seLinuxChangePolicy
                 default -> throw Decoding.unknownField(tag, "k8s.io.api.core.v1.PodSecurityContext");
+            }
+        }
+    }
+
+    static void writePodSecurityContext(ProtobufWriter w, io.fabric8.kubernetes.api.model.PodSecurityContext o) throws ProtobufEncodingException {
+        ProtobufWriter.mustBeEmpty(o.getAdditionalProperties(), "PodSecurityContext.additionalProperties");
+        { // seLinuxChangePolicy
+            java.lang.String v = o.getSeLinuxChangePolicy();
+            if (v != null) {
+                w.string(13, v);
+            }
+        }
+        { // appArmorProfile
+            io.fabric8.kubernetes.api.model.AppArmorProfile v = o.getAppArmorProfile();
+            if (v != null) {
+                int m = w.mark(); CoreV1Proto.writeAppArmorProfile(w, v); w.endMessage(11, m);
+            }
+        }
+        { // seccompProfile
+            io.fabric8.kubernetes.api.model.SeccompProfile v = o.getSeccompProfile();
+            if (v != null) {
+                int m = w.mark(); CoreV1Proto.writeSeccompProfile(w, v); w.endMessage(10, m);
+            }
+        }
+        { // fsGroupChangePolicy
+            java.lang.String v = o.getFsGroupChangePolicy();
+            if (v != null) {
+                w.string(9, v);
+            }
+        }
+        if (o.getSysctls() != null) { // sysctls
+            java.util.List<io.fabric8.kubernetes.api.model.Sysctl> list = o.getSysctls();
+            for (int i = list.size() - 1; i >= 0; i--) {
+                io.fabric8.kubernetes.api.model.Sysctl v = list.get(i);
+                if (v != null) {
+                    int m = w.mark(); CoreV1Proto.writeSysctl(w, v); w.endMessage(7, m);
+                }
+            }
+        }
+        { // fsGroup
+            java.lang.Long v = o.getFsGroup();
+            if (v != null) {
+                w.int64(5, v);
+            }
+        }
+        { // supplementalGroupsPolicy
+            java.lang.String v = o.getSupplementalGroupsPolicy();
+            if (v != null) {
+                w.string(12, v);
+            }
+        }
+        if (o.getSupplementalGroups() != null) { // supplementalGroups
+            java.util.List<java.lang.Long> list = o.getSupplementalGroups();
+            for (int i = list.size() - 1; i >= 0; i--) {
+                java.lang.Long v = list.get(i);
+                if (v != null) {
+                    w.int64(4, v);
+                }
+            }
+        }
+        { // runAsNonRoot
+            java.lang.Boolean v = o.getRunAsNonRoot();
+            if (v != null) {
+                w.bool(3, v);
+            }
+        }
+        { // runAsGroup
+            java.lang.Long v = o.getRunAsGroup();
+            if (v != null) {
+                w.int64(6, v);
+            }
+        }
+        { // runAsUser
+            java.lang.Long v = o.getRunAsUser();
+            if (v != null) {
+                w.int64(2, v);
+            }
+        }
+        { // windowsOptions
+            io.fabric8.kubernetes.api.model.WindowsSecurityContextOptions v = o.getWindowsOptions();
+            if (v != null) {
+                int m = w.mark(); CoreV1Proto.writeWindowsSecurityContextOptions(w, v); w.endMessage(8, m);
+            }
+        }
+        { // seLinuxOptions
+            io.fabric8.kubernetes.api.model.SELinuxOptions v = o.getSeLinuxOptions();
+            if (v != null) {
+                int m = w.mark(); CoreV1Proto.writeSELinuxOptions(w, v); w.endMessage(1, m);
             }
         }
     }
@@ -4968,6 +9280,299 @@ final class CoreV1Proto {
         }
     }
 
+    static void writePodSpec(ProtobufWriter w, io.fabric8.kubernetes.api.model.PodSpec o) throws ProtobufEncodingException {
+        ProtobufWriter.mustBeEmpty(o.getAdditionalProperties(), "PodSpec.additionalProperties");
+        { // resources
+            io.fabric8.kubernetes.api.model.ResourceRequirements v = o.getResources();
+            if (v != null) {
+                int m = w.mark(); CoreV1Proto.writeResourceRequirements(w, v); w.endMessage(40, m);
+            }
+        }
+        if (o.getResourceClaims() != null) { // resourceClaims
+            java.util.List<io.fabric8.kubernetes.api.model.PodResourceClaim> list = o.getResourceClaims();
+            for (int i = list.size() - 1; i >= 0; i--) {
+                io.fabric8.kubernetes.api.model.PodResourceClaim v = list.get(i);
+                if (v != null) {
+                    int m = w.mark(); CoreV1Proto.writePodResourceClaim(w, v); w.endMessage(39, m);
+                }
+            }
+        }
+        if (o.getSchedulingGates() != null) { // schedulingGates
+            java.util.List<io.fabric8.kubernetes.api.model.PodSchedulingGate> list = o.getSchedulingGates();
+            for (int i = list.size() - 1; i >= 0; i--) {
+                io.fabric8.kubernetes.api.model.PodSchedulingGate v = list.get(i);
+                if (v != null) {
+                    int m = w.mark(); CoreV1Proto.writePodSchedulingGate(w, v); w.endMessage(38, m);
+                }
+            }
+        }
+        { // hostUsers
+            java.lang.Boolean v = o.getHostUsers();
+            if (v != null) {
+                w.bool(37, v);
+            }
+        }
+        { // os
+            io.fabric8.kubernetes.api.model.PodOS v = o.getOs();
+            if (v != null) {
+                int m = w.mark(); CoreV1Proto.writePodOS(w, v); w.endMessage(36, m);
+            }
+        }
+        { // setHostnameAsFQDN
+            java.lang.Boolean v = o.getSetHostnameAsFQDN();
+            if (v != null) {
+                w.bool(35, v);
+            }
+        }
+        if (o.getTopologySpreadConstraints() != null) { // topologySpreadConstraints
+            java.util.List<io.fabric8.kubernetes.api.model.TopologySpreadConstraint> list = o.getTopologySpreadConstraints();
+            for (int i = list.size() - 1; i >= 0; i--) {
+                io.fabric8.kubernetes.api.model.TopologySpreadConstraint v = list.get(i);
+                if (v != null) {
+                    int m = w.mark(); CoreV1Proto.writeTopologySpreadConstraint(w, v); w.endMessage(33, m);
+                }
+            }
+        }
+        if (o.getOverhead() != null) { // overhead
+            Object[] entries = o.getOverhead().entrySet().toArray();
+            for (int i = entries.length - 1; i >= 0; i--) {
+                @SuppressWarnings("unchecked")
+                java.util.Map.Entry<String, io.fabric8.kubernetes.api.model.Quantity> e = (java.util.Map.Entry<String, io.fabric8.kubernetes.api.model.Quantity>) entries[i];
+                int m = w.mark();
+                io.fabric8.kubernetes.api.model.Quantity v = e.getValue();
+                if (v != null) {
+                    w.quantity(2, v);
+                }
+                w.string(1, e.getKey());
+                w.endMessage(32, m);
+            }
+        }
+        { // preemptionPolicy
+            java.lang.String v = o.getPreemptionPolicy();
+            if (v != null) {
+                w.string(31, v);
+            }
+        }
+        { // enableServiceLinks
+            java.lang.Boolean v = o.getEnableServiceLinks();
+            if (v != null) {
+                w.bool(30, v);
+            }
+        }
+        { // runtimeClassName
+            java.lang.String v = o.getRuntimeClassName();
+            if (v != null) {
+                w.string(29, v);
+            }
+        }
+        if (o.getReadinessGates() != null) { // readinessGates
+            java.util.List<io.fabric8.kubernetes.api.model.PodReadinessGate> list = o.getReadinessGates();
+            for (int i = list.size() - 1; i >= 0; i--) {
+                io.fabric8.kubernetes.api.model.PodReadinessGate v = list.get(i);
+                if (v != null) {
+                    int m = w.mark(); CoreV1Proto.writePodReadinessGate(w, v); w.endMessage(28, m);
+                }
+            }
+        }
+        { // dnsConfig
+            io.fabric8.kubernetes.api.model.PodDNSConfig v = o.getDnsConfig();
+            if (v != null) {
+                int m = w.mark(); CoreV1Proto.writePodDNSConfig(w, v); w.endMessage(26, m);
+            }
+        }
+        { // priority
+            java.lang.Integer v = o.getPriority();
+            if (v != null) {
+                w.int64(25, v);
+            }
+        }
+        { // priorityClassName
+            java.lang.String v = o.getPriorityClassName();
+            if (v != null) {
+                w.string(24, v);
+            }
+        }
+        if (o.getHostAliases() != null) { // hostAliases
+            java.util.List<io.fabric8.kubernetes.api.model.HostAlias> list = o.getHostAliases();
+            for (int i = list.size() - 1; i >= 0; i--) {
+                io.fabric8.kubernetes.api.model.HostAlias v = list.get(i);
+                if (v != null) {
+                    int m = w.mark(); CoreV1Proto.writeHostAlias(w, v); w.endMessage(23, m);
+                }
+            }
+        }
+        if (o.getTolerations() != null) { // tolerations
+            java.util.List<io.fabric8.kubernetes.api.model.Toleration> list = o.getTolerations();
+            for (int i = list.size() - 1; i >= 0; i--) {
+                io.fabric8.kubernetes.api.model.Toleration v = list.get(i);
+                if (v != null) {
+                    int m = w.mark(); CoreV1Proto.writeToleration(w, v); w.endMessage(22, m);
+                }
+            }
+        }
+        { // schedulerName
+            java.lang.String v = o.getSchedulerName();
+            if (v != null) {
+                w.string(19, v);
+            }
+        }
+        { // affinity
+            io.fabric8.kubernetes.api.model.Affinity v = o.getAffinity();
+            if (v != null) {
+                int m = w.mark(); CoreV1Proto.writeAffinity(w, v); w.endMessage(18, m);
+            }
+        }
+        { // subdomain
+            java.lang.String v = o.getSubdomain();
+            if (v != null) {
+                w.string(17, v);
+            }
+        }
+        { // hostname
+            java.lang.String v = o.getHostname();
+            if (v != null) {
+                w.string(16, v);
+            }
+        }
+        if (o.getImagePullSecrets() != null) { // imagePullSecrets
+            java.util.List<io.fabric8.kubernetes.api.model.LocalObjectReference> list = o.getImagePullSecrets();
+            for (int i = list.size() - 1; i >= 0; i--) {
+                io.fabric8.kubernetes.api.model.LocalObjectReference v = list.get(i);
+                if (v != null) {
+                    int m = w.mark(); CoreV1Proto.writeLocalObjectReference(w, v); w.endMessage(15, m);
+                }
+            }
+        }
+        { // securityContext
+            io.fabric8.kubernetes.api.model.PodSecurityContext v = o.getSecurityContext();
+            if (v != null) {
+                int m = w.mark(); CoreV1Proto.writePodSecurityContext(w, v); w.endMessage(14, m);
+            }
+        }
+        { // shareProcessNamespace
+            java.lang.Boolean v = o.getShareProcessNamespace();
+            if (v != null) {
+                w.bool(27, v);
+            }
+        }
+        { // hostIPC
+            java.lang.Boolean v = o.getHostIPC();
+            if (v != null) {
+                w.bool(13, v);
+            }
+        }
+        { // hostPID
+            java.lang.Boolean v = o.getHostPID();
+            if (v != null) {
+                w.bool(12, v);
+            }
+        }
+        { // hostNetwork
+            java.lang.Boolean v = o.getHostNetwork();
+            if (v != null) {
+                w.bool(11, v);
+            }
+        }
+        { // nodeName
+            java.lang.String v = o.getNodeName();
+            if (v != null) {
+                w.string(10, v);
+            }
+        }
+        { // automountServiceAccountToken
+            java.lang.Boolean v = o.getAutomountServiceAccountToken();
+            if (v != null) {
+                w.bool(21, v);
+            }
+        }
+        { // serviceAccount
+            java.lang.String v = o.getServiceAccount();
+            if (v != null) {
+                w.string(9, v);
+            }
+        }
+        { // serviceAccountName
+            java.lang.String v = o.getServiceAccountName();
+            if (v != null) {
+                w.string(8, v);
+            }
+        }
+        if (o.getNodeSelector() != null) { // nodeSelector
+            Object[] entries = o.getNodeSelector().entrySet().toArray();
+            for (int i = entries.length - 1; i >= 0; i--) {
+                @SuppressWarnings("unchecked")
+                java.util.Map.Entry<String, java.lang.String> e = (java.util.Map.Entry<String, java.lang.String>) entries[i];
+                int m = w.mark();
+                java.lang.String v = e.getValue();
+                if (v != null) {
+                    w.string(2, v);
+                }
+                w.string(1, e.getKey());
+                w.endMessage(7, m);
+            }
+        }
+        { // dnsPolicy
+            java.lang.String v = o.getDnsPolicy();
+            if (v != null) {
+                w.string(6, v);
+            }
+        }
+        { // activeDeadlineSeconds
+            java.lang.Long v = o.getActiveDeadlineSeconds();
+            if (v != null) {
+                w.int64(5, v);
+            }
+        }
+        { // terminationGracePeriodSeconds
+            java.lang.Long v = o.getTerminationGracePeriodSeconds();
+            if (v != null) {
+                w.int64(4, v);
+            }
+        }
+        { // restartPolicy
+            java.lang.String v = o.getRestartPolicy();
+            if (v != null) {
+                w.string(3, v);
+            }
+        }
+        if (o.getEphemeralContainers() != null) { // ephemeralContainers
+            java.util.List<io.fabric8.kubernetes.api.model.EphemeralContainer> list = o.getEphemeralContainers();
+            for (int i = list.size() - 1; i >= 0; i--) {
+                io.fabric8.kubernetes.api.model.EphemeralContainer v = list.get(i);
+                if (v != null) {
+                    int m = w.mark(); CoreV1Proto.writeEphemeralContainer(w, v); w.endMessage(34, m);
+                }
+            }
+        }
+        if (o.getContainers() != null) { // containers
+            java.util.List<io.fabric8.kubernetes.api.model.Container> list = o.getContainers();
+            for (int i = list.size() - 1; i >= 0; i--) {
+                io.fabric8.kubernetes.api.model.Container v = list.get(i);
+                if (v != null) {
+                    int m = w.mark(); CoreV1Proto.writeContainer(w, v); w.endMessage(2, m);
+                }
+            }
+        }
+        if (o.getInitContainers() != null) { // initContainers
+            java.util.List<io.fabric8.kubernetes.api.model.Container> list = o.getInitContainers();
+            for (int i = list.size() - 1; i >= 0; i--) {
+                io.fabric8.kubernetes.api.model.Container v = list.get(i);
+                if (v != null) {
+                    int m = w.mark(); CoreV1Proto.writeContainer(w, v); w.endMessage(20, m);
+                }
+            }
+        }
+        if (o.getVolumes() != null) { // volumes
+            java.util.List<io.fabric8.kubernetes.api.model.Volume> list = o.getVolumes();
+            for (int i = list.size() - 1; i >= 0; i--) {
+                io.fabric8.kubernetes.api.model.Volume v = list.get(i);
+                if (v != null) {
+                    int m = w.mark(); CoreV1Proto.writeVolume(w, v); w.endMessage(1, m);
+                }
+            }
+        }
+    }
+
     static io.fabric8.kubernetes.api.model.PodStatus readPodStatus(CodedInputStream in) throws IOException {
         int limit = Decoding.enter(in);
         io.fabric8.kubernetes.api.model.PodStatus o = new io.fabric8.kubernetes.api.model.PodStatus();
@@ -5111,6 +9716,133 @@ final class CoreV1Proto {
         }
     }
 
+    static void writePodStatus(ProtobufWriter w, io.fabric8.kubernetes.api.model.PodStatus o) throws ProtobufEncodingException {
+        ProtobufWriter.mustBeEmpty(o.getAdditionalProperties(), "PodStatus.additionalProperties");
+        if (o.getResourceClaimStatuses() != null) { // resourceClaimStatuses
+            java.util.List<io.fabric8.kubernetes.api.model.PodResourceClaimStatus> list = o.getResourceClaimStatuses();
+            for (int i = list.size() - 1; i >= 0; i--) {
+                io.fabric8.kubernetes.api.model.PodResourceClaimStatus v = list.get(i);
+                if (v != null) {
+                    int m = w.mark(); CoreV1Proto.writePodResourceClaimStatus(w, v); w.endMessage(15, m);
+                }
+            }
+        }
+        { // resize
+            java.lang.String v = o.getResize();
+            if (v != null) {
+                w.string(14, v);
+            }
+        }
+        if (o.getEphemeralContainerStatuses() != null) { // ephemeralContainerStatuses
+            java.util.List<io.fabric8.kubernetes.api.model.ContainerStatus> list = o.getEphemeralContainerStatuses();
+            for (int i = list.size() - 1; i >= 0; i--) {
+                io.fabric8.kubernetes.api.model.ContainerStatus v = list.get(i);
+                if (v != null) {
+                    int m = w.mark(); CoreV1Proto.writeContainerStatus(w, v); w.endMessage(13, m);
+                }
+            }
+        }
+        { // qosClass
+            java.lang.String v = o.getQosClass();
+            if (v != null) {
+                w.string(9, v);
+            }
+        }
+        if (o.getContainerStatuses() != null) { // containerStatuses
+            java.util.List<io.fabric8.kubernetes.api.model.ContainerStatus> list = o.getContainerStatuses();
+            for (int i = list.size() - 1; i >= 0; i--) {
+                io.fabric8.kubernetes.api.model.ContainerStatus v = list.get(i);
+                if (v != null) {
+                    int m = w.mark(); CoreV1Proto.writeContainerStatus(w, v); w.endMessage(8, m);
+                }
+            }
+        }
+        if (o.getInitContainerStatuses() != null) { // initContainerStatuses
+            java.util.List<io.fabric8.kubernetes.api.model.ContainerStatus> list = o.getInitContainerStatuses();
+            for (int i = list.size() - 1; i >= 0; i--) {
+                io.fabric8.kubernetes.api.model.ContainerStatus v = list.get(i);
+                if (v != null) {
+                    int m = w.mark(); CoreV1Proto.writeContainerStatus(w, v); w.endMessage(10, m);
+                }
+            }
+        }
+        { // startTime
+            java.lang.String v = o.getStartTime();
+            if (v != null) {
+                w.time(7, v);
+            }
+        }
+        if (o.getPodIPs() != null) { // podIPs
+            java.util.List<io.fabric8.kubernetes.api.model.PodIP> list = o.getPodIPs();
+            for (int i = list.size() - 1; i >= 0; i--) {
+                io.fabric8.kubernetes.api.model.PodIP v = list.get(i);
+                if (v != null) {
+                    int m = w.mark(); CoreV1Proto.writePodIP(w, v); w.endMessage(12, m);
+                }
+            }
+        }
+        { // podIP
+            java.lang.String v = o.getPodIP();
+            if (v != null) {
+                w.string(6, v);
+            }
+        }
+        if (o.getHostIPs() != null) { // hostIPs
+            java.util.List<io.fabric8.kubernetes.api.model.HostIP> list = o.getHostIPs();
+            for (int i = list.size() - 1; i >= 0; i--) {
+                io.fabric8.kubernetes.api.model.HostIP v = list.get(i);
+                if (v != null) {
+                    int m = w.mark(); CoreV1Proto.writeHostIP(w, v); w.endMessage(16, m);
+                }
+            }
+        }
+        { // hostIP
+            java.lang.String v = o.getHostIP();
+            if (v != null) {
+                w.string(5, v);
+            }
+        }
+        { // nominatedNodeName
+            java.lang.String v = o.getNominatedNodeName();
+            if (v != null) {
+                w.string(11, v);
+            }
+        }
+        { // reason
+            java.lang.String v = o.getReason();
+            if (v != null) {
+                w.string(4, v);
+            }
+        }
+        { // message
+            java.lang.String v = o.getMessage();
+            if (v != null) {
+                w.string(3, v);
+            }
+        }
+        if (o.getConditions() != null) { // conditions
+            java.util.List<io.fabric8.kubernetes.api.model.PodCondition> list = o.getConditions();
+            for (int i = list.size() - 1; i >= 0; i--) {
+                io.fabric8.kubernetes.api.model.PodCondition v = list.get(i);
+                if (v != null) {
+                    int m = w.mark(); CoreV1Proto.writePodCondition(w, v); w.endMessage(2, m);
+                }
+            }
+        }
+        { // phase
+            java.lang.String v = o.getPhase();
+            if (v != null) {
+                w.string(1, v);
+            }
+        }
+        { // observedGeneration
+            java.lang.Long v = o.getObservedGeneration();
+            if (v != null) {
+                w.int64(17, v);
+            }
+        }
+    }
+
     static io.fabric8.kubernetes.api.model.PodTemplate readPodTemplate(CodedInputStream in) throws IOException {
         int limit = Decoding.enter(in);
         io.fabric8.kubernetes.api.model.PodTemplate o = new io.fabric8.kubernetes.api.model.PodTemplate();
@@ -5125,6 +9857,22 @@ final class CoreV1Proto {
                 case 10 -> o.setMetadata(MetaV1Proto.readObjectMeta(in)); // metadata
                 case 18 -> o.setTemplate(CoreV1Proto.readPodTemplateSpec(in)); // template
                 default -> throw Decoding.unknownField(tag, "k8s.io.api.core.v1.PodTemplate");
+            }
+        }
+    }
+
+    static void writePodTemplate(ProtobufWriter w, io.fabric8.kubernetes.api.model.PodTemplate o) throws ProtobufEncodingException {
+        ProtobufWriter.mustBeEmpty(o.getAdditionalProperties(), "PodTemplate.additionalProperties");
+        { // template
+            io.fabric8.kubernetes.api.model.PodTemplateSpec v = o.getTemplate();
+            if (v != null) {
+                int m = w.mark(); CoreV1Proto.writePodTemplateSpec(w, v); w.endMessage(2, m);
+            }
+        }
+        { // metadata
+            io.fabric8.kubernetes.api.model.ObjectMeta v = o.getMetadata();
+            if (v != null) {
+                int m = w.mark(); MetaV1Proto.writeObjectMeta(w, v); w.endMessage(1, m);
             }
         }
     }
@@ -5154,6 +9902,25 @@ final class CoreV1Proto {
         }
     }
 
+    static void writePodTemplateList(ProtobufWriter w, io.fabric8.kubernetes.api.model.PodTemplateList o) throws ProtobufEncodingException {
+        ProtobufWriter.mustBeEmpty(o.getAdditionalProperties(), "PodTemplateList.additionalProperties");
+        if (o.getItems() != null) { // items
+            java.util.List<io.fabric8.kubernetes.api.model.PodTemplate> list = o.getItems();
+            for (int i = list.size() - 1; i >= 0; i--) {
+                io.fabric8.kubernetes.api.model.PodTemplate v = list.get(i);
+                if (v != null) {
+                    int m = w.mark(); CoreV1Proto.writePodTemplate(w, v); w.endMessage(2, m);
+                }
+            }
+        }
+        { // metadata
+            io.fabric8.kubernetes.api.model.ListMeta v = o.getMetadata();
+            if (v != null) {
+                int m = w.mark(); MetaV1Proto.writeListMeta(w, v); w.endMessage(1, m);
+            }
+        }
+    }
+
     static io.fabric8.kubernetes.api.model.PodTemplateSpec readPodTemplateSpec(CodedInputStream in) throws IOException {
         int limit = Decoding.enter(in);
         io.fabric8.kubernetes.api.model.PodTemplateSpec o = new io.fabric8.kubernetes.api.model.PodTemplateSpec();
@@ -5168,6 +9935,22 @@ final class CoreV1Proto {
                 case 10 -> o.setMetadata(MetaV1Proto.readObjectMeta(in)); // metadata
                 case 18 -> o.setSpec(CoreV1Proto.readPodSpec(in)); // spec
                 default -> throw Decoding.unknownField(tag, "k8s.io.api.core.v1.PodTemplateSpec");
+            }
+        }
+    }
+
+    static void writePodTemplateSpec(ProtobufWriter w, io.fabric8.kubernetes.api.model.PodTemplateSpec o) throws ProtobufEncodingException {
+        ProtobufWriter.mustBeEmpty(o.getAdditionalProperties(), "PodTemplateSpec.additionalProperties");
+        { // spec
+            io.fabric8.kubernetes.api.model.PodSpec v = o.getSpec();
+            if (v != null) {
+                int m = w.mark(); CoreV1Proto.writePodSpec(w, v); w.endMessage(2, m);
+            }
+        }
+        { // metadata
+            io.fabric8.kubernetes.api.model.ObjectMeta v = o.getMetadata();
+            if (v != null) {
+                int m = w.mark(); MetaV1Proto.writeObjectMeta(w, v); w.endMessage(1, m);
             }
         }
     }
@@ -5187,6 +9970,28 @@ final class CoreV1Proto {
                 case 18 -> o.setProtocol(in.readString()); // protocol
                 case 26 -> o.setError(in.readString()); // error
                 default -> throw Decoding.unknownField(tag, "k8s.io.api.core.v1.PortStatus");
+            }
+        }
+    }
+
+    static void writePortStatus(ProtobufWriter w, io.fabric8.kubernetes.api.model.PortStatus o) throws ProtobufEncodingException {
+        ProtobufWriter.mustBeEmpty(o.getAdditionalProperties(), "PortStatus.additionalProperties");
+        { // error
+            java.lang.String v = o.getError();
+            if (v != null) {
+                w.string(3, v);
+            }
+        }
+        { // protocol
+            java.lang.String v = o.getProtocol();
+            if (v != null) {
+                w.string(2, v);
+            }
+        }
+        { // port
+            java.lang.Integer v = o.getPort();
+            if (v != null) {
+                w.int64(1, v);
             }
         }
     }
@@ -5220,6 +10025,28 @@ final class CoreV1Proto {
         }
     }
 
+    static void writePortworxVolumeSource(ProtobufWriter w, io.fabric8.kubernetes.api.model.PortworxVolumeSource o) throws ProtobufEncodingException {
+        ProtobufWriter.mustBeEmpty(o.getAdditionalProperties(), "PortworxVolumeSource.additionalProperties");
+        { // readOnly
+            java.lang.Boolean v = o.getReadOnly();
+            if (v != null) {
+                w.bool(3, v);
+            }
+        }
+        { // fsType
+            java.lang.String v = o.getFsType();
+            if (v != null) {
+                w.string(2, v);
+            }
+        }
+        { // volumeID
+            java.lang.String v = o.getVolumeID();
+            if (v != null) {
+                w.string(1, v);
+            }
+        }
+    }
+
     static io.fabric8.kubernetes.api.model.PreferredSchedulingTerm readPreferredSchedulingTerm(CodedInputStream in) throws IOException {
         int limit = Decoding.enter(in);
         io.fabric8.kubernetes.api.model.PreferredSchedulingTerm o = new io.fabric8.kubernetes.api.model.PreferredSchedulingTerm();
@@ -5234,6 +10061,22 @@ final class CoreV1Proto {
                 case 8 -> o.setWeight(in.readInt32()); // weight
                 case 18 -> o.setPreference(CoreV1Proto.readNodeSelectorTerm(in)); // preference
                 default -> throw Decoding.unknownField(tag, "k8s.io.api.core.v1.PreferredSchedulingTerm");
+            }
+        }
+    }
+
+    static void writePreferredSchedulingTerm(ProtobufWriter w, io.fabric8.kubernetes.api.model.PreferredSchedulingTerm o) throws ProtobufEncodingException {
+        ProtobufWriter.mustBeEmpty(o.getAdditionalProperties(), "PreferredSchedulingTerm.additionalProperties");
+        { // preference
+            io.fabric8.kubernetes.api.model.NodeSelectorTerm v = o.getPreference();
+            if (v != null) {
+                int m = w.mark(); CoreV1Proto.writeNodeSelectorTerm(w, v); w.endMessage(2, m);
+            }
+        }
+        { // weight
+            java.lang.Integer v = o.getWeight();
+            if (v != null) {
+                w.int64(1, v);
             }
         }
     }
@@ -5290,6 +10133,51 @@ final class CoreV1Proto {
         }
     }
 
+    static void writeProbe(ProtobufWriter w, io.fabric8.kubernetes.api.model.Probe o) throws ProtobufEncodingException {
+        ProtobufWriter.mustBeEmpty(o.getAdditionalProperties(), "Probe.additionalProperties");
+        { // terminationGracePeriodSeconds
+            java.lang.Long v = o.getTerminationGracePeriodSeconds();
+            if (v != null) {
+                w.int64(7, v);
+            }
+        }
+        { // failureThreshold
+            java.lang.Integer v = o.getFailureThreshold();
+            if (v != null) {
+                w.int64(6, v);
+            }
+        }
+        { // successThreshold
+            java.lang.Integer v = o.getSuccessThreshold();
+            if (v != null) {
+                w.int64(5, v);
+            }
+        }
+        { // periodSeconds
+            java.lang.Integer v = o.getPeriodSeconds();
+            if (v != null) {
+                w.int64(4, v);
+            }
+        }
+        { // timeoutSeconds
+            java.lang.Integer v = o.getTimeoutSeconds();
+            if (v != null) {
+                w.int64(3, v);
+            }
+        }
+        { // initialDelaySeconds
+            java.lang.Integer v = o.getInitialDelaySeconds();
+            if (v != null) {
+                w.int64(2, v);
+            }
+        }
+        { // handler
+            int m = w.mark();
+            CoreV1Proto.writeProbeHandler_Probe(w, o);
+            w.endMessage(1, m);
+        }
+    }
+
     static io.fabric8.kubernetes.api.model.Probe readProbeHandler_Probe(CodedInputStream in) throws IOException {
         int limit = Decoding.enter(in);
         io.fabric8.kubernetes.api.model.Probe o = new io.fabric8.kubernetes.api.model.Probe();
@@ -5306,6 +10194,33 @@ final class CoreV1Proto {
                 case 26 -> o.setTcpSocket(CoreV1Proto.readTCPSocketAction(in)); // tcpSocket
                 case 34 -> o.setGrpc(CoreV1Proto.readGRPCAction(in)); // grpc
                 default -> throw Decoding.unknownField(tag, "k8s.io.api.core.v1.ProbeHandler");
+            }
+        }
+    }
+
+    static void writeProbeHandler_Probe(ProtobufWriter w, io.fabric8.kubernetes.api.model.Probe o) throws ProtobufEncodingException {
+        { // grpc
+            io.fabric8.kubernetes.api.model.GRPCAction v = o.getGrpc();
+            if (v != null) {
+                int m = w.mark(); CoreV1Proto.writeGRPCAction(w, v); w.endMessage(4, m);
+            }
+        }
+        { // tcpSocket
+            io.fabric8.kubernetes.api.model.TCPSocketAction v = o.getTcpSocket();
+            if (v != null) {
+                int m = w.mark(); CoreV1Proto.writeTCPSocketAction(w, v); w.endMessage(3, m);
+            }
+        }
+        { // httpGet
+            io.fabric8.kubernetes.api.model.HTTPGetAction v = o.getHttpGet();
+            if (v != null) {
+                int m = w.mark(); CoreV1Proto.writeHTTPGetAction(w, v); w.endMessage(2, m);
+            }
+        }
+        { // exec
+            io.fabric8.kubernetes.api.model.ExecAction v = o.getExec();
+            if (v != null) {
+                int m = w.mark(); CoreV1Proto.writeExecAction(w, v); w.endMessage(1, m);
             }
         }
     }
@@ -5332,6 +10247,25 @@ final class CoreV1Proto {
                 }
                 case 16 -> o.setDefaultMode(in.readInt32()); // defaultMode
                 default -> throw Decoding.unknownField(tag, "k8s.io.api.core.v1.ProjectedVolumeSource");
+            }
+        }
+    }
+
+    static void writeProjectedVolumeSource(ProtobufWriter w, io.fabric8.kubernetes.api.model.ProjectedVolumeSource o) throws ProtobufEncodingException {
+        ProtobufWriter.mustBeEmpty(o.getAdditionalProperties(), "ProjectedVolumeSource.additionalProperties");
+        { // defaultMode
+            java.lang.Integer v = o.getDefaultMode();
+            if (v != null) {
+                w.int64(2, v);
+            }
+        }
+        if (o.getSources() != null) { // sources
+            java.util.List<io.fabric8.kubernetes.api.model.VolumeProjection> list = o.getSources();
+            for (int i = list.size() - 1; i >= 0; i--) {
+                io.fabric8.kubernetes.api.model.VolumeProjection v = list.get(i);
+                if (v != null) {
+                    int m = w.mark(); CoreV1Proto.writeVolumeProjection(w, v); w.endMessage(1, m);
+                }
             }
         }
     }
@@ -5374,6 +10308,46 @@ final class CoreV1Proto {
                     }
                 }
                 default -> throw Decoding.unknownField(tag, "k8s.io.api.core.v1.QuobyteVolumeSource");
+            }
+        }
+    }
+
+    static void writeQuobyteVolumeSource(ProtobufWriter w, io.fabric8.kubernetes.api.model.QuobyteVolumeSource o) throws ProtobufEncodingException {
+        ProtobufWriter.mustBeEmpty(o.getAdditionalProperties(), "QuobyteVolumeSource.additionalProperties");
+        { // tenant
+            java.lang.String v = o.getTenant();
+            if (v != null) {
+                w.string(6, v);
+            }
+        }
+        { // group
+            java.lang.String v = o.getGroup();
+            if (v != null) {
+                w.string(5, v);
+            }
+        }
+        { // user
+            java.lang.String v = o.getUser();
+            if (v != null) {
+                w.string(4, v);
+            }
+        }
+        { // readOnly
+            java.lang.Boolean v = o.getReadOnly();
+            if (v != null) {
+                w.bool(3, v);
+            }
+        }
+        { // volume
+            java.lang.String v = o.getVolume();
+            if (v != null) {
+                w.string(2, v);
+            }
+        }
+        { // registry
+            java.lang.String v = o.getRegistry();
+            if (v != null) {
+                w.string(1, v);
             }
         }
     }
@@ -5435,6 +10409,61 @@ final class CoreV1Proto {
         }
     }
 
+    static void writeRBDPersistentVolumeSource(ProtobufWriter w, io.fabric8.kubernetes.api.model.RBDPersistentVolumeSource o) throws ProtobufEncodingException {
+        ProtobufWriter.mustBeEmpty(o.getAdditionalProperties(), "RBDPersistentVolumeSource.additionalProperties");
+        { // readOnly
+            java.lang.Boolean v = o.getReadOnly();
+            if (v != null) {
+                w.bool(8, v);
+            }
+        }
+        { // secretRef
+            io.fabric8.kubernetes.api.model.SecretReference v = o.getSecretRef();
+            if (v != null) {
+                int m = w.mark(); CoreV1Proto.writeSecretReference(w, v); w.endMessage(7, m);
+            }
+        }
+        { // keyring
+            java.lang.String v = o.getKeyring();
+            if (v != null) {
+                w.string(6, v);
+            }
+        }
+        { // user
+            java.lang.String v = o.getUser();
+            if (v != null) {
+                w.string(5, v);
+            }
+        }
+        { // pool
+            java.lang.String v = o.getPool();
+            if (v != null) {
+                w.string(4, v);
+            }
+        }
+        { // fsType
+            java.lang.String v = o.getFsType();
+            if (v != null) {
+                w.string(3, v);
+            }
+        }
+        { // image
+            java.lang.String v = o.getImage();
+            if (v != null) {
+                w.string(2, v);
+            }
+        }
+        if (o.getMonitors() != null) { // monitors
+            java.util.List<java.lang.String> list = o.getMonitors();
+            for (int i = list.size() - 1; i >= 0; i--) {
+                java.lang.String v = list.get(i);
+                if (v != null) {
+                    w.string(1, v);
+                }
+            }
+        }
+    }
+
     static io.fabric8.kubernetes.api.model.RBDVolumeSource readRBDVolumeSource(CodedInputStream in) throws IOException {
         int limit = Decoding.enter(in);
         io.fabric8.kubernetes.api.model.RBDVolumeSource o = new io.fabric8.kubernetes.api.model.RBDVolumeSource();
@@ -5492,6 +10521,61 @@ final class CoreV1Proto {
         }
     }
 
+    static void writeRBDVolumeSource(ProtobufWriter w, io.fabric8.kubernetes.api.model.RBDVolumeSource o) throws ProtobufEncodingException {
+        ProtobufWriter.mustBeEmpty(o.getAdditionalProperties(), "RBDVolumeSource.additionalProperties");
+        { // readOnly
+            java.lang.Boolean v = o.getReadOnly();
+            if (v != null) {
+                w.bool(8, v);
+            }
+        }
+        { // secretRef
+            io.fabric8.kubernetes.api.model.LocalObjectReference v = o.getSecretRef();
+            if (v != null) {
+                int m = w.mark(); CoreV1Proto.writeLocalObjectReference(w, v); w.endMessage(7, m);
+            }
+        }
+        { // keyring
+            java.lang.String v = o.getKeyring();
+            if (v != null) {
+                w.string(6, v);
+            }
+        }
+        { // user
+            java.lang.String v = o.getUser();
+            if (v != null) {
+                w.string(5, v);
+            }
+        }
+        { // pool
+            java.lang.String v = o.getPool();
+            if (v != null) {
+                w.string(4, v);
+            }
+        }
+        { // fsType
+            java.lang.String v = o.getFsType();
+            if (v != null) {
+                w.string(3, v);
+            }
+        }
+        { // image
+            java.lang.String v = o.getImage();
+            if (v != null) {
+                w.string(2, v);
+            }
+        }
+        if (o.getMonitors() != null) { // monitors
+            java.util.List<java.lang.String> list = o.getMonitors();
+            for (int i = list.size() - 1; i >= 0; i--) {
+                java.lang.String v = list.get(i);
+                if (v != null) {
+                    w.string(1, v);
+                }
+            }
+        }
+    }
+
     static io.fabric8.kubernetes.api.model.ReplicationController readReplicationController(CodedInputStream in) throws IOException {
         int limit = Decoding.enter(in);
         io.fabric8.kubernetes.api.model.ReplicationController o = new io.fabric8.kubernetes.api.model.ReplicationController();
@@ -5507,6 +10591,28 @@ final class CoreV1Proto {
                 case 18 -> o.setSpec(CoreV1Proto.readReplicationControllerSpec(in)); // spec
                 case 26 -> o.setStatus(CoreV1Proto.readReplicationControllerStatus(in)); // status
                 default -> throw Decoding.unknownField(tag, "k8s.io.api.core.v1.ReplicationController");
+            }
+        }
+    }
+
+    static void writeReplicationController(ProtobufWriter w, io.fabric8.kubernetes.api.model.ReplicationController o) throws ProtobufEncodingException {
+        ProtobufWriter.mustBeEmpty(o.getAdditionalProperties(), "ReplicationController.additionalProperties");
+        { // status
+            io.fabric8.kubernetes.api.model.ReplicationControllerStatus v = o.getStatus();
+            if (v != null) {
+                int m = w.mark(); CoreV1Proto.writeReplicationControllerStatus(w, v); w.endMessage(3, m);
+            }
+        }
+        { // spec
+            io.fabric8.kubernetes.api.model.ReplicationControllerSpec v = o.getSpec();
+            if (v != null) {
+                int m = w.mark(); CoreV1Proto.writeReplicationControllerSpec(w, v); w.endMessage(2, m);
+            }
+        }
+        { // metadata
+            io.fabric8.kubernetes.api.model.ObjectMeta v = o.getMetadata();
+            if (v != null) {
+                int m = w.mark(); MetaV1Proto.writeObjectMeta(w, v); w.endMessage(1, m);
             }
         }
     }
@@ -5542,6 +10648,40 @@ final class CoreV1Proto {
         }
     }
 
+    static void writeReplicationControllerCondition(ProtobufWriter w, io.fabric8.kubernetes.api.model.ReplicationControllerCondition o) throws ProtobufEncodingException {
+        ProtobufWriter.mustBeEmpty(o.getAdditionalProperties(), "ReplicationControllerCondition.additionalProperties");
+        { // message
+            java.lang.String v = o.getMessage();
+            if (v != null) {
+                w.string(5, v);
+            }
+        }
+        { // reason
+            java.lang.String v = o.getReason();
+            if (v != null) {
+                w.string(4, v);
+            }
+        }
+        { // lastTransitionTime
+            java.lang.String v = o.getLastTransitionTime();
+            if (v != null) {
+                w.time(3, v);
+            }
+        }
+        { // status
+            java.lang.String v = o.getStatus();
+            if (v != null) {
+                w.string(2, v);
+            }
+        }
+        { // type
+            java.lang.String v = o.getType();
+            if (v != null) {
+                w.string(1, v);
+            }
+        }
+    }
+
     static io.fabric8.kubernetes.api.model.ReplicationControllerList readReplicationControllerList(CodedInputStream in) throws IOException {
         int limit = Decoding.enter(in);
         io.fabric8.kubernetes.api.model.ReplicationControllerList o = new io.fabric8.kubernetes.api.model.ReplicationControllerList();
@@ -5563,6 +10703,25 @@ final class CoreV1Proto {
                     list.add(CoreV1Proto.readReplicationController(in));
                 }
                 default -> throw Decoding.unknownField(tag, "k8s.io.api.core.v1.ReplicationControllerList");
+            }
+        }
+    }
+
+    static void writeReplicationControllerList(ProtobufWriter w, io.fabric8.kubernetes.api.model.ReplicationControllerList o) throws ProtobufEncodingException {
+        ProtobufWriter.mustBeEmpty(o.getAdditionalProperties(), "ReplicationControllerList.additionalProperties");
+        if (o.getItems() != null) { // items
+            java.util.List<io.fabric8.kubernetes.api.model.ReplicationController> list = o.getItems();
+            for (int i = list.size() - 1; i >= 0; i--) {
+                io.fabric8.kubernetes.api.model.ReplicationController v = list.get(i);
+                if (v != null) {
+                    int m = w.mark(); CoreV1Proto.writeReplicationController(w, v); w.endMessage(2, m);
+                }
+            }
+        }
+        { // metadata
+            io.fabric8.kubernetes.api.model.ListMeta v = o.getMetadata();
+            if (v != null) {
+                int m = w.mark(); MetaV1Proto.writeListMeta(w, v); w.endMessage(1, m);
             }
         }
     }
@@ -5606,6 +10765,42 @@ final class CoreV1Proto {
                 }
                 case 26 -> o.setTemplate(CoreV1Proto.readPodTemplateSpec(in)); // template
                 default -> throw Decoding.unknownField(tag, "k8s.io.api.core.v1.ReplicationControllerSpec");
+            }
+        }
+    }
+
+    static void writeReplicationControllerSpec(ProtobufWriter w, io.fabric8.kubernetes.api.model.ReplicationControllerSpec o) throws ProtobufEncodingException {
+        ProtobufWriter.mustBeEmpty(o.getAdditionalProperties(), "ReplicationControllerSpec.additionalProperties");
+        { // template
+            io.fabric8.kubernetes.api.model.PodTemplateSpec v = o.getTemplate();
+            if (v != null) {
+                int m = w.mark(); CoreV1Proto.writePodTemplateSpec(w, v); w.endMessage(3, m);
+            }
+        }
+        if (o.getSelector() != null) { // selector
+            Object[] entries = o.getSelector().entrySet().toArray();
+            for (int i = entries.length - 1; i >= 0; i--) {
+                @SuppressWarnings("unchecked")
+                java.util.Map.Entry<String, java.lang.String> e = (java.util.Map.Entry<String, java.lang.String>) entries[i];
+                int m = w.mark();
+                java.lang.String v = e.getValue();
+                if (v != null) {
+                    w.string(2, v);
+                }
+                w.string(1, e.getKey());
+                w.endMessage(2, m);
+            }
+        }
+        { // minReadySeconds
+            java.lang.Integer v = o.getMinReadySeconds();
+            if (v != null) {
+                w.int64(4, v);
+            }
+        }
+        { // replicas
+            java.lang.Integer v = o.getReplicas();
+            if (v != null) {
+                w.int64(1, v);
             }
         }
     }
@@ -5659,6 +10854,49 @@ final class CoreV1Proto {
         }
     }
 
+    static void writeReplicationControllerStatus(ProtobufWriter w, io.fabric8.kubernetes.api.model.ReplicationControllerStatus o) throws ProtobufEncodingException {
+        ProtobufWriter.mustBeEmpty(o.getAdditionalProperties(), "ReplicationControllerStatus.additionalProperties");
+        if (o.getConditions() != null) { // conditions
+            java.util.List<io.fabric8.kubernetes.api.model.ReplicationControllerCondition> list = o.getConditions();
+            for (int i = list.size() - 1; i >= 0; i--) {
+                io.fabric8.kubernetes.api.model.ReplicationControllerCondition v = list.get(i);
+                if (v != null) {
+                    int m = w.mark(); CoreV1Proto.writeReplicationControllerCondition(w, v); w.endMessage(6, m);
+                }
+            }
+        }
+        { // observedGeneration
+            java.lang.Long v = o.getObservedGeneration();
+            if (v != null) {
+                w.int64(3, v);
+            }
+        }
+        { // availableReplicas
+            java.lang.Integer v = o.getAvailableReplicas();
+            if (v != null) {
+                w.int64(5, v);
+            }
+        }
+        { // readyReplicas
+            java.lang.Integer v = o.getReadyReplicas();
+            if (v != null) {
+                w.int64(4, v);
+            }
+        }
+        { // fullyLabeledReplicas
+            java.lang.Integer v = o.getFullyLabeledReplicas();
+            if (v != null) {
+                w.int64(2, v);
+            }
+        }
+        { // replicas
+            java.lang.Integer v = o.getReplicas();
+            if (v != null) {
+                w.int64(1, v);
+            }
+        }
+    }
+
     static io.fabric8.kubernetes.api.model.ResourceClaim readResourceClaim(CodedInputStream in) throws IOException {
         int limit = Decoding.enter(in);
         io.fabric8.kubernetes.api.model.ResourceClaim o = new io.fabric8.kubernetes.api.model.ResourceClaim();
@@ -5678,6 +10916,22 @@ final class CoreV1Proto {
                     }
                 }
                 default -> throw Decoding.unknownField(tag, "k8s.io.api.core.v1.ResourceClaim");
+            }
+        }
+    }
+
+    static void writeResourceClaim(ProtobufWriter w, io.fabric8.kubernetes.api.model.ResourceClaim o) throws ProtobufEncodingException {
+        ProtobufWriter.mustBeEmpty(o.getAdditionalProperties(), "ResourceClaim.additionalProperties");
+        { // request
+            java.lang.String v = o.getRequest();
+            if (v != null) {
+                w.string(2, v);
+            }
+        }
+        { // name
+            java.lang.String v = o.getName();
+            if (v != null) {
+                w.string(1, v);
             }
         }
     }
@@ -5729,6 +10983,28 @@ final class CoreV1Proto {
         }
     }
 
+    static void writeResourceFieldSelector(ProtobufWriter w, io.fabric8.kubernetes.api.model.ResourceFieldSelector o) throws ProtobufEncodingException {
+        ProtobufWriter.mustBeEmpty(o.getAdditionalProperties(), "ResourceFieldSelector.additionalProperties");
+        { // divisor
+            io.fabric8.kubernetes.api.model.Quantity v = o.getDivisor();
+            if (v != null) {
+                w.quantity(3, v);
+            }
+        }
+        { // resource
+            java.lang.String v = o.getResource();
+            if (v != null) {
+                w.string(2, v);
+            }
+        }
+        { // containerName
+            java.lang.String v = o.getContainerName();
+            if (v != null) {
+                w.string(1, v);
+            }
+        }
+    }
+
     static io.fabric8.kubernetes.api.model.ResourceHealth readResourceHealth(CodedInputStream in) throws IOException {
         int limit = Decoding.enter(in);
         io.fabric8.kubernetes.api.model.ResourceHealth o = new io.fabric8.kubernetes.api.model.ResourceHealth();
@@ -5752,6 +11028,22 @@ final class CoreV1Proto {
         }
     }
 
+    static void writeResourceHealth(ProtobufWriter w, io.fabric8.kubernetes.api.model.ResourceHealth o) throws ProtobufEncodingException {
+        ProtobufWriter.mustBeEmpty(o.getAdditionalProperties(), "ResourceHealth.additionalProperties");
+        { // health
+            java.lang.String v = o.getHealth();
+            if (v != null) {
+                w.string(2, v);
+            }
+        }
+        { // resourceID
+            java.lang.String v = o.getResourceID();
+            if (v != null) {
+                w.string(1, v);
+            }
+        }
+    }
+
     static io.fabric8.kubernetes.api.model.ResourceQuota readResourceQuota(CodedInputStream in) throws IOException {
         int limit = Decoding.enter(in);
         io.fabric8.kubernetes.api.model.ResourceQuota o = new io.fabric8.kubernetes.api.model.ResourceQuota();
@@ -5767,6 +11059,28 @@ final class CoreV1Proto {
                 case 18 -> o.setSpec(CoreV1Proto.readResourceQuotaSpec(in)); // spec
                 case 26 -> o.setStatus(CoreV1Proto.readResourceQuotaStatus(in)); // status
                 default -> throw Decoding.unknownField(tag, "k8s.io.api.core.v1.ResourceQuota");
+            }
+        }
+    }
+
+    static void writeResourceQuota(ProtobufWriter w, io.fabric8.kubernetes.api.model.ResourceQuota o) throws ProtobufEncodingException {
+        ProtobufWriter.mustBeEmpty(o.getAdditionalProperties(), "ResourceQuota.additionalProperties");
+        { // status
+            io.fabric8.kubernetes.api.model.ResourceQuotaStatus v = o.getStatus();
+            if (v != null) {
+                int m = w.mark(); CoreV1Proto.writeResourceQuotaStatus(w, v); w.endMessage(3, m);
+            }
+        }
+        { // spec
+            io.fabric8.kubernetes.api.model.ResourceQuotaSpec v = o.getSpec();
+            if (v != null) {
+                int m = w.mark(); CoreV1Proto.writeResourceQuotaSpec(w, v); w.endMessage(2, m);
+            }
+        }
+        { // metadata
+            io.fabric8.kubernetes.api.model.ObjectMeta v = o.getMetadata();
+            if (v != null) {
+                int m = w.mark(); MetaV1Proto.writeObjectMeta(w, v); w.endMessage(1, m);
             }
         }
     }
@@ -5792,6 +11106,25 @@ final class CoreV1Proto {
                     list.add(CoreV1Proto.readResourceQuota(in));
                 }
                 default -> throw Decoding.unknownField(tag, "k8s.io.api.core.v1.ResourceQuotaList");
+            }
+        }
+    }
+
+    static void writeResourceQuotaList(ProtobufWriter w, io.fabric8.kubernetes.api.model.ResourceQuotaList o) throws ProtobufEncodingException {
+        ProtobufWriter.mustBeEmpty(o.getAdditionalProperties(), "ResourceQuotaList.additionalProperties");
+        if (o.getItems() != null) { // items
+            java.util.List<io.fabric8.kubernetes.api.model.ResourceQuota> list = o.getItems();
+            for (int i = list.size() - 1; i >= 0; i--) {
+                io.fabric8.kubernetes.api.model.ResourceQuota v = list.get(i);
+                if (v != null) {
+                    int m = w.mark(); CoreV1Proto.writeResourceQuota(w, v); w.endMessage(2, m);
+                }
+            }
+        }
+        { // metadata
+            io.fabric8.kubernetes.api.model.ListMeta v = o.getMetadata();
+            if (v != null) {
+                int m = w.mark(); MetaV1Proto.writeListMeta(w, v); w.endMessage(1, m);
             }
         }
     }
@@ -5836,6 +11169,39 @@ final class CoreV1Proto {
                 }
                 case 26 -> o.setScopeSelector(CoreV1Proto.readScopeSelector(in)); // scopeSelector
                 default -> throw Decoding.unknownField(tag, "k8s.io.api.core.v1.ResourceQuotaSpec");
+            }
+        }
+    }
+
+    static void writeResourceQuotaSpec(ProtobufWriter w, io.fabric8.kubernetes.api.model.ResourceQuotaSpec o) throws ProtobufEncodingException {
+        ProtobufWriter.mustBeEmpty(o.getAdditionalProperties(), "ResourceQuotaSpec.additionalProperties");
+        { // scopeSelector
+            io.fabric8.kubernetes.api.model.ScopeSelector v = o.getScopeSelector();
+            if (v != null) {
+                int m = w.mark(); CoreV1Proto.writeScopeSelector(w, v); w.endMessage(3, m);
+            }
+        }
+        if (o.getScopes() != null) { // scopes
+            java.util.List<java.lang.String> list = o.getScopes();
+            for (int i = list.size() - 1; i >= 0; i--) {
+                java.lang.String v = list.get(i);
+                if (v != null) {
+                    w.string(2, v);
+                }
+            }
+        }
+        if (o.getHard() != null) { // hard
+            Object[] entries = o.getHard().entrySet().toArray();
+            for (int i = entries.length - 1; i >= 0; i--) {
+                @SuppressWarnings("unchecked")
+                java.util.Map.Entry<String, io.fabric8.kubernetes.api.model.Quantity> e = (java.util.Map.Entry<String, io.fabric8.kubernetes.api.model.Quantity>) entries[i];
+                int m = w.mark();
+                io.fabric8.kubernetes.api.model.Quantity v = e.getValue();
+                if (v != null) {
+                    w.quantity(2, v);
+                }
+                w.string(1, e.getKey());
+                w.endMessage(1, m);
             }
         }
     }
@@ -5890,6 +11256,38 @@ final class CoreV1Proto {
                     map.put(key, value);
                 }
                 default -> throw Decoding.unknownField(tag, "k8s.io.api.core.v1.ResourceQuotaStatus");
+            }
+        }
+    }
+
+    static void writeResourceQuotaStatus(ProtobufWriter w, io.fabric8.kubernetes.api.model.ResourceQuotaStatus o) throws ProtobufEncodingException {
+        ProtobufWriter.mustBeEmpty(o.getAdditionalProperties(), "ResourceQuotaStatus.additionalProperties");
+        if (o.getUsed() != null) { // used
+            Object[] entries = o.getUsed().entrySet().toArray();
+            for (int i = entries.length - 1; i >= 0; i--) {
+                @SuppressWarnings("unchecked")
+                java.util.Map.Entry<String, io.fabric8.kubernetes.api.model.Quantity> e = (java.util.Map.Entry<String, io.fabric8.kubernetes.api.model.Quantity>) entries[i];
+                int m = w.mark();
+                io.fabric8.kubernetes.api.model.Quantity v = e.getValue();
+                if (v != null) {
+                    w.quantity(2, v);
+                }
+                w.string(1, e.getKey());
+                w.endMessage(2, m);
+            }
+        }
+        if (o.getHard() != null) { // hard
+            Object[] entries = o.getHard().entrySet().toArray();
+            for (int i = entries.length - 1; i >= 0; i--) {
+                @SuppressWarnings("unchecked")
+                java.util.Map.Entry<String, io.fabric8.kubernetes.api.model.Quantity> e = (java.util.Map.Entry<String, io.fabric8.kubernetes.api.model.Quantity>) entries[i];
+                int m = w.mark();
+                io.fabric8.kubernetes.api.model.Quantity v = e.getValue();
+                if (v != null) {
+                    w.quantity(2, v);
+                }
+                w.string(1, e.getKey());
+                w.endMessage(1, m);
             }
         }
     }
@@ -5952,6 +11350,47 @@ final class CoreV1Proto {
                     list.add(CoreV1Proto.readResourceClaim(in));
                 }
                 default -> throw Decoding.unknownField(tag, "k8s.io.api.core.v1.ResourceRequirements");
+            }
+        }
+    }
+
+    static void writeResourceRequirements(ProtobufWriter w, io.fabric8.kubernetes.api.model.ResourceRequirements o) throws ProtobufEncodingException {
+        ProtobufWriter.mustBeEmpty(o.getAdditionalProperties(), "ResourceRequirements.additionalProperties");
+        if (o.getClaims() != null) { // claims
+            java.util.List<io.fabric8.kubernetes.api.model.ResourceClaim> list = o.getClaims();
+            for (int i = list.size() - 1; i >= 0; i--) {
+                io.fabric8.kubernetes.api.model.ResourceClaim v = list.get(i);
+                if (v != null) {
+                    int m = w.mark(); CoreV1Proto.writeResourceClaim(w, v); w.endMessage(3, m);
+                }
+            }
+        }
+        if (o.getRequests() != null) { // requests
+            Object[] entries = o.getRequests().entrySet().toArray();
+            for (int i = entries.length - 1; i >= 0; i--) {
+                @SuppressWarnings("unchecked")
+                java.util.Map.Entry<String, io.fabric8.kubernetes.api.model.Quantity> e = (java.util.Map.Entry<String, io.fabric8.kubernetes.api.model.Quantity>) entries[i];
+                int m = w.mark();
+                io.fabric8.kubernetes.api.model.Quantity v = e.getValue();
+                if (v != null) {
+                    w.quantity(2, v);
+                }
+                w.string(1, e.getKey());
+                w.endMessage(2, m);
+            }
+        }
+        if (o.getLimits() != null) { // limits
+            Object[] entries = o.getLimits().entrySet().toArray();
+            for (int i = entries.length - 1; i >= 0; i--) {
+                @SuppressWarnings("unchecked")
+                java.util.Map.Entry<String, io.fabric8.kubernetes.api.model.Quantity> e = (java.util.Map.Entry<String, io.fabric8.kubernetes.api.model.Quantity>) entries[i];
+                int m = w.mark();
+                io.fabric8.kubernetes.api.model.Quantity v = e.getValue();
+                if (v != null) {
+                    w.quantity(2, v);
+                }
+                w.string(1, e.getKey());
+                w.endMessage(1, m);
             }
         }
     }
@@ -6026,6 +11465,25 @@ final class CoreV1Proto {
         }
     }
 
+    static void writeResourceStatus(ProtobufWriter w, io.fabric8.kubernetes.api.model.ResourceStatus o) throws ProtobufEncodingException {
+        ProtobufWriter.mustBeEmpty(o.getAdditionalProperties(), "ResourceStatus.additionalProperties");
+        if (o.getResources() != null) { // resources
+            java.util.List<io.fabric8.kubernetes.api.model.ResourceHealth> list = o.getResources();
+            for (int i = list.size() - 1; i >= 0; i--) {
+                io.fabric8.kubernetes.api.model.ResourceHealth v = list.get(i);
+                if (v != null) {
+                    int m = w.mark(); CoreV1Proto.writeResourceHealth(w, v); w.endMessage(2, m);
+                }
+            }
+        }
+        { // name
+            java.lang.String v = o.getName();
+            if (v != null) {
+                w.string(1, v);
+            }
+        }
+    }
+
     static io.fabric8.kubernetes.api.model.SELinuxOptions readSELinuxOptions(CodedInputStream in) throws IOException {
         int limit = Decoding.enter(in);
         io.fabric8.kubernetes.api.model.SELinuxOptions o = new io.fabric8.kubernetes.api.model.SELinuxOptions();
@@ -6062,6 +11520,34 @@ final class CoreV1Proto {
                     }
                 }
                 default -> throw Decoding.unknownField(tag, "k8s.io.api.core.v1.SELinuxOptions");
+            }
+        }
+    }
+
+    static void writeSELinuxOptions(ProtobufWriter w, io.fabric8.kubernetes.api.model.SELinuxOptions o) throws ProtobufEncodingException {
+        ProtobufWriter.mustBeEmpty(o.getAdditionalProperties(), "SELinuxOptions.additionalProperties");
+        { // level
+            java.lang.String v = o.getLevel();
+            if (v != null) {
+                w.string(4, v);
+            }
+        }
+        { // type
+            java.lang.String v = o.getType();
+            if (v != null) {
+                w.string(3, v);
+            }
+        }
+        { // role
+            java.lang.String v = o.getRole();
+            if (v != null) {
+                w.string(2, v);
+            }
+        }
+        { // user
+            java.lang.String v = o.getUser();
+            if (v != null) {
+                w.string(1, v);
             }
         }
     }
@@ -6127,6 +11613,70 @@ final class CoreV1Proto {
         }
     }
 
+    static void writeScaleIOPersistentVolumeSource(ProtobufWriter w, io.fabric8.kubernetes.api.model.ScaleIOPersistentVolumeSource o) throws ProtobufEncodingException {
+        ProtobufWriter.mustBeEmpty(o.getAdditionalProperties(), "ScaleIOPersistentVolumeSource.additionalProperties");
+        { // readOnly
+            java.lang.Boolean v = o.getReadOnly();
+            if (v != null) {
+                w.bool(10, v);
+            }
+        }
+        { // fsType
+            java.lang.String v = o.getFsType();
+            if (v != null) {
+                w.string(9, v);
+            }
+        }
+        { // volumeName
+            java.lang.String v = o.getVolumeName();
+            if (v != null) {
+                w.string(8, v);
+            }
+        }
+        { // storageMode
+            java.lang.String v = o.getStorageMode();
+            if (v != null) {
+                w.string(7, v);
+            }
+        }
+        { // storagePool
+            java.lang.String v = o.getStoragePool();
+            if (v != null) {
+                w.string(6, v);
+            }
+        }
+        { // protectionDomain
+            java.lang.String v = o.getProtectionDomain();
+            if (v != null) {
+                w.string(5, v);
+            }
+        }
+        { // sslEnabled
+            java.lang.Boolean v = o.getSslEnabled();
+            if (v != null) {
+                w.bool(4, v);
+            }
+        }
+        { // secretRef
+            io.fabric8.kubernetes.api.model.SecretReference v = o.getSecretRef();
+            if (v != null) {
+                int m = w.mark(); CoreV1Proto.writeSecretReference(w, v); w.endMessage(3, m);
+            }
+        }
+        { // system
+            java.lang.String v = o.getSystem();
+            if (v != null) {
+                w.string(2, v);
+            }
+        }
+        { // gateway
+            java.lang.String v = o.getGateway();
+            if (v != null) {
+                w.string(1, v);
+            }
+        }
+    }
+
     static io.fabric8.kubernetes.api.model.ScaleIOVolumeSource readScaleIOVolumeSource(CodedInputStream in) throws IOException {
         int limit = Decoding.enter(in);
         io.fabric8.kubernetes.api.model.ScaleIOVolumeSource o = new io.fabric8.kubernetes.api.model.ScaleIOVolumeSource();
@@ -6188,6 +11738,70 @@ final class CoreV1Proto {
         }
     }
 
+    static void writeScaleIOVolumeSource(ProtobufWriter w, io.fabric8.kubernetes.api.model.ScaleIOVolumeSource o) throws ProtobufEncodingException {
+        ProtobufWriter.mustBeEmpty(o.getAdditionalProperties(), "ScaleIOVolumeSource.additionalProperties");
+        { // readOnly
+            java.lang.Boolean v = o.getReadOnly();
+            if (v != null) {
+                w.bool(10, v);
+            }
+        }
+        { // fsType
+            java.lang.String v = o.getFsType();
+            if (v != null) {
+                w.string(9, v);
+            }
+        }
+        { // volumeName
+            java.lang.String v = o.getVolumeName();
+            if (v != null) {
+                w.string(8, v);
+            }
+        }
+        { // storageMode
+            java.lang.String v = o.getStorageMode();
+            if (v != null) {
+                w.string(7, v);
+            }
+        }
+        { // storagePool
+            java.lang.String v = o.getStoragePool();
+            if (v != null) {
+                w.string(6, v);
+            }
+        }
+        { // protectionDomain
+            java.lang.String v = o.getProtectionDomain();
+            if (v != null) {
+                w.string(5, v);
+            }
+        }
+        { // sslEnabled
+            java.lang.Boolean v = o.getSslEnabled();
+            if (v != null) {
+                w.bool(4, v);
+            }
+        }
+        { // secretRef
+            io.fabric8.kubernetes.api.model.LocalObjectReference v = o.getSecretRef();
+            if (v != null) {
+                int m = w.mark(); CoreV1Proto.writeLocalObjectReference(w, v); w.endMessage(3, m);
+            }
+        }
+        { // system
+            java.lang.String v = o.getSystem();
+            if (v != null) {
+                w.string(2, v);
+            }
+        }
+        { // gateway
+            java.lang.String v = o.getGateway();
+            if (v != null) {
+                w.string(1, v);
+            }
+        }
+    }
+
     static io.fabric8.kubernetes.api.model.ScopeSelector readScopeSelector(CodedInputStream in) throws IOException {
         int limit = Decoding.enter(in);
         io.fabric8.kubernetes.api.model.ScopeSelector o = new io.fabric8.kubernetes.api.model.ScopeSelector();
@@ -6208,6 +11822,19 @@ final class CoreV1Proto {
                     list.add(CoreV1Proto.readScopedResourceSelectorRequirement(in));
                 }
                 default -> throw Decoding.unknownField(tag, "k8s.io.api.core.v1.ScopeSelector");
+            }
+        }
+    }
+
+    static void writeScopeSelector(ProtobufWriter w, io.fabric8.kubernetes.api.model.ScopeSelector o) throws ProtobufEncodingException {
+        ProtobufWriter.mustBeEmpty(o.getAdditionalProperties(), "ScopeSelector.additionalProperties");
+        if (o.getMatchExpressions() != null) { // matchExpressions
+            java.util.List<io.fabric8.kubernetes.api.model.ScopedResourceSelectorRequirement> list = o.getMatchExpressions();
+            for (int i = list.size() - 1; i >= 0; i--) {
+                io.fabric8.kubernetes.api.model.ScopedResourceSelectorRequirement v = list.get(i);
+                if (v != null) {
+                    int m = w.mark(); CoreV1Proto.writeScopedResourceSelectorRequirement(w, v); w.endMessage(1, m);
+                }
             }
         }
     }
@@ -6238,6 +11865,31 @@ final class CoreV1Proto {
         }
     }
 
+    static void writeScopedResourceSelectorRequirement(ProtobufWriter w, io.fabric8.kubernetes.api.model.ScopedResourceSelectorRequirement o) throws ProtobufEncodingException {
+        ProtobufWriter.mustBeEmpty(o.getAdditionalProperties(), "ScopedResourceSelectorRequirement.additionalProperties");
+        if (o.getValues() != null) { // values
+            java.util.List<java.lang.String> list = o.getValues();
+            for (int i = list.size() - 1; i >= 0; i--) {
+                java.lang.String v = list.get(i);
+                if (v != null) {
+                    w.string(3, v);
+                }
+            }
+        }
+        { // operator
+            java.lang.String v = o.getOperator();
+            if (v != null) {
+                w.string(2, v);
+            }
+        }
+        { // scopeName
+            java.lang.String v = o.getScopeName();
+            if (v != null) {
+                w.string(1, v);
+            }
+        }
+    }
+
     static io.fabric8.kubernetes.api.model.SeccompProfile readSeccompProfile(CodedInputStream in) throws IOException {
         int limit = Decoding.enter(in);
         io.fabric8.kubernetes.api.model.SeccompProfile o = new io.fabric8.kubernetes.api.model.SeccompProfile();
@@ -6252,6 +11904,22 @@ final class CoreV1Proto {
                 case 10 -> o.setType(in.readString()); // type
                 case 18 -> o.setLocalhostProfile(in.readString()); // localhostProfile
                 default -> throw Decoding.unknownField(tag, "k8s.io.api.core.v1.SeccompProfile");
+            }
+        }
+    }
+
+    static void writeSeccompProfile(ProtobufWriter w, io.fabric8.kubernetes.api.model.SeccompProfile o) throws ProtobufEncodingException {
+        ProtobufWriter.mustBeEmpty(o.getAdditionalProperties(), "SeccompProfile.additionalProperties");
+        { // localhostProfile
+            java.lang.String v = o.getLocalhostProfile();
+            if (v != null) {
+                w.string(2, v);
+            }
+        }
+        { // type
+            java.lang.String v = o.getType();
+            if (v != null) {
+                w.string(1, v);
             }
         }
     }
@@ -6318,6 +11986,56 @@ final class CoreV1Proto {
         }
     }
 
+    static void writeSecret(ProtobufWriter w, io.fabric8.kubernetes.api.model.Secret o) throws ProtobufEncodingException {
+        ProtobufWriter.mustBeEmpty(o.getAdditionalProperties(), "Secret.additionalProperties");
+        { // type
+            java.lang.String v = o.getType();
+            if (v != null) {
+                w.string(3, v);
+            }
+        }
+        if (o.getStringData() != null) { // stringData
+            Object[] entries = o.getStringData().entrySet().toArray();
+            for (int i = entries.length - 1; i >= 0; i--) {
+                @SuppressWarnings("unchecked")
+                java.util.Map.Entry<String, java.lang.String> e = (java.util.Map.Entry<String, java.lang.String>) entries[i];
+                int m = w.mark();
+                java.lang.String v = e.getValue();
+                if (v != null) {
+                    w.string(2, v);
+                }
+                w.string(1, e.getKey());
+                w.endMessage(4, m);
+            }
+        }
+        if (o.getData() != null) { // data
+            Object[] entries = o.getData().entrySet().toArray();
+            for (int i = entries.length - 1; i >= 0; i--) {
+                @SuppressWarnings("unchecked")
+                java.util.Map.Entry<String, java.lang.String> e = (java.util.Map.Entry<String, java.lang.String>) entries[i];
+                int m = w.mark();
+                java.lang.String v = e.getValue();
+                if (v != null) {
+                    w.base64(2, v);
+                }
+                w.string(1, e.getKey());
+                w.endMessage(2, m);
+            }
+        }
+        { // immutable
+            java.lang.Boolean v = o.getImmutable();
+            if (v != null) {
+                w.bool(5, v);
+            }
+        }
+        { // metadata
+            io.fabric8.kubernetes.api.model.ObjectMeta v = o.getMetadata();
+            if (v != null) {
+                int m = w.mark(); MetaV1Proto.writeObjectMeta(w, v); w.endMessage(1, m);
+            }
+        }
+    }
+
     static io.fabric8.kubernetes.api.model.SecretEnvSource readSecretEnvSource(CodedInputStream in) throws IOException {
         int limit = Decoding.enter(in);
         io.fabric8.kubernetes.api.model.SecretEnvSource o = new io.fabric8.kubernetes.api.model.SecretEnvSource();
@@ -6337,6 +12055,21 @@ final class CoreV1Proto {
                 case 16 -> o.setOptional(in.readBool()); // optional
                 default -> throw Decoding.unknownField(tag, "k8s.io.api.core.v1.SecretEnvSource");
             }
+        }
+    }
+
+    static void writeSecretEnvSource(ProtobufWriter w, io.fabric8.kubernetes.api.model.SecretEnvSource o) throws ProtobufEncodingException {
+        ProtobufWriter.mustBeEmpty(o.getAdditionalProperties(), "SecretEnvSource.additionalProperties");
+        { // optional
+            java.lang.Boolean v = o.getOptional();
+            if (v != null) {
+                w.bool(2, v);
+            }
+        }
+        { // localObjectReference
+            int m = w.mark();
+            CoreV1Proto.writeLocalObjectReference_SecretEnvSource(w, o);
+            w.endMessage(1, m);
         }
     }
 
@@ -6363,6 +12096,27 @@ final class CoreV1Proto {
         }
     }
 
+    static void writeSecretKeySelector(ProtobufWriter w, io.fabric8.kubernetes.api.model.SecretKeySelector o) throws ProtobufEncodingException {
+        ProtobufWriter.mustBeEmpty(o.getAdditionalProperties(), "SecretKeySelector.additionalProperties");
+        { // optional
+            java.lang.Boolean v = o.getOptional();
+            if (v != null) {
+                w.bool(3, v);
+            }
+        }
+        { // key
+            java.lang.String v = o.getKey();
+            if (v != null) {
+                w.string(2, v);
+            }
+        }
+        { // localObjectReference
+            int m = w.mark();
+            CoreV1Proto.writeLocalObjectReference_SecretKeySelector(w, o);
+            w.endMessage(1, m);
+        }
+    }
+
     static io.fabric8.kubernetes.api.model.SecretList readSecretList(CodedInputStream in) throws IOException {
         int limit = Decoding.enter(in);
         io.fabric8.kubernetes.api.model.SecretList o = new io.fabric8.kubernetes.api.model.SecretList();
@@ -6384,6 +12138,25 @@ final class CoreV1Proto {
                     list.add(CoreV1Proto.readSecret(in));
                 }
                 default -> throw Decoding.unknownField(tag, "k8s.io.api.core.v1.SecretList");
+            }
+        }
+    }
+
+    static void writeSecretList(ProtobufWriter w, io.fabric8.kubernetes.api.model.SecretList o) throws ProtobufEncodingException {
+        ProtobufWriter.mustBeEmpty(o.getAdditionalProperties(), "SecretList.additionalProperties");
+        if (o.getItems() != null) { // items
+            java.util.List<io.fabric8.kubernetes.api.model.Secret> list = o.getItems();
+            for (int i = list.size() - 1; i >= 0; i--) {
+                io.fabric8.kubernetes.api.model.Secret v = list.get(i);
+                if (v != null) {
+                    int m = w.mark(); CoreV1Proto.writeSecret(w, v); w.endMessage(2, m);
+                }
+            }
+        }
+        { // metadata
+            io.fabric8.kubernetes.api.model.ListMeta v = o.getMetadata();
+            if (v != null) {
+                int m = w.mark(); MetaV1Proto.writeListMeta(w, v); w.endMessage(1, m);
             }
         }
     }
@@ -6418,6 +12191,30 @@ final class CoreV1Proto {
         }
     }
 
+    static void writeSecretProjection(ProtobufWriter w, io.fabric8.kubernetes.api.model.SecretProjection o) throws ProtobufEncodingException {
+        ProtobufWriter.mustBeEmpty(o.getAdditionalProperties(), "SecretProjection.additionalProperties");
+        { // optional
+            java.lang.Boolean v = o.getOptional();
+            if (v != null) {
+                w.bool(4, v);
+            }
+        }
+        if (o.getItems() != null) { // items
+            java.util.List<io.fabric8.kubernetes.api.model.KeyToPath> list = o.getItems();
+            for (int i = list.size() - 1; i >= 0; i--) {
+                io.fabric8.kubernetes.api.model.KeyToPath v = list.get(i);
+                if (v != null) {
+                    int m = w.mark(); CoreV1Proto.writeKeyToPath(w, v); w.endMessage(2, m);
+                }
+            }
+        }
+        { // localObjectReference
+            int m = w.mark();
+            CoreV1Proto.writeLocalObjectReference_SecretProjection(w, o);
+            w.endMessage(1, m);
+        }
+    }
+
     static io.fabric8.kubernetes.api.model.SecretReference readSecretReference(CodedInputStream in) throws IOException {
         int limit = Decoding.enter(in);
         io.fabric8.kubernetes.api.model.SecretReference o = new io.fabric8.kubernetes.api.model.SecretReference();
@@ -6442,6 +12239,22 @@ final class CoreV1Proto {
                     }
                 }
                 default -> throw Decoding.unknownField(tag, "k8s.io.api.core.v1.SecretReference");
+            }
+        }
+    }
+
+    static void writeSecretReference(ProtobufWriter w, io.fabric8.kubernetes.api.model.SecretReference o) throws ProtobufEncodingException {
+        ProtobufWriter.mustBeEmpty(o.getAdditionalProperties(), "SecretReference.additionalProperties");
+        { // namespace
+            java.lang.String v = o.getNamespace();
+            if (v != null) {
+                w.string(2, v);
+            }
+        }
+        { // name
+            java.lang.String v = o.getName();
+            if (v != null) {
+                w.string(1, v);
             }
         }
     }
@@ -6478,6 +12291,37 @@ final class CoreV1Proto {
         }
     }
 
+    static void writeSecretVolumeSource(ProtobufWriter w, io.fabric8.kubernetes.api.model.SecretVolumeSource o) throws ProtobufEncodingException {
+        ProtobufWriter.mustBeEmpty(o.getAdditionalProperties(), "SecretVolumeSource.additionalProperties");
+        { // optional
+            java.lang.Boolean v = o.getOptional();
+            if (v != null) {
+                w.bool(4, v);
+            }
+        }
+        { // defaultMode
+            java.lang.Integer v = o.getDefaultMode();
+            if (v != null) {
+                w.int64(3, v);
+            }
+        }
+        if (o.getItems() != null) { // items
+            java.util.List<io.fabric8.kubernetes.api.model.KeyToPath> list = o.getItems();
+            for (int i = list.size() - 1; i >= 0; i--) {
+                io.fabric8.kubernetes.api.model.KeyToPath v = list.get(i);
+                if (v != null) {
+                    int m = w.mark(); CoreV1Proto.writeKeyToPath(w, v); w.endMessage(2, m);
+                }
+            }
+        }
+        { // secretName
+            java.lang.String v = o.getSecretName();
+            if (v != null) {
+                w.string(1, v);
+            }
+        }
+    }
+
     static io.fabric8.kubernetes.api.model.SecurityContext readSecurityContext(CodedInputStream in) throws IOException {
         int limit = Decoding.enter(in);
         io.fabric8.kubernetes.api.model.SecurityContext o = new io.fabric8.kubernetes.api.model.SecurityContext();
@@ -6506,6 +12350,82 @@ final class CoreV1Proto {
         }
     }
 
+    static void writeSecurityContext(ProtobufWriter w, io.fabric8.kubernetes.api.model.SecurityContext o) throws ProtobufEncodingException {
+        ProtobufWriter.mustBeEmpty(o.getAdditionalProperties(), "SecurityContext.additionalProperties");
+        { // appArmorProfile
+            io.fabric8.kubernetes.api.model.AppArmorProfile v = o.getAppArmorProfile();
+            if (v != null) {
+                int m = w.mark(); CoreV1Proto.writeAppArmorProfile(w, v); w.endMessage(12, m);
+            }
+        }
+        { // seccompProfile
+            io.fabric8.kubernetes.api.model.SeccompProfile v = o.getSeccompProfile();
+            if (v != null) {
+                int m = w.mark(); CoreV1Proto.writeSeccompProfile(w, v); w.endMessage(11, m);
+            }
+        }
+        { // procMount
+            java.lang.String v = o.getProcMount();
+            if (v != null) {
+                w.string(9, v);
+            }
+        }
+        { // allowPrivilegeEscalation
+            java.lang.Boolean v = o.getAllowPrivilegeEscalation();
+            if (v != null) {
+                w.bool(7, v);
+            }
+        }
+        { // readOnlyRootFilesystem
+            java.lang.Boolean v = o.getReadOnlyRootFilesystem();
+            if (v != null) {
+                w.bool(6, v);
+            }
+        }
+        { // runAsNonRoot
+            java.lang.Boolean v = o.getRunAsNonRoot();
+            if (v != null) {
+                w.bool(5, v);
+            }
+        }
+        { // runAsGroup
+            java.lang.Long v = o.getRunAsGroup();
+            if (v != null) {
+                w.int64(8, v);
+            }
+        }
+        { // runAsUser
+            java.lang.Long v = o.getRunAsUser();
+            if (v != null) {
+                w.int64(4, v);
+            }
+        }
+        { // windowsOptions
+            io.fabric8.kubernetes.api.model.WindowsSecurityContextOptions v = o.getWindowsOptions();
+            if (v != null) {
+                int m = w.mark(); CoreV1Proto.writeWindowsSecurityContextOptions(w, v); w.endMessage(10, m);
+            }
+        }
+        { // seLinuxOptions
+            io.fabric8.kubernetes.api.model.SELinuxOptions v = o.getSeLinuxOptions();
+            if (v != null) {
+                int m = w.mark(); CoreV1Proto.writeSELinuxOptions(w, v); w.endMessage(3, m);
+            }
+        }
+        { // privileged
+            java.lang.Boolean v = o.getPrivileged();
+            if (v != null) {
+                w.bool(2, v);
+            }
+        }
+        { // capabilities
+            io.fabric8.kubernetes.api.model.Capabilities v = o.getCapabilities();
+            if (v != null) {
+                int m = w.mark(); CoreV1Proto.writeCapabilities(w, v); w.endMessage(1, m);
+            }
+        }
+    }
+
     static io.fabric8.kubernetes.api.model.Service readService(CodedInputStream in) throws IOException {
         int limit = Decoding.enter(in);
         io.fabric8.kubernetes.api.model.Service o = new io.fabric8.kubernetes.api.model.Service();
@@ -6521,6 +12441,28 @@ final class CoreV1Proto {
                 case 18 -> o.setSpec(CoreV1Proto.readServiceSpec(in)); // spec
                 case 26 -> o.setStatus(CoreV1Proto.readServiceStatus(in)); // status
                 default -> throw Decoding.unknownField(tag, "k8s.io.api.core.v1.Service");
+            }
+        }
+    }
+
+    static void writeService(ProtobufWriter w, io.fabric8.kubernetes.api.model.Service o) throws ProtobufEncodingException {
+        ProtobufWriter.mustBeEmpty(o.getAdditionalProperties(), "Service.additionalProperties");
+        { // status
+            io.fabric8.kubernetes.api.model.ServiceStatus v = o.getStatus();
+            if (v != null) {
+                int m = w.mark(); CoreV1Proto.writeServiceStatus(w, v); w.endMessage(3, m);
+            }
+        }
+        { // spec
+            io.fabric8.kubernetes.api.model.ServiceSpec v = o.getSpec();
+            if (v != null) {
+                int m = w.mark(); CoreV1Proto.writeServiceSpec(w, v); w.endMessage(2, m);
+            }
+        }
+        { // metadata
+            io.fabric8.kubernetes.api.model.ObjectMeta v = o.getMetadata();
+            if (v != null) {
+                int m = w.mark(); MetaV1Proto.writeObjectMeta(w, v); w.endMessage(1, m);
             }
         }
     }
@@ -6559,6 +12501,40 @@ final class CoreV1Proto {
         }
     }
 
+    static void writeServiceAccount(ProtobufWriter w, io.fabric8.kubernetes.api.model.ServiceAccount o) throws ProtobufEncodingException {
+        ProtobufWriter.mustBeEmpty(o.getAdditionalProperties(), "ServiceAccount.additionalProperties");
+        { // automountServiceAccountToken
+            java.lang.Boolean v = o.getAutomountServiceAccountToken();
+            if (v != null) {
+                w.bool(4, v);
+            }
+        }
+        if (o.getImagePullSecrets() != null) { // imagePullSecrets
+            java.util.List<io.fabric8.kubernetes.api.model.LocalObjectReference> list = o.getImagePullSecrets();
+            for (int i = list.size() - 1; i >= 0; i--) {
+                io.fabric8.kubernetes.api.model.LocalObjectReference v = list.get(i);
+                if (v != null) {
+                    int m = w.mark(); CoreV1Proto.writeLocalObjectReference(w, v); w.endMessage(3, m);
+                }
+            }
+        }
+        if (o.getSecrets() != null) { // secrets
+            java.util.List<io.fabric8.kubernetes.api.model.ObjectReference> list = o.getSecrets();
+            for (int i = list.size() - 1; i >= 0; i--) {
+                io.fabric8.kubernetes.api.model.ObjectReference v = list.get(i);
+                if (v != null) {
+                    int m = w.mark(); CoreV1Proto.writeObjectReference(w, v); w.endMessage(2, m);
+                }
+            }
+        }
+        { // metadata
+            io.fabric8.kubernetes.api.model.ObjectMeta v = o.getMetadata();
+            if (v != null) {
+                int m = w.mark(); MetaV1Proto.writeObjectMeta(w, v); w.endMessage(1, m);
+            }
+        }
+    }
+
     static io.fabric8.kubernetes.api.model.ServiceAccountList readServiceAccountList(CodedInputStream in) throws IOException {
         int limit = Decoding.enter(in);
         io.fabric8.kubernetes.api.model.ServiceAccountList o = new io.fabric8.kubernetes.api.model.ServiceAccountList();
@@ -6580,6 +12556,25 @@ final class CoreV1Proto {
                     list.add(CoreV1Proto.readServiceAccount(in));
                 }
                 default -> throw Decoding.unknownField(tag, "k8s.io.api.core.v1.ServiceAccountList");
+            }
+        }
+    }
+
+    static void writeServiceAccountList(ProtobufWriter w, io.fabric8.kubernetes.api.model.ServiceAccountList o) throws ProtobufEncodingException {
+        ProtobufWriter.mustBeEmpty(o.getAdditionalProperties(), "ServiceAccountList.additionalProperties");
+        if (o.getItems() != null) { // items
+            java.util.List<io.fabric8.kubernetes.api.model.ServiceAccount> list = o.getItems();
+            for (int i = list.size() - 1; i >= 0; i--) {
+                io.fabric8.kubernetes.api.model.ServiceAccount v = list.get(i);
+                if (v != null) {
+                    int m = w.mark(); CoreV1Proto.writeServiceAccount(w, v); w.endMessage(2, m);
+                }
+            }
+        }
+        { // metadata
+            io.fabric8.kubernetes.api.model.ListMeta v = o.getMetadata();
+            if (v != null) {
+                int m = w.mark(); MetaV1Proto.writeListMeta(w, v); w.endMessage(1, m);
             }
         }
     }
@@ -6608,6 +12603,28 @@ final class CoreV1Proto {
         }
     }
 
+    static void writeServiceAccountTokenProjection(ProtobufWriter w, io.fabric8.kubernetes.api.model.ServiceAccountTokenProjection o) throws ProtobufEncodingException {
+        ProtobufWriter.mustBeEmpty(o.getAdditionalProperties(), "ServiceAccountTokenProjection.additionalProperties");
+        { // path
+            java.lang.String v = o.getPath();
+            if (v != null) {
+                w.string(3, v);
+            }
+        }
+        { // expirationSeconds
+            java.lang.Long v = o.getExpirationSeconds();
+            if (v != null) {
+                w.int64(2, v);
+            }
+        }
+        { // audience
+            java.lang.String v = o.getAudience();
+            if (v != null) {
+                w.string(1, v);
+            }
+        }
+    }
+
     static io.fabric8.kubernetes.api.model.ServiceList readServiceList(CodedInputStream in) throws IOException {
         int limit = Decoding.enter(in);
         io.fabric8.kubernetes.api.model.ServiceList o = new io.fabric8.kubernetes.api.model.ServiceList();
@@ -6629,6 +12646,25 @@ final class CoreV1Proto {
                     list.add(CoreV1Proto.readService(in));
                 }
                 default -> throw Decoding.unknownField(tag, "k8s.io.api.core.v1.ServiceList");
+            }
+        }
+    }
+
+    static void writeServiceList(ProtobufWriter w, io.fabric8.kubernetes.api.model.ServiceList o) throws ProtobufEncodingException {
+        ProtobufWriter.mustBeEmpty(o.getAdditionalProperties(), "ServiceList.additionalProperties");
+        if (o.getItems() != null) { // items
+            java.util.List<io.fabric8.kubernetes.api.model.Service> list = o.getItems();
+            for (int i = list.size() - 1; i >= 0; i--) {
+                io.fabric8.kubernetes.api.model.Service v = list.get(i);
+                if (v != null) {
+                    int m = w.mark(); CoreV1Proto.writeService(w, v); w.endMessage(2, m);
+                }
+            }
+        }
+        { // metadata
+            io.fabric8.kubernetes.api.model.ListMeta v = o.getMetadata();
+            if (v != null) {
+                int m = w.mark(); MetaV1Proto.writeListMeta(w, v); w.endMessage(1, m);
             }
         }
     }
@@ -6666,6 +12702,46 @@ final class CoreV1Proto {
                     }
                 }
                 default -> throw Decoding.unknownField(tag, "k8s.io.api.core.v1.ServicePort");
+            }
+        }
+    }
+
+    static void writeServicePort(ProtobufWriter w, io.fabric8.kubernetes.api.model.ServicePort o) throws ProtobufEncodingException {
+        ProtobufWriter.mustBeEmpty(o.getAdditionalProperties(), "ServicePort.additionalProperties");
+        { // nodePort
+            java.lang.Integer v = o.getNodePort();
+            if (v != null) {
+                w.int64(5, v);
+            }
+        }
+        { // targetPort
+            io.fabric8.kubernetes.api.model.IntOrString v = o.getTargetPort();
+            if (v != null) {
+                w.intOrString(4, v);
+            }
+        }
+        { // port
+            java.lang.Integer v = o.getPort();
+            if (v != null) {
+                w.int64(3, v);
+            }
+        }
+        { // appProtocol
+            java.lang.String v = o.getAppProtocol();
+            if (v != null) {
+                w.string(6, v);
+            }
+        }
+        { // protocol
+            java.lang.String v = o.getProtocol();
+            if (v != null) {
+                w.string(2, v);
+            }
+        }
+        { // name
+            java.lang.String v = o.getName();
+            if (v != null) {
+                w.string(1, v);
             }
         }
     }
@@ -6799,6 +12875,153 @@ final class CoreV1Proto {
         }
     }
 
+    static void writeServiceSpec(ProtobufWriter w, io.fabric8.kubernetes.api.model.ServiceSpec o) throws ProtobufEncodingException {
+        ProtobufWriter.mustBeEmpty(o.getAdditionalProperties(), "ServiceSpec.additionalProperties");
+        { // trafficDistribution
+            java.lang.String v = o.getTrafficDistribution();
+            if (v != null) {
+                w.string(23, v);
+            }
+        }
+        { // internalTrafficPolicy
+            java.lang.String v = o.getInternalTrafficPolicy();
+            if (v != null) {
+                w.string(22, v);
+            }
+        }
+        { // loadBalancerClass
+            java.lang.String v = o.getLoadBalancerClass();
+            if (v != null) {
+                w.string(21, v);
+            }
+        }
+        { // allocateLoadBalancerNodePorts
+            java.lang.Boolean v = o.getAllocateLoadBalancerNodePorts();
+            if (v != null) {
+                w.bool(20, v);
+            }
+        }
+        { // ipFamilyPolicy
+            java.lang.String v = o.getIpFamilyPolicy();
+            if (v != null) {
+                w.string(17, v);
+            }
+        }
+        if (o.getIpFamilies() != null) { // ipFamilies
+            java.util.List<java.lang.String> list = o.getIpFamilies();
+            for (int i = list.size() - 1; i >= 0; i--) {
+                java.lang.String v = list.get(i);
+                if (v != null) {
+                    w.string(19, v);
+                }
+            }
+        }
+        { // sessionAffinityConfig
+            io.fabric8.kubernetes.api.model.SessionAffinityConfig v = o.getSessionAffinityConfig();
+            if (v != null) {
+                int m = w.mark(); CoreV1Proto.writeSessionAffinityConfig(w, v); w.endMessage(14, m);
+            }
+        }
+        { // publishNotReadyAddresses
+            java.lang.Boolean v = o.getPublishNotReadyAddresses();
+            if (v != null) {
+                w.bool(13, v);
+            }
+        }
+        { // healthCheckNodePort
+            java.lang.Integer v = o.getHealthCheckNodePort();
+            if (v != null) {
+                w.int64(12, v);
+            }
+        }
+        { // externalTrafficPolicy
+            java.lang.String v = o.getExternalTrafficPolicy();
+            if (v != null) {
+                w.string(11, v);
+            }
+        }
+        { // externalName
+            java.lang.String v = o.getExternalName();
+            if (v != null) {
+                w.string(10, v);
+            }
+        }
+        if (o.getLoadBalancerSourceRanges() != null) { // loadBalancerSourceRanges
+            java.util.List<java.lang.String> list = o.getLoadBalancerSourceRanges();
+            for (int i = list.size() - 1; i >= 0; i--) {
+                java.lang.String v = list.get(i);
+                if (v != null) {
+                    w.string(9, v);
+                }
+            }
+        }
+        { // loadBalancerIP
+            java.lang.String v = o.getLoadBalancerIP();
+            if (v != null) {
+                w.string(8, v);
+            }
+        }
+        { // sessionAffinity
+            java.lang.String v = o.getSessionAffinity();
+            if (v != null) {
+                w.string(7, v);
+            }
+        }
+        if (o.getExternalIPs() != null) { // externalIPs
+            java.util.List<java.lang.String> list = o.getExternalIPs();
+            for (int i = list.size() - 1; i >= 0; i--) {
+                java.lang.String v = list.get(i);
+                if (v != null) {
+                    w.string(5, v);
+                }
+            }
+        }
+        { // type
+            java.lang.String v = o.getType();
+            if (v != null) {
+                w.string(4, v);
+            }
+        }
+        if (o.getClusterIPs() != null) { // clusterIPs
+            java.util.List<java.lang.String> list = o.getClusterIPs();
+            for (int i = list.size() - 1; i >= 0; i--) {
+                java.lang.String v = list.get(i);
+                if (v != null) {
+                    w.string(18, v);
+                }
+            }
+        }
+        { // clusterIP
+            java.lang.String v = o.getClusterIP();
+            if (v != null) {
+                w.string(3, v);
+            }
+        }
+        if (o.getSelector() != null) { // selector
+            Object[] entries = o.getSelector().entrySet().toArray();
+            for (int i = entries.length - 1; i >= 0; i--) {
+                @SuppressWarnings("unchecked")
+                java.util.Map.Entry<String, java.lang.String> e = (java.util.Map.Entry<String, java.lang.String>) entries[i];
+                int m = w.mark();
+                java.lang.String v = e.getValue();
+                if (v != null) {
+                    w.string(2, v);
+                }
+                w.string(1, e.getKey());
+                w.endMessage(2, m);
+            }
+        }
+        if (o.getPorts() != null) { // ports
+            java.util.List<io.fabric8.kubernetes.api.model.ServicePort> list = o.getPorts();
+            for (int i = list.size() - 1; i >= 0; i--) {
+                io.fabric8.kubernetes.api.model.ServicePort v = list.get(i);
+                if (v != null) {
+                    int m = w.mark(); CoreV1Proto.writeServicePort(w, v); w.endMessage(1, m);
+                }
+            }
+        }
+    }
+
     static io.fabric8.kubernetes.api.model.ServiceStatus readServiceStatus(CodedInputStream in) throws IOException {
         int limit = Decoding.enter(in);
         io.fabric8.kubernetes.api.model.ServiceStatus o = new io.fabric8.kubernetes.api.model.ServiceStatus();
@@ -6824,6 +13047,25 @@ final class CoreV1Proto {
         }
     }
 
+    static void writeServiceStatus(ProtobufWriter w, io.fabric8.kubernetes.api.model.ServiceStatus o) throws ProtobufEncodingException {
+        ProtobufWriter.mustBeEmpty(o.getAdditionalProperties(), "ServiceStatus.additionalProperties");
+        if (o.getConditions() != null) { // conditions
+            java.util.List<io.fabric8.kubernetes.api.model.Condition> list = o.getConditions();
+            for (int i = list.size() - 1; i >= 0; i--) {
+                io.fabric8.kubernetes.api.model.Condition v = list.get(i);
+                if (v != null) {
+                    int m = w.mark(); MetaV1Proto.writeCondition(w, v); w.endMessage(2, m);
+                }
+            }
+        }
+        { // loadBalancer
+            io.fabric8.kubernetes.api.model.LoadBalancerStatus v = o.getLoadBalancer();
+            if (v != null) {
+                int m = w.mark(); CoreV1Proto.writeLoadBalancerStatus(w, v); w.endMessage(1, m);
+            }
+        }
+    }
+
     static io.fabric8.kubernetes.api.model.SessionAffinityConfig readSessionAffinityConfig(CodedInputStream in) throws IOException {
         int limit = Decoding.enter(in);
         io.fabric8.kubernetes.api.model.SessionAffinityConfig o = new io.fabric8.kubernetes.api.model.SessionAffinityConfig();
@@ -6841,6 +13083,16 @@ final class CoreV1Proto {
         }
     }
 
+    static void writeSessionAffinityConfig(ProtobufWriter w, io.fabric8.kubernetes.api.model.SessionAffinityConfig o) throws ProtobufEncodingException {
+        ProtobufWriter.mustBeEmpty(o.getAdditionalProperties(), "SessionAffinityConfig.additionalProperties");
+        { // clientIP
+            io.fabric8.kubernetes.api.model.ClientIPConfig v = o.getClientIP();
+            if (v != null) {
+                int m = w.mark(); CoreV1Proto.writeClientIPConfig(w, v); w.endMessage(1, m);
+            }
+        }
+    }
+
     static io.fabric8.kubernetes.api.model.SleepAction readSleepAction(CodedInputStream in) throws IOException {
         int limit = Decoding.enter(in);
         io.fabric8.kubernetes.api.model.SleepAction o = new io.fabric8.kubernetes.api.model.SleepAction();
@@ -6854,6 +13106,16 @@ final class CoreV1Proto {
             switch (tag) {
                 case 8 -> o.setSeconds(in.readInt64()); // seconds
                 default -> throw Decoding.unknownField(tag, "k8s.io.api.core.v1.SleepAction");
+            }
+        }
+    }
+
+    static void writeSleepAction(ProtobufWriter w, io.fabric8.kubernetes.api.model.SleepAction o) throws ProtobufEncodingException {
+        ProtobufWriter.mustBeEmpty(o.getAdditionalProperties(), "SleepAction.additionalProperties");
+        { // seconds
+            java.lang.Long v = o.getSeconds();
+            if (v != null) {
+                w.int64(1, v);
             }
         }
     }
@@ -6899,6 +13161,40 @@ final class CoreV1Proto {
         }
     }
 
+    static void writeStorageOSPersistentVolumeSource(ProtobufWriter w, io.fabric8.kubernetes.api.model.StorageOSPersistentVolumeSource o) throws ProtobufEncodingException {
+        ProtobufWriter.mustBeEmpty(o.getAdditionalProperties(), "StorageOSPersistentVolumeSource.additionalProperties");
+        { // secretRef
+            io.fabric8.kubernetes.api.model.ObjectReference v = o.getSecretRef();
+            if (v != null) {
+                int m = w.mark(); CoreV1Proto.writeObjectReference(w, v); w.endMessage(5, m);
+            }
+        }
+        { // readOnly
+            java.lang.Boolean v = o.getReadOnly();
+            if (v != null) {
+                w.bool(4, v);
+            }
+        }
+        { // fsType
+            java.lang.String v = o.getFsType();
+            if (v != null) {
+                w.string(3, v);
+            }
+        }
+        { // volumeNamespace
+            java.lang.String v = o.getVolumeNamespace();
+            if (v != null) {
+                w.string(2, v);
+            }
+        }
+        { // volumeName
+            java.lang.String v = o.getVolumeName();
+            if (v != null) {
+                w.string(1, v);
+            }
+        }
+    }
+
     static io.fabric8.kubernetes.api.model.StorageOSVolumeSource readStorageOSVolumeSource(CodedInputStream in) throws IOException {
         int limit = Decoding.enter(in);
         io.fabric8.kubernetes.api.model.StorageOSVolumeSource o = new io.fabric8.kubernetes.api.model.StorageOSVolumeSource();
@@ -6940,6 +13236,40 @@ final class CoreV1Proto {
         }
     }
 
+    static void writeStorageOSVolumeSource(ProtobufWriter w, io.fabric8.kubernetes.api.model.StorageOSVolumeSource o) throws ProtobufEncodingException {
+        ProtobufWriter.mustBeEmpty(o.getAdditionalProperties(), "StorageOSVolumeSource.additionalProperties");
+        { // secretRef
+            io.fabric8.kubernetes.api.model.LocalObjectReference v = o.getSecretRef();
+            if (v != null) {
+                int m = w.mark(); CoreV1Proto.writeLocalObjectReference(w, v); w.endMessage(5, m);
+            }
+        }
+        { // readOnly
+            java.lang.Boolean v = o.getReadOnly();
+            if (v != null) {
+                w.bool(4, v);
+            }
+        }
+        { // fsType
+            java.lang.String v = o.getFsType();
+            if (v != null) {
+                w.string(3, v);
+            }
+        }
+        { // volumeNamespace
+            java.lang.String v = o.getVolumeNamespace();
+            if (v != null) {
+                w.string(2, v);
+            }
+        }
+        { // volumeName
+            java.lang.String v = o.getVolumeName();
+            if (v != null) {
+                w.string(1, v);
+            }
+        }
+    }
+
     static io.fabric8.kubernetes.api.model.Sysctl readSysctl(CodedInputStream in) throws IOException {
         int limit = Decoding.enter(in);
         io.fabric8.kubernetes.api.model.Sysctl o = new io.fabric8.kubernetes.api.model.Sysctl();
@@ -6954,6 +13284,22 @@ final class CoreV1Proto {
                 case 10 -> o.setName(in.readString()); // name
                 case 18 -> o.setValue(in.readString()); // value
                 default -> throw Decoding.unknownField(tag, "k8s.io.api.core.v1.Sysctl");
+            }
+        }
+    }
+
+    static void writeSysctl(ProtobufWriter w, io.fabric8.kubernetes.api.model.Sysctl o) throws ProtobufEncodingException {
+        ProtobufWriter.mustBeEmpty(o.getAdditionalProperties(), "Sysctl.additionalProperties");
+        { // value
+            java.lang.String v = o.getValue();
+            if (v != null) {
+                w.string(2, v);
+            }
+        }
+        { // name
+            java.lang.String v = o.getName();
+            if (v != null) {
+                w.string(1, v);
             }
         }
     }
@@ -6981,6 +13327,22 @@ final class CoreV1Proto {
         }
     }
 
+    static void writeTCPSocketAction(ProtobufWriter w, io.fabric8.kubernetes.api.model.TCPSocketAction o) throws ProtobufEncodingException {
+        ProtobufWriter.mustBeEmpty(o.getAdditionalProperties(), "TCPSocketAction.additionalProperties");
+        { // host
+            java.lang.String v = o.getHost();
+            if (v != null) {
+                w.string(2, v);
+            }
+        }
+        { // port
+            io.fabric8.kubernetes.api.model.IntOrString v = o.getPort();
+            if (v != null) {
+                w.intOrString(1, v);
+            }
+        }
+    }
+
     static io.fabric8.kubernetes.api.model.Taint readTaint(CodedInputStream in) throws IOException {
         int limit = Decoding.enter(in);
         io.fabric8.kubernetes.api.model.Taint o = new io.fabric8.kubernetes.api.model.Taint();
@@ -7002,6 +13364,34 @@ final class CoreV1Proto {
                 case 26 -> o.setEffect(in.readString()); // effect
                 case 34 -> o.setTimeAdded(Decoding.time(in)); // timeAdded
                 default -> throw Decoding.unknownField(tag, "k8s.io.api.core.v1.Taint");
+            }
+        }
+    }
+
+    static void writeTaint(ProtobufWriter w, io.fabric8.kubernetes.api.model.Taint o) throws ProtobufEncodingException {
+        ProtobufWriter.mustBeEmpty(o.getAdditionalProperties(), "Taint.additionalProperties");
+        { // timeAdded
+            java.lang.String v = o.getTimeAdded();
+            if (v != null) {
+                w.time(4, v);
+            }
+        }
+        { // effect
+            java.lang.String v = o.getEffect();
+            if (v != null) {
+                w.string(3, v);
+            }
+        }
+        { // value
+            java.lang.String v = o.getValue();
+            if (v != null) {
+                w.string(2, v);
+            }
+        }
+        { // key
+            java.lang.String v = o.getKey();
+            if (v != null) {
+                w.string(1, v);
             }
         }
     }
@@ -7047,6 +13437,40 @@ final class CoreV1Proto {
         }
     }
 
+    static void writeToleration(ProtobufWriter w, io.fabric8.kubernetes.api.model.Toleration o) throws ProtobufEncodingException {
+        ProtobufWriter.mustBeEmpty(o.getAdditionalProperties(), "Toleration.additionalProperties");
+        { // tolerationSeconds
+            java.lang.Long v = o.getTolerationSeconds();
+            if (v != null) {
+                w.int64(5, v);
+            }
+        }
+        { // effect
+            java.lang.String v = o.getEffect();
+            if (v != null) {
+                w.string(4, v);
+            }
+        }
+        { // value
+            java.lang.String v = o.getValue();
+            if (v != null) {
+                w.string(3, v);
+            }
+        }
+        { // operator
+            java.lang.String v = o.getOperator();
+            if (v != null) {
+                w.string(2, v);
+            }
+        }
+        { // key
+            java.lang.String v = o.getKey();
+            if (v != null) {
+                w.string(1, v);
+            }
+        }
+    }
+
     static io.fabric8.kubernetes.api.model.TopologySelectorLabelRequirement readTopologySelectorLabelRequirement(CodedInputStream in) throws IOException {
         int limit = Decoding.enter(in);
         io.fabric8.kubernetes.api.model.TopologySelectorLabelRequirement o = new io.fabric8.kubernetes.api.model.TopologySelectorLabelRequirement();
@@ -7073,6 +13497,25 @@ final class CoreV1Proto {
         }
     }
 
+    static void writeTopologySelectorLabelRequirement(ProtobufWriter w, io.fabric8.kubernetes.api.model.TopologySelectorLabelRequirement o) throws ProtobufEncodingException {
+        ProtobufWriter.mustBeEmpty(o.getAdditionalProperties(), "TopologySelectorLabelRequirement.additionalProperties");
+        if (o.getValues() != null) { // values
+            java.util.List<java.lang.String> list = o.getValues();
+            for (int i = list.size() - 1; i >= 0; i--) {
+                java.lang.String v = list.get(i);
+                if (v != null) {
+                    w.string(2, v);
+                }
+            }
+        }
+        { // key
+            java.lang.String v = o.getKey();
+            if (v != null) {
+                w.string(1, v);
+            }
+        }
+    }
+
     static io.fabric8.kubernetes.api.model.TopologySelectorTerm readTopologySelectorTerm(CodedInputStream in) throws IOException {
         int limit = Decoding.enter(in);
         io.fabric8.kubernetes.api.model.TopologySelectorTerm o = new io.fabric8.kubernetes.api.model.TopologySelectorTerm();
@@ -7093,6 +13536,19 @@ final class CoreV1Proto {
                     list.add(CoreV1Proto.readTopologySelectorLabelRequirement(in));
                 }
                 default -> throw Decoding.unknownField(tag, "k8s.io.api.core.v1.TopologySelectorTerm");
+            }
+        }
+    }
+
+    static void writeTopologySelectorTerm(ProtobufWriter w, io.fabric8.kubernetes.api.model.TopologySelectorTerm o) throws ProtobufEncodingException {
+        ProtobufWriter.mustBeEmpty(o.getAdditionalProperties(), "TopologySelectorTerm.additionalProperties");
+        if (o.getMatchLabelExpressions() != null) { // matchLabelExpressions
+            java.util.List<io.fabric8.kubernetes.api.model.TopologySelectorLabelRequirement> list = o.getMatchLabelExpressions();
+            for (int i = list.size() - 1; i >= 0; i--) {
+                io.fabric8.kubernetes.api.model.TopologySelectorLabelRequirement v = list.get(i);
+                if (v != null) {
+                    int m = w.mark(); CoreV1Proto.writeTopologySelectorLabelRequirement(w, v); w.endMessage(1, m);
+                }
             }
         }
     }
@@ -7128,6 +13584,61 @@ final class CoreV1Proto {
         }
     }
 
+    static void writeTopologySpreadConstraint(ProtobufWriter w, io.fabric8.kubernetes.api.model.TopologySpreadConstraint o) throws ProtobufEncodingException {
+        ProtobufWriter.mustBeEmpty(o.getAdditionalProperties(), "TopologySpreadConstraint.additionalProperties");
+        if (o.getMatchLabelKeys() != null) { // matchLabelKeys
+            java.util.List<java.lang.String> list = o.getMatchLabelKeys();
+            for (int i = list.size() - 1; i >= 0; i--) {
+                java.lang.String v = list.get(i);
+                if (v != null) {
+                    w.string(8, v);
+                }
+            }
+        }
+        { // nodeTaintsPolicy
+            java.lang.String v = o.getNodeTaintsPolicy();
+            if (v != null) {
+                w.string(7, v);
+            }
+        }
+        { // nodeAffinityPolicy
+            java.lang.String v = o.getNodeAffinityPolicy();
+            if (v != null) {
+                w.string(6, v);
+            }
+        }
+        { // minDomains
+            java.lang.Integer v = o.getMinDomains();
+            if (v != null) {
+                w.int64(5, v);
+            }
+        }
+        { // labelSelector
+            io.fabric8.kubernetes.api.model.LabelSelector v = o.getLabelSelector();
+            if (v != null) {
+                int m = w.mark(); MetaV1Proto.writeLabelSelector(w, v); w.endMessage(4, m);
+            }
+        }
+        { // whenUnsatisfiable
+            java.lang.String v = o.getWhenUnsatisfiable();
+            if (v != null) {
+                w.string(3, v);
+            }
+        }
+        { // topologyKey
+            java.lang.String v = o.getTopologyKey();
+            if (v != null) {
+                w.string(2, v);
+            }
+        }
+        { // maxSkew
+            java.lang.Integer v = o.getMaxSkew();
+            if (v != null) {
+                w.int64(1, v);
+            }
+        }
+    }
+
     static io.fabric8.kubernetes.api.model.TypedLocalObjectReference readTypedLocalObjectReference(CodedInputStream in) throws IOException {
         int limit = Decoding.enter(in);
         io.fabric8.kubernetes.api.model.TypedLocalObjectReference o = new io.fabric8.kubernetes.api.model.TypedLocalObjectReference();
@@ -7143,6 +13654,28 @@ final class CoreV1Proto {
                 case 18 -> o.setKind(in.readString()); // kind
                 case 26 -> o.setName(in.readString()); // name
                 default -> throw Decoding.unknownField(tag, "k8s.io.api.core.v1.TypedLocalObjectReference");
+            }
+        }
+    }
+
+    static void writeTypedLocalObjectReference(ProtobufWriter w, io.fabric8.kubernetes.api.model.TypedLocalObjectReference o) throws ProtobufEncodingException {
+        ProtobufWriter.mustBeEmpty(o.getAdditionalProperties(), "TypedLocalObjectReference.additionalProperties");
+        { // name
+            java.lang.String v = o.getName();
+            if (v != null) {
+                w.string(3, v);
+            }
+        }
+        { // kind
+            java.lang.String v = o.getKind();
+            if (v != null) {
+                w.string(2, v);
+            }
+        }
+        { // apiGroup
+            java.lang.String v = o.getApiGroup();
+            if (v != null) {
+                w.string(1, v);
             }
         }
     }
@@ -7163,6 +13696,34 @@ final class CoreV1Proto {
                 case 26 -> o.setName(in.readString()); // name
                 case 34 -> o.setNamespace(in.readString()); // namespace
                 default -> throw Decoding.unknownField(tag, "k8s.io.api.core.v1.TypedObjectReference");
+            }
+        }
+    }
+
+    static void writeTypedObjectReference(ProtobufWriter w, io.fabric8.kubernetes.api.model.TypedObjectReference o) throws ProtobufEncodingException {
+        ProtobufWriter.mustBeEmpty(o.getAdditionalProperties(), "TypedObjectReference.additionalProperties");
+        { // namespace
+            java.lang.String v = o.getNamespace();
+            if (v != null) {
+                w.string(4, v);
+            }
+        }
+        { // name
+            java.lang.String v = o.getName();
+            if (v != null) {
+                w.string(3, v);
+            }
+        }
+        { // kind
+            java.lang.String v = o.getKind();
+            if (v != null) {
+                w.string(2, v);
+            }
+        }
+        { // apiGroup
+            java.lang.String v = o.getApiGroup();
+            if (v != null) {
+                w.string(1, v);
             }
         }
     }
@@ -7189,6 +13750,21 @@ final class CoreV1Proto {
         }
     }
 
+    static void writeVolume(ProtobufWriter w, io.fabric8.kubernetes.api.model.Volume o) throws ProtobufEncodingException {
+        ProtobufWriter.mustBeEmpty(o.getAdditionalProperties(), "Volume.additionalProperties");
+        { // volumeSource
+            int m = w.mark();
+            CoreV1Proto.writeVolumeSource_Volume(w, o);
+            w.endMessage(2, m);
+        }
+        { // name
+            java.lang.String v = o.getName();
+            if (v != null) {
+                w.string(1, v);
+            }
+        }
+    }
+
     static io.fabric8.kubernetes.api.model.VolumeDevice readVolumeDevice(CodedInputStream in) throws IOException {
         int limit = Decoding.enter(in);
         io.fabric8.kubernetes.api.model.VolumeDevice o = new io.fabric8.kubernetes.api.model.VolumeDevice();
@@ -7203,6 +13779,22 @@ final class CoreV1Proto {
                 case 10 -> o.setName(in.readString()); // name
                 case 18 -> o.setDevicePath(in.readString()); // devicePath
                 default -> throw Decoding.unknownField(tag, "k8s.io.api.core.v1.VolumeDevice");
+            }
+        }
+    }
+
+    static void writeVolumeDevice(ProtobufWriter w, io.fabric8.kubernetes.api.model.VolumeDevice o) throws ProtobufEncodingException {
+        ProtobufWriter.mustBeEmpty(o.getAdditionalProperties(), "VolumeDevice.additionalProperties");
+        { // devicePath
+            java.lang.String v = o.getDevicePath();
+            if (v != null) {
+                w.string(2, v);
+            }
+        }
+        { // name
+            java.lang.String v = o.getName();
+            if (v != null) {
+                w.string(1, v);
             }
         }
     }
@@ -7245,6 +13837,52 @@ final class CoreV1Proto {
         }
     }
 
+    static void writeVolumeMount(ProtobufWriter w, io.fabric8.kubernetes.api.model.VolumeMount o) throws ProtobufEncodingException {
+        ProtobufWriter.mustBeEmpty(o.getAdditionalProperties(), "VolumeMount.additionalProperties");
+        { // subPathExpr
+            java.lang.String v = o.getSubPathExpr();
+            if (v != null) {
+                w.string(6, v);
+            }
+        }
+        { // mountPropagation
+            java.lang.String v = o.getMountPropagation();
+            if (v != null) {
+                w.string(5, v);
+            }
+        }
+        { // subPath
+            java.lang.String v = o.getSubPath();
+            if (v != null) {
+                w.string(4, v);
+            }
+        }
+        { // mountPath
+            java.lang.String v = o.getMountPath();
+            if (v != null) {
+                w.string(3, v);
+            }
+        }
+        { // recursiveReadOnly
+            java.lang.String v = o.getRecursiveReadOnly();
+            if (v != null) {
+                w.string(7, v);
+            }
+        }
+        { // readOnly
+            java.lang.Boolean v = o.getReadOnly();
+            if (v != null) {
+                w.bool(2, v);
+            }
+        }
+        { // name
+            java.lang.String v = o.getName();
+            if (v != null) {
+                w.string(1, v);
+            }
+        }
+    }
+
     static io.fabric8.kubernetes.api.model.VolumeMountStatus readVolumeMountStatus(CodedInputStream in) throws IOException {
         int limit = Decoding.enter(in);
         io.fabric8.kubernetes.api.model.VolumeMountStatus o = new io.fabric8.kubernetes.api.model.VolumeMountStatus();
@@ -7275,6 +13913,39 @@ final class CoreV1Proto {
         }
     }
 
+    static void writeVolumeMountStatus(ProtobufWriter w, io.fabric8.kubernetes.api.model.VolumeMountStatus o) throws ProtobufEncodingException {
+        ProtobufWriter.mustBeEmpty(o.getAdditionalProperties(), "VolumeMountStatus.additionalProperties");
+        { // volumeStatus
+            int m = w.mark();
+            CoreV1Proto.writeVolumeStatus_VolumeMountStatus(w, o);
+            w.endMessage(5, m);
+        }
+        { // recursiveReadOnly
+            java.lang.String v = o.getRecursiveReadOnly();
+            if (v != null) {
+                w.string(4, v);
+            }
+        }
+        { // readOnly
+            java.lang.Boolean v = o.getReadOnly();
+            if (v != null) {
+                w.bool(3, v);
+            }
+        }
+        { // mountPath
+            java.lang.String v = o.getMountPath();
+            if (v != null) {
+                w.string(2, v);
+            }
+        }
+        { // name
+            java.lang.String v = o.getName();
+            if (v != null) {
+                w.string(1, v);
+            }
+        }
+    }
+
     static io.fabric8.kubernetes.api.model.VolumeNodeAffinity readVolumeNodeAffinity(CodedInputStream in) throws IOException {
         int limit = Decoding.enter(in);
         io.fabric8.kubernetes.api.model.VolumeNodeAffinity o = new io.fabric8.kubernetes.api.model.VolumeNodeAffinity();
@@ -7288,6 +13959,16 @@ final class CoreV1Proto {
             switch (tag) {
                 case 10 -> o.setRequired(CoreV1Proto.readNodeSelector(in)); // required
                 default -> throw Decoding.unknownField(tag, "k8s.io.api.core.v1.VolumeNodeAffinity");
+            }
+        }
+    }
+
+    static void writeVolumeNodeAffinity(ProtobufWriter w, io.fabric8.kubernetes.api.model.VolumeNodeAffinity o) throws ProtobufEncodingException {
+        ProtobufWriter.mustBeEmpty(o.getAdditionalProperties(), "VolumeNodeAffinity.additionalProperties");
+        { // required
+            io.fabric8.kubernetes.api.model.NodeSelector v = o.getRequired();
+            if (v != null) {
+                int m = w.mark(); CoreV1Proto.writeNodeSelector(w, v); w.endMessage(1, m);
             }
         }
     }
@@ -7310,6 +13991,40 @@ final class CoreV1Proto {
                 case 42 -> o.setClusterTrustBundle(CoreV1Proto.readClusterTrustBundleProjection(in)); // clusterTrustBundle
                 case 50 -> o.getAdditionalProperties().put("podCertificate", CoreV1Proto.readPodCertificateProjection_Untyped(in)); // podCertificate
                 default -> throw Decoding.unknownField(tag, "k8s.io.api.core.v1.VolumeProjection");
+            }
+        }
+    }
+
+    static void writeVolumeProjection(ProtobufWriter w, io.fabric8.kubernetes.api.model.VolumeProjection o) throws ProtobufEncodingException {
+        ProtobufWriter.mustBeEmpty(o.getAdditionalProperties(), "VolumeProjection.additionalProperties");
+        { // clusterTrustBundle
+            io.fabric8.kubernetes.api.model.ClusterTrustBundleProjection v = o.getClusterTrustBundle();
+            if (v != null) {
+                int m = w.mark(); CoreV1Proto.writeClusterTrustBundleProjection(w, v); w.endMessage(5, m);
+            }
+        }
+        { // serviceAccountToken
+            io.fabric8.kubernetes.api.model.ServiceAccountTokenProjection v = o.getServiceAccountToken();
+            if (v != null) {
+                int m = w.mark(); CoreV1Proto.writeServiceAccountTokenProjection(w, v); w.endMessage(4, m);
+            }
+        }
+        { // configMap
+            io.fabric8.kubernetes.api.model.ConfigMapProjection v = o.getConfigMap();
+            if (v != null) {
+                int m = w.mark(); CoreV1Proto.writeConfigMapProjection(w, v); w.endMessage(3, m);
+            }
+        }
+        { // downwardAPI
+            io.fabric8.kubernetes.api.model.DownwardAPIProjection v = o.getDownwardAPI();
+            if (v != null) {
+                int m = w.mark(); CoreV1Proto.writeDownwardAPIProjection(w, v); w.endMessage(2, m);
+            }
+        }
+        { // secret
+            io.fabric8.kubernetes.api.model.SecretProjection v = o.getSecret();
+            if (v != null) {
+                int m = w.mark(); CoreV1Proto.writeSecretProjection(w, v); w.endMessage(1, m);
             }
         }
     }
@@ -7368,6 +14083,38 @@ final class CoreV1Proto {
         }
     }
 
+    static void writeVolumeResourceRequirements(ProtobufWriter w, io.fabric8.kubernetes.api.model.VolumeResourceRequirements o) throws ProtobufEncodingException {
+        ProtobufWriter.mustBeEmpty(o.getAdditionalProperties(), "VolumeResourceRequirements.additionalProperties");
+        if (o.getRequests() != null) { // requests
+            Object[] entries = o.getRequests().entrySet().toArray();
+            for (int i = entries.length - 1; i >= 0; i--) {
+                @SuppressWarnings("unchecked")
+                java.util.Map.Entry<String, io.fabric8.kubernetes.api.model.Quantity> e = (java.util.Map.Entry<String, io.fabric8.kubernetes.api.model.Quantity>) entries[i];
+                int m = w.mark();
+                io.fabric8.kubernetes.api.model.Quantity v = e.getValue();
+                if (v != null) {
+                    w.quantity(2, v);
+                }
+                w.string(1, e.getKey());
+                w.endMessage(2, m);
+            }
+        }
+        if (o.getLimits() != null) { // limits
+            Object[] entries = o.getLimits().entrySet().toArray();
+            for (int i = entries.length - 1; i >= 0; i--) {
+                @SuppressWarnings("unchecked")
+                java.util.Map.Entry<String, io.fabric8.kubernetes.api.model.Quantity> e = (java.util.Map.Entry<String, io.fabric8.kubernetes.api.model.Quantity>) entries[i];
+                int m = w.mark();
+                io.fabric8.kubernetes.api.model.Quantity v = e.getValue();
+                if (v != null) {
+                    w.quantity(2, v);
+                }
+                w.string(1, e.getKey());
+                w.endMessage(1, m);
+            }
+        }
+    }
+
     static io.fabric8.kubernetes.api.model.Volume readVolumeSource_Volume(CodedInputStream in) throws IOException {
         int limit = Decoding.enter(in);
         io.fabric8.kubernetes.api.model.Volume o = new io.fabric8.kubernetes.api.model.Volume();
@@ -7414,6 +14161,189 @@ final class CoreV1Proto {
         }
     }
 
+    static void writeVolumeSource_Volume(ProtobufWriter w, io.fabric8.kubernetes.api.model.Volume o) throws ProtobufEncodingException {
+        { // image
+            io.fabric8.kubernetes.api.model.ImageVolumeSource v = o.getImage();
+            if (v != null) {
+                int m = w.mark(); CoreV1Proto.writeImageVolumeSource(w, v); w.endMessage(30, m);
+            }
+        }
+        { // ephemeral
+            io.fabric8.kubernetes.api.model.EphemeralVolumeSource v = o.getEphemeral();
+            if (v != null) {
+                int m = w.mark(); CoreV1Proto.writeEphemeralVolumeSource(w, v); w.endMessage(29, m);
+            }
+        }
+        { // csi
+            io.fabric8.kubernetes.api.model.CSIVolumeSource v = o.getCsi();
+            if (v != null) {
+                int m = w.mark(); CoreV1Proto.writeCSIVolumeSource(w, v); w.endMessage(28, m);
+            }
+        }
+        { // storageos
+            io.fabric8.kubernetes.api.model.StorageOSVolumeSource v = o.getStorageos();
+            if (v != null) {
+                int m = w.mark(); CoreV1Proto.writeStorageOSVolumeSource(w, v); w.endMessage(27, m);
+            }
+        }
+        { // scaleIO
+            io.fabric8.kubernetes.api.model.ScaleIOVolumeSource v = o.getScaleIO();
+            if (v != null) {
+                int m = w.mark(); CoreV1Proto.writeScaleIOVolumeSource(w, v); w.endMessage(25, m);
+            }
+        }
+        { // portworxVolume
+            io.fabric8.kubernetes.api.model.PortworxVolumeSource v = o.getPortworxVolume();
+            if (v != null) {
+                int m = w.mark(); CoreV1Proto.writePortworxVolumeSource(w, v); w.endMessage(24, m);
+            }
+        }
+        { // projected
+            io.fabric8.kubernetes.api.model.ProjectedVolumeSource v = o.getProjected();
+            if (v != null) {
+                int m = w.mark(); CoreV1Proto.writeProjectedVolumeSource(w, v); w.endMessage(26, m);
+            }
+        }
+        { // photonPersistentDisk
+            io.fabric8.kubernetes.api.model.PhotonPersistentDiskVolumeSource v = o.getPhotonPersistentDisk();
+            if (v != null) {
+                int m = w.mark(); CoreV1Proto.writePhotonPersistentDiskVolumeSource(w, v); w.endMessage(23, m);
+            }
+        }
+        { // azureDisk
+            io.fabric8.kubernetes.api.model.AzureDiskVolumeSource v = o.getAzureDisk();
+            if (v != null) {
+                int m = w.mark(); CoreV1Proto.writeAzureDiskVolumeSource(w, v); w.endMessage(22, m);
+            }
+        }
+        { // quobyte
+            io.fabric8.kubernetes.api.model.QuobyteVolumeSource v = o.getQuobyte();
+            if (v != null) {
+                int m = w.mark(); CoreV1Proto.writeQuobyteVolumeSource(w, v); w.endMessage(21, m);
+            }
+        }
+        { // vsphereVolume
+            io.fabric8.kubernetes.api.model.VsphereVirtualDiskVolumeSource v = o.getVsphereVolume();
+            if (v != null) {
+                int m = w.mark(); CoreV1Proto.writeVsphereVirtualDiskVolumeSource(w, v); w.endMessage(20, m);
+            }
+        }
+        { // configMap
+            io.fabric8.kubernetes.api.model.ConfigMapVolumeSource v = o.getConfigMap();
+            if (v != null) {
+                int m = w.mark(); CoreV1Proto.writeConfigMapVolumeSource(w, v); w.endMessage(19, m);
+            }
+        }
+        { // azureFile
+            io.fabric8.kubernetes.api.model.AzureFileVolumeSource v = o.getAzureFile();
+            if (v != null) {
+                int m = w.mark(); CoreV1Proto.writeAzureFileVolumeSource(w, v); w.endMessage(18, m);
+            }
+        }
+        { // fc
+            io.fabric8.kubernetes.api.model.FCVolumeSource v = o.getFc();
+            if (v != null) {
+                int m = w.mark(); CoreV1Proto.writeFCVolumeSource(w, v); w.endMessage(17, m);
+            }
+        }
+        { // downwardAPI
+            io.fabric8.kubernetes.api.model.DownwardAPIVolumeSource v = o.getDownwardAPI();
+            if (v != null) {
+                int m = w.mark(); CoreV1Proto.writeDownwardAPIVolumeSource(w, v); w.endMessage(16, m);
+            }
+        }
+        { // flocker
+            io.fabric8.kubernetes.api.model.FlockerVolumeSource v = o.getFlocker();
+            if (v != null) {
+                int m = w.mark(); CoreV1Proto.writeFlockerVolumeSource(w, v); w.endMessage(15, m);
+            }
+        }
+        { // cephfs
+            io.fabric8.kubernetes.api.model.CephFSVolumeSource v = o.getCephfs();
+            if (v != null) {
+                int m = w.mark(); CoreV1Proto.writeCephFSVolumeSource(w, v); w.endMessage(14, m);
+            }
+        }
+        { // cinder
+            io.fabric8.kubernetes.api.model.CinderVolumeSource v = o.getCinder();
+            if (v != null) {
+                int m = w.mark(); CoreV1Proto.writeCinderVolumeSource(w, v); w.endMessage(13, m);
+            }
+        }
+        { // flexVolume
+            io.fabric8.kubernetes.api.model.FlexVolumeSource v = o.getFlexVolume();
+            if (v != null) {
+                int m = w.mark(); CoreV1Proto.writeFlexVolumeSource(w, v); w.endMessage(12, m);
+            }
+        }
+        { // rbd
+            io.fabric8.kubernetes.api.model.RBDVolumeSource v = o.getRbd();
+            if (v != null) {
+                int m = w.mark(); CoreV1Proto.writeRBDVolumeSource(w, v); w.endMessage(11, m);
+            }
+        }
+        { // persistentVolumeClaim
+            io.fabric8.kubernetes.api.model.PersistentVolumeClaimVolumeSource v = o.getPersistentVolumeClaim();
+            if (v != null) {
+                int m = w.mark(); CoreV1Proto.writePersistentVolumeClaimVolumeSource(w, v); w.endMessage(10, m);
+            }
+        }
+        { // glusterfs
+            io.fabric8.kubernetes.api.model.GlusterfsVolumeSource v = o.getGlusterfs();
+            if (v != null) {
+                int m = w.mark(); CoreV1Proto.writeGlusterfsVolumeSource(w, v); w.endMessage(9, m);
+            }
+        }
+        { // iscsi
+            io.fabric8.kubernetes.api.model.ISCSIVolumeSource v = o.getIscsi();
+            if (v != null) {
+                int m = w.mark(); CoreV1Proto.writeISCSIVolumeSource(w, v); w.endMessage(8, m);
+            }
+        }
+        { // nfs
+            io.fabric8.kubernetes.api.model.NFSVolumeSource v = o.getNfs();
+            if (v != null) {
+                int m = w.mark(); CoreV1Proto.writeNFSVolumeSource(w, v); w.endMessage(7, m);
+            }
+        }
+        { // secret
+            io.fabric8.kubernetes.api.model.SecretVolumeSource v = o.getSecret();
+            if (v != null) {
+                int m = w.mark(); CoreV1Proto.writeSecretVolumeSource(w, v); w.endMessage(6, m);
+            }
+        }
+        { // gitRepo
+            io.fabric8.kubernetes.api.model.GitRepoVolumeSource v = o.getGitRepo();
+            if (v != null) {
+                int m = w.mark(); CoreV1Proto.writeGitRepoVolumeSource(w, v); w.endMessage(5, m);
+            }
+        }
+        { // awsElasticBlockStore
+            io.fabric8.kubernetes.api.model.AWSElasticBlockStoreVolumeSource v = o.getAwsElasticBlockStore();
+            if (v != null) {
+                int m = w.mark(); CoreV1Proto.writeAWSElasticBlockStoreVolumeSource(w, v); w.endMessage(4, m);
+            }
+        }
+        { // gcePersistentDisk
+            io.fabric8.kubernetes.api.model.GCEPersistentDiskVolumeSource v = o.getGcePersistentDisk();
+            if (v != null) {
+                int m = w.mark(); CoreV1Proto.writeGCEPersistentDiskVolumeSource(w, v); w.endMessage(3, m);
+            }
+        }
+        { // emptyDir
+            io.fabric8.kubernetes.api.model.EmptyDirVolumeSource v = o.getEmptyDir();
+            if (v != null) {
+                int m = w.mark(); CoreV1Proto.writeEmptyDirVolumeSource(w, v); w.endMessage(2, m);
+            }
+        }
+        { // hostPath
+            io.fabric8.kubernetes.api.model.HostPathVolumeSource v = o.getHostPath();
+            if (v != null) {
+                int m = w.mark(); CoreV1Proto.writeHostPathVolumeSource(w, v); w.endMessage(1, m);
+            }
+        }
+    }
+
     static io.fabric8.kubernetes.api.model.VolumeMountStatus readVolumeStatus_VolumeMountStatus(CodedInputStream in) throws IOException {
         int limit = Decoding.enter(in);
         io.fabric8.kubernetes.api.model.VolumeMountStatus o = new io.fabric8.kubernetes.api.model.VolumeMountStatus();
@@ -7429,6 +14359,9 @@ final class CoreV1Proto {
                 default -> throw Decoding.unknownField(tag, "k8s.io.api.core.v1.VolumeStatus");
             }
         }
+    }
+
+    static void writeVolumeStatus_VolumeMountStatus(ProtobufWriter w, io.fabric8.kubernetes.api.model.VolumeMountStatus o) throws ProtobufEncodingException {
     }
 
     static io.fabric8.kubernetes.api.model.VsphereVirtualDiskVolumeSource readVsphereVirtualDiskVolumeSource(CodedInputStream in) throws IOException {
@@ -7466,6 +14399,34 @@ final class CoreV1Proto {
         }
     }
 
+    static void writeVsphereVirtualDiskVolumeSource(ProtobufWriter w, io.fabric8.kubernetes.api.model.VsphereVirtualDiskVolumeSource o) throws ProtobufEncodingException {
+        ProtobufWriter.mustBeEmpty(o.getAdditionalProperties(), "VsphereVirtualDiskVolumeSource.additionalProperties");
+        { // storagePolicyID
+            java.lang.String v = o.getStoragePolicyID();
+            if (v != null) {
+                w.string(4, v);
+            }
+        }
+        { // storagePolicyName
+            java.lang.String v = o.getStoragePolicyName();
+            if (v != null) {
+                w.string(3, v);
+            }
+        }
+        { // fsType
+            java.lang.String v = o.getFsType();
+            if (v != null) {
+                w.string(2, v);
+            }
+        }
+        { // volumePath
+            java.lang.String v = o.getVolumePath();
+            if (v != null) {
+                w.string(1, v);
+            }
+        }
+    }
+
     static io.fabric8.kubernetes.api.model.WeightedPodAffinityTerm readWeightedPodAffinityTerm(CodedInputStream in) throws IOException {
         int limit = Decoding.enter(in);
         io.fabric8.kubernetes.api.model.WeightedPodAffinityTerm o = new io.fabric8.kubernetes.api.model.WeightedPodAffinityTerm();
@@ -7480,6 +14441,22 @@ final class CoreV1Proto {
                 case 8 -> o.setWeight(in.readInt32()); // weight
                 case 18 -> o.setPodAffinityTerm(CoreV1Proto.readPodAffinityTerm(in)); // podAffinityTerm
                 default -> throw Decoding.unknownField(tag, "k8s.io.api.core.v1.WeightedPodAffinityTerm");
+            }
+        }
+    }
+
+    static void writeWeightedPodAffinityTerm(ProtobufWriter w, io.fabric8.kubernetes.api.model.WeightedPodAffinityTerm o) throws ProtobufEncodingException {
+        ProtobufWriter.mustBeEmpty(o.getAdditionalProperties(), "WeightedPodAffinityTerm.additionalProperties");
+        { // podAffinityTerm
+            io.fabric8.kubernetes.api.model.PodAffinityTerm v = o.getPodAffinityTerm();
+            if (v != null) {
+                int m = w.mark(); CoreV1Proto.writePodAffinityTerm(w, v); w.endMessage(2, m);
+            }
+        }
+        { // weight
+            java.lang.Integer v = o.getWeight();
+            if (v != null) {
+                w.int64(1, v);
             }
         }
     }
@@ -7500,6 +14477,34 @@ final class CoreV1Proto {
                 case 26 -> o.setRunAsUserName(in.readString()); // runAsUserName
                 case 32 -> o.setHostProcess(in.readBool()); // hostProcess
                 default -> throw Decoding.unknownField(tag, "k8s.io.api.core.v1.WindowsSecurityContextOptions");
+            }
+        }
+    }
+
+    static void writeWindowsSecurityContextOptions(ProtobufWriter w, io.fabric8.kubernetes.api.model.WindowsSecurityContextOptions o) throws ProtobufEncodingException {
+        ProtobufWriter.mustBeEmpty(o.getAdditionalProperties(), "WindowsSecurityContextOptions.additionalProperties");
+        { // hostProcess
+            java.lang.Boolean v = o.getHostProcess();
+            if (v != null) {
+                w.bool(4, v);
+            }
+        }
+        { // runAsUserName
+            java.lang.String v = o.getRunAsUserName();
+            if (v != null) {
+                w.string(3, v);
+            }
+        }
+        { // gmsaCredentialSpec
+            java.lang.String v = o.getGmsaCredentialSpec();
+            if (v != null) {
+                w.string(2, v);
+            }
+        }
+        { // gmsaCredentialSpecName
+            java.lang.String v = o.getGmsaCredentialSpecName();
+            if (v != null) {
+                w.string(1, v);
             }
         }
     }

@@ -139,6 +139,37 @@ public final class KubernetesProtobuf {
     }
 
     /**
+     * {@code object} as a protobuf request body (envelope and message), for a create or an update with
+     * Content-Type {@value #MEDIA_TYPE}. Refused ({@link ProtobufEncodingException}) when its kind has no
+     * encoder or a value of it has no protobuf field (additionalProperties, a property newer than the
+     * descriptors): the caller writes JSON then.
+     */
+    public static byte[] encode(Object object) throws ProtobufEncodingException {
+        ProtobufKind<?> kind = kindOf(object.getClass());
+        if (kind == null) {
+            throw new ProtobufEncodingException(object.getClass().getName() + ": no protobuf encoder");
+        }
+        return encode(kind, object);
+    }
+
+    private static <T> byte[] encode(ProtobufKind<T> kind, Object object) throws ProtobufEncodingException {
+        ProtobufWriter message = new ProtobufWriter();
+        kind.write().write(message, kind.type().cast(object));
+        ProtobufWriter envelope = new ProtobufWriter();
+        // back to front: raw (2) last, typeMeta (1) first
+        envelope.bytes(2, message.toByteArray());
+        int typeMeta = envelope.mark();
+        envelope.string(2, kind.kind());
+        envelope.string(1, kind.apiVersion());
+        envelope.endMessage(1, typeMeta);
+        byte[] unknown = envelope.toByteArray();
+        byte[] body = new byte[MAGIC.length + unknown.length];
+        System.arraycopy(MAGIC, 0, body, 0, MAGIC.length);
+        System.arraycopy(unknown, 0, body, MAGIC.length, unknown.length);
+        return body;
+    }
+
+    /**
      * One frame of a watch stream: a {@code meta.v1.WatchEvent} (type, and the object in its own envelope).
      * A frame that is itself in an envelope (kind WatchEvent) is accepted too.
      */

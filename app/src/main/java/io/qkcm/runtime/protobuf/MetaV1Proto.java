@@ -7,7 +7,7 @@ import java.io.IOException;
 
 import com.google.protobuf.CodedInputStream;
 
-/** Decoders of k8s.io.apimachinery.pkg.apis.meta.v1 messages into fabric8's model. */
+/** Decoders of k8s.io.apimachinery.pkg.apis.meta.v1 messages into fabric8's model, and encoders back. */
 final class MetaV1Proto {
 
     private MetaV1Proto() {
@@ -36,6 +36,46 @@ final class MetaV1Proto {
                 case 42 -> o.setReason(in.readString()); // reason
                 case 50 -> o.setMessage(in.readString()); // message
                 default -> throw Decoding.unknownField(tag, "k8s.io.apimachinery.pkg.apis.meta.v1.Condition");
+            }
+        }
+    }
+
+    static void writeCondition(ProtobufWriter w, io.fabric8.kubernetes.api.model.Condition o) throws ProtobufEncodingException {
+        ProtobufWriter.mustBeEmpty(o.getAdditionalProperties(), "Condition.additionalProperties");
+        { // message
+            java.lang.String v = o.getMessage();
+            if (v != null) {
+                w.string(6, v);
+            }
+        }
+        { // reason
+            java.lang.String v = o.getReason();
+            if (v != null) {
+                w.string(5, v);
+            }
+        }
+        { // lastTransitionTime
+            java.lang.String v = o.getLastTransitionTime();
+            if (v != null) {
+                w.time(4, v);
+            }
+        }
+        { // observedGeneration
+            java.lang.Long v = o.getObservedGeneration();
+            if (v != null) {
+                w.int64(3, v);
+            }
+        }
+        { // status
+            java.lang.String v = o.getStatus();
+            if (v != null) {
+                w.string(2, v);
+            }
+        }
+        { // type
+            java.lang.String v = o.getType();
+            if (v != null) {
+                w.string(1, v);
             }
         }
     }
@@ -83,6 +123,33 @@ final class MetaV1Proto {
         }
     }
 
+    static void writeLabelSelector(ProtobufWriter w, io.fabric8.kubernetes.api.model.LabelSelector o) throws ProtobufEncodingException {
+        ProtobufWriter.mustBeEmpty(o.getAdditionalProperties(), "LabelSelector.additionalProperties");
+        if (o.getMatchExpressions() != null) { // matchExpressions
+            java.util.List<io.fabric8.kubernetes.api.model.LabelSelectorRequirement> list = o.getMatchExpressions();
+            for (int i = list.size() - 1; i >= 0; i--) {
+                io.fabric8.kubernetes.api.model.LabelSelectorRequirement v = list.get(i);
+                if (v != null) {
+                    int m = w.mark(); MetaV1Proto.writeLabelSelectorRequirement(w, v); w.endMessage(2, m);
+                }
+            }
+        }
+        if (o.getMatchLabels() != null) { // matchLabels
+            Object[] entries = o.getMatchLabels().entrySet().toArray();
+            for (int i = entries.length - 1; i >= 0; i--) {
+                @SuppressWarnings("unchecked")
+                java.util.Map.Entry<String, java.lang.String> e = (java.util.Map.Entry<String, java.lang.String>) entries[i];
+                int m = w.mark();
+                java.lang.String v = e.getValue();
+                if (v != null) {
+                    w.string(2, v);
+                }
+                w.string(1, e.getKey());
+                w.endMessage(1, m);
+            }
+        }
+    }
+
     static io.fabric8.kubernetes.api.model.LabelSelectorRequirement readLabelSelectorRequirement(CodedInputStream in) throws IOException {
         int limit = Decoding.enter(in);
         io.fabric8.kubernetes.api.model.LabelSelectorRequirement o = new io.fabric8.kubernetes.api.model.LabelSelectorRequirement();
@@ -105,6 +172,31 @@ final class MetaV1Proto {
                     list.add(in.readString());
                 }
                 default -> throw Decoding.unknownField(tag, "k8s.io.apimachinery.pkg.apis.meta.v1.LabelSelectorRequirement");
+            }
+        }
+    }
+
+    static void writeLabelSelectorRequirement(ProtobufWriter w, io.fabric8.kubernetes.api.model.LabelSelectorRequirement o) throws ProtobufEncodingException {
+        ProtobufWriter.mustBeEmpty(o.getAdditionalProperties(), "LabelSelectorRequirement.additionalProperties");
+        if (o.getValues() != null) { // values
+            java.util.List<java.lang.String> list = o.getValues();
+            for (int i = list.size() - 1; i >= 0; i--) {
+                java.lang.String v = list.get(i);
+                if (v != null) {
+                    w.string(3, v);
+                }
+            }
+        }
+        { // operator
+            java.lang.String v = o.getOperator();
+            if (v != null) {
+                w.string(2, v);
+            }
+        }
+        { // key
+            java.lang.String v = o.getKey();
+            if (v != null) {
+                w.string(1, v);
             }
         }
     }
@@ -140,6 +232,34 @@ final class MetaV1Proto {
                 }
                 case 32 -> o.setRemainingItemCount(in.readInt64()); // remainingItemCount
                 default -> throw Decoding.unknownField(tag, "k8s.io.apimachinery.pkg.apis.meta.v1.ListMeta");
+            }
+        }
+    }
+
+    static void writeListMeta(ProtobufWriter w, io.fabric8.kubernetes.api.model.ListMeta o) throws ProtobufEncodingException {
+        ProtobufWriter.mustBeEmpty(o.getAdditionalProperties(), "ListMeta.additionalProperties");
+        { // remainingItemCount
+            java.lang.Long v = o.getRemainingItemCount();
+            if (v != null) {
+                w.int64(4, v);
+            }
+        }
+        { // continue
+            java.lang.String v = o.getContinue();
+            if (v != null) {
+                w.string(3, v);
+            }
+        }
+        { // resourceVersion
+            java.lang.String v = o.getResourceVersion();
+            if (v != null) {
+                w.string(2, v);
+            }
+        }
+        { // selfLink
+            java.lang.String v = o.getSelfLink();
+            if (v != null) {
+                w.string(1, v);
             }
         }
     }
@@ -188,6 +308,52 @@ final class MetaV1Proto {
                     }
                 }
                 default -> throw Decoding.unknownField(tag, "k8s.io.apimachinery.pkg.apis.meta.v1.ManagedFieldsEntry");
+            }
+        }
+    }
+
+    static void writeManagedFieldsEntry(ProtobufWriter w, io.fabric8.kubernetes.api.model.ManagedFieldsEntry o) throws ProtobufEncodingException {
+        ProtobufWriter.mustBeEmpty(o.getAdditionalProperties(), "ManagedFieldsEntry.additionalProperties");
+        { // subresource
+            java.lang.String v = o.getSubresource();
+            if (v != null) {
+                w.string(8, v);
+            }
+        }
+        { // fieldsV1
+            io.fabric8.kubernetes.api.model.FieldsV1 v = o.getFieldsV1();
+            if (v != null) {
+                w.fieldsV1(7, v);
+            }
+        }
+        { // fieldsType
+            java.lang.String v = o.getFieldsType();
+            if (v != null) {
+                w.string(6, v);
+            }
+        }
+        { // time
+            java.lang.String v = o.getTime();
+            if (v != null) {
+                w.time(4, v);
+            }
+        }
+        { // apiVersion
+            java.lang.String v = o.getApiVersion();
+            if (v != null) {
+                w.string(3, v);
+            }
+        }
+        { // operation
+            java.lang.String v = o.getOperation();
+            if (v != null) {
+                w.string(2, v);
+            }
+        }
+        { // manager
+            java.lang.String v = o.getManager();
+            if (v != null) {
+                w.string(1, v);
             }
         }
     }
@@ -315,6 +481,125 @@ final class MetaV1Proto {
         }
     }
 
+    static void writeObjectMeta(ProtobufWriter w, io.fabric8.kubernetes.api.model.ObjectMeta o) throws ProtobufEncodingException {
+        ProtobufWriter.mustBeEmpty(o.getAdditionalProperties(), "ObjectMeta.additionalProperties");
+        if (o.getManagedFields() != null) { // managedFields
+            java.util.List<io.fabric8.kubernetes.api.model.ManagedFieldsEntry> list = o.getManagedFields();
+            for (int i = list.size() - 1; i >= 0; i--) {
+                io.fabric8.kubernetes.api.model.ManagedFieldsEntry v = list.get(i);
+                if (v != null) {
+                    int m = w.mark(); MetaV1Proto.writeManagedFieldsEntry(w, v); w.endMessage(17, m);
+                }
+            }
+        }
+        if (o.getFinalizers() != null) { // finalizers
+            java.util.List<java.lang.String> list = o.getFinalizers();
+            for (int i = list.size() - 1; i >= 0; i--) {
+                java.lang.String v = list.get(i);
+                if (v != null) {
+                    w.string(14, v);
+                }
+            }
+        }
+        if (o.getOwnerReferences() != null) { // ownerReferences
+            java.util.List<io.fabric8.kubernetes.api.model.OwnerReference> list = o.getOwnerReferences();
+            for (int i = list.size() - 1; i >= 0; i--) {
+                io.fabric8.kubernetes.api.model.OwnerReference v = list.get(i);
+                if (v != null) {
+                    int m = w.mark(); MetaV1Proto.writeOwnerReference(w, v); w.endMessage(13, m);
+                }
+            }
+        }
+        if (o.getAnnotations() != null) { // annotations
+            Object[] entries = o.getAnnotations().entrySet().toArray();
+            for (int i = entries.length - 1; i >= 0; i--) {
+                @SuppressWarnings("unchecked")
+                java.util.Map.Entry<String, java.lang.String> e = (java.util.Map.Entry<String, java.lang.String>) entries[i];
+                int m = w.mark();
+                java.lang.String v = e.getValue();
+                if (v != null) {
+                    w.string(2, v);
+                }
+                w.string(1, e.getKey());
+                w.endMessage(12, m);
+            }
+        }
+        if (o.getLabels() != null) { // labels
+            Object[] entries = o.getLabels().entrySet().toArray();
+            for (int i = entries.length - 1; i >= 0; i--) {
+                @SuppressWarnings("unchecked")
+                java.util.Map.Entry<String, java.lang.String> e = (java.util.Map.Entry<String, java.lang.String>) entries[i];
+                int m = w.mark();
+                java.lang.String v = e.getValue();
+                if (v != null) {
+                    w.string(2, v);
+                }
+                w.string(1, e.getKey());
+                w.endMessage(11, m);
+            }
+        }
+        { // deletionGracePeriodSeconds
+            java.lang.Long v = o.getDeletionGracePeriodSeconds();
+            if (v != null) {
+                w.int64(10, v);
+            }
+        }
+        { // deletionTimestamp
+            java.lang.String v = o.getDeletionTimestamp();
+            if (v != null) {
+                w.time(9, v);
+            }
+        }
+        { // creationTimestamp
+            java.lang.String v = o.getCreationTimestamp();
+            if (v != null) {
+                w.time(8, v);
+            }
+        }
+        { // generation
+            java.lang.Long v = o.getGeneration();
+            if (v != null) {
+                w.int64(7, v);
+            }
+        }
+        { // resourceVersion
+            java.lang.String v = o.getResourceVersion();
+            if (v != null) {
+                w.string(6, v);
+            }
+        }
+        { // uid
+            java.lang.String v = o.getUid();
+            if (v != null) {
+                w.string(5, v);
+            }
+        }
+        { // selfLink
+            java.lang.String v = o.getSelfLink();
+            if (v != null) {
+                w.string(4, v);
+            }
+        }
+        { // namespace
+            java.lang.String v = o.getNamespace();
+            if (v != null) {
+                w.string(3, v);
+            }
+        }
+        { // generateName
+            java.lang.String v = o.getGenerateName();
+            if (v != null) {
+                w.string(2, v);
+            }
+        }
+        { // name
+            java.lang.String v = o.getName();
+            if (v != null) {
+                w.string(1, v);
+            }
+        }
+    }
+
     static io.fabric8.kubernetes.api.model.OwnerReference readOwnerReference(CodedInputStream in) throws IOException {
         int limit = Decoding.enter(in);
         io.fabric8.kubernetes.api.model.OwnerReference o = new io.fabric8.kubernetes.api.model.OwnerReference();
@@ -333,6 +618,46 @@ final class MetaV1Proto {
                 case 48 -> o.setController(in.readBool()); // controller
                 case 56 -> o.setBlockOwnerDeletion(in.readBool()); // blockOwnerDeletion
                 default -> throw Decoding.unknownField(tag, "k8s.io.apimachinery.pkg.apis.meta.v1.OwnerReference");
+            }
+        }
+    }
+
+    static void writeOwnerReference(ProtobufWriter w, io.fabric8.kubernetes.api.model.OwnerReference o) throws ProtobufEncodingException {
+        ProtobufWriter.mustBeEmpty(o.getAdditionalProperties(), "OwnerReference.additionalProperties");
+        { // blockOwnerDeletion
+            java.lang.Boolean v = o.getBlockOwnerDeletion();
+            if (v != null) {
+                w.bool(7, v);
+            }
+        }
+        { // controller
+            java.lang.Boolean v = o.getController();
+            if (v != null) {
+                w.bool(6, v);
+            }
+        }
+        { // uid
+            java.lang.String v = o.getUid();
+            if (v != null) {
+                w.string(4, v);
+            }
+        }
+        { // name
+            java.lang.String v = o.getName();
+            if (v != null) {
+                w.string(3, v);
+            }
+        }
+        { // kind
+            java.lang.String v = o.getKind();
+            if (v != null) {
+                w.string(1, v);
+            }
+        }
+        { // apiVersion
+            java.lang.String v = o.getApiVersion();
+            if (v != null) {
+                w.string(5, v);
             }
         }
     }
@@ -379,6 +704,46 @@ final class MetaV1Proto {
         }
     }
 
+    static void writeStatus(ProtobufWriter w, io.fabric8.kubernetes.api.model.Status o) throws ProtobufEncodingException {
+        ProtobufWriter.mustBeEmpty(o.getAdditionalProperties(), "Status.additionalProperties");
+        { // code
+            java.lang.Integer v = o.getCode();
+            if (v != null) {
+                w.int64(6, v);
+            }
+        }
+        { // details
+            io.fabric8.kubernetes.api.model.StatusDetails v = o.getDetails();
+            if (v != null) {
+                int m = w.mark(); MetaV1Proto.writeStatusDetails(w, v); w.endMessage(5, m);
+            }
+        }
+        { // reason
+            java.lang.String v = o.getReason();
+            if (v != null) {
+                w.string(4, v);
+            }
+        }
+        { // message
+            java.lang.String v = o.getMessage();
+            if (v != null) {
+                w.string(3, v);
+            }
+        }
+        { // status
+            java.lang.String v = o.getStatus();
+            if (v != null) {
+                w.string(2, v);
+            }
+        }
+        { // metadata
+            io.fabric8.kubernetes.api.model.ListMeta v = o.getMetadata();
+            if (v != null) {
+                int m = w.mark(); MetaV1Proto.writeListMeta(w, v); w.endMessage(1, m);
+            }
+        }
+    }
+
     static io.fabric8.kubernetes.api.model.StatusCause readStatusCause(CodedInputStream in) throws IOException {
         int limit = Decoding.enter(in);
         io.fabric8.kubernetes.api.model.StatusCause o = new io.fabric8.kubernetes.api.model.StatusCause();
@@ -409,6 +774,28 @@ final class MetaV1Proto {
                     }
                 }
                 default -> throw Decoding.unknownField(tag, "k8s.io.apimachinery.pkg.apis.meta.v1.StatusCause");
+            }
+        }
+    }
+
+    static void writeStatusCause(ProtobufWriter w, io.fabric8.kubernetes.api.model.StatusCause o) throws ProtobufEncodingException {
+        ProtobufWriter.mustBeEmpty(o.getAdditionalProperties(), "StatusCause.additionalProperties");
+        { // field
+            java.lang.String v = o.getField();
+            if (v != null) {
+                w.string(3, v);
+            }
+        }
+        { // message
+            java.lang.String v = o.getMessage();
+            if (v != null) {
+                w.string(2, v);
+            }
+        }
+        { // reason
+            java.lang.String v = o.getReason();
+            if (v != null) {
+                w.string(1, v);
             }
         }
     }
@@ -463,6 +850,49 @@ final class MetaV1Proto {
                     }
                 }
                 default -> throw Decoding.unknownField(tag, "k8s.io.apimachinery.pkg.apis.meta.v1.StatusDetails");
+            }
+        }
+    }
+
+    static void writeStatusDetails(ProtobufWriter w, io.fabric8.kubernetes.api.model.StatusDetails o) throws ProtobufEncodingException {
+        ProtobufWriter.mustBeEmpty(o.getAdditionalProperties(), "StatusDetails.additionalProperties");
+        { // retryAfterSeconds
+            java.lang.Integer v = o.getRetryAfterSeconds();
+            if (v != null) {
+                w.int64(5, v);
+            }
+        }
+        if (o.getCauses() != null) { // causes
+            java.util.List<io.fabric8.kubernetes.api.model.StatusCause> list = o.getCauses();
+            for (int i = list.size() - 1; i >= 0; i--) {
+                io.fabric8.kubernetes.api.model.StatusCause v = list.get(i);
+                if (v != null) {
+                    int m = w.mark(); MetaV1Proto.writeStatusCause(w, v); w.endMessage(4, m);
+                }
+            }
+        }
+        { // uid
+            java.lang.String v = o.getUid();
+            if (v != null) {
+                w.string(6, v);
+            }
+        }
+        { // kind
+            java.lang.String v = o.getKind();
+            if (v != null) {
+                w.string(3, v);
+            }
+        }
+        { // group
+            java.lang.String v = o.getGroup();
+            if (v != null) {
+                w.string(2, v);
+            }
+        }
+        { // name
+            java.lang.String v = o.getName();
+            if (v != null) {
+                w.string(1, v);
             }
         }
     }

@@ -7,7 +7,7 @@ import java.io.IOException;
 
 import com.google.protobuf.CodedInputStream;
 
-/** Decoders of k8s.io.api.networking.v1 messages into fabric8's model. */
+/** Decoders of k8s.io.api.networking.v1 messages into fabric8's model, and encoders back. */
 final class NetworkingV1Proto {
 
     private NetworkingV1Proto() {
@@ -37,6 +37,28 @@ final class NetworkingV1Proto {
         }
     }
 
+    static void writeHTTPIngressPath(ProtobufWriter w, io.fabric8.kubernetes.api.model.networking.v1.HTTPIngressPath o) throws ProtobufEncodingException {
+        ProtobufWriter.mustBeEmpty(o.getAdditionalProperties(), "HTTPIngressPath.additionalProperties");
+        { // backend
+            io.fabric8.kubernetes.api.model.networking.v1.IngressBackend v = o.getBackend();
+            if (v != null) {
+                int m = w.mark(); NetworkingV1Proto.writeIngressBackend(w, v); w.endMessage(2, m);
+            }
+        }
+        { // pathType
+            java.lang.String v = o.getPathType();
+            if (v != null) {
+                w.string(3, v);
+            }
+        }
+        { // path
+            java.lang.String v = o.getPath();
+            if (v != null) {
+                w.string(1, v);
+            }
+        }
+    }
+
     static io.fabric8.kubernetes.api.model.networking.v1.HTTPIngressRuleValue readHTTPIngressRuleValue(CodedInputStream in) throws IOException {
         int limit = Decoding.enter(in);
         io.fabric8.kubernetes.api.model.networking.v1.HTTPIngressRuleValue o = new io.fabric8.kubernetes.api.model.networking.v1.HTTPIngressRuleValue();
@@ -62,6 +84,19 @@ final class NetworkingV1Proto {
         }
     }
 
+    static void writeHTTPIngressRuleValue(ProtobufWriter w, io.fabric8.kubernetes.api.model.networking.v1.HTTPIngressRuleValue o) throws ProtobufEncodingException {
+        ProtobufWriter.mustBeEmpty(o.getAdditionalProperties(), "HTTPIngressRuleValue.additionalProperties");
+        if (o.getPaths() != null) { // paths
+            java.util.List<io.fabric8.kubernetes.api.model.networking.v1.HTTPIngressPath> list = o.getPaths();
+            for (int i = list.size() - 1; i >= 0; i--) {
+                io.fabric8.kubernetes.api.model.networking.v1.HTTPIngressPath v = list.get(i);
+                if (v != null) {
+                    int m = w.mark(); NetworkingV1Proto.writeHTTPIngressPath(w, v); w.endMessage(1, m);
+                }
+            }
+        }
+    }
+
     static io.fabric8.kubernetes.api.model.networking.v1.IPAddress readIPAddress(CodedInputStream in) throws IOException {
         int limit = Decoding.enter(in);
         io.fabric8.kubernetes.api.model.networking.v1.IPAddress o = new io.fabric8.kubernetes.api.model.networking.v1.IPAddress();
@@ -76,6 +111,22 @@ final class NetworkingV1Proto {
                 case 10 -> o.setMetadata(MetaV1Proto.readObjectMeta(in)); // metadata
                 case 18 -> o.setSpec(NetworkingV1Proto.readIPAddressSpec(in)); // spec
                 default -> throw Decoding.unknownField(tag, "k8s.io.api.networking.v1.IPAddress");
+            }
+        }
+    }
+
+    static void writeIPAddress(ProtobufWriter w, io.fabric8.kubernetes.api.model.networking.v1.IPAddress o) throws ProtobufEncodingException {
+        ProtobufWriter.mustBeEmpty(o.getAdditionalProperties(), "IPAddress.additionalProperties");
+        { // spec
+            io.fabric8.kubernetes.api.model.networking.v1.IPAddressSpec v = o.getSpec();
+            if (v != null) {
+                int m = w.mark(); NetworkingV1Proto.writeIPAddressSpec(w, v); w.endMessage(2, m);
+            }
+        }
+        { // metadata
+            io.fabric8.kubernetes.api.model.ObjectMeta v = o.getMetadata();
+            if (v != null) {
+                int m = w.mark(); MetaV1Proto.writeObjectMeta(w, v); w.endMessage(1, m);
             }
         }
     }
@@ -105,6 +156,25 @@ final class NetworkingV1Proto {
         }
     }
 
+    static void writeIPAddressList(ProtobufWriter w, io.fabric8.kubernetes.api.model.networking.v1.IPAddressList o) throws ProtobufEncodingException {
+        ProtobufWriter.mustBeEmpty(o.getAdditionalProperties(), "IPAddressList.additionalProperties");
+        if (o.getItems() != null) { // items
+            java.util.List<io.fabric8.kubernetes.api.model.networking.v1.IPAddress> list = o.getItems();
+            for (int i = list.size() - 1; i >= 0; i--) {
+                io.fabric8.kubernetes.api.model.networking.v1.IPAddress v = list.get(i);
+                if (v != null) {
+                    int m = w.mark(); NetworkingV1Proto.writeIPAddress(w, v); w.endMessage(2, m);
+                }
+            }
+        }
+        { // metadata
+            io.fabric8.kubernetes.api.model.ListMeta v = o.getMetadata();
+            if (v != null) {
+                int m = w.mark(); MetaV1Proto.writeListMeta(w, v); w.endMessage(1, m);
+            }
+        }
+    }
+
     static io.fabric8.kubernetes.api.model.networking.v1.IPAddressSpec readIPAddressSpec(CodedInputStream in) throws IOException {
         int limit = Decoding.enter(in);
         io.fabric8.kubernetes.api.model.networking.v1.IPAddressSpec o = new io.fabric8.kubernetes.api.model.networking.v1.IPAddressSpec();
@@ -118,6 +188,16 @@ final class NetworkingV1Proto {
             switch (tag) {
                 case 10 -> o.setParentRef(NetworkingV1Proto.readParentReference(in)); // parentRef
                 default -> throw Decoding.unknownField(tag, "k8s.io.api.networking.v1.IPAddressSpec");
+            }
+        }
+    }
+
+    static void writeIPAddressSpec(ProtobufWriter w, io.fabric8.kubernetes.api.model.networking.v1.IPAddressSpec o) throws ProtobufEncodingException {
+        ProtobufWriter.mustBeEmpty(o.getAdditionalProperties(), "IPAddressSpec.additionalProperties");
+        { // parentRef
+            io.fabric8.kubernetes.api.model.networking.v1.ParentReference v = o.getParentRef();
+            if (v != null) {
+                int m = w.mark(); NetworkingV1Proto.writeParentReference(w, v); w.endMessage(1, m);
             }
         }
     }
@@ -147,6 +227,25 @@ final class NetworkingV1Proto {
         }
     }
 
+    static void writeIPBlock(ProtobufWriter w, io.fabric8.kubernetes.api.model.networking.v1.IPBlock o) throws ProtobufEncodingException {
+        ProtobufWriter.mustBeEmpty(o.getAdditionalProperties(), "IPBlock.additionalProperties");
+        if (o.getExcept() != null) { // except
+            java.util.List<java.lang.String> list = o.getExcept();
+            for (int i = list.size() - 1; i >= 0; i--) {
+                java.lang.String v = list.get(i);
+                if (v != null) {
+                    w.string(2, v);
+                }
+            }
+        }
+        { // cidr
+            java.lang.String v = o.getCidr();
+            if (v != null) {
+                w.string(1, v);
+            }
+        }
+    }
+
     static io.fabric8.kubernetes.api.model.networking.v1.Ingress readIngress(CodedInputStream in) throws IOException {
         int limit = Decoding.enter(in);
         io.fabric8.kubernetes.api.model.networking.v1.Ingress o = new io.fabric8.kubernetes.api.model.networking.v1.Ingress();
@@ -166,6 +265,28 @@ final class NetworkingV1Proto {
         }
     }
 
+    static void writeIngress(ProtobufWriter w, io.fabric8.kubernetes.api.model.networking.v1.Ingress o) throws ProtobufEncodingException {
+        ProtobufWriter.mustBeEmpty(o.getAdditionalProperties(), "Ingress.additionalProperties");
+        { // status
+            io.fabric8.kubernetes.api.model.networking.v1.IngressStatus v = o.getStatus();
+            if (v != null) {
+                int m = w.mark(); NetworkingV1Proto.writeIngressStatus(w, v); w.endMessage(3, m);
+            }
+        }
+        { // spec
+            io.fabric8.kubernetes.api.model.networking.v1.IngressSpec v = o.getSpec();
+            if (v != null) {
+                int m = w.mark(); NetworkingV1Proto.writeIngressSpec(w, v); w.endMessage(2, m);
+            }
+        }
+        { // metadata
+            io.fabric8.kubernetes.api.model.ObjectMeta v = o.getMetadata();
+            if (v != null) {
+                int m = w.mark(); MetaV1Proto.writeObjectMeta(w, v); w.endMessage(1, m);
+            }
+        }
+    }
+
     static io.fabric8.kubernetes.api.model.networking.v1.IngressBackend readIngressBackend(CodedInputStream in) throws IOException {
         int limit = Decoding.enter(in);
         io.fabric8.kubernetes.api.model.networking.v1.IngressBackend o = new io.fabric8.kubernetes.api.model.networking.v1.IngressBackend();
@@ -180,6 +301,22 @@ final class NetworkingV1Proto {
                 case 34 -> o.setService(NetworkingV1Proto.readIngressServiceBackend(in)); // service
                 case 26 -> o.setResource(CoreV1Proto.readTypedLocalObjectReference(in)); // resource
                 default -> throw Decoding.unknownField(tag, "k8s.io.api.networking.v1.IngressBackend");
+            }
+        }
+    }
+
+    static void writeIngressBackend(ProtobufWriter w, io.fabric8.kubernetes.api.model.networking.v1.IngressBackend o) throws ProtobufEncodingException {
+        ProtobufWriter.mustBeEmpty(o.getAdditionalProperties(), "IngressBackend.additionalProperties");
+        { // resource
+            io.fabric8.kubernetes.api.model.TypedLocalObjectReference v = o.getResource();
+            if (v != null) {
+                int m = w.mark(); CoreV1Proto.writeTypedLocalObjectReference(w, v); w.endMessage(3, m);
+            }
+        }
+        { // service
+            io.fabric8.kubernetes.api.model.networking.v1.IngressServiceBackend v = o.getService();
+            if (v != null) {
+                int m = w.mark(); NetworkingV1Proto.writeIngressServiceBackend(w, v); w.endMessage(4, m);
             }
         }
     }
@@ -205,6 +342,25 @@ final class NetworkingV1Proto {
                     list.add(NetworkingV1Proto.readIngress(in));
                 }
                 default -> throw Decoding.unknownField(tag, "k8s.io.api.networking.v1.IngressList");
+            }
+        }
+    }
+
+    static void writeIngressList(ProtobufWriter w, io.fabric8.kubernetes.api.model.networking.v1.IngressList o) throws ProtobufEncodingException {
+        ProtobufWriter.mustBeEmpty(o.getAdditionalProperties(), "IngressList.additionalProperties");
+        if (o.getItems() != null) { // items
+            java.util.List<io.fabric8.kubernetes.api.model.networking.v1.Ingress> list = o.getItems();
+            for (int i = list.size() - 1; i >= 0; i--) {
+                io.fabric8.kubernetes.api.model.networking.v1.Ingress v = list.get(i);
+                if (v != null) {
+                    int m = w.mark(); NetworkingV1Proto.writeIngress(w, v); w.endMessage(2, m);
+                }
+            }
+        }
+        { // metadata
+            io.fabric8.kubernetes.api.model.ListMeta v = o.getMetadata();
+            if (v != null) {
+                int m = w.mark(); MetaV1Proto.writeListMeta(w, v); w.endMessage(1, m);
             }
         }
     }
@@ -245,6 +401,31 @@ final class NetworkingV1Proto {
         }
     }
 
+    static void writeIngressLoadBalancerIngress(ProtobufWriter w, io.fabric8.kubernetes.api.model.networking.v1.IngressLoadBalancerIngress o) throws ProtobufEncodingException {
+        ProtobufWriter.mustBeEmpty(o.getAdditionalProperties(), "IngressLoadBalancerIngress.additionalProperties");
+        if (o.getPorts() != null) { // ports
+            java.util.List<io.fabric8.kubernetes.api.model.networking.v1.IngressPortStatus> list = o.getPorts();
+            for (int i = list.size() - 1; i >= 0; i--) {
+                io.fabric8.kubernetes.api.model.networking.v1.IngressPortStatus v = list.get(i);
+                if (v != null) {
+                    int m = w.mark(); NetworkingV1Proto.writeIngressPortStatus(w, v); w.endMessage(4, m);
+                }
+            }
+        }
+        { // hostname
+            java.lang.String v = o.getHostname();
+            if (v != null) {
+                w.string(2, v);
+            }
+        }
+        { // ip
+            java.lang.String v = o.getIp();
+            if (v != null) {
+                w.string(1, v);
+            }
+        }
+    }
+
     static io.fabric8.kubernetes.api.model.networking.v1.IngressLoadBalancerStatus readIngressLoadBalancerStatus(CodedInputStream in) throws IOException {
         int limit = Decoding.enter(in);
         io.fabric8.kubernetes.api.model.networking.v1.IngressLoadBalancerStatus o = new io.fabric8.kubernetes.api.model.networking.v1.IngressLoadBalancerStatus();
@@ -269,6 +450,19 @@ final class NetworkingV1Proto {
         }
     }
 
+    static void writeIngressLoadBalancerStatus(ProtobufWriter w, io.fabric8.kubernetes.api.model.networking.v1.IngressLoadBalancerStatus o) throws ProtobufEncodingException {
+        ProtobufWriter.mustBeEmpty(o.getAdditionalProperties(), "IngressLoadBalancerStatus.additionalProperties");
+        if (o.getIngress() != null) { // ingress
+            java.util.List<io.fabric8.kubernetes.api.model.networking.v1.IngressLoadBalancerIngress> list = o.getIngress();
+            for (int i = list.size() - 1; i >= 0; i--) {
+                io.fabric8.kubernetes.api.model.networking.v1.IngressLoadBalancerIngress v = list.get(i);
+                if (v != null) {
+                    int m = w.mark(); NetworkingV1Proto.writeIngressLoadBalancerIngress(w, v); w.endMessage(1, m);
+                }
+            }
+        }
+    }
+
     static io.fabric8.kubernetes.api.model.networking.v1.IngressPortStatus readIngressPortStatus(CodedInputStream in) throws IOException {
         int limit = Decoding.enter(in);
         io.fabric8.kubernetes.api.model.networking.v1.IngressPortStatus o = new io.fabric8.kubernetes.api.model.networking.v1.IngressPortStatus();
@@ -284,6 +478,28 @@ final class NetworkingV1Proto {
                 case 18 -> o.setProtocol(in.readString()); // protocol
                 case 26 -> o.setError(in.readString()); // error
                 default -> throw Decoding.unknownField(tag, "k8s.io.api.networking.v1.IngressPortStatus");
+            }
+        }
+    }
+
+    static void writeIngressPortStatus(ProtobufWriter w, io.fabric8.kubernetes.api.model.networking.v1.IngressPortStatus o) throws ProtobufEncodingException {
+        ProtobufWriter.mustBeEmpty(o.getAdditionalProperties(), "IngressPortStatus.additionalProperties");
+        { // error
+            java.lang.String v = o.getError();
+            if (v != null) {
+                w.string(3, v);
+            }
+        }
+        { // protocol
+            java.lang.String v = o.getProtocol();
+            if (v != null) {
+                w.string(2, v);
+            }
+        }
+        { // port
+            java.lang.Integer v = o.getPort();
+            if (v != null) {
+                w.int64(1, v);
             }
         }
     }
@@ -315,6 +531,21 @@ final class NetworkingV1Proto {
         }
     }
 
+    static void writeIngressRule(ProtobufWriter w, io.fabric8.kubernetes.api.model.networking.v1.IngressRule o) throws ProtobufEncodingException {
+        ProtobufWriter.mustBeEmpty(o.getAdditionalProperties(), "IngressRule.additionalProperties");
+        { // ingressRuleValue
+            int m = w.mark();
+            NetworkingV1Proto.writeIngressRuleValue_IngressRule(w, o);
+            w.endMessage(2, m);
+        }
+        { // host
+            java.lang.String v = o.getHost();
+            if (v != null) {
+                w.string(1, v);
+            }
+        }
+    }
+
     static io.fabric8.kubernetes.api.model.networking.v1.IngressRule readIngressRuleValue_IngressRule(CodedInputStream in) throws IOException {
         int limit = Decoding.enter(in);
         io.fabric8.kubernetes.api.model.networking.v1.IngressRule o = new io.fabric8.kubernetes.api.model.networking.v1.IngressRule();
@@ -328,6 +559,15 @@ final class NetworkingV1Proto {
             switch (tag) {
                 case 10 -> o.setHttp(NetworkingV1Proto.readHTTPIngressRuleValue(in)); // http
                 default -> throw Decoding.unknownField(tag, "k8s.io.api.networking.v1.IngressRuleValue");
+            }
+        }
+    }
+
+    static void writeIngressRuleValue_IngressRule(ProtobufWriter w, io.fabric8.kubernetes.api.model.networking.v1.IngressRule o) throws ProtobufEncodingException {
+        { // http
+            io.fabric8.kubernetes.api.model.networking.v1.HTTPIngressRuleValue v = o.getHttp();
+            if (v != null) {
+                int m = w.mark(); NetworkingV1Proto.writeHTTPIngressRuleValue(w, v); w.endMessage(1, m);
             }
         }
     }
@@ -346,6 +586,22 @@ final class NetworkingV1Proto {
                 case 10 -> o.setName(in.readString()); // name
                 case 18 -> o.setPort(NetworkingV1Proto.readServiceBackendPort(in)); // port
                 default -> throw Decoding.unknownField(tag, "k8s.io.api.networking.v1.IngressServiceBackend");
+            }
+        }
+    }
+
+    static void writeIngressServiceBackend(ProtobufWriter w, io.fabric8.kubernetes.api.model.networking.v1.IngressServiceBackend o) throws ProtobufEncodingException {
+        ProtobufWriter.mustBeEmpty(o.getAdditionalProperties(), "IngressServiceBackend.additionalProperties");
+        { // port
+            io.fabric8.kubernetes.api.model.networking.v1.ServiceBackendPort v = o.getPort();
+            if (v != null) {
+                int m = w.mark(); NetworkingV1Proto.writeServiceBackendPort(w, v); w.endMessage(2, m);
+            }
+        }
+        { // name
+            java.lang.String v = o.getName();
+            if (v != null) {
+                w.string(1, v);
             }
         }
     }
@@ -384,6 +640,40 @@ final class NetworkingV1Proto {
         }
     }
 
+    static void writeIngressSpec(ProtobufWriter w, io.fabric8.kubernetes.api.model.networking.v1.IngressSpec o) throws ProtobufEncodingException {
+        ProtobufWriter.mustBeEmpty(o.getAdditionalProperties(), "IngressSpec.additionalProperties");
+        if (o.getRules() != null) { // rules
+            java.util.List<io.fabric8.kubernetes.api.model.networking.v1.IngressRule> list = o.getRules();
+            for (int i = list.size() - 1; i >= 0; i--) {
+                io.fabric8.kubernetes.api.model.networking.v1.IngressRule v = list.get(i);
+                if (v != null) {
+                    int m = w.mark(); NetworkingV1Proto.writeIngressRule(w, v); w.endMessage(3, m);
+                }
+            }
+        }
+        if (o.getTls() != null) { // tls
+            java.util.List<io.fabric8.kubernetes.api.model.networking.v1.IngressTLS> list = o.getTls();
+            for (int i = list.size() - 1; i >= 0; i--) {
+                io.fabric8.kubernetes.api.model.networking.v1.IngressTLS v = list.get(i);
+                if (v != null) {
+                    int m = w.mark(); NetworkingV1Proto.writeIngressTLS(w, v); w.endMessage(2, m);
+                }
+            }
+        }
+        { // defaultBackend
+            io.fabric8.kubernetes.api.model.networking.v1.IngressBackend v = o.getDefaultBackend();
+            if (v != null) {
+                int m = w.mark(); NetworkingV1Proto.writeIngressBackend(w, v); w.endMessage(1, m);
+            }
+        }
+        { // ingressClassName
+            java.lang.String v = o.getIngressClassName();
+            if (v != null) {
+                w.string(4, v);
+            }
+        }
+    }
+
     static io.fabric8.kubernetes.api.model.networking.v1.IngressStatus readIngressStatus(CodedInputStream in) throws IOException {
         int limit = Decoding.enter(in);
         io.fabric8.kubernetes.api.model.networking.v1.IngressStatus o = new io.fabric8.kubernetes.api.model.networking.v1.IngressStatus();
@@ -397,6 +687,16 @@ final class NetworkingV1Proto {
             switch (tag) {
                 case 10 -> o.setLoadBalancer(NetworkingV1Proto.readIngressLoadBalancerStatus(in)); // loadBalancer
                 default -> throw Decoding.unknownField(tag, "k8s.io.api.networking.v1.IngressStatus");
+            }
+        }
+    }
+
+    static void writeIngressStatus(ProtobufWriter w, io.fabric8.kubernetes.api.model.networking.v1.IngressStatus o) throws ProtobufEncodingException {
+        ProtobufWriter.mustBeEmpty(o.getAdditionalProperties(), "IngressStatus.additionalProperties");
+        { // loadBalancer
+            io.fabric8.kubernetes.api.model.networking.v1.IngressLoadBalancerStatus v = o.getLoadBalancer();
+            if (v != null) {
+                int m = w.mark(); NetworkingV1Proto.writeIngressLoadBalancerStatus(w, v); w.endMessage(1, m);
             }
         }
     }
@@ -431,6 +731,25 @@ final class NetworkingV1Proto {
         }
     }
 
+    static void writeIngressTLS(ProtobufWriter w, io.fabric8.kubernetes.api.model.networking.v1.IngressTLS o) throws ProtobufEncodingException {
+        ProtobufWriter.mustBeEmpty(o.getAdditionalProperties(), "IngressTLS.additionalProperties");
+        { // secretName
+            java.lang.String v = o.getSecretName();
+            if (v != null) {
+                w.string(2, v);
+            }
+        }
+        if (o.getHosts() != null) { // hosts
+            java.util.List<java.lang.String> list = o.getHosts();
+            for (int i = list.size() - 1; i >= 0; i--) {
+                java.lang.String v = list.get(i);
+                if (v != null) {
+                    w.string(1, v);
+                }
+            }
+        }
+    }
+
     static io.fabric8.kubernetes.api.model.networking.v1.NetworkPolicy readNetworkPolicy(CodedInputStream in) throws IOException {
         int limit = Decoding.enter(in);
         io.fabric8.kubernetes.api.model.networking.v1.NetworkPolicy o = new io.fabric8.kubernetes.api.model.networking.v1.NetworkPolicy();
@@ -445,6 +764,22 @@ final class NetworkingV1Proto {
                 case 10 -> o.setMetadata(MetaV1Proto.readObjectMeta(in)); // metadata
                 case 18 -> o.setSpec(NetworkingV1Proto.readNetworkPolicySpec(in)); // spec
                 default -> throw Decoding.unknownField(tag, "k8s.io.api.networking.v1.NetworkPolicy");
+            }
+        }
+    }
+
+    static void writeNetworkPolicy(ProtobufWriter w, io.fabric8.kubernetes.api.model.networking.v1.NetworkPolicy o) throws ProtobufEncodingException {
+        ProtobufWriter.mustBeEmpty(o.getAdditionalProperties(), "NetworkPolicy.additionalProperties");
+        { // spec
+            io.fabric8.kubernetes.api.model.networking.v1.NetworkPolicySpec v = o.getSpec();
+            if (v != null) {
+                int m = w.mark(); NetworkingV1Proto.writeNetworkPolicySpec(w, v); w.endMessage(2, m);
+            }
+        }
+        { // metadata
+            io.fabric8.kubernetes.api.model.ObjectMeta v = o.getMetadata();
+            if (v != null) {
+                int m = w.mark(); MetaV1Proto.writeObjectMeta(w, v); w.endMessage(1, m);
             }
         }
     }
@@ -481,6 +816,28 @@ final class NetworkingV1Proto {
         }
     }
 
+    static void writeNetworkPolicyEgressRule(ProtobufWriter w, io.fabric8.kubernetes.api.model.networking.v1.NetworkPolicyEgressRule o) throws ProtobufEncodingException {
+        ProtobufWriter.mustBeEmpty(o.getAdditionalProperties(), "NetworkPolicyEgressRule.additionalProperties");
+        if (o.getTo() != null) { // to
+            java.util.List<io.fabric8.kubernetes.api.model.networking.v1.NetworkPolicyPeer> list = o.getTo();
+            for (int i = list.size() - 1; i >= 0; i--) {
+                io.fabric8.kubernetes.api.model.networking.v1.NetworkPolicyPeer v = list.get(i);
+                if (v != null) {
+                    int m = w.mark(); NetworkingV1Proto.writeNetworkPolicyPeer(w, v); w.endMessage(2, m);
+                }
+            }
+        }
+        if (o.getPorts() != null) { // ports
+            java.util.List<io.fabric8.kubernetes.api.model.networking.v1.NetworkPolicyPort> list = o.getPorts();
+            for (int i = list.size() - 1; i >= 0; i--) {
+                io.fabric8.kubernetes.api.model.networking.v1.NetworkPolicyPort v = list.get(i);
+                if (v != null) {
+                    int m = w.mark(); NetworkingV1Proto.writeNetworkPolicyPort(w, v); w.endMessage(1, m);
+                }
+            }
+        }
+    }
+
     static io.fabric8.kubernetes.api.model.networking.v1.NetworkPolicyIngressRule readNetworkPolicyIngressRule(CodedInputStream in) throws IOException {
         int limit = Decoding.enter(in);
         io.fabric8.kubernetes.api.model.networking.v1.NetworkPolicyIngressRule o = new io.fabric8.kubernetes.api.model.networking.v1.NetworkPolicyIngressRule();
@@ -513,6 +870,28 @@ final class NetworkingV1Proto {
         }
     }
 
+    static void writeNetworkPolicyIngressRule(ProtobufWriter w, io.fabric8.kubernetes.api.model.networking.v1.NetworkPolicyIngressRule o) throws ProtobufEncodingException {
+        ProtobufWriter.mustBeEmpty(o.getAdditionalProperties(), "NetworkPolicyIngressRule.additionalProperties");
+        if (o.getFrom() != null) { // from
+            java.util.List<io.fabric8.kubernetes.api.model.networking.v1.NetworkPolicyPeer> list = o.getFrom();
+            for (int i = list.size() - 1; i >= 0; i--) {
+                io.fabric8.kubernetes.api.model.networking.v1.NetworkPolicyPeer v = list.get(i);
+                if (v != null) {
+                    int m = w.mark(); NetworkingV1Proto.writeNetworkPolicyPeer(w, v); w.endMessage(2, m);
+                }
+            }
+        }
+        if (o.getPorts() != null) { // ports
+            java.util.List<io.fabric8.kubernetes.api.model.networking.v1.NetworkPolicyPort> list = o.getPorts();
+            for (int i = list.size() - 1; i >= 0; i--) {
+                io.fabric8.kubernetes.api.model.networking.v1.NetworkPolicyPort v = list.get(i);
+                if (v != null) {
+                    int m = w.mark(); NetworkingV1Proto.writeNetworkPolicyPort(w, v); w.endMessage(1, m);
+                }
+            }
+        }
+    }
+
     static io.fabric8.kubernetes.api.model.networking.v1.NetworkPolicyList readNetworkPolicyList(CodedInputStream in) throws IOException {
         int limit = Decoding.enter(in);
         io.fabric8.kubernetes.api.model.networking.v1.NetworkPolicyList o = new io.fabric8.kubernetes.api.model.networking.v1.NetworkPolicyList();
@@ -538,6 +917,25 @@ final class NetworkingV1Proto {
         }
     }
 
+    static void writeNetworkPolicyList(ProtobufWriter w, io.fabric8.kubernetes.api.model.networking.v1.NetworkPolicyList o) throws ProtobufEncodingException {
+        ProtobufWriter.mustBeEmpty(o.getAdditionalProperties(), "NetworkPolicyList.additionalProperties");
+        if (o.getItems() != null) { // items
+            java.util.List<io.fabric8.kubernetes.api.model.networking.v1.NetworkPolicy> list = o.getItems();
+            for (int i = list.size() - 1; i >= 0; i--) {
+                io.fabric8.kubernetes.api.model.networking.v1.NetworkPolicy v = list.get(i);
+                if (v != null) {
+                    int m = w.mark(); NetworkingV1Proto.writeNetworkPolicy(w, v); w.endMessage(2, m);
+                }
+            }
+        }
+        { // metadata
+            io.fabric8.kubernetes.api.model.ListMeta v = o.getMetadata();
+            if (v != null) {
+                int m = w.mark(); MetaV1Proto.writeListMeta(w, v); w.endMessage(1, m);
+            }
+        }
+    }
+
     static io.fabric8.kubernetes.api.model.networking.v1.NetworkPolicyPeer readNetworkPolicyPeer(CodedInputStream in) throws IOException {
         int limit = Decoding.enter(in);
         io.fabric8.kubernetes.api.model.networking.v1.NetworkPolicyPeer o = new io.fabric8.kubernetes.api.model.networking.v1.NetworkPolicyPeer();
@@ -557,6 +955,28 @@ final class NetworkingV1Proto {
         }
     }
 
+    static void writeNetworkPolicyPeer(ProtobufWriter w, io.fabric8.kubernetes.api.model.networking.v1.NetworkPolicyPeer o) throws ProtobufEncodingException {
+        ProtobufWriter.mustBeEmpty(o.getAdditionalProperties(), "NetworkPolicyPeer.additionalProperties");
+        { // ipBlock
+            io.fabric8.kubernetes.api.model.networking.v1.IPBlock v = o.getIpBlock();
+            if (v != null) {
+                int m = w.mark(); NetworkingV1Proto.writeIPBlock(w, v); w.endMessage(3, m);
+            }
+        }
+        { // namespaceSelector
+            io.fabric8.kubernetes.api.model.LabelSelector v = o.getNamespaceSelector();
+            if (v != null) {
+                int m = w.mark(); MetaV1Proto.writeLabelSelector(w, v); w.endMessage(2, m);
+            }
+        }
+        { // podSelector
+            io.fabric8.kubernetes.api.model.LabelSelector v = o.getPodSelector();
+            if (v != null) {
+                int m = w.mark(); MetaV1Proto.writeLabelSelector(w, v); w.endMessage(1, m);
+            }
+        }
+    }
+
     static io.fabric8.kubernetes.api.model.networking.v1.NetworkPolicyPort readNetworkPolicyPort(CodedInputStream in) throws IOException {
         int limit = Decoding.enter(in);
         io.fabric8.kubernetes.api.model.networking.v1.NetworkPolicyPort o = new io.fabric8.kubernetes.api.model.networking.v1.NetworkPolicyPort();
@@ -572,6 +992,28 @@ final class NetworkingV1Proto {
                 case 18 -> o.setPort(Decoding.intOrString(in)); // port
                 case 24 -> o.setEndPort(in.readInt32()); // endPort
                 default -> throw Decoding.unknownField(tag, "k8s.io.api.networking.v1.NetworkPolicyPort");
+            }
+        }
+    }
+
+    static void writeNetworkPolicyPort(ProtobufWriter w, io.fabric8.kubernetes.api.model.networking.v1.NetworkPolicyPort o) throws ProtobufEncodingException {
+        ProtobufWriter.mustBeEmpty(o.getAdditionalProperties(), "NetworkPolicyPort.additionalProperties");
+        { // endPort
+            java.lang.Integer v = o.getEndPort();
+            if (v != null) {
+                w.int64(3, v);
+            }
+        }
+        { // port
+            io.fabric8.kubernetes.api.model.IntOrString v = o.getPort();
+            if (v != null) {
+                w.intOrString(2, v);
+            }
+        }
+        { // protocol
+            java.lang.String v = o.getProtocol();
+            if (v != null) {
+                w.string(1, v);
             }
         }
     }
@@ -617,6 +1059,43 @@ final class NetworkingV1Proto {
         }
     }
 
+    static void writeNetworkPolicySpec(ProtobufWriter w, io.fabric8.kubernetes.api.model.networking.v1.NetworkPolicySpec o) throws ProtobufEncodingException {
+        ProtobufWriter.mustBeEmpty(o.getAdditionalProperties(), "NetworkPolicySpec.additionalProperties");
+        if (o.getPolicyTypes() != null) { // policyTypes
+            java.util.List<java.lang.String> list = o.getPolicyTypes();
+            for (int i = list.size() - 1; i >= 0; i--) {
+                java.lang.String v = list.get(i);
+                if (v != null) {
+                    w.string(4, v);
+                }
+            }
+        }
+        if (o.getEgress() != null) { // egress
+            java.util.List<io.fabric8.kubernetes.api.model.networking.v1.NetworkPolicyEgressRule> list = o.getEgress();
+            for (int i = list.size() - 1; i >= 0; i--) {
+                io.fabric8.kubernetes.api.model.networking.v1.NetworkPolicyEgressRule v = list.get(i);
+                if (v != null) {
+                    int m = w.mark(); NetworkingV1Proto.writeNetworkPolicyEgressRule(w, v); w.endMessage(3, m);
+                }
+            }
+        }
+        if (o.getIngress() != null) { // ingress
+            java.util.List<io.fabric8.kubernetes.api.model.networking.v1.NetworkPolicyIngressRule> list = o.getIngress();
+            for (int i = list.size() - 1; i >= 0; i--) {
+                io.fabric8.kubernetes.api.model.networking.v1.NetworkPolicyIngressRule v = list.get(i);
+                if (v != null) {
+                    int m = w.mark(); NetworkingV1Proto.writeNetworkPolicyIngressRule(w, v); w.endMessage(2, m);
+                }
+            }
+        }
+        { // podSelector
+            io.fabric8.kubernetes.api.model.LabelSelector v = o.getPodSelector();
+            if (v != null) {
+                int m = w.mark(); MetaV1Proto.writeLabelSelector(w, v); w.endMessage(1, m);
+            }
+        }
+    }
+
     static io.fabric8.kubernetes.api.model.networking.v1.ParentReference readParentReference(CodedInputStream in) throws IOException {
         int limit = Decoding.enter(in);
         io.fabric8.kubernetes.api.model.networking.v1.ParentReference o = new io.fabric8.kubernetes.api.model.networking.v1.ParentReference();
@@ -657,6 +1136,34 @@ final class NetworkingV1Proto {
         }
     }
 
+    static void writeParentReference(ProtobufWriter w, io.fabric8.kubernetes.api.model.networking.v1.ParentReference o) throws ProtobufEncodingException {
+        ProtobufWriter.mustBeEmpty(o.getAdditionalProperties(), "ParentReference.additionalProperties");
+        { // name
+            java.lang.String v = o.getName();
+            if (v != null) {
+                w.string(4, v);
+            }
+        }
+        { // namespace
+            java.lang.String v = o.getNamespace();
+            if (v != null) {
+                w.string(3, v);
+            }
+        }
+        { // resource
+            java.lang.String v = o.getResource();
+            if (v != null) {
+                w.string(2, v);
+            }
+        }
+        { // group
+            java.lang.String v = o.getGroup();
+            if (v != null) {
+                w.string(1, v);
+            }
+        }
+    }
+
     static io.fabric8.kubernetes.api.model.networking.v1.ServiceBackendPort readServiceBackendPort(CodedInputStream in) throws IOException {
         int limit = Decoding.enter(in);
         io.fabric8.kubernetes.api.model.networking.v1.ServiceBackendPort o = new io.fabric8.kubernetes.api.model.networking.v1.ServiceBackendPort();
@@ -685,6 +1192,22 @@ final class NetworkingV1Proto {
         }
     }
 
+    static void writeServiceBackendPort(ProtobufWriter w, io.fabric8.kubernetes.api.model.networking.v1.ServiceBackendPort o) throws ProtobufEncodingException {
+        ProtobufWriter.mustBeEmpty(o.getAdditionalProperties(), "ServiceBackendPort.additionalProperties");
+        { // number
+            java.lang.Integer v = o.getNumber();
+            if (v != null) {
+                w.int64(2, v);
+            }
+        }
+        { // name
+            java.lang.String v = o.getName();
+            if (v != null) {
+                w.string(1, v);
+            }
+        }
+    }
+
     static io.fabric8.kubernetes.api.model.networking.v1.ServiceCIDR readServiceCIDR(CodedInputStream in) throws IOException {
         int limit = Decoding.enter(in);
         io.fabric8.kubernetes.api.model.networking.v1.ServiceCIDR o = new io.fabric8.kubernetes.api.model.networking.v1.ServiceCIDR();
@@ -700,6 +1223,28 @@ final class NetworkingV1Proto {
                 case 18 -> o.setSpec(NetworkingV1Proto.readServiceCIDRSpec(in)); // spec
                 case 26 -> o.setStatus(NetworkingV1Proto.readServiceCIDRStatus(in)); // status
                 default -> throw Decoding.unknownField(tag, "k8s.io.api.networking.v1.ServiceCIDR");
+            }
+        }
+    }
+
+    static void writeServiceCIDR(ProtobufWriter w, io.fabric8.kubernetes.api.model.networking.v1.ServiceCIDR o) throws ProtobufEncodingException {
+        ProtobufWriter.mustBeEmpty(o.getAdditionalProperties(), "ServiceCIDR.additionalProperties");
+        { // status
+            io.fabric8.kubernetes.api.model.networking.v1.ServiceCIDRStatus v = o.getStatus();
+            if (v != null) {
+                int m = w.mark(); NetworkingV1Proto.writeServiceCIDRStatus(w, v); w.endMessage(3, m);
+            }
+        }
+        { // spec
+            io.fabric8.kubernetes.api.model.networking.v1.ServiceCIDRSpec v = o.getSpec();
+            if (v != null) {
+                int m = w.mark(); NetworkingV1Proto.writeServiceCIDRSpec(w, v); w.endMessage(2, m);
+            }
+        }
+        { // metadata
+            io.fabric8.kubernetes.api.model.ObjectMeta v = o.getMetadata();
+            if (v != null) {
+                int m = w.mark(); MetaV1Proto.writeObjectMeta(w, v); w.endMessage(1, m);
             }
         }
     }
@@ -729,6 +1274,25 @@ final class NetworkingV1Proto {
         }
     }
 
+    static void writeServiceCIDRList(ProtobufWriter w, io.fabric8.kubernetes.api.model.networking.v1.ServiceCIDRList o) throws ProtobufEncodingException {
+        ProtobufWriter.mustBeEmpty(o.getAdditionalProperties(), "ServiceCIDRList.additionalProperties");
+        if (o.getItems() != null) { // items
+            java.util.List<io.fabric8.kubernetes.api.model.networking.v1.ServiceCIDR> list = o.getItems();
+            for (int i = list.size() - 1; i >= 0; i--) {
+                io.fabric8.kubernetes.api.model.networking.v1.ServiceCIDR v = list.get(i);
+                if (v != null) {
+                    int m = w.mark(); NetworkingV1Proto.writeServiceCIDR(w, v); w.endMessage(2, m);
+                }
+            }
+        }
+        { // metadata
+            io.fabric8.kubernetes.api.model.ListMeta v = o.getMetadata();
+            if (v != null) {
+                int m = w.mark(); MetaV1Proto.writeListMeta(w, v); w.endMessage(1, m);
+            }
+        }
+    }
+
     static io.fabric8.kubernetes.api.model.networking.v1.ServiceCIDRSpec readServiceCIDRSpec(CodedInputStream in) throws IOException {
         int limit = Decoding.enter(in);
         io.fabric8.kubernetes.api.model.networking.v1.ServiceCIDRSpec o = new io.fabric8.kubernetes.api.model.networking.v1.ServiceCIDRSpec();
@@ -753,6 +1317,19 @@ final class NetworkingV1Proto {
         }
     }
 
+    static void writeServiceCIDRSpec(ProtobufWriter w, io.fabric8.kubernetes.api.model.networking.v1.ServiceCIDRSpec o) throws ProtobufEncodingException {
+        ProtobufWriter.mustBeEmpty(o.getAdditionalProperties(), "ServiceCIDRSpec.additionalProperties");
+        if (o.getCidrs() != null) { // cidrs
+            java.util.List<java.lang.String> list = o.getCidrs();
+            for (int i = list.size() - 1; i >= 0; i--) {
+                java.lang.String v = list.get(i);
+                if (v != null) {
+                    w.string(1, v);
+                }
+            }
+        }
+    }
+
     static io.fabric8.kubernetes.api.model.networking.v1.ServiceCIDRStatus readServiceCIDRStatus(CodedInputStream in) throws IOException {
         int limit = Decoding.enter(in);
         io.fabric8.kubernetes.api.model.networking.v1.ServiceCIDRStatus o = new io.fabric8.kubernetes.api.model.networking.v1.ServiceCIDRStatus();
@@ -773,6 +1350,19 @@ final class NetworkingV1Proto {
                     list.add(MetaV1Proto.readCondition(in));
                 }
                 default -> throw Decoding.unknownField(tag, "k8s.io.api.networking.v1.ServiceCIDRStatus");
+            }
+        }
+    }
+
+    static void writeServiceCIDRStatus(ProtobufWriter w, io.fabric8.kubernetes.api.model.networking.v1.ServiceCIDRStatus o) throws ProtobufEncodingException {
+        ProtobufWriter.mustBeEmpty(o.getAdditionalProperties(), "ServiceCIDRStatus.additionalProperties");
+        if (o.getConditions() != null) { // conditions
+            java.util.List<io.fabric8.kubernetes.api.model.Condition> list = o.getConditions();
+            for (int i = list.size() - 1; i >= 0; i--) {
+                io.fabric8.kubernetes.api.model.Condition v = list.get(i);
+                if (v != null) {
+                    int m = w.mark(); MetaV1Proto.writeCondition(w, v); w.endMessage(1, m);
+                }
             }
         }
     }

@@ -7,7 +7,7 @@ import java.io.IOException;
 
 import com.google.protobuf.CodedInputStream;
 
-/** Decoders of k8s.io.api.policy.v1 messages into fabric8's model. */
+/** Decoders of k8s.io.api.policy.v1 messages into fabric8's model, and encoders back. */
 final class PolicyV1Proto {
 
     private PolicyV1Proto() {
@@ -28,6 +28,28 @@ final class PolicyV1Proto {
                 case 18 -> o.setSpec(PolicyV1Proto.readPodDisruptionBudgetSpec(in)); // spec
                 case 26 -> o.setStatus(PolicyV1Proto.readPodDisruptionBudgetStatus(in)); // status
                 default -> throw Decoding.unknownField(tag, "k8s.io.api.policy.v1.PodDisruptionBudget");
+            }
+        }
+    }
+
+    static void writePodDisruptionBudget(ProtobufWriter w, io.fabric8.kubernetes.api.model.policy.v1.PodDisruptionBudget o) throws ProtobufEncodingException {
+        ProtobufWriter.mustBeEmpty(o.getAdditionalProperties(), "PodDisruptionBudget.additionalProperties");
+        { // status
+            io.fabric8.kubernetes.api.model.policy.v1.PodDisruptionBudgetStatus v = o.getStatus();
+            if (v != null) {
+                int m = w.mark(); PolicyV1Proto.writePodDisruptionBudgetStatus(w, v); w.endMessage(3, m);
+            }
+        }
+        { // spec
+            io.fabric8.kubernetes.api.model.policy.v1.PodDisruptionBudgetSpec v = o.getSpec();
+            if (v != null) {
+                int m = w.mark(); PolicyV1Proto.writePodDisruptionBudgetSpec(w, v); w.endMessage(2, m);
+            }
+        }
+        { // metadata
+            io.fabric8.kubernetes.api.model.ObjectMeta v = o.getMetadata();
+            if (v != null) {
+                int m = w.mark(); MetaV1Proto.writeObjectMeta(w, v); w.endMessage(1, m);
             }
         }
     }
@@ -57,6 +79,25 @@ final class PolicyV1Proto {
         }
     }
 
+    static void writePodDisruptionBudgetList(ProtobufWriter w, io.fabric8.kubernetes.api.model.policy.v1.PodDisruptionBudgetList o) throws ProtobufEncodingException {
+        ProtobufWriter.mustBeEmpty(o.getAdditionalProperties(), "PodDisruptionBudgetList.additionalProperties");
+        if (o.getItems() != null) { // items
+            java.util.List<io.fabric8.kubernetes.api.model.policy.v1.PodDisruptionBudget> list = o.getItems();
+            for (int i = list.size() - 1; i >= 0; i--) {
+                io.fabric8.kubernetes.api.model.policy.v1.PodDisruptionBudget v = list.get(i);
+                if (v != null) {
+                    int m = w.mark(); PolicyV1Proto.writePodDisruptionBudget(w, v); w.endMessage(2, m);
+                }
+            }
+        }
+        { // metadata
+            io.fabric8.kubernetes.api.model.ListMeta v = o.getMetadata();
+            if (v != null) {
+                int m = w.mark(); MetaV1Proto.writeListMeta(w, v); w.endMessage(1, m);
+            }
+        }
+    }
+
     static io.fabric8.kubernetes.api.model.policy.v1.PodDisruptionBudgetSpec readPodDisruptionBudgetSpec(CodedInputStream in) throws IOException {
         int limit = Decoding.enter(in);
         io.fabric8.kubernetes.api.model.policy.v1.PodDisruptionBudgetSpec o = new io.fabric8.kubernetes.api.model.policy.v1.PodDisruptionBudgetSpec();
@@ -73,6 +114,34 @@ final class PolicyV1Proto {
                 case 26 -> o.setMaxUnavailable(Decoding.intOrString(in)); // maxUnavailable
                 case 34 -> o.setUnhealthyPodEvictionPolicy(in.readString()); // unhealthyPodEvictionPolicy
                 default -> throw Decoding.unknownField(tag, "k8s.io.api.policy.v1.PodDisruptionBudgetSpec");
+            }
+        }
+    }
+
+    static void writePodDisruptionBudgetSpec(ProtobufWriter w, io.fabric8.kubernetes.api.model.policy.v1.PodDisruptionBudgetSpec o) throws ProtobufEncodingException {
+        ProtobufWriter.mustBeEmpty(o.getAdditionalProperties(), "PodDisruptionBudgetSpec.additionalProperties");
+        { // unhealthyPodEvictionPolicy
+            java.lang.String v = o.getUnhealthyPodEvictionPolicy();
+            if (v != null) {
+                w.string(4, v);
+            }
+        }
+        { // maxUnavailable
+            io.fabric8.kubernetes.api.model.IntOrString v = o.getMaxUnavailable();
+            if (v != null) {
+                w.intOrString(3, v);
+            }
+        }
+        { // selector
+            io.fabric8.kubernetes.api.model.LabelSelector v = o.getSelector();
+            if (v != null) {
+                int m = w.mark(); MetaV1Proto.writeLabelSelector(w, v); w.endMessage(2, m);
+            }
+        }
+        { // minAvailable
+            io.fabric8.kubernetes.api.model.IntOrString v = o.getMinAvailable();
+            if (v != null) {
+                w.intOrString(1, v);
             }
         }
     }
@@ -126,6 +195,63 @@ final class PolicyV1Proto {
                     list.add(MetaV1Proto.readCondition(in));
                 }
                 default -> throw Decoding.unknownField(tag, "k8s.io.api.policy.v1.PodDisruptionBudgetStatus");
+            }
+        }
+    }
+
+    static void writePodDisruptionBudgetStatus(ProtobufWriter w, io.fabric8.kubernetes.api.model.policy.v1.PodDisruptionBudgetStatus o) throws ProtobufEncodingException {
+        ProtobufWriter.mustBeEmpty(o.getAdditionalProperties(), "PodDisruptionBudgetStatus.additionalProperties");
+        if (o.getConditions() != null) { // conditions
+            java.util.List<io.fabric8.kubernetes.api.model.Condition> list = o.getConditions();
+            for (int i = list.size() - 1; i >= 0; i--) {
+                io.fabric8.kubernetes.api.model.Condition v = list.get(i);
+                if (v != null) {
+                    int m = w.mark(); MetaV1Proto.writeCondition(w, v); w.endMessage(7, m);
+                }
+            }
+        }
+        { // expectedPods
+            java.lang.Integer v = o.getExpectedPods();
+            if (v != null) {
+                w.int64(6, v);
+            }
+        }
+        { // desiredHealthy
+            java.lang.Integer v = o.getDesiredHealthy();
+            if (v != null) {
+                w.int64(5, v);
+            }
+        }
+        { // currentHealthy
+            java.lang.Integer v = o.getCurrentHealthy();
+            if (v != null) {
+                w.int64(4, v);
+            }
+        }
+        { // disruptionsAllowed
+            java.lang.Integer v = o.getDisruptionsAllowed();
+            if (v != null) {
+                w.int64(3, v);
+            }
+        }
+        if (o.getDisruptedPods() != null) { // disruptedPods
+            Object[] entries = o.getDisruptedPods().entrySet().toArray();
+            for (int i = entries.length - 1; i >= 0; i--) {
+                @SuppressWarnings("unchecked")
+                java.util.Map.Entry<String, java.lang.String> e = (java.util.Map.Entry<String, java.lang.String>) entries[i];
+                int m = w.mark();
+                java.lang.String v = e.getValue();
+                if (v != null) {
+                    w.time(2, v);
+                }
+                w.string(1, e.getKey());
+                w.endMessage(2, m);
+            }
+        }
+        { // observedGeneration
+            java.lang.Long v = o.getObservedGeneration();
+            if (v != null) {
+                w.int64(1, v);
             }
         }
     }

@@ -7,7 +7,7 @@ import java.io.IOException;
 
 import com.google.protobuf.CodedInputStream;
 
-/** Decoders of k8s.io.api.rbac.v1 messages into fabric8's model. */
+/** Decoders of k8s.io.api.rbac.v1 messages into fabric8's model, and encoders back. */
 final class RbacV1Proto {
 
     private RbacV1Proto() {
@@ -33,6 +33,19 @@ final class RbacV1Proto {
                     list.add(MetaV1Proto.readLabelSelector(in));
                 }
                 default -> throw Decoding.unknownField(tag, "k8s.io.api.rbac.v1.AggregationRule");
+            }
+        }
+    }
+
+    static void writeAggregationRule(ProtobufWriter w, io.fabric8.kubernetes.api.model.rbac.AggregationRule o) throws ProtobufEncodingException {
+        ProtobufWriter.mustBeEmpty(o.getAdditionalProperties(), "AggregationRule.additionalProperties");
+        if (o.getClusterRoleSelectors() != null) { // clusterRoleSelectors
+            java.util.List<io.fabric8.kubernetes.api.model.LabelSelector> list = o.getClusterRoleSelectors();
+            for (int i = list.size() - 1; i >= 0; i--) {
+                io.fabric8.kubernetes.api.model.LabelSelector v = list.get(i);
+                if (v != null) {
+                    int m = w.mark(); MetaV1Proto.writeLabelSelector(w, v); w.endMessage(1, m);
+                }
             }
         }
     }
@@ -64,6 +77,31 @@ final class RbacV1Proto {
         }
     }
 
+    static void writeClusterRole(ProtobufWriter w, io.fabric8.kubernetes.api.model.rbac.ClusterRole o) throws ProtobufEncodingException {
+        ProtobufWriter.mustBeEmpty(o.getAdditionalProperties(), "ClusterRole.additionalProperties");
+        { // aggregationRule
+            io.fabric8.kubernetes.api.model.rbac.AggregationRule v = o.getAggregationRule();
+            if (v != null) {
+                int m = w.mark(); RbacV1Proto.writeAggregationRule(w, v); w.endMessage(3, m);
+            }
+        }
+        if (o.getRules() != null) { // rules
+            java.util.List<io.fabric8.kubernetes.api.model.rbac.PolicyRule> list = o.getRules();
+            for (int i = list.size() - 1; i >= 0; i--) {
+                io.fabric8.kubernetes.api.model.rbac.PolicyRule v = list.get(i);
+                if (v != null) {
+                    int m = w.mark(); RbacV1Proto.writePolicyRule(w, v); w.endMessage(2, m);
+                }
+            }
+        }
+        { // metadata
+            io.fabric8.kubernetes.api.model.ObjectMeta v = o.getMetadata();
+            if (v != null) {
+                int m = w.mark(); MetaV1Proto.writeObjectMeta(w, v); w.endMessage(1, m);
+            }
+        }
+    }
+
     static io.fabric8.kubernetes.api.model.rbac.ClusterRoleBinding readClusterRoleBinding(CodedInputStream in) throws IOException {
         int limit = Decoding.enter(in);
         io.fabric8.kubernetes.api.model.rbac.ClusterRoleBinding o = new io.fabric8.kubernetes.api.model.rbac.ClusterRoleBinding();
@@ -86,6 +124,31 @@ final class RbacV1Proto {
                 }
                 case 26 -> o.setRoleRef(RbacV1Proto.readRoleRef(in)); // roleRef
                 default -> throw Decoding.unknownField(tag, "k8s.io.api.rbac.v1.ClusterRoleBinding");
+            }
+        }
+    }
+
+    static void writeClusterRoleBinding(ProtobufWriter w, io.fabric8.kubernetes.api.model.rbac.ClusterRoleBinding o) throws ProtobufEncodingException {
+        ProtobufWriter.mustBeEmpty(o.getAdditionalProperties(), "ClusterRoleBinding.additionalProperties");
+        { // roleRef
+            io.fabric8.kubernetes.api.model.rbac.RoleRef v = o.getRoleRef();
+            if (v != null) {
+                int m = w.mark(); RbacV1Proto.writeRoleRef(w, v); w.endMessage(3, m);
+            }
+        }
+        if (o.getSubjects() != null) { // subjects
+            java.util.List<io.fabric8.kubernetes.api.model.rbac.Subject> list = o.getSubjects();
+            for (int i = list.size() - 1; i >= 0; i--) {
+                io.fabric8.kubernetes.api.model.rbac.Subject v = list.get(i);
+                if (v != null) {
+                    int m = w.mark(); RbacV1Proto.writeSubject(w, v); w.endMessage(2, m);
+                }
+            }
+        }
+        { // metadata
+            io.fabric8.kubernetes.api.model.ObjectMeta v = o.getMetadata();
+            if (v != null) {
+                int m = w.mark(); MetaV1Proto.writeObjectMeta(w, v); w.endMessage(1, m);
             }
         }
     }
@@ -115,6 +178,25 @@ final class RbacV1Proto {
         }
     }
 
+    static void writeClusterRoleBindingList(ProtobufWriter w, io.fabric8.kubernetes.api.model.rbac.ClusterRoleBindingList o) throws ProtobufEncodingException {
+        ProtobufWriter.mustBeEmpty(o.getAdditionalProperties(), "ClusterRoleBindingList.additionalProperties");
+        if (o.getItems() != null) { // items
+            java.util.List<io.fabric8.kubernetes.api.model.rbac.ClusterRoleBinding> list = o.getItems();
+            for (int i = list.size() - 1; i >= 0; i--) {
+                io.fabric8.kubernetes.api.model.rbac.ClusterRoleBinding v = list.get(i);
+                if (v != null) {
+                    int m = w.mark(); RbacV1Proto.writeClusterRoleBinding(w, v); w.endMessage(2, m);
+                }
+            }
+        }
+        { // metadata
+            io.fabric8.kubernetes.api.model.ListMeta v = o.getMetadata();
+            if (v != null) {
+                int m = w.mark(); MetaV1Proto.writeListMeta(w, v); w.endMessage(1, m);
+            }
+        }
+    }
+
     static io.fabric8.kubernetes.api.model.rbac.ClusterRoleList readClusterRoleList(CodedInputStream in) throws IOException {
         int limit = Decoding.enter(in);
         io.fabric8.kubernetes.api.model.rbac.ClusterRoleList o = new io.fabric8.kubernetes.api.model.rbac.ClusterRoleList();
@@ -136,6 +218,25 @@ final class RbacV1Proto {
                     list.add(RbacV1Proto.readClusterRole(in));
                 }
                 default -> throw Decoding.unknownField(tag, "k8s.io.api.rbac.v1.ClusterRoleList");
+            }
+        }
+    }
+
+    static void writeClusterRoleList(ProtobufWriter w, io.fabric8.kubernetes.api.model.rbac.ClusterRoleList o) throws ProtobufEncodingException {
+        ProtobufWriter.mustBeEmpty(o.getAdditionalProperties(), "ClusterRoleList.additionalProperties");
+        if (o.getItems() != null) { // items
+            java.util.List<io.fabric8.kubernetes.api.model.rbac.ClusterRole> list = o.getItems();
+            for (int i = list.size() - 1; i >= 0; i--) {
+                io.fabric8.kubernetes.api.model.rbac.ClusterRole v = list.get(i);
+                if (v != null) {
+                    int m = w.mark(); RbacV1Proto.writeClusterRole(w, v); w.endMessage(2, m);
+                }
+            }
+        }
+        { // metadata
+            io.fabric8.kubernetes.api.model.ListMeta v = o.getMetadata();
+            if (v != null) {
+                int m = w.mark(); MetaV1Proto.writeListMeta(w, v); w.endMessage(1, m);
             }
         }
     }
@@ -197,6 +298,55 @@ final class RbacV1Proto {
         }
     }
 
+    static void writePolicyRule(ProtobufWriter w, io.fabric8.kubernetes.api.model.rbac.PolicyRule o) throws ProtobufEncodingException {
+        ProtobufWriter.mustBeEmpty(o.getAdditionalProperties(), "PolicyRule.additionalProperties");
+        if (o.getNonResourceURLs() != null) { // nonResourceURLs
+            java.util.List<java.lang.String> list = o.getNonResourceURLs();
+            for (int i = list.size() - 1; i >= 0; i--) {
+                java.lang.String v = list.get(i);
+                if (v != null) {
+                    w.string(5, v);
+                }
+            }
+        }
+        if (o.getResourceNames() != null) { // resourceNames
+            java.util.List<java.lang.String> list = o.getResourceNames();
+            for (int i = list.size() - 1; i >= 0; i--) {
+                java.lang.String v = list.get(i);
+                if (v != null) {
+                    w.string(4, v);
+                }
+            }
+        }
+        if (o.getResources() != null) { // resources
+            java.util.List<java.lang.String> list = o.getResources();
+            for (int i = list.size() - 1; i >= 0; i--) {
+                java.lang.String v = list.get(i);
+                if (v != null) {
+                    w.string(3, v);
+                }
+            }
+        }
+        if (o.getApiGroups() != null) { // apiGroups
+            java.util.List<java.lang.String> list = o.getApiGroups();
+            for (int i = list.size() - 1; i >= 0; i--) {
+                java.lang.String v = list.get(i);
+                if (v != null) {
+                    w.string(2, v);
+                }
+            }
+        }
+        if (o.getVerbs() != null) { // verbs
+            java.util.List<java.lang.String> list = o.getVerbs();
+            for (int i = list.size() - 1; i >= 0; i--) {
+                java.lang.String v = list.get(i);
+                if (v != null) {
+                    w.string(1, v);
+                }
+            }
+        }
+    }
+
     static io.fabric8.kubernetes.api.model.rbac.Role readRole(CodedInputStream in) throws IOException {
         int limit = Decoding.enter(in);
         io.fabric8.kubernetes.api.model.rbac.Role o = new io.fabric8.kubernetes.api.model.rbac.Role();
@@ -219,6 +369,25 @@ final class RbacV1Proto {
                     list.add(RbacV1Proto.readPolicyRule(in));
                 }
                 default -> throw Decoding.unknownField(tag, "k8s.io.api.rbac.v1.Role");
+            }
+        }
+    }
+
+    static void writeRole(ProtobufWriter w, io.fabric8.kubernetes.api.model.rbac.Role o) throws ProtobufEncodingException {
+        ProtobufWriter.mustBeEmpty(o.getAdditionalProperties(), "Role.additionalProperties");
+        if (o.getRules() != null) { // rules
+            java.util.List<io.fabric8.kubernetes.api.model.rbac.PolicyRule> list = o.getRules();
+            for (int i = list.size() - 1; i >= 0; i--) {
+                io.fabric8.kubernetes.api.model.rbac.PolicyRule v = list.get(i);
+                if (v != null) {
+                    int m = w.mark(); RbacV1Proto.writePolicyRule(w, v); w.endMessage(2, m);
+                }
+            }
+        }
+        { // metadata
+            io.fabric8.kubernetes.api.model.ObjectMeta v = o.getMetadata();
+            if (v != null) {
+                int m = w.mark(); MetaV1Proto.writeObjectMeta(w, v); w.endMessage(1, m);
             }
         }
     }
@@ -249,6 +418,31 @@ final class RbacV1Proto {
         }
     }
 
+    static void writeRoleBinding(ProtobufWriter w, io.fabric8.kubernetes.api.model.rbac.RoleBinding o) throws ProtobufEncodingException {
+        ProtobufWriter.mustBeEmpty(o.getAdditionalProperties(), "RoleBinding.additionalProperties");
+        { // roleRef
+            io.fabric8.kubernetes.api.model.rbac.RoleRef v = o.getRoleRef();
+            if (v != null) {
+                int m = w.mark(); RbacV1Proto.writeRoleRef(w, v); w.endMessage(3, m);
+            }
+        }
+        if (o.getSubjects() != null) { // subjects
+            java.util.List<io.fabric8.kubernetes.api.model.rbac.Subject> list = o.getSubjects();
+            for (int i = list.size() - 1; i >= 0; i--) {
+                io.fabric8.kubernetes.api.model.rbac.Subject v = list.get(i);
+                if (v != null) {
+                    int m = w.mark(); RbacV1Proto.writeSubject(w, v); w.endMessage(2, m);
+                }
+            }
+        }
+        { // metadata
+            io.fabric8.kubernetes.api.model.ObjectMeta v = o.getMetadata();
+            if (v != null) {
+                int m = w.mark(); MetaV1Proto.writeObjectMeta(w, v); w.endMessage(1, m);
+            }
+        }
+    }
+
     static io.fabric8.kubernetes.api.model.rbac.RoleBindingList readRoleBindingList(CodedInputStream in) throws IOException {
         int limit = Decoding.enter(in);
         io.fabric8.kubernetes.api.model.rbac.RoleBindingList o = new io.fabric8.kubernetes.api.model.rbac.RoleBindingList();
@@ -270,6 +464,25 @@ final class RbacV1Proto {
                     list.add(RbacV1Proto.readRoleBinding(in));
                 }
                 default -> throw Decoding.unknownField(tag, "k8s.io.api.rbac.v1.RoleBindingList");
+            }
+        }
+    }
+
+    static void writeRoleBindingList(ProtobufWriter w, io.fabric8.kubernetes.api.model.rbac.RoleBindingList o) throws ProtobufEncodingException {
+        ProtobufWriter.mustBeEmpty(o.getAdditionalProperties(), "RoleBindingList.additionalProperties");
+        if (o.getItems() != null) { // items
+            java.util.List<io.fabric8.kubernetes.api.model.rbac.RoleBinding> list = o.getItems();
+            for (int i = list.size() - 1; i >= 0; i--) {
+                io.fabric8.kubernetes.api.model.rbac.RoleBinding v = list.get(i);
+                if (v != null) {
+                    int m = w.mark(); RbacV1Proto.writeRoleBinding(w, v); w.endMessage(2, m);
+                }
+            }
+        }
+        { // metadata
+            io.fabric8.kubernetes.api.model.ListMeta v = o.getMetadata();
+            if (v != null) {
+                int m = w.mark(); MetaV1Proto.writeListMeta(w, v); w.endMessage(1, m);
             }
         }
     }
@@ -299,6 +512,25 @@ final class RbacV1Proto {
         }
     }
 
+    static void writeRoleList(ProtobufWriter w, io.fabric8.kubernetes.api.model.rbac.RoleList o) throws ProtobufEncodingException {
+        ProtobufWriter.mustBeEmpty(o.getAdditionalProperties(), "RoleList.additionalProperties");
+        if (o.getItems() != null) { // items
+            java.util.List<io.fabric8.kubernetes.api.model.rbac.Role> list = o.getItems();
+            for (int i = list.size() - 1; i >= 0; i--) {
+                io.fabric8.kubernetes.api.model.rbac.Role v = list.get(i);
+                if (v != null) {
+                    int m = w.mark(); RbacV1Proto.writeRole(w, v); w.endMessage(2, m);
+                }
+            }
+        }
+        { // metadata
+            io.fabric8.kubernetes.api.model.ListMeta v = o.getMetadata();
+            if (v != null) {
+                int m = w.mark(); MetaV1Proto.writeListMeta(w, v); w.endMessage(1, m);
+            }
+        }
+    }
+
     static io.fabric8.kubernetes.api.model.rbac.RoleRef readRoleRef(CodedInputStream in) throws IOException {
         int limit = Decoding.enter(in);
         io.fabric8.kubernetes.api.model.rbac.RoleRef o = new io.fabric8.kubernetes.api.model.rbac.RoleRef();
@@ -314,6 +546,28 @@ final class RbacV1Proto {
                 case 18 -> o.setKind(in.readString()); // kind
                 case 26 -> o.setName(in.readString()); // name
                 default -> throw Decoding.unknownField(tag, "k8s.io.api.rbac.v1.RoleRef");
+            }
+        }
+    }
+
+    static void writeRoleRef(ProtobufWriter w, io.fabric8.kubernetes.api.model.rbac.RoleRef o) throws ProtobufEncodingException {
+        ProtobufWriter.mustBeEmpty(o.getAdditionalProperties(), "RoleRef.additionalProperties");
+        { // name
+            java.lang.String v = o.getName();
+            if (v != null) {
+                w.string(3, v);
+            }
+        }
+        { // kind
+            java.lang.String v = o.getKind();
+            if (v != null) {
+                w.string(2, v);
+            }
+        }
+        { // apiGroup
+            java.lang.String v = o.getApiGroup();
+            if (v != null) {
+                w.string(1, v);
             }
         }
     }
@@ -344,6 +598,34 @@ final class RbacV1Proto {
                     }
                 }
                 default -> throw Decoding.unknownField(tag, "k8s.io.api.rbac.v1.Subject");
+            }
+        }
+    }
+
+    static void writeSubject(ProtobufWriter w, io.fabric8.kubernetes.api.model.rbac.Subject o) throws ProtobufEncodingException {
+        ProtobufWriter.mustBeEmpty(o.getAdditionalProperties(), "Subject.additionalProperties");
+        { // namespace
+            java.lang.String v = o.getNamespace();
+            if (v != null) {
+                w.string(4, v);
+            }
+        }
+        { // name
+            java.lang.String v = o.getName();
+            if (v != null) {
+                w.string(3, v);
+            }
+        }
+        { // apiGroup
+            java.lang.String v = o.getApiGroup();
+            if (v != null) {
+                w.string(2, v);
+            }
+        }
+        { // kind
+            java.lang.String v = o.getKind();
+            if (v != null) {
+                w.string(1, v);
             }
         }
     }

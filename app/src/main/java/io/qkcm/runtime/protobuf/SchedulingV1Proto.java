@@ -7,7 +7,7 @@ import java.io.IOException;
 
 import com.google.protobuf.CodedInputStream;
 
-/** Decoders of k8s.io.api.scheduling.v1 messages into fabric8's model. */
+/** Decoders of k8s.io.api.scheduling.v1 messages into fabric8's model, and encoders back. */
 final class SchedulingV1Proto {
 
     private SchedulingV1Proto() {
@@ -44,6 +44,40 @@ final class SchedulingV1Proto {
         }
     }
 
+    static void writePriorityClass(ProtobufWriter w, io.fabric8.kubernetes.api.model.scheduling.v1.PriorityClass o) throws ProtobufEncodingException {
+        ProtobufWriter.mustBeEmpty(o.getAdditionalProperties(), "PriorityClass.additionalProperties");
+        { // preemptionPolicy
+            java.lang.String v = o.getPreemptionPolicy();
+            if (v != null) {
+                w.string(5, v);
+            }
+        }
+        { // description
+            java.lang.String v = o.getDescription();
+            if (v != null) {
+                w.string(4, v);
+            }
+        }
+        { // globalDefault
+            java.lang.Boolean v = o.getGlobalDefault();
+            if (v != null) {
+                w.bool(3, v);
+            }
+        }
+        { // value
+            java.lang.Integer v = o.getValue();
+            if (v != null) {
+                w.int64(2, v);
+            }
+        }
+        { // metadata
+            io.fabric8.kubernetes.api.model.ObjectMeta v = o.getMetadata();
+            if (v != null) {
+                int m = w.mark(); MetaV1Proto.writeObjectMeta(w, v); w.endMessage(1, m);
+            }
+        }
+    }
+
     static io.fabric8.kubernetes.api.model.scheduling.v1.PriorityClassList readPriorityClassList(CodedInputStream in) throws IOException {
         int limit = Decoding.enter(in);
         io.fabric8.kubernetes.api.model.scheduling.v1.PriorityClassList o = new io.fabric8.kubernetes.api.model.scheduling.v1.PriorityClassList();
@@ -65,6 +99,25 @@ final class SchedulingV1Proto {
                     list.add(SchedulingV1Proto.readPriorityClass(in));
                 }
                 default -> throw Decoding.unknownField(tag, "k8s.io.api.scheduling.v1.PriorityClassList");
+            }
+        }
+    }
+
+    static void writePriorityClassList(ProtobufWriter w, io.fabric8.kubernetes.api.model.scheduling.v1.PriorityClassList o) throws ProtobufEncodingException {
+        ProtobufWriter.mustBeEmpty(o.getAdditionalProperties(), "PriorityClassList.additionalProperties");
+        if (o.getItems() != null) { // items
+            java.util.List<io.fabric8.kubernetes.api.model.scheduling.v1.PriorityClass> list = o.getItems();
+            for (int i = list.size() - 1; i >= 0; i--) {
+                io.fabric8.kubernetes.api.model.scheduling.v1.PriorityClass v = list.get(i);
+                if (v != null) {
+                    int m = w.mark(); SchedulingV1Proto.writePriorityClass(w, v); w.endMessage(2, m);
+                }
+            }
+        }
+        { // metadata
+            io.fabric8.kubernetes.api.model.ListMeta v = o.getMetadata();
+            if (v != null) {
+                int m = w.mark(); MetaV1Proto.writeListMeta(w, v); w.endMessage(1, m);
             }
         }
     }

@@ -7,7 +7,7 @@ import java.io.IOException;
 
 import com.google.protobuf.CodedInputStream;
 
-/** Decoders of k8s.io.api.storage.v1 messages into fabric8's model. */
+/** Decoders of k8s.io.api.storage.v1 messages into fabric8's model, and encoders back. */
 final class StorageV1Proto {
 
     private StorageV1Proto() {
@@ -27,6 +27,22 @@ final class StorageV1Proto {
                 case 10 -> o.setMetadata(MetaV1Proto.readObjectMeta(in)); // metadata
                 case 18 -> o.setSpec(StorageV1Proto.readCSIDriverSpec(in)); // spec
                 default -> throw Decoding.unknownField(tag, "k8s.io.api.storage.v1.CSIDriver");
+            }
+        }
+    }
+
+    static void writeCSIDriver(ProtobufWriter w, io.fabric8.kubernetes.api.model.storage.CSIDriver o) throws ProtobufEncodingException {
+        ProtobufWriter.mustBeEmpty(o.getAdditionalProperties(), "CSIDriver.additionalProperties");
+        { // spec
+            io.fabric8.kubernetes.api.model.storage.CSIDriverSpec v = o.getSpec();
+            if (v != null) {
+                int m = w.mark(); StorageV1Proto.writeCSIDriverSpec(w, v); w.endMessage(2, m);
+            }
+        }
+        { // metadata
+            io.fabric8.kubernetes.api.model.ObjectMeta v = o.getMetadata();
+            if (v != null) {
+                int m = w.mark(); MetaV1Proto.writeObjectMeta(w, v); w.endMessage(1, m);
             }
         }
     }
@@ -52,6 +68,25 @@ final class StorageV1Proto {
                     list.add(StorageV1Proto.readCSIDriver(in));
                 }
                 default -> throw Decoding.unknownField(tag, "k8s.io.api.storage.v1.CSIDriverList");
+            }
+        }
+    }
+
+    static void writeCSIDriverList(ProtobufWriter w, io.fabric8.kubernetes.api.model.storage.CSIDriverList o) throws ProtobufEncodingException {
+        ProtobufWriter.mustBeEmpty(o.getAdditionalProperties(), "CSIDriverList.additionalProperties");
+        if (o.getItems() != null) { // items
+            java.util.List<io.fabric8.kubernetes.api.model.storage.CSIDriver> list = o.getItems();
+            for (int i = list.size() - 1; i >= 0; i--) {
+                io.fabric8.kubernetes.api.model.storage.CSIDriver v = list.get(i);
+                if (v != null) {
+                    int m = w.mark(); StorageV1Proto.writeCSIDriver(w, v); w.endMessage(2, m);
+                }
+            }
+        }
+        { // metadata
+            io.fabric8.kubernetes.api.model.ListMeta v = o.getMetadata();
+            if (v != null) {
+                int m = w.mark(); MetaV1Proto.writeListMeta(w, v); w.endMessage(1, m);
             }
         }
     }
@@ -96,6 +131,70 @@ final class StorageV1Proto {
         }
     }
 
+    static void writeCSIDriverSpec(ProtobufWriter w, io.fabric8.kubernetes.api.model.storage.CSIDriverSpec o) throws ProtobufEncodingException {
+        ProtobufWriter.mustBeEmpty(o.getAdditionalProperties(), "CSIDriverSpec.additionalProperties");
+        { // nodeAllocatableUpdatePeriodSeconds
+            java.lang.Long v = o.getNodeAllocatableUpdatePeriodSeconds();
+            if (v != null) {
+                w.int64(9, v);
+            }
+        }
+        { // seLinuxMount
+            java.lang.Boolean v = o.getSeLinuxMount();
+            if (v != null) {
+                w.bool(8, v);
+            }
+        }
+        { // requiresRepublish
+            java.lang.Boolean v = o.getRequiresRepublish();
+            if (v != null) {
+                w.bool(7, v);
+            }
+        }
+        if (o.getTokenRequests() != null) { // tokenRequests
+            java.util.List<io.fabric8.kubernetes.api.model.storage.TokenRequest> list = o.getTokenRequests();
+            for (int i = list.size() - 1; i >= 0; i--) {
+                io.fabric8.kubernetes.api.model.storage.TokenRequest v = list.get(i);
+                if (v != null) {
+                    int m = w.mark(); StorageV1Proto.writeTokenRequest(w, v); w.endMessage(6, m);
+                }
+            }
+        }
+        { // fsGroupPolicy
+            java.lang.String v = o.getFsGroupPolicy();
+            if (v != null) {
+                w.string(5, v);
+            }
+        }
+        { // storageCapacity
+            java.lang.Boolean v = o.getStorageCapacity();
+            if (v != null) {
+                w.bool(4, v);
+            }
+        }
+        if (o.getVolumeLifecycleModes() != null) { // volumeLifecycleModes
+            java.util.List<java.lang.String> list = o.getVolumeLifecycleModes();
+            for (int i = list.size() - 1; i >= 0; i--) {
+                java.lang.String v = list.get(i);
+                if (v != null) {
+                    w.string(3, v);
+                }
+            }
+        }
+        { // podInfoOnMount
+            java.lang.Boolean v = o.getPodInfoOnMount();
+            if (v != null) {
+                w.bool(2, v);
+            }
+        }
+        { // attachRequired
+            java.lang.Boolean v = o.getAttachRequired();
+            if (v != null) {
+                w.bool(1, v);
+            }
+        }
+    }
+
     static io.fabric8.kubernetes.api.model.storage.CSINode readCSINode(CodedInputStream in) throws IOException {
         int limit = Decoding.enter(in);
         io.fabric8.kubernetes.api.model.storage.CSINode o = new io.fabric8.kubernetes.api.model.storage.CSINode();
@@ -110,6 +209,22 @@ final class StorageV1Proto {
                 case 10 -> o.setMetadata(MetaV1Proto.readObjectMeta(in)); // metadata
                 case 18 -> o.setSpec(StorageV1Proto.readCSINodeSpec(in)); // spec
                 default -> throw Decoding.unknownField(tag, "k8s.io.api.storage.v1.CSINode");
+            }
+        }
+    }
+
+    static void writeCSINode(ProtobufWriter w, io.fabric8.kubernetes.api.model.storage.CSINode o) throws ProtobufEncodingException {
+        ProtobufWriter.mustBeEmpty(o.getAdditionalProperties(), "CSINode.additionalProperties");
+        { // spec
+            io.fabric8.kubernetes.api.model.storage.CSINodeSpec v = o.getSpec();
+            if (v != null) {
+                int m = w.mark(); StorageV1Proto.writeCSINodeSpec(w, v); w.endMessage(2, m);
+            }
+        }
+        { // metadata
+            io.fabric8.kubernetes.api.model.ObjectMeta v = o.getMetadata();
+            if (v != null) {
+                int m = w.mark(); MetaV1Proto.writeObjectMeta(w, v); w.endMessage(1, m);
             }
         }
     }
@@ -142,6 +257,37 @@ final class StorageV1Proto {
         }
     }
 
+    static void writeCSINodeDriver(ProtobufWriter w, io.fabric8.kubernetes.api.model.storage.CSINodeDriver o) throws ProtobufEncodingException {
+        ProtobufWriter.mustBeEmpty(o.getAdditionalProperties(), "CSINodeDriver.additionalProperties");
+        { // allocatable
+            io.fabric8.kubernetes.api.model.storage.VolumeNodeResources v = o.getAllocatable();
+            if (v != null) {
+                int m = w.mark(); StorageV1Proto.writeVolumeNodeResources(w, v); w.endMessage(4, m);
+            }
+        }
+        if (o.getTopologyKeys() != null) { // topologyKeys
+            java.util.List<java.lang.String> list = o.getTopologyKeys();
+            for (int i = list.size() - 1; i >= 0; i--) {
+                java.lang.String v = list.get(i);
+                if (v != null) {
+                    w.string(3, v);
+                }
+            }
+        }
+        { // nodeID
+            java.lang.String v = o.getNodeID();
+            if (v != null) {
+                w.string(2, v);
+            }
+        }
+        { // name
+            java.lang.String v = o.getName();
+            if (v != null) {
+                w.string(1, v);
+            }
+        }
+    }
+
     static io.fabric8.kubernetes.api.model.storage.CSINodeList readCSINodeList(CodedInputStream in) throws IOException {
         int limit = Decoding.enter(in);
         io.fabric8.kubernetes.api.model.storage.CSINodeList o = new io.fabric8.kubernetes.api.model.storage.CSINodeList();
@@ -167,6 +313,25 @@ final class StorageV1Proto {
         }
     }
 
+    static void writeCSINodeList(ProtobufWriter w, io.fabric8.kubernetes.api.model.storage.CSINodeList o) throws ProtobufEncodingException {
+        ProtobufWriter.mustBeEmpty(o.getAdditionalProperties(), "CSINodeList.additionalProperties");
+        if (o.getItems() != null) { // items
+            java.util.List<io.fabric8.kubernetes.api.model.storage.CSINode> list = o.getItems();
+            for (int i = list.size() - 1; i >= 0; i--) {
+                io.fabric8.kubernetes.api.model.storage.CSINode v = list.get(i);
+                if (v != null) {
+                    int m = w.mark(); StorageV1Proto.writeCSINode(w, v); w.endMessage(2, m);
+                }
+            }
+        }
+        { // metadata
+            io.fabric8.kubernetes.api.model.ListMeta v = o.getMetadata();
+            if (v != null) {
+                int m = w.mark(); MetaV1Proto.writeListMeta(w, v); w.endMessage(1, m);
+            }
+        }
+    }
+
     static io.fabric8.kubernetes.api.model.storage.CSINodeSpec readCSINodeSpec(CodedInputStream in) throws IOException {
         int limit = Decoding.enter(in);
         io.fabric8.kubernetes.api.model.storage.CSINodeSpec o = new io.fabric8.kubernetes.api.model.storage.CSINodeSpec();
@@ -188,6 +353,19 @@ final class StorageV1Proto {
                     list.add(StorageV1Proto.readCSINodeDriver(in));
                 }
                 default -> throw Decoding.unknownField(tag, "k8s.io.api.storage.v1.CSINodeSpec");
+            }
+        }
+    }
+
+    static void writeCSINodeSpec(ProtobufWriter w, io.fabric8.kubernetes.api.model.storage.CSINodeSpec o) throws ProtobufEncodingException {
+        ProtobufWriter.mustBeEmpty(o.getAdditionalProperties(), "CSINodeSpec.additionalProperties");
+        if (o.getDrivers() != null) { // drivers
+            java.util.List<io.fabric8.kubernetes.api.model.storage.CSINodeDriver> list = o.getDrivers();
+            for (int i = list.size() - 1; i >= 0; i--) {
+                io.fabric8.kubernetes.api.model.storage.CSINodeDriver v = list.get(i);
+                if (v != null) {
+                    int m = w.mark(); StorageV1Proto.writeCSINodeDriver(w, v); w.endMessage(1, m);
+                }
             }
         }
     }
@@ -248,6 +426,72 @@ final class StorageV1Proto {
         }
     }
 
+    static void writeStorageClass(ProtobufWriter w, io.fabric8.kubernetes.api.model.storage.StorageClass o) throws ProtobufEncodingException {
+        ProtobufWriter.mustBeEmpty(o.getAdditionalProperties(), "StorageClass.additionalProperties");
+        if (o.getAllowedTopologies() != null) { // allowedTopologies
+            java.util.List<io.fabric8.kubernetes.api.model.TopologySelectorTerm> list = o.getAllowedTopologies();
+            for (int i = list.size() - 1; i >= 0; i--) {
+                io.fabric8.kubernetes.api.model.TopologySelectorTerm v = list.get(i);
+                if (v != null) {
+                    int m = w.mark(); CoreV1Proto.writeTopologySelectorTerm(w, v); w.endMessage(8, m);
+                }
+            }
+        }
+        { // volumeBindingMode
+            java.lang.String v = o.getVolumeBindingMode();
+            if (v != null) {
+                w.string(7, v);
+            }
+        }
+        { // allowVolumeExpansion
+            java.lang.Boolean v = o.getAllowVolumeExpansion();
+            if (v != null) {
+                w.bool(6, v);
+            }
+        }
+        if (o.getMountOptions() != null) { // mountOptions
+            java.util.List<java.lang.String> list = o.getMountOptions();
+            for (int i = list.size() - 1; i >= 0; i--) {
+                java.lang.String v = list.get(i);
+                if (v != null) {
+                    w.string(5, v);
+                }
+            }
+        }
+        { // reclaimPolicy
+            java.lang.String v = o.getReclaimPolicy();
+            if (v != null) {
+                w.string(4, v);
+            }
+        }
+        if (o.getParameters() != null) { // parameters
+            Object[] entries = o.getParameters().entrySet().toArray();
+            for (int i = entries.length - 1; i >= 0; i--) {
+                @SuppressWarnings("unchecked")
+                java.util.Map.Entry<String, java.lang.String> e = (java.util.Map.Entry<String, java.lang.String>) entries[i];
+                int m = w.mark();
+                java.lang.String v = e.getValue();
+                if (v != null) {
+                    w.string(2, v);
+                }
+                w.string(1, e.getKey());
+                w.endMessage(3, m);
+            }
+        }
+        { // provisioner
+            java.lang.String v = o.getProvisioner();
+            if (v != null) {
+                w.string(2, v);
+            }
+        }
+        { // metadata
+            io.fabric8.kubernetes.api.model.ObjectMeta v = o.getMetadata();
+            if (v != null) {
+                int m = w.mark(); MetaV1Proto.writeObjectMeta(w, v); w.endMessage(1, m);
+            }
+        }
+    }
+
     static io.fabric8.kubernetes.api.model.storage.StorageClassList readStorageClassList(CodedInputStream in) throws IOException {
         int limit = Decoding.enter(in);
         io.fabric8.kubernetes.api.model.storage.StorageClassList o = new io.fabric8.kubernetes.api.model.storage.StorageClassList();
@@ -273,6 +517,25 @@ final class StorageV1Proto {
         }
     }
 
+    static void writeStorageClassList(ProtobufWriter w, io.fabric8.kubernetes.api.model.storage.StorageClassList o) throws ProtobufEncodingException {
+        ProtobufWriter.mustBeEmpty(o.getAdditionalProperties(), "StorageClassList.additionalProperties");
+        if (o.getItems() != null) { // items
+            java.util.List<io.fabric8.kubernetes.api.model.storage.StorageClass> list = o.getItems();
+            for (int i = list.size() - 1; i >= 0; i--) {
+                io.fabric8.kubernetes.api.model.storage.StorageClass v = list.get(i);
+                if (v != null) {
+                    int m = w.mark(); StorageV1Proto.writeStorageClass(w, v); w.endMessage(2, m);
+                }
+            }
+        }
+        { // metadata
+            io.fabric8.kubernetes.api.model.ListMeta v = o.getMetadata();
+            if (v != null) {
+                int m = w.mark(); MetaV1Proto.writeListMeta(w, v); w.endMessage(1, m);
+            }
+        }
+    }
+
     static io.fabric8.kubernetes.api.model.storage.TokenRequest readTokenRequest(CodedInputStream in) throws IOException {
         int limit = Decoding.enter(in);
         io.fabric8.kubernetes.api.model.storage.TokenRequest o = new io.fabric8.kubernetes.api.model.storage.TokenRequest();
@@ -287,6 +550,22 @@ final class StorageV1Proto {
                 case 10 -> o.setAudience(in.readString()); // audience
                 case 16 -> o.setExpirationSeconds(in.readInt64()); // expirationSeconds
                 default -> throw Decoding.unknownField(tag, "k8s.io.api.storage.v1.TokenRequest");
+            }
+        }
+    }
+
+    static void writeTokenRequest(ProtobufWriter w, io.fabric8.kubernetes.api.model.storage.TokenRequest o) throws ProtobufEncodingException {
+        ProtobufWriter.mustBeEmpty(o.getAdditionalProperties(), "TokenRequest.additionalProperties");
+        { // expirationSeconds
+            java.lang.Long v = o.getExpirationSeconds();
+            if (v != null) {
+                w.int64(2, v);
+            }
+        }
+        { // audience
+            java.lang.String v = o.getAudience();
+            if (v != null) {
+                w.string(1, v);
             }
         }
     }
@@ -306,6 +585,28 @@ final class StorageV1Proto {
                 case 18 -> o.setSpec(StorageV1Proto.readVolumeAttachmentSpec(in)); // spec
                 case 26 -> o.setStatus(StorageV1Proto.readVolumeAttachmentStatus(in)); // status
                 default -> throw Decoding.unknownField(tag, "k8s.io.api.storage.v1.VolumeAttachment");
+            }
+        }
+    }
+
+    static void writeVolumeAttachment(ProtobufWriter w, io.fabric8.kubernetes.api.model.storage.VolumeAttachment o) throws ProtobufEncodingException {
+        ProtobufWriter.mustBeEmpty(o.getAdditionalProperties(), "VolumeAttachment.additionalProperties");
+        { // status
+            io.fabric8.kubernetes.api.model.storage.VolumeAttachmentStatus v = o.getStatus();
+            if (v != null) {
+                int m = w.mark(); StorageV1Proto.writeVolumeAttachmentStatus(w, v); w.endMessage(3, m);
+            }
+        }
+        { // spec
+            io.fabric8.kubernetes.api.model.storage.VolumeAttachmentSpec v = o.getSpec();
+            if (v != null) {
+                int m = w.mark(); StorageV1Proto.writeVolumeAttachmentSpec(w, v); w.endMessage(2, m);
+            }
+        }
+        { // metadata
+            io.fabric8.kubernetes.api.model.ObjectMeta v = o.getMetadata();
+            if (v != null) {
+                int m = w.mark(); MetaV1Proto.writeObjectMeta(w, v); w.endMessage(1, m);
             }
         }
     }
@@ -335,6 +636,25 @@ final class StorageV1Proto {
         }
     }
 
+    static void writeVolumeAttachmentList(ProtobufWriter w, io.fabric8.kubernetes.api.model.storage.VolumeAttachmentList o) throws ProtobufEncodingException {
+        ProtobufWriter.mustBeEmpty(o.getAdditionalProperties(), "VolumeAttachmentList.additionalProperties");
+        if (o.getItems() != null) { // items
+            java.util.List<io.fabric8.kubernetes.api.model.storage.VolumeAttachment> list = o.getItems();
+            for (int i = list.size() - 1; i >= 0; i--) {
+                io.fabric8.kubernetes.api.model.storage.VolumeAttachment v = list.get(i);
+                if (v != null) {
+                    int m = w.mark(); StorageV1Proto.writeVolumeAttachment(w, v); w.endMessage(2, m);
+                }
+            }
+        }
+        { // metadata
+            io.fabric8.kubernetes.api.model.ListMeta v = o.getMetadata();
+            if (v != null) {
+                int m = w.mark(); MetaV1Proto.writeListMeta(w, v); w.endMessage(1, m);
+            }
+        }
+    }
+
     static io.fabric8.kubernetes.api.model.storage.VolumeAttachmentSource readVolumeAttachmentSource(CodedInputStream in) throws IOException {
         int limit = Decoding.enter(in);
         io.fabric8.kubernetes.api.model.storage.VolumeAttachmentSource o = new io.fabric8.kubernetes.api.model.storage.VolumeAttachmentSource();
@@ -349,6 +669,22 @@ final class StorageV1Proto {
                 case 10 -> o.setPersistentVolumeName(in.readString()); // persistentVolumeName
                 case 18 -> o.setInlineVolumeSpec(CoreV1Proto.readPersistentVolumeSpec(in)); // inlineVolumeSpec
                 default -> throw Decoding.unknownField(tag, "k8s.io.api.storage.v1.VolumeAttachmentSource");
+            }
+        }
+    }
+
+    static void writeVolumeAttachmentSource(ProtobufWriter w, io.fabric8.kubernetes.api.model.storage.VolumeAttachmentSource o) throws ProtobufEncodingException {
+        ProtobufWriter.mustBeEmpty(o.getAdditionalProperties(), "VolumeAttachmentSource.additionalProperties");
+        { // inlineVolumeSpec
+            io.fabric8.kubernetes.api.model.PersistentVolumeSpec v = o.getInlineVolumeSpec();
+            if (v != null) {
+                int m = w.mark(); CoreV1Proto.writePersistentVolumeSpec(w, v); w.endMessage(2, m);
+            }
+        }
+        { // persistentVolumeName
+            java.lang.String v = o.getPersistentVolumeName();
+            if (v != null) {
+                w.string(1, v);
             }
         }
     }
@@ -368,6 +704,28 @@ final class StorageV1Proto {
                 case 18 -> o.setSource(StorageV1Proto.readVolumeAttachmentSource(in)); // source
                 case 26 -> o.setNodeName(in.readString()); // nodeName
                 default -> throw Decoding.unknownField(tag, "k8s.io.api.storage.v1.VolumeAttachmentSpec");
+            }
+        }
+    }
+
+    static void writeVolumeAttachmentSpec(ProtobufWriter w, io.fabric8.kubernetes.api.model.storage.VolumeAttachmentSpec o) throws ProtobufEncodingException {
+        ProtobufWriter.mustBeEmpty(o.getAdditionalProperties(), "VolumeAttachmentSpec.additionalProperties");
+        { // nodeName
+            java.lang.String v = o.getNodeName();
+            if (v != null) {
+                w.string(3, v);
+            }
+        }
+        { // source
+            io.fabric8.kubernetes.api.model.storage.VolumeAttachmentSource v = o.getSource();
+            if (v != null) {
+                int m = w.mark(); StorageV1Proto.writeVolumeAttachmentSource(w, v); w.endMessage(2, m);
+            }
+        }
+        { // attacher
+            java.lang.String v = o.getAttacher();
+            if (v != null) {
+                w.string(1, v);
             }
         }
     }
@@ -410,6 +768,42 @@ final class StorageV1Proto {
         }
     }
 
+    static void writeVolumeAttachmentStatus(ProtobufWriter w, io.fabric8.kubernetes.api.model.storage.VolumeAttachmentStatus o) throws ProtobufEncodingException {
+        ProtobufWriter.mustBeEmpty(o.getAdditionalProperties(), "VolumeAttachmentStatus.additionalProperties");
+        { // detachError
+            io.fabric8.kubernetes.api.model.storage.VolumeError v = o.getDetachError();
+            if (v != null) {
+                int m = w.mark(); StorageV1Proto.writeVolumeError(w, v); w.endMessage(4, m);
+            }
+        }
+        { // attachError
+            io.fabric8.kubernetes.api.model.storage.VolumeError v = o.getAttachError();
+            if (v != null) {
+                int m = w.mark(); StorageV1Proto.writeVolumeError(w, v); w.endMessage(3, m);
+            }
+        }
+        if (o.getAttachmentMetadata() != null) { // attachmentMetadata
+            Object[] entries = o.getAttachmentMetadata().entrySet().toArray();
+            for (int i = entries.length - 1; i >= 0; i--) {
+                @SuppressWarnings("unchecked")
+                java.util.Map.Entry<String, java.lang.String> e = (java.util.Map.Entry<String, java.lang.String>) entries[i];
+                int m = w.mark();
+                java.lang.String v = e.getValue();
+                if (v != null) {
+                    w.string(2, v);
+                }
+                w.string(1, e.getKey());
+                w.endMessage(2, m);
+            }
+        }
+        { // attached
+            java.lang.Boolean v = o.getAttached();
+            if (v != null) {
+                w.bool(1, v);
+            }
+        }
+    }
+
     static io.fabric8.kubernetes.api.model.storage.VolumeError readVolumeError(CodedInputStream in) throws IOException {
         int limit = Decoding.enter(in);
         io.fabric8.kubernetes.api.model.storage.VolumeError o = new io.fabric8.kubernetes.api.model.storage.VolumeError();
@@ -434,6 +828,28 @@ final class StorageV1Proto {
         }
     }
 
+    static void writeVolumeError(ProtobufWriter w, io.fabric8.kubernetes.api.model.storage.VolumeError o) throws ProtobufEncodingException {
+        ProtobufWriter.mustBeEmpty(o.getAdditionalProperties(), "VolumeError.additionalProperties");
+        { // errorCode
+            java.lang.Integer v = o.getErrorCode();
+            if (v != null) {
+                w.int64(3, v);
+            }
+        }
+        { // message
+            java.lang.String v = o.getMessage();
+            if (v != null) {
+                w.string(2, v);
+            }
+        }
+        { // time
+            java.lang.String v = o.getTime();
+            if (v != null) {
+                w.time(1, v);
+            }
+        }
+    }
+
     static io.fabric8.kubernetes.api.model.storage.VolumeNodeResources readVolumeNodeResources(CodedInputStream in) throws IOException {
         int limit = Decoding.enter(in);
         io.fabric8.kubernetes.api.model.storage.VolumeNodeResources o = new io.fabric8.kubernetes.api.model.storage.VolumeNodeResources();
@@ -447,6 +863,16 @@ final class StorageV1Proto {
             switch (tag) {
                 case 8 -> o.setCount(in.readInt32()); // count
                 default -> throw Decoding.unknownField(tag, "k8s.io.api.storage.v1.VolumeNodeResources");
+            }
+        }
+    }
+
+    static void writeVolumeNodeResources(ProtobufWriter w, io.fabric8.kubernetes.api.model.storage.VolumeNodeResources o) throws ProtobufEncodingException {
+        ProtobufWriter.mustBeEmpty(o.getAdditionalProperties(), "VolumeNodeResources.additionalProperties");
+        { // count
+            java.lang.Integer v = o.getCount();
+            if (v != null) {
+                w.int64(1, v);
             }
         }
     }

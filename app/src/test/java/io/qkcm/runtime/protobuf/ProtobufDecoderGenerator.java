@@ -497,7 +497,9 @@ final class ProtobufDecoderGenerator {
             FieldDescriptor value = f.isMapField() ? f.getMessageType().findFieldByNumber(2) : f;
             if (prop == null) {
                 if (isInline(f)) {
-                    reach(new Pair(f.getMessageType(), pair.type()), byClass, seen);
+                    Pair inline = new Pair(f.getMessageType(), pair.type());
+                    inlinePairs.add(inline.key());
+                    reach(inline, byClass, seen);
                 } else if (value.getType() == FieldDescriptor.Type.MESSAGE && !isSpecial(value.getMessageType())
                         && !isStringItems(value.getMessageType())) {
                     reach(new Pair(value.getMessageType(), UNTYPED), byClass, seen);
@@ -523,7 +525,7 @@ final class ProtobufDecoderGenerator {
         s.append("package ").append(PACKAGE).append(";\n\n");
         s.append("import java.io.IOException;\n\nimport com.google.protobuf.CodedInputStream;\n\n");
         s.append("/** Decoders of ").append(pairs.get(0).message().getFile().getPackage())
-                .append(" messages into fabric8's model. */\n");
+                .append(" messages into fabric8's model, and encoders back. */\n");
         s.append("final class ").append(name).append(" {\n\n    private ").append(name).append("() {\n    }\n");
         for (Pair p : pairs) {
             String type = p.type() == UNTYPED ? "java.util.Map<String, Object>" : p.type().getName().replace('$', '.');
@@ -561,6 +563,9 @@ final class ProtobufDecoderGenerator {
             s.append("                default -> throw Decoding.unknownField(tag, \"")
                     .append(p.message().getFullName()).append("\");\n");
             s.append("            }\n        }\n    }\n");
+            if (p.type() != UNTYPED) {
+                writer(s, p);
+            }
         }
         s.append("}\n");
         return s.toString();
@@ -771,6 +776,144 @@ final class ProtobufDecoderGenerator {
                 && NULL_WHEN_EMPTY.contains(f.getContainingType().getFullName() + "\t" + f.getName());
     }
 
+    /** Pairs reached through a JSON-inlined field: their class's other properties are another message's. */
+    private final java.util.Set<String> inlinePairs = new java.util.HashSet<>();
+
+    /** The encoder of a pair: fields in reverse order (ProtobufWriter writes back to front). */
+    private void writer(StringBuilder s, Pair p) {
+        String type = p.type().getName().replace('$', '.');
+        s.append("\n    static void write").append(methodName(p)).append("(ProtobufWriter w, ").append(type)
+                .append(" o) throws ProtobufEncodingException {\n");
+        Map<String, Property> props = properties(p.type());
+        if (!inlinePairs.contains(p.key())) {
+            java.util.Set<String> covered = new java.util.HashSet<>(List.of("apiVersion", "kind"));
+            coveredNames(p.message(), covered);
+            for (Property prop : props.values()) {
+                if (!covered.contains(prop.name()) && prop.getter() != null) {
+                    s.append("        ProtobufWriter.mustBeEmpty(o.").append(prop.getter().getName()).append("(), \"")
+                            .append(p.type().getSimpleName()).append(".").append(prop.name()).append("\");\n");
+                }
+            }
+            if (hasAdditionalProperties(p.type())) {
+                s.append("        ProtobufWriter.mustBeEmpty(o.getAdditionalProperties(), \"")
+                        .append(p.type().getSimpleName()).append(".additionalProperties\");\n");
+            }
+        }
+        List<FieldDescriptor> fields = new ArrayList<>(p.message().getFields());
+        java.util.Collections.reverse(fields);
+        String i = "        ";
+        for (FieldDescriptor f : fields) {
+            Property prop = props.get(f.getName());
+            int n = f.getNumber();
+            if (prop == null) {
+                if (isInline(f)) {
+                    Pair inline = new Pair(f.getMessageType(), p.type());
+                    s.append(i).append("{ // ").append(f.getName()).append("\n");
+                    s.append(i).append("    int m = w.mark();\n");
+                    s.append(i).append("    ").append(className(inline.message())).append(".write")
+                            .append(methodName(inline)).append("(w, o);\n");
+                    s.append(i).append("    w.endMessage(").append(n).append(", m);\n");
+                    s.append(i).append("}\n");
+                }
+                continue; // else from additionalProperties, which must be empty
+            }
+            String getter = prop.getter().getName();
+            if (f.isMapField()) {
+                FieldDescriptor value = f.getMessageType().findFieldByNumber(2);
+                String vt = arg(prop.type(), 1).getTypeName().replace('$', '.');
+                s.append(i).append("if (o.").append(getter).append("() != null) { // ").append(f.getName()).append("\n");
+                s.append(i).append("    Object[] entries = o.").append(getter).append("().entrySet().toArray();\n");
+                s.append(i).append("    for (int i = entries.length - 1; i >= 0; i--) {\n");
+                s.append(i).append("        @SuppressWarnings(\"unchecked\")\n");
+                s.append(i).append("        java.util.Map.Entry<String, ").append(vt)
+                        .append("> e = (java.util.Map.Entry<String, ").append(vt).append(">) entries[i];\n");
+                s.append(i).append("        int m = w.mark();\n");
+                s.append(i).append("        ").append(vt).append(" v = e.getValue();\n");
+                s.append(i).append("        if (v != null) {\n");
+                s.append(i).append("            ").append(write(value, arg(prop.type(), 1))).append("\n");
+                s.append(i).append("        }\n");
+                s.append(i).append("        w.string(1, e.getKey());\n");
+                s.append(i).append("        w.endMessage(").append(n).append(", m);\n");
+                s.append(i).append("    }\n");
+                s.append(i).append("}\n");
+            } else if (f.isRepeated()) {
+                String et = arg(prop.type(), 0).getTypeName().replace('$', '.');
+                s.append(i).append("if (o.").append(getter).append("() != null) { // ").append(f.getName()).append("\n");
+                s.append(i).append("    java.util.List<").append(et).append("> list = o.").append(getter).append("();\n");
+                s.append(i).append("    for (int i = list.size() - 1; i >= 0; i--) {\n");
+                s.append(i).append("        ").append(et).append(" v = list.get(i);\n");
+                s.append(i).append("        if (v != null) {\n");
+                s.append(i).append("            ").append(write(f, arg(prop.type(), 0))).append("\n");
+                s.append(i).append("        }\n");
+                s.append(i).append("    }\n");
+                s.append(i).append("}\n");
+            } else {
+                String t = prop.type().getTypeName().replace('$', '.');
+                s.append(i).append("{ // ").append(f.getName()).append("\n");
+                s.append(i).append("    ").append(t).append(" v = o.").append(getter).append("();\n");
+                s.append(i).append("    if (v != null) {\n");
+                s.append(i).append("        ").append(write(f, prop.type())).append("\n");
+                s.append(i).append("    }\n");
+                s.append(i).append("}\n");
+            }
+        }
+        s.append("    }\n");
+    }
+
+    /** The JSON names a message's fields give its class, inlined messages' fields included. */
+    private static void coveredNames(Descriptor m, java.util.Set<String> names) {
+        for (FieldDescriptor f : m.getFields()) {
+            names.add(f.getName());
+            if (isInline(f)) {
+                coveredNames(f.getMessageType(), names);
+            }
+        }
+    }
+
+    /** The statement writing {@code v} (a {@code t}) as field {@code f}. */
+    private String write(FieldDescriptor f, Type t) {
+        int n = f.getNumber();
+        switch (f.getType()) {
+            case STRING:
+                return "w.string(" + n + ", v);";
+            case BOOL:
+                return "w.bool(" + n + ", v);";
+            case INT32, INT64:
+                return "w.int64(" + n + ", v);";
+            case DOUBLE:
+                return "w.dbl(" + n + ", v);";
+            case BYTES:
+                return "w.base64(" + n + ", v);";
+            case MESSAGE:
+                Descriptor m = f.getMessageType();
+                switch (m.getFullName()) {
+                    case QUANTITY:
+                        return "w.quantity(" + n + ", v);";
+                    case INT_OR_STRING:
+                        return "w.intOrString(" + n + ", v);";
+                    case META + "Time":
+                        return "w.time(" + n + ", v);";
+                    case META + "MicroTime":
+                        return "w.microTime(" + n + ", v);";
+                    case META + "FieldsV1":
+                        return "w.fieldsV1(" + n + ", v);";
+                    case RAW_EXTENSION:
+                        return "w.rawJson(" + n + ", v);";
+                    case META + "Duration":
+                        return "throw new ProtobufEncodingException(\"" + f.getFullName() + ": Duration not encoded\");";
+                    default:
+                        if (isStringItems(m)) {
+                            return "w.stringItems(" + n + ", v);";
+                        }
+                        Pair child = new Pair(m, (Class<?>) t);
+                        return "int m = w.mark(); " + className(m) + ".write" + methodName(child) + "(w, v); w.endMessage("
+                                + n + ", m);";
+                }
+            default:
+                throw new IllegalStateException(f.getFullName());
+        }
+    }
+
     /** A map value's proto default, as Go leaves a missing value: its zero. */
     private static String zero(FieldDescriptor value, Type v) {
         return switch (value.getType()) {
@@ -802,7 +945,8 @@ final class ProtobufDecoderGenerator {
             String type = r.pair().type().getName();
             lines.add("            Map.entry(\"" + e.getKey() + "\", new ProtobufKind<>(\"" + r.apiVersion() + "\", \""
                     + r.kind() + "\", " + type + ".class, " + type + "::new, " + className(r.pair().message())
-                    + "::merge" + methodName(r.pair()) + "))");
+                    + "::merge" + methodName(r.pair()) + ", " + className(r.pair().message()) + "::write"
+                    + methodName(r.pair()) + "))");
         }
         s.append(String.join(",\n", lines)).append(");\n\n");
         s.append("    /** apiVersion/kind → why it has no decoder. */\n");
