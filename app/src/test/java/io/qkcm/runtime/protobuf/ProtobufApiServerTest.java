@@ -289,7 +289,7 @@ class ProtobufApiServerTest {
                           selector: {app: x}
                           ports:
                           - {name: http, port: 80, targetPort: http, protocol: TCP}
-                          - {name: metrics, port: 9090, targetPort: 9091, nodePort: 30090}
+                          - {name: metrics, port: 9090, targetPort: 9091}
                           sessionAffinity: ClientIP
                           sessionAffinityConfig: {clientIP: {timeoutSeconds: 600}}
                           externalTrafficPolicy: Local
@@ -411,7 +411,7 @@ class ProtobufApiServerTest {
                             defaultRequest: {cpu: 100m}
                             max: {cpu: "2"}
                             min: {cpu: 10m}
-                            maxLimitRequestRatio: {cpu: "10"}
+                            maxLimitRequestRatio: {memory: "100"}
                         """, null),
                 new Case("DaemonSet", "/apis/apps/v1/namespaces/NS/daemonsets", "apiVersion: apps/v1\nkind: DaemonSet\n"
                         + meta("ds") + """
@@ -735,6 +735,33 @@ class ProtobufApiServerTest {
             ((com.fasterxml.jackson.databind.node.ObjectNode) spec.get("template")).remove("metadata");
         }
         return node;
+    }
+
+    /** A status update (PUT .../status) with a protobuf body: the API server stores the status sent. */
+    @Test
+    void statusUpdateInProtobuf() throws Exception {
+        Case c = new Case("Pod", "/api/v1/namespaces/NS/pods", "apiVersion: v1\nkind: Pod\n" + meta("status-pod")
+                + "spec:\n" + POD_SPEC, null);
+        String path = path(c) + "/" + create(c);
+        Pod pod = KubernetesProtobuf.decode(get(path, KubernetesProtobuf.MEDIA_TYPE), Pod.class);
+        pod.setStatus(new io.fabric8.kubernetes.api.model.PodStatusBuilder().withPhase("Running")
+                .withQosClass(pod.getStatus().getQosClass()) // set by the API server at creation
+                .withStartTime("2026-11-27T10:00:00Z").withPodIP("10.2.0.9")
+                .addNewPodIP("10.2.0.9")
+                .addNewCondition().withType("Ready").withStatus("False").withReason("NotReady")
+                .withLastTransitionTime("2026-11-27T10:00:01Z").endCondition()
+                .addNewContainerStatus().withName("app").withImage("registry.k8s.io/pause:3.10").withImageID("")
+                .withReady(false).withRestartCount(3)
+                .withNewState().withNewWaiting().withReason("CrashLoopBackOff").endWaiting().endState()
+                .endContainerStatus().build());
+        byte[] body = KubernetesProtobuf.encode(pod);
+        HttpResponse<byte[]> updated = send(request(path + "/status").header("Accept", "application/json")
+                .put(KubernetesProtobuf.MEDIA_TYPE, new java.io.ByteArrayInputStream(body), body.length));
+        assertThat(updated.code()).as(() -> new String(updated.body(), StandardCharsets.UTF_8)).isEqualTo(200);
+        Pod stored = Json.api().unmarshal(new String(get(path, "application/json"), StandardCharsets.UTF_8), Pod.class);
+        // lastState is a Go struct, not a pointer: the API server writes the unset one as {}
+        pod.getStatus().getContainerStatuses().get(0).setLastState(new io.fabric8.kubernetes.api.model.ContainerState());
+        assertThat(stored.getStatus()).isEqualTo(pod.getStatus());
     }
 
     /** An error body (404) in protobuf is a Status, decoded as JSON decodes it. */

@@ -189,6 +189,33 @@ class ProtobufSpecialTypesTest {
     }
 
     @Test
+    void aValueProtobufHasNoFieldForRefusesTheEncodingInsteadOfBeingDropped() throws IOException {
+        Pod pod = Json.api().unmarshal("{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"p\"},"
+                + "\"spec\":{\"containers\":[{\"name\":\"c\",\"image\":\"i\",\"fromTheFuture\":true}]}}", Pod.class);
+        assertThatThrownBy(() -> KubernetesProtobuf.encode(pod)).isInstanceOf(ProtobufEncodingException.class)
+                .hasMessageContaining("Container.additionalProperties");
+        pod.getSpec().getContainers().get(0).getAdditionalProperties().clear();
+        Pod back = KubernetesProtobuf.decode(KubernetesProtobuf.encode(pod), Pod.class);
+        assertThat(back.getSpec().getContainers()).isEqualTo(pod.getSpec().getContainers());
+    }
+
+    @Test
+    void encodedSpecialTypesDecodeToThemselves() throws IOException {
+        ConfigMap cm = Json.api().unmarshal("{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"metadata\":{\"name\":\"c\","
+                + "\"creationTimestamp\":\"2026-11-27T10:00:00Z\",\"labels\":{\"z\":\"1\",\"a\":\"\"}},"
+                + "\"data\":{\"k\":\"v\"},\"binaryData\":{\"b\":\"AP8K\"}}", ConfigMap.class);
+        ConfigMap back = KubernetesProtobuf.decode(KubernetesProtobuf.encode(cm), ConfigMap.class);
+        assertThat(back).isEqualTo(cm);
+        assertThat(new ArrayList<>(back.getMetadata().getLabels().keySet())).containsExactly("z", "a");
+        io.fabric8.kubernetes.api.model.Service svc = Json.api().unmarshal("{\"apiVersion\":\"v1\",\"kind\":\"Service\","
+                + "\"metadata\":{\"name\":\"s\"},\"spec\":{\"ports\":[{\"port\":80,\"targetPort\":-1},"
+                + "{\"port\":81,\"targetPort\":\"http\"}]}}", io.fabric8.kubernetes.api.model.Service.class);
+        io.fabric8.kubernetes.api.model.Service svcBack = KubernetesProtobuf.decode(KubernetesProtobuf.encode(svc),
+                io.fabric8.kubernetes.api.model.Service.class);
+        assertThat(svcBack.getSpec().getPorts()).isEqualTo(svc.getSpec().getPorts());
+    }
+
+    @Test
     void aFieldNumberTheDescriptorsDoNotHaveFailsTheDecodingInsteadOfBeingDropped() throws IOException {
         byte[] newer = envelope("v1", "ConfigMap", new Wire().msg(1, new Wire().str(1, "cm")).str(99, "from a newer API"));
         assertThatThrownBy(() -> KubernetesProtobuf.decode(newer)).isInstanceOf(ProtobufDecodingException.class)
