@@ -3,6 +3,7 @@ module qkcm.io/hack/protobuf-fields
 go 1.24.0
 
 require (
+	github.com/gogo/protobuf v1.3.2
 	k8s.io/api v0.34.4
 	k8s.io/apimachinery v0.34.4
 )
@@ -10,7 +11,6 @@ require (
 require (
 	github.com/fxamacker/cbor/v2 v2.9.0 // indirect
 	github.com/go-logr/logr v1.4.2 // indirect
-	github.com/gogo/protobuf v1.3.2 // indirect
 	github.com/json-iterator/go v1.1.12 // indirect
 	github.com/kr/text v0.2.0 // indirect
 	github.com/modern-go/concurrent v0.0.0-20180306012644-bacd9c7ef1dd // indirect

@@ -9,10 +9,15 @@
 //
 // Output: "<proto message full name>\t<proto field name>\t<kind>" per line, sorted; regenerate with
 // `cd hack/protobuf-fields && go run . > ../../app/src/test/resources/io/qkcm/runtime/protobuf/go-fields.tsv`.
+//
+// With the argument "descriptors" it writes instead the protobuf descriptors of the API (a
+// FileDescriptorSet, as this Kubernetes version's Go types register them) that the generator reads:
+// `go run . descriptors > ../../app/src/test/resources/io/qkcm/runtime/protobuf/kubernetes-api.desc`.
 package main
 
 import (
 	"fmt"
+	"os"
 	"reflect"
 	"sort"
 	"strings"
@@ -21,7 +26,10 @@ import (
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	batchv1 "k8s.io/api/batch/v1"
 	certificatesv1 "k8s.io/api/certificates/v1"
+	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
+	eventsv1 "k8s.io/api/events/v1"
 	networkingv1 "k8s.io/api/networking/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
@@ -32,10 +40,15 @@ import (
 )
 
 func main() {
+	if len(os.Args) > 1 && os.Args[1] == "descriptors" {
+		writeDescriptors(os.Stdout)
+		return
+	}
 	scheme := runtime.NewScheme()
 	for _, add := range []func(*runtime.Scheme) error{corev1.AddToScheme, appsv1.AddToScheme, batchv1.AddToScheme,
 		policyv1.AddToScheme, certificatesv1.AddToScheme, autoscalingv2.AddToScheme, storagev1.AddToScheme,
-		rbacv1.AddToScheme, networkingv1.AddToScheme, schedulingv1.AddToScheme} {
+		rbacv1.AddToScheme, networkingv1.AddToScheme, schedulingv1.AddToScheme, discoveryv1.AddToScheme,
+		coordinationv1.AddToScheme, eventsv1.AddToScheme} {
 		if err := add(scheme); err != nil {
 			panic(err)
 		}

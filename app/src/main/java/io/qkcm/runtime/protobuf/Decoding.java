@@ -146,6 +146,22 @@ final class Decoding {
         return t == null ? null : MICRO_TIME.format(t);
     }
 
+    /**
+     * A MicroTime where fabric8's property is a ZonedDateTime (a Lease's acquireTime and renewTime, whose
+     * JSON pattern ends in a literal 'Z'): in the zone Jackson gives such a value, read once from Jackson itself.
+     */
+    static java.time.ZonedDateTime microTimeZoned(CodedInputStream in) throws IOException {
+        Instant t = timestamp(in, "meta.v1.MicroTime");
+        return t == null ? null
+                : java.time.ZonedDateTime.ofInstant(Instant.ofEpochSecond(t.getEpochSecond(), t.getNano() / 1000 * 1000),
+                        JacksonZone.ZONE);
+    }
+
+    private static final class JacksonZone {
+        static final java.time.ZoneId ZONE = Json.api().unmarshal("{\"acquireTime\":\"2000-01-01T00:00:00.000000Z\"}",
+                io.fabric8.kubernetes.api.model.coordination.v1.LeaseSpec.class).getAcquireTime().getZone();
+    }
+
     /** A MicroTime where fabric8's property is its MicroTime class. */
     static io.fabric8.kubernetes.api.model.MicroTime microTimeObject(CodedInputStream in) throws IOException {
         String t = microTime(in);

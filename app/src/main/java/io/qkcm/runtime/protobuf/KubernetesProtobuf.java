@@ -20,8 +20,8 @@ import io.fabric8.kubernetes.api.model.WatchEvent;
  * bytes are such a body ({@link ProtobufWatchFrames}).
  * <p>
  * The decoders are generated, not written: {@code ProtobufDecoderGenerator} (app/src/test/java, same
- * package) walks Kubernetes' published protobuf descriptors (Maven's {@code io.kubernetes:client-java-proto},
- * a test dependency only) and writes, for every message reachable from the kinds it lists, a static method
+ * package) walks Kubernetes' protobuf descriptors (those k8s.io/api v0.34.4's Go types register, exported by
+ * hack/protobuf-fields; see the package javadoc) and writes, for every message reachable from the kinds it lists, a static method
  * that switches on the wire tag and calls the fabric8 model's setter for the JSON property of the same name
  * (no reflection at run time: native-image safe). Regenerate with
  * {@code nice ./mvnw -B -ntp -o -pl app test -Dqkcm.control-plane.skip=true

@@ -152,6 +152,17 @@ final class ProtobufWriter {
         endMessage(field, m);
     }
 
+    void microTime(int field, java.time.ZonedDateTime v) {
+        Instant t = v.toInstant();
+        int m = mark();
+        int nanos = t.getNano() / 1000 * 1000;
+        if (nanos != 0) {
+            int64(2, nanos);
+        }
+        int64(1, t.getEpochSecond());
+        endMessage(field, m);
+    }
+
     void microTime(int field, MicroTime v) {
         if (v.getTime() != null) {
             microTime(field, v.getTime());

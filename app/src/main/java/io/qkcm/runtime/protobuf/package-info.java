@@ -11,8 +11,10 @@
  * {@code *Proto.java} and {@code ProtobufDecoders.java} are written by {@code ProtobufDecoderGenerator}
  * (app/src/test/java, this package) from
  * <ul>
- * <li>the protobuf descriptors of Maven's {@code io.kubernetes:client-java-proto:26.0.0} (a test-scoped
- * dependency: generated from Kubernetes' API, 1.34 and a few 1.35 fields; never loaded at run time),</li>
+ * <li>{@code kubernetes-api.desc} (app/src/test/resources, this package): the protobuf descriptors (a
+ * FileDescriptorSet) exactly as the Go types of k8s.io/api v0.34.4 register them, which
+ * {@code hack/protobuf-fields descriptors} exports (Maven's {@code io.kubernetes:client-java-proto:26.0.0},
+ * the first source, lacks discovery, coordination and events and carries 1.35 fields),</li>
  * <li>fabric8's model classes (each proto field is matched to the {@code @JsonProperty} of the same name; proto
  * field names are the JSON names), and</li>
  * <li>{@code go-fields.tsv} (app/src/test/resources, this package), which {@code hack/protobuf-fields} (a Go
@@ -24,7 +26,8 @@
  * call its getters and write back to front ({@link io.qkcm.runtime.protobuf.ProtobufWriter}, encoding): no
  * reflection at run time, so native-image safe. Regenerate with
  * <pre>
- * (cd hack/protobuf-fields &amp;&amp; go run . &gt; ../../app/src/test/resources/io/qkcm/runtime/protobuf/go-fields.tsv)
+ * (cd hack/protobuf-fields &amp;&amp; go run . &gt; ../../app/src/test/resources/io/qkcm/runtime/protobuf/go-fields.tsv \
+ *   &amp;&amp; go run . descriptors &gt; ../../app/src/test/resources/io/qkcm/runtime/protobuf/kubernetes-api.desc)
  * nice ./mvnw -B -ntp -o -pl app test -Dqkcm.control-plane.skip=true -Dtest=ProtobufGeneratedSourcesTest -Dqkcm.protobuf.regenerate=true
  * </pre>
  * Without the property, {@code ProtobufGeneratedSourcesTest} fails when the committed sources differ from what

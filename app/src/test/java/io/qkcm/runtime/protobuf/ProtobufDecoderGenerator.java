@@ -22,8 +22,8 @@ import com.google.protobuf.Descriptors.FileDescriptor;
 import com.google.protobuf.WireFormat;
 
 /**
- * Writes the decoders of {@code io.qkcm.runtime.protobuf} from Kubernetes' published protobuf descriptors
- * (Maven's {@code io.kubernetes:client-java-proto}, test scope) and fabric8's model classes: each proto
+ * Writes the decoders of {@code io.qkcm.runtime.protobuf} from Kubernetes' protobuf descriptors (as the Go types
+ * of k8s.io/api v0.34.4 register them, exported by hack/protobuf-fields) and fabric8's model classes: each proto
  * message reachable from a kind of {@link #ROOTS} is matched, field by field, to the fabric8 class that the
  * enclosing property's type names (proto field names are the JSON names, which are fabric8's
  * {@code @JsonProperty} names), and becomes a static method that reads a {@code CodedInputStream} and calls
@@ -38,10 +38,6 @@ final class ProtobufDecoderGenerator {
     static final String PACKAGE = "io.qkcm.runtime.protobuf";
     static final Path OUTPUT = Path.of("src/main/java/io/qkcm/runtime/protobuf");
 
-    /** The descriptor files the kinds come from (their dependencies are walked too). */
-    private static final List<String> DESCRIPTOR_CLASSES = List.of("V1", "V1Apps", "V1Batch", "V1Policy",
-            "V1Certificates", "V2Autoscaling", "V1Storage", "V1Rbac", "V1Networking", "V1Scheduling", "Meta",
-            "Runtime", "Resource", "IntStr");
 
     /** proto package, fabric8 package, apiVersion, kinds (each with its List). */
     private record Group(String protoPackage, String javaPackage, String apiVersion, List<String> kinds) {
@@ -69,17 +65,20 @@ final class ProtobufDecoderGenerator {
             new Group("k8s.io.api.networking.v1", "io.fabric8.kubernetes.api.model.networking.v1",
                     "networking.k8s.io/v1", List.of("IPAddress", "ServiceCIDR", "Ingress", "NetworkPolicy")),
             new Group("k8s.io.api.scheduling.v1", "io.fabric8.kubernetes.api.model.scheduling.v1",
-                    "scheduling.k8s.io/v1", List.of("PriorityClass")));
+                    "scheduling.k8s.io/v1", List.of("PriorityClass")),
+            new Group("k8s.io.api.discovery.v1", "io.fabric8.kubernetes.api.model.discovery.v1", "discovery.k8s.io/v1",
+                    List.of("EndpointSlice")),
+            new Group("k8s.io.api.coordination.v1", "io.fabric8.kubernetes.api.model.coordination.v1",
+                    "coordination.k8s.io/v1", List.of("Lease")),
+            new Group("k8s.io.api.events.v1", "io.fabric8.kubernetes.api.model.events.v1", "events.k8s.io/v1",
+                    List.of("Event")));
 
-    /** Kinds qkcm's informers hold that have no descriptor in client-java-proto 26: JSON for them. */
+    /** Kinds qkcm's informers hold that are not generated (not yet proven on the API server): JSON for them. */
     static final Map<String, String> WITHOUT_DESCRIPTOR = new TreeMap<>(Map.of(
-            "discovery.k8s.io/v1/EndpointSlice", "no descriptor in client-java-proto 26.0.0",
-            "coordination.k8s.io/v1/Lease", "no descriptor in client-java-proto 26.0.0",
-            "events.k8s.io/v1/Event", "no descriptor in client-java-proto 26.0.0",
-            "resource.k8s.io/v1/ResourceClaim", "no descriptor in client-java-proto 26.0.0",
-            "resource.k8s.io/v1/ResourceClaimTemplate", "no descriptor in client-java-proto 26.0.0",
-            "resource.k8s.io/v1/ResourceSlice", "no descriptor in client-java-proto 26.0.0",
-            "resource.k8s.io/v1/DeviceClass", "no descriptor in client-java-proto 26.0.0"));
+            "resource.k8s.io/v1/ResourceClaim", "not generated: resource.k8s.io not proven yet",
+            "resource.k8s.io/v1/ResourceClaimTemplate", "not generated: resource.k8s.io not proven yet",
+            "resource.k8s.io/v1/ResourceSlice", "not generated: resource.k8s.io not proven yet",
+            "resource.k8s.io/v1/DeviceClass", "not generated: resource.k8s.io not proven yet"));
 
     private static final String META = "k8s.io.apimachinery.pkg.apis.meta.v1.";
     private static final String QUANTITY = "k8s.io.apimachinery.pkg.api.resource.Quantity";
@@ -104,15 +103,23 @@ final class ProtobufDecoderGenerator {
     record Property(String name, Method setter, Method getter, Type type) {
     }
 
+    /**
+     * The descriptors come from kubernetes-api.desc (app/src/test/resources, this package): the FileDescriptorSet
+     * that hack/protobuf-fields writes from the Go types of the Kubernetes version qkcm follows (k8s.io/api
+     * v0.34.4), dependencies first.
+     */
     ProtobufDecoderGenerator() {
-        for (String name : DESCRIPTOR_CLASSES) {
-            try {
-                FileDescriptor file = (FileDescriptor) Class.forName("io.kubernetes.client.proto." + name)
-                        .getMethod("getDescriptor").invoke(null);
-                collect(file);
-            } catch (ReflectiveOperationException e) {
-                throw new IllegalStateException("descriptor class " + name, e);
+        try (java.io.InputStream in = ProtobufDecoderGenerator.class.getResourceAsStream("kubernetes-api.desc")) {
+            Map<String, FileDescriptor> built = new HashMap<>();
+            for (com.google.protobuf.DescriptorProtos.FileDescriptorProto file : com.google.protobuf.DescriptorProtos.FileDescriptorSet
+                    .parseFrom(in).getFileList()) {
+                FileDescriptor[] deps = file.getDependencyList().stream().map(built::get).toArray(FileDescriptor[]::new);
+                FileDescriptor fd = FileDescriptor.buildFrom(file, deps);
+                built.put(file.getName(), fd);
+                collect(fd);
             }
+        } catch (IOException | com.google.protobuf.Descriptors.DescriptorValidationException e) {
+            throw new IllegalStateException("kubernetes-api.desc", e);
         }
     }
 
@@ -370,6 +377,7 @@ final class ProtobufDecoderGenerator {
                         return switch (target) {
                             case "java.lang.String" -> "Decoding.microTime(in)";
                             case "io.fabric8.kubernetes.api.model.MicroTime" -> "Decoding.microTimeObject(in)";
+                            case "java.time.ZonedDateTime" -> "Decoding.microTimeZoned(in)";
                             default -> null;
                         };
                     case META + "Duration":
@@ -516,7 +524,7 @@ final class ProtobufDecoderGenerator {
 
     private static final String HEADER = """
             // GENERATED by ProtobufDecoderGenerator (app/src/test/java/io/qkcm/runtime/protobuf) from
-            // io.kubernetes:client-java-proto's descriptors and fabric8's model classes. Do not edit:
+            // Kubernetes' protobuf descriptors (hack/protobuf-fields) and fabric8's model classes. Do not edit:
             // ProtobufGeneratedSourcesTest fails when this differs from what the generator writes.
             """;
 

@@ -13,7 +13,7 @@ import org.junit.jupiter.api.Test;
 
 /**
  * The committed decoders are what {@link ProtobufDecoderGenerator} writes from the descriptors and model
- * classes on the class path today: a fabric8 or client-java-proto upgrade that changes them fails here until
+ * classes on the class path today: a fabric8 or Kubernetes API upgrade that changes them fails here until
  * they are regenerated ({@code -Dqkcm.protobuf.regenerate=true} writes them instead of comparing).
  */
 class ProtobufGeneratedSourcesTest {

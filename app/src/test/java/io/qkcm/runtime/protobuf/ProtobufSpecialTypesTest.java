@@ -229,17 +229,20 @@ class ProtobufSpecialTypesTest {
 
     @Test
     void kindsWithoutDecoderAndBodiesWithoutEnvelopeAreRefused() throws IOException {
-        byte[] lease = envelope("coordination.k8s.io/v1", "Lease", new Wire().msg(1, new Wire().str(1, "l")));
-        assertThatThrownBy(() -> KubernetesProtobuf.decode(lease)).isInstanceOf(ProtobufDecodingException.class)
+        byte[] claim = envelope("resource.k8s.io/v1", "ResourceClaim", new Wire().msg(1, new Wire().str(1, "c")));
+        assertThatThrownBy(() -> KubernetesProtobuf.decode(claim)).isInstanceOf(ProtobufDecodingException.class)
                 .satisfies(e -> assertThat(((ProtobufDecodingException) e).reason())
                         .isEqualTo(ProtobufDecodingException.Reason.NOT_DECODABLE))
-                .hasMessageContaining("no descriptor");
+                .hasMessageContaining("not generated");
+        byte[] widget = envelope("example.com/v1", "Widget", new Wire());
+        assertThatThrownBy(() -> KubernetesProtobuf.decode(widget)).hasMessageContaining("not a kind this build decodes");
         assertThatThrownBy(() -> KubernetesProtobuf.decode("{\"kind\":\"Pod\"}".getBytes(StandardCharsets.UTF_8)))
                 .satisfies(e -> assertThat(((ProtobufDecodingException) e).reason())
                         .isEqualTo(ProtobufDecodingException.Reason.MALFORMED));
         assertThat(KubernetesProtobuf.canDecode(Pod.class)).isTrue();
-        assertThat(KubernetesProtobuf.canDecode(io.fabric8.kubernetes.api.model.coordination.v1.Lease.class)).isFalse();
-        assertThat(KubernetesProtobuf.notDecodable()).containsKey("discovery.k8s.io/v1/EndpointSlice");
+        assertThat(KubernetesProtobuf.canDecode(io.fabric8.kubernetes.api.model.discovery.v1.EndpointSlice.class)).isTrue();
+        assertThat(KubernetesProtobuf.canDecode(io.fabric8.kubernetes.api.model.GenericKubernetesResource.class)).isFalse();
+        assertThat(KubernetesProtobuf.notDecodable()).containsKey("resource.k8s.io/v1/ResourceClaim");
     }
 
     @Test
