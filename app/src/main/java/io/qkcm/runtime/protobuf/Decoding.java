@@ -36,6 +36,17 @@ final class Decoding {
     private Decoding() {
     }
 
+    /** Set while objects bound for an informer's cache are decoded: their managedFields are skipped unread. */
+    private static final ThreadLocal<Boolean> FOR_CACHE = ThreadLocal.withInitial(() -> Boolean.FALSE);
+
+    static boolean skipsManagedFields() {
+        return FOR_CACHE.get();
+    }
+
+    static void forCache(boolean forCache) {
+        FOR_CACHE.set(forCache);
+    }
+
     /** Enters a length-delimited embedded message; returns the limit to give back to {@link #leave}. */
     static int enter(CodedInputStream in) throws IOException {
         int length = in.readRawVarint32();

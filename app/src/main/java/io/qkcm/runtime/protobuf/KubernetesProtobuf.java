@@ -170,6 +170,30 @@ public final class KubernetesProtobuf {
     }
 
     /**
+     * A watch frame's event for an informer's cache: as {@link #decodeWatchEvent}, but its object's
+     * managedFields are skipped unread, as qkcm's JSON decoding of watch events does (never read by a
+     * controller; decoding each FieldsV1 into maps would cost more than the rest of the object).
+     */
+    public static WatchEvent decodeWatchEventForCache(byte[] frame) throws ProtobufDecodingException {
+        Decoding.forCache(true);
+        try {
+            return decodeWatchEvent(frame);
+        } finally {
+            Decoding.forCache(false);
+        }
+    }
+
+    /** A list for an informer's cache: as {@link #decode(byte[], Class)}, its items without managedFields. */
+    public static <T> T decodeForCache(byte[] body, Class<T> type) throws ProtobufDecodingException {
+        Decoding.forCache(true);
+        try {
+            return decode(body, type);
+        } finally {
+            Decoding.forCache(false);
+        }
+    }
+
+    /**
      * One frame of a watch stream: a {@code meta.v1.WatchEvent} (type, and the object in its own envelope).
      * A frame that is itself in an envelope (kind WatchEvent) is accepted too.
      */

@@ -469,6 +469,11 @@ final class MetaV1Proto {
                     list.add(in.readString());
                 }
                 case 138 -> { // managedFields
+                    if (Decoding.skipsManagedFields()) {
+                        o.setManagedFields(null);
+                        in.skipField(tag);
+                        break;
+                    }
                     java.util.List<io.fabric8.kubernetes.api.model.ManagedFieldsEntry> list = o.getManagedFields();
                     if (list == null) {
                         list = new java.util.ArrayList<>();

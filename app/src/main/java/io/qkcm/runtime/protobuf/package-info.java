@@ -4,7 +4,10 @@
  * built-in types. The entry point is {@link io.qkcm.runtime.protobuf.KubernetesProtobuf}: {@code decode} (an
  * object, a list or a Status in its {@code k8s\0} + runtime.Unknown envelope), {@code decodeWatchEvent} (one
  * frame of a watch stream, framed by {@link io.qkcm.runtime.protobuf.ProtobufWatchFrames}), {@code encode}
- * (a request body), {@code canDecode} and {@code notDecodable} (the kinds left to JSON, with the reason).
+ * (a request body), {@code canDecode} and {@code notDecodable} (the kinds left to JSON, with the reason);
+ * {@code decodeForCache} and {@code decodeWatchEventForCache} skip managedFields unread, as qkcm's JSON decoding
+ * of objects bound for an informer's cache does ({@code runtime.CachedObjects}; its shared empty
+ * additionalProperties map is not mirrored here).
  * Not wired into the informers or clients yet.
  *
  * <h2>Generated, not written</h2>
@@ -31,7 +34,7 @@
  * nice ./mvnw -B -ntp -o -pl app test -Dqkcm.control-plane.skip=true -Dtest=ProtobufGeneratedSourcesTest -Dqkcm.protobuf.regenerate=true
  * </pre>
  * Without the property, {@code ProtobufGeneratedSourcesTest} fails when the committed sources differ from what
- * the generator writes (a fabric8 or client-java-proto upgrade, a generator change). The kinds are listed in
+ * the generator writes (a fabric8 or Kubernetes API upgrade, a generator change). The kinds are listed in
  * the generator's {@code ROOTS}.
  *
  * <h2>Exactly what JSON yields, or nothing</h2>

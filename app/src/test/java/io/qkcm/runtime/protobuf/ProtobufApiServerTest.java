@@ -778,6 +778,15 @@ class ProtobufApiServerTest {
         return node;
     }
 
+    private static List<byte[]> framesOf(byte[] stream) throws java.io.IOException {
+        ProtobufWatchFrames frames = new ProtobufWatchFrames(new java.io.ByteArrayInputStream(stream));
+        List<byte[]> all = new ArrayList<>();
+        for (byte[] frame; (frame = frames.next()) != null;) {
+            all.add(frame);
+        }
+        return all;
+    }
+
     /** A status update (PUT .../status) with a protobuf body: the API server stores the status sent. */
     @Test
     void statusUpdateInProtobuf() throws Exception {
@@ -842,8 +851,10 @@ class ProtobufApiServerTest {
                 request(watch).header("Accept", KubernetesProtobuf.MEDIA_TYPE).build(), InputStream.class);
         HttpResponse<byte[]> jsonWatch = send(request(watch).header("Accept", "application/json"));
         List<WatchEvent> fromJson = new ArrayList<>();
+        List<WatchEvent> forCacheFromJson = new ArrayList<>();
         for (String line : new String(jsonWatch.body(), StandardCharsets.UTF_8).split("\n")) {
             if (!line.isBlank()) {
+                forCacheFromJson.add(Json.api().unmarshal(line, WatchEvent.class));
                 // the event's object decoded in full (Json.api()'s WatchEvent decoding drops managedFields, as
                 // it does for every object bound for an informer's cache)
                 com.fasterxml.jackson.databind.JsonNode event = Json.mapper().readTree(line);
@@ -876,6 +887,10 @@ class ProtobufApiServerTest {
                 .containsExactlyElementsOf(fromJson.stream().map(WatchEvent::getType).toList());
         for (int i = 0; i < fromJson.size(); i++) {
             assertThat(fromProtobuf.get(i).getObject()).isInstanceOf(Pod.class).isEqualTo(fromJson.get(i).getObject());
+            // for an informer's cache: without managedFields, as Json.api()'s watch event decoding
+            Pod forCache = (Pod) KubernetesProtobuf.decodeWatchEventForCache(framesOf(all).get(i)).getObject();
+            assertThat(forCache).isEqualTo(forCacheFromJson.get(i).getObject());
+            assertThat(((Pod) fromJson.get(i).getObject()).getMetadata().getManagedFields()).isNotEmpty();
             assertThat(fromChunks.get(i).getObject()).isEqualTo(fromJson.get(i).getObject());
         }
         assertThat(fromChunks).hasSameSizeAs(fromJson);

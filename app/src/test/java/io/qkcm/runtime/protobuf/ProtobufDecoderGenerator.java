@@ -703,6 +703,14 @@ final class ProtobufDecoderGenerator {
                     + indent + "        o." + setter + "(list);\n"
                     + indent + "    }\n";
             s.append(indent).append("case ").append(tag(f, wireType(f))).append(" -> {").append(comment);
+            if (f.getFullName().equals(META + "ObjectMeta.managedFields")) {
+                // objects bound for an informer's cache skip them, as the JSON decoding does (CachedObjects)
+                s.append(indent).append("    if (Decoding.skipsManagedFields()) {\n");
+                s.append(indent).append("        o.").append(setter).append("(null);\n");
+                s.append(indent).append("        in.skipField(tag);\n");
+                s.append(indent).append("        break;\n");
+                s.append(indent).append("    }\n");
+            }
             s.append(indent).append("    ").append(add);
             s.append(indent).append("    list.add(").append(read(f, e)).append(");\n");
             s.append(indent).append("}\n");
