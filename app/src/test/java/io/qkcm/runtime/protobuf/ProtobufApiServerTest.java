@@ -814,6 +814,18 @@ class ProtobufApiServerTest {
         assertThat(stored.getStatus()).isEqualTo(pod.getStatus());
     }
 
+    /** An empty LIST: the API server writes its items as [], not null, in JSON. */
+    @Test
+    void emptyListDecodesAsItsJson() throws Exception {
+        String empty = TestNamespaces.newNamespace(client, "protobuf-empty");
+        String path = "/apis/apps/v1/namespaces/" + empty + "/deployments";
+        Object fromJson = Json.api().unmarshal(new String(get(path, "application/json"), StandardCharsets.UTF_8),
+                io.fabric8.kubernetes.api.model.KubernetesResource.class);
+        Object fromProtobuf = KubernetesProtobuf.decode(get(path, KubernetesProtobuf.MEDIA_TYPE));
+        assertThat(((KubernetesResourceList<?>) fromJson).getItems()).isNotNull().isEmpty();
+        assertThat(fromProtobuf).isEqualTo(fromJson);
+    }
+
     /** An error body (404) in protobuf is a Status, decoded as JSON decodes it. */
     @Test
     void statusDecodesAsItsJson() throws Exception {
