@@ -11,6 +11,7 @@ import (
 	"github.com/gogo/protobuf/proto"
 	"github.com/gogo/protobuf/protoc-gen-gogo/descriptor"
 
+	_ "k8s.io/api/admissionregistration/v1"
 	_ "k8s.io/api/coordination/v1"
 	_ "k8s.io/api/discovery/v1"
 	_ "k8s.io/api/events/v1"
@@ -31,6 +32,7 @@ var descriptorFiles = []string{
 	"k8s.io/api/discovery/v1/generated.proto",
 	"k8s.io/api/coordination/v1/generated.proto",
 	"k8s.io/api/events/v1/generated.proto",
+	"k8s.io/api/admissionregistration/v1/generated.proto",
 	"k8s.io/apimachinery/pkg/apis/meta/v1/generated.proto",
 }
 

@@ -6,6 +6,8 @@
 //   - "null-when-empty": a slice or map without omitempty. Protobuf writes nothing for it when empty and
 //     the API server, decoding it from etcd's protobuf, holds a nil that encoding/json writes as null:
 //     the decoder leaves the property null when no element came.
+//   - "json-name" (and a fourth column): the JSON name of a field whose proto name is not it (go-to-protobuf
+//     took the Go field's name, e.g. admissionregistration's Validation.Expression).
 //
 // Output: "<proto message full name>\t<proto field name>\t<kind>" per line, sorted; regenerate with
 // `cd hack/protobuf-fields && go run . > ../../app/src/test/resources/io/qkcm/runtime/protobuf/go-fields.tsv`.
@@ -22,6 +24,7 @@ import (
 	"sort"
 	"strings"
 
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	appsv1 "k8s.io/api/apps/v1"
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	batchv1 "k8s.io/api/batch/v1"
@@ -48,7 +51,7 @@ func main() {
 	for _, add := range []func(*runtime.Scheme) error{corev1.AddToScheme, appsv1.AddToScheme, batchv1.AddToScheme,
 		policyv1.AddToScheme, certificatesv1.AddToScheme, autoscalingv2.AddToScheme, storagev1.AddToScheme,
 		rbacv1.AddToScheme, networkingv1.AddToScheme, schedulingv1.AddToScheme, discoveryv1.AddToScheme,
-		coordinationv1.AddToScheme, eventsv1.AddToScheme} {
+		coordinationv1.AddToScheme, eventsv1.AddToScheme, admissionregistrationv1.AddToScheme} {
 		if err := add(scheme); err != nil {
 			panic(err)
 		}
@@ -77,6 +80,9 @@ func main() {
 			json := f.Tag.Get("json")
 			if name == "" || json == "-" || strings.Contains(json, ",inline") {
 				continue
+			}
+			if jsonName := strings.Split(json, ",")[0]; jsonName != "" && jsonName != name {
+				lines[message+"\t"+name+"\tjson-name\t"+jsonName] = true
 			}
 			omitempty := strings.Contains(json, ",omitempty")
 			switch f.Type.Kind() {

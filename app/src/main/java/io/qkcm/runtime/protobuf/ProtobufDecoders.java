@@ -13,6 +13,8 @@ final class ProtobufDecoders {
 
     /** apiVersion/kind → its decoder. */
     static final Map<String, ProtobufKind<?>> KINDS = Map.ofEntries(
+            Map.entry("admissionregistration.k8s.io/v1/ValidatingAdmissionPolicy", new ProtobufKind<>("admissionregistration.k8s.io/v1", "ValidatingAdmissionPolicy", io.fabric8.kubernetes.api.model.admissionregistration.v1.ValidatingAdmissionPolicy.class, io.fabric8.kubernetes.api.model.admissionregistration.v1.ValidatingAdmissionPolicy::new, AdmissionregistrationV1Proto::mergeValidatingAdmissionPolicy, AdmissionregistrationV1Proto::writeValidatingAdmissionPolicy)),
+            Map.entry("admissionregistration.k8s.io/v1/ValidatingAdmissionPolicyList", new ProtobufKind<>("admissionregistration.k8s.io/v1", "ValidatingAdmissionPolicyList", io.fabric8.kubernetes.api.model.admissionregistration.v1.ValidatingAdmissionPolicyList.class, io.fabric8.kubernetes.api.model.admissionregistration.v1.ValidatingAdmissionPolicyList::new, AdmissionregistrationV1Proto::mergeValidatingAdmissionPolicyList, AdmissionregistrationV1Proto::writeValidatingAdmissionPolicyList)),
             Map.entry("apps/v1/ControllerRevision", new ProtobufKind<>("apps/v1", "ControllerRevision", io.fabric8.kubernetes.api.model.apps.ControllerRevision.class, io.fabric8.kubernetes.api.model.apps.ControllerRevision::new, AppsV1Proto::mergeControllerRevision, AppsV1Proto::writeControllerRevision)),
             Map.entry("apps/v1/ControllerRevisionList", new ProtobufKind<>("apps/v1", "ControllerRevisionList", io.fabric8.kubernetes.api.model.apps.ControllerRevisionList.class, io.fabric8.kubernetes.api.model.apps.ControllerRevisionList::new, AppsV1Proto::mergeControllerRevisionList, AppsV1Proto::writeControllerRevisionList)),
             Map.entry("apps/v1/DaemonSet", new ProtobufKind<>("apps/v1", "DaemonSet", io.fabric8.kubernetes.api.model.apps.DaemonSet.class, io.fabric8.kubernetes.api.model.apps.DaemonSet::new, AppsV1Proto::mergeDaemonSet, AppsV1Proto::writeDaemonSet)),
@@ -99,10 +101,10 @@ final class ProtobufDecoders {
 
     /** apiVersion/kind → why it has no decoder. */
     static final Map<String, String> NOT_DECODABLE = Map.ofEntries(
-            Map.entry("resource.k8s.io/v1/DeviceClass", "not generated: resource.k8s.io not proven yet"),
-            Map.entry("resource.k8s.io/v1/ResourceClaim", "not generated: resource.k8s.io not proven yet"),
-            Map.entry("resource.k8s.io/v1/ResourceClaimTemplate", "not generated: resource.k8s.io not proven yet"),
-            Map.entry("resource.k8s.io/v1/ResourceSlice", "not generated: resource.k8s.io not proven yet"),
+            Map.entry("resource.k8s.io/v1/DeviceClass", "not generated: no fabric8 v1 model (qkcm's own class)"),
+            Map.entry("resource.k8s.io/v1/ResourceClaim", "not generated: no fabric8 v1 model (qkcm's own class)"),
+            Map.entry("resource.k8s.io/v1/ResourceClaimTemplate", "not generated: no fabric8 v1 model (qkcm's own class)"),
+            Map.entry("resource.k8s.io/v1/ResourceSlice", "not generated: no fabric8 v1 model (qkcm's own class)"),
             Map.entry("storage.k8s.io/v1/VolumeAttributesClass", "no fabric8 class io.fabric8.kubernetes.api.model.storage.VolumeAttributesClass"),
             Map.entry("storage.k8s.io/v1/VolumeAttributesClassList", "no fabric8 class io.fabric8.kubernetes.api.model.storage.VolumeAttributesClassList"));
 }

@@ -18,12 +18,14 @@
  * FileDescriptorSet) exactly as the Go types of k8s.io/api v0.34.4 register them, which
  * {@code hack/protobuf-fields descriptors} exports (Maven's {@code io.kubernetes:client-java-proto:26.0.0},
  * the first source, lacks discovery, coordination and events and carries 1.35 fields),</li>
- * <li>fabric8's model classes (each proto field is matched to the {@code @JsonProperty} of the same name; proto
- * field names are the JSON names), and</li>
+ * <li>fabric8's model classes (each proto field is matched to the {@code @JsonProperty} of its JSON name,
+ * which is the proto field's name but for the few {@code go-fields.tsv} lists), and</li>
  * <li>{@code go-fields.tsv} (app/src/test/resources, this package), which {@code hack/protobuf-fields} (a Go
  * program over the API's Go types) writes: the facts of the JSON encoding the descriptors do not carry — a
  * non-pointer scalar with omitempty (gogo writes its zero, JSON leaves it out, so the decoder skips its zero)
- * and a slice or map without omitempty (absent in protobuf, {@code null} in the API server's JSON).</li>
+ * and a slice or map without omitempty (absent in protobuf, {@code null} in the API server's JSON), and the
+ * JSON name of the few fields whose proto name is the Go field's (admissionregistration's
+ * {@code Validation.Expression}).</li>
  * </ul>
  * Each message becomes static methods that switch on the wire tag and call the model's setters (decoding), or
  * call its getters and write back to front ({@link io.qkcm.runtime.protobuf.ProtobufWriter}, encoding): no

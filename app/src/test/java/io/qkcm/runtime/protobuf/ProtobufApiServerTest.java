@@ -649,6 +649,25 @@ class ProtobufApiServerTest {
                         note: "a note"
                         type: Warning
                         """, null),
+                new Case("ValidatingAdmissionPolicy",
+                        "/apis/admissionregistration.k8s.io/v1/validatingadmissionpolicies", """
+                        apiVersion: admissionregistration.k8s.io/v1
+                        kind: ValidatingAdmissionPolicy
+                        metadata: {name: protobuf-vap, labels: {a: b}}
+                        spec:
+                          failurePolicy: Fail
+                          paramKind: {apiVersion: v1, kind: ConfigMap}
+                          matchConstraints:
+                            resourceRules:
+                            - {apiGroups: [apps], apiVersions: [v1], operations: [CREATE, UPDATE], resources: [deployments], scope: "*"}
+                            namespaceSelector: {matchLabels: {team: a}}
+                            matchPolicy: Equivalent
+                          variables: [{name: replicas, expression: "object.spec.replicas"}]
+                          validations:
+                          - {expression: "variables.replicas <= 5", message: "too many", reason: Invalid}
+                          auditAnnotations: [{key: replicas, valueExpression: "string(variables.replicas)"}]
+                          matchConditions: [{name: not-system, expression: "!object.metadata.name.startsWith('system')"}]
+                        """, null),
                 new Case("ServiceCIDR", "/apis/networking.k8s.io/v1/servicecidrs", """
                         apiVersion: networking.k8s.io/v1
                         kind: ServiceCIDR

@@ -71,14 +71,19 @@ final class ProtobufDecoderGenerator {
             new Group("k8s.io.api.coordination.v1", "io.fabric8.kubernetes.api.model.coordination.v1",
                     "coordination.k8s.io/v1", List.of("Lease")),
             new Group("k8s.io.api.events.v1", "io.fabric8.kubernetes.api.model.events.v1", "events.k8s.io/v1",
-                    List.of("Event")));
+                    List.of("Event")),
+            new Group("k8s.io.api.admissionregistration.v1", "io.fabric8.kubernetes.api.model.admissionregistration.v1",
+                    "admissionregistration.k8s.io/v1", List.of("ValidatingAdmissionPolicy")));
 
-    /** Kinds qkcm's informers hold that are not generated (not yet proven on the API server): JSON for them. */
+    /**
+     * Kinds qkcm's informers hold that are not generated: JSON for them. resource.k8s.io/v1: fabric8 7.4 has no
+     * v1 model (qkcm reads these with its own classes, controller.util.resource).
+     */
     static final Map<String, String> WITHOUT_DESCRIPTOR = new TreeMap<>(Map.of(
-            "resource.k8s.io/v1/ResourceClaim", "not generated: resource.k8s.io not proven yet",
-            "resource.k8s.io/v1/ResourceClaimTemplate", "not generated: resource.k8s.io not proven yet",
-            "resource.k8s.io/v1/ResourceSlice", "not generated: resource.k8s.io not proven yet",
-            "resource.k8s.io/v1/DeviceClass", "not generated: resource.k8s.io not proven yet"));
+            "resource.k8s.io/v1/ResourceClaim", "not generated: no fabric8 v1 model (qkcm's own class)",
+            "resource.k8s.io/v1/ResourceClaimTemplate", "not generated: no fabric8 v1 model (qkcm's own class)",
+            "resource.k8s.io/v1/ResourceSlice", "not generated: no fabric8 v1 model (qkcm's own class)",
+            "resource.k8s.io/v1/DeviceClass", "not generated: no fabric8 v1 model (qkcm's own class)"));
 
     private static final String META = "k8s.io.apimachinery.pkg.apis.meta.v1.";
     private static final String QUANTITY = "k8s.io.apimachinery.pkg.api.resource.Quantity";
@@ -206,7 +211,7 @@ final class ProtobufDecoderGenerator {
         String problem = null;
         Map<String, Property> props = properties(pair.type());
         for (FieldDescriptor f : pair.message().getFields()) {
-            String p = analyseField(pair, f, props.get(f.getName()));
+            String p = analyseField(pair, f, props.get(jsonName(f)));
             if (p != null) {
                 problem = pair.message().getName() + "." + f.getName() + ": " + p;
                 break;
@@ -388,7 +393,7 @@ final class ProtobufDecoderGenerator {
                         if (t == Object.class && owner != null) {
                             // fabric8 keeps such a property as whatever its JSON decoding makes of it
                             String o = owner.getName().replace('$', '.');
-                            return "Decoding.rawExtensionProperty(in, " + o + ".class, \"" + f.getName() + "\", " + o
+                            return "Decoding.rawExtensionProperty(in, " + o + ".class, \"" + jsonName(f) + "\", " + o
                                     + "::" + ownerGetter + ")";
                         }
                         return t instanceof Class<?> c && t != Object.class
@@ -501,7 +506,7 @@ final class ProtobufDecoderGenerator {
         byClass.computeIfAbsent(className(pair.message()), k -> new ArrayList<>()).add(pair);
         Map<String, Property> props = properties(pair.type());
         for (FieldDescriptor f : pair.message().getFields()) {
-            Property prop = props.get(f.getName());
+            Property prop = props.get(jsonName(f));
             FieldDescriptor value = f.isMapField() ? f.getMessageType().findFieldByNumber(2) : f;
             if (prop == null) {
                 if (isInline(f)) {
@@ -556,17 +561,17 @@ final class ProtobufDecoderGenerator {
                     continue;
                 }
                 // JSON has null where protobuf has no element: the property starts null
-                Property prop = props.get(f.getName());
+                Property prop = props.get(jsonName(f));
                 if (prop != null) {
                     s.append("        o.").append(prop.setter().getName()).append("(null);\n");
                 } else if (!isInline(f)) {
                     s.append("        ").append(p.type() == UNTYPED ? "o" : "o.getAdditionalProperties()")
-                            .append(".put(\"").append(f.getName()).append("\", null);\n");
+                            .append(".put(\"").append(jsonName(f)).append("\", null);\n");
                 }
             }
             s.append("        for (int tag; (tag = in.readTag()) != 0;) {\n            switch (tag) {\n");
             for (FieldDescriptor f : p.message().getFields()) {
-                fieldCases(s, p, f, props.get(f.getName()));
+                fieldCases(s, p, f, props.get(jsonName(f)));
             }
             s.append("                default -> throw Decoding.unknownField(tag, \"")
                     .append(p.message().getFullName()).append("\");\n");
@@ -619,7 +624,7 @@ final class ProtobufDecoderGenerator {
             }
             // no property: kept in additionalProperties as JSON decoding would keep it
             String container = p.type() == UNTYPED ? "o" : "o.getAdditionalProperties()";
-            String name = "\"" + f.getName() + "\"";
+            String name = "\"" + jsonName(f) + "\"";
             if (f.isMapField()) {
                 FieldDescriptor value = f.getMessageType().findFieldByNumber(2);
                 s.append(indent).append("case ").append(tag(f, WireFormat.WIRETYPE_LENGTH_DELIMITED)).append(" -> {")
@@ -762,6 +767,26 @@ final class ProtobufDecoderGenerator {
         };
     }
 
+    /**
+     * The field's JSON name: its proto name, except where go-to-protobuf took the Go field's name
+     * (admissionregistration's Validation.Expression): hack/protobuf-fields lists those.
+     */
+    static String jsonName(FieldDescriptor f) {
+        return JSON_NAMES.getOrDefault(f.getContainingType().getFullName() + "\t" + f.getName(), f.getName());
+    }
+
+    private static final Map<String, String> JSON_NAMES = jsonNames();
+
+    private static Map<String, String> jsonNames() {
+        Map<String, String> names = new HashMap<>();
+        for (String field : goFields("json-name")) {
+            // "message\tprotoName=jsonName"
+            String[] kv = field.split("=", 2);
+            names.put(kv[0], kv[1]);
+        }
+        return names;
+    }
+
     /** hack/protobuf-fields' output: "message\tfield" of every non-pointer omitempty scalar of the API. */
     private static final java.util.Set<String> OMITEMPTY_SCALARS = goFields("omitempty-scalar");
     /** ... and of every slice or map without omitempty (JSON null when empty). */
@@ -774,6 +799,8 @@ final class ProtobufDecoderGenerator {
                 String[] cols = line.split("\t");
                 if (cols.length == 3 && cols[2].equals(kind)) {
                     fields.add(cols[0] + "\t" + cols[1]);
+                } else if (cols.length == 4 && cols[2].equals(kind)) {
+                    fields.add(cols[0] + "\t" + cols[1] + "=" + cols[3]);
                 }
             }
             return fields;
@@ -819,7 +846,7 @@ final class ProtobufDecoderGenerator {
         java.util.Collections.reverse(fields);
         String i = "        ";
         for (FieldDescriptor f : fields) {
-            Property prop = props.get(f.getName());
+            Property prop = props.get(jsonName(f));
             int n = f.getNumber();
             if (prop == null) {
                 if (isInline(f)) {
@@ -879,7 +906,7 @@ final class ProtobufDecoderGenerator {
     /** The JSON names a message's fields give its class, inlined messages' fields included. */
     private static void coveredNames(Descriptor m, java.util.Set<String> names) {
         for (FieldDescriptor f : m.getFields()) {
-            names.add(f.getName());
+            names.add(jsonName(f));
             if (isInline(f)) {
                 coveredNames(f.getMessageType(), names);
             }
