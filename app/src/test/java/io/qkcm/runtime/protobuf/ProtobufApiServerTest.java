@@ -668,6 +668,61 @@ class ProtobufApiServerTest {
                           auditAnnotations: [{key: replicas, valueExpression: "string(variables.replicas)"}]
                           matchConditions: [{name: not-system, expression: "!object.metadata.name.startsWith('system')"}]
                         """, null),
+                new Case("IPAddress", "/apis/networking.k8s.io/v1/ipaddresses", """
+                        apiVersion: networking.k8s.io/v1
+                        kind: IPAddress
+                        metadata: {name: 10.96.100.17}
+                        spec: {parentRef: {group: "", resource: services, namespace: default, name: kubernetes}}
+                        """, null),
+                new Case("Ingress", "/apis/networking.k8s.io/v1/namespaces/NS/ingresses",
+                        "apiVersion: networking.k8s.io/v1\nkind: Ingress\n" + meta("ing") + """
+                        spec:
+                          ingressClassName: nginx
+                          defaultBackend: {service: {name: svc, port: {number: 80}}}
+                          tls: [{hosts: [a.example.com], secretName: tls}]
+                          rules:
+                          - host: a.example.com
+                            http:
+                              paths:
+                              - {path: /, pathType: Prefix, backend: {service: {name: svc, port: {name: http}}}}
+                              - {path: /r, pathType: Exact, backend: {resource: {apiGroup: example.com, kind: B, name: b}}}
+                        """, null),
+                new Case("NetworkPolicy", "/apis/networking.k8s.io/v1/namespaces/NS/networkpolicies",
+                        "apiVersion: networking.k8s.io/v1\nkind: NetworkPolicy\n" + meta("np") + """
+                        spec:
+                          podSelector: {matchLabels: {app: x}}
+                          policyTypes: [Ingress, Egress]
+                          ingress:
+                          - from: [{ipBlock: {cidr: 10.0.0.0/8, except: [10.1.0.0/16]}}, {namespaceSelector: {}}]
+                            ports: [{protocol: TCP, port: 80, endPort: 90}, {port: http}]
+                          egress: [{}]
+                        """, null),
+                new Case("CSINode", "/apis/storage.k8s.io/v1/csinodes", """
+                        apiVersion: storage.k8s.io/v1
+                        kind: CSINode
+                        metadata: {name: protobuf-csinode}
+                        spec:
+                          drivers:
+                          - {name: csi.example.com, nodeID: n1, topologyKeys: [zone], allocatable: {count: 0}}
+                        """, null),
+                new Case("Role", "/apis/rbac.authorization.k8s.io/v1/namespaces/NS/roles",
+                        "apiVersion: rbac.authorization.k8s.io/v1\nkind: Role\n" + meta("role") + """
+                        rules: [{apiGroups: [""], resources: [pods], verbs: [get]}]
+                        """, null),
+                new Case("RoleBinding", "/apis/rbac.authorization.k8s.io/v1/namespaces/NS/rolebindings",
+                        "apiVersion: rbac.authorization.k8s.io/v1\nkind: RoleBinding\n" + meta("rb") + """
+                        roleRef: {apiGroup: rbac.authorization.k8s.io, kind: Role, name: role}
+                        subjects:
+                        - {kind: ServiceAccount, name: default, namespace: "@NS@"}
+                        - {kind: User, name: alice, apiGroup: rbac.authorization.k8s.io}
+                        """, null),
+                new Case("ClusterRoleBinding", "/apis/rbac.authorization.k8s.io/v1/clusterrolebindings", """
+                        apiVersion: rbac.authorization.k8s.io/v1
+                        kind: ClusterRoleBinding
+                        metadata: {name: protobuf-crb}
+                        roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: protobuf-role}
+                        subjects: [{kind: Group, name: devs, apiGroup: rbac.authorization.k8s.io}]
+                        """, null),
                 new Case("ServiceCIDR", "/apis/networking.k8s.io/v1/servicecidrs", """
                         apiVersion: networking.k8s.io/v1
                         kind: ServiceCIDR
@@ -744,8 +799,11 @@ class ProtobufApiServerTest {
     @ParameterizedTest(name = "{0}")
     @MethodSource("cases")
     void objectEncodesAsTheApiServerAcceptsIt(Case c) throws Exception {
-        String name = create(new Case(c.kind(), c.collection(),
-                c.yaml().replaceFirst("metadata:(\\s*\\{?\\s*)name: ", "metadata:$1name: enc-"), null));
+        // an IPAddress's name is its address
+        boolean ip = c.kind().equals("IPAddress");
+        String name = create(new Case(c.kind(), c.collection(), ip ? c.yaml().replace("10.96.100.17", "10.96.100.18")
+                : c.yaml().replaceFirst("metadata:(\\s*\\{?\\s*)name: ", "metadata:$1name: enc-"), null));
+        String pbName = ip ? "10.96.100.19" : "pb-" + name;
         io.fabric8.kubernetes.api.model.HasMetadata original = Json.api().unmarshal(
                 new String(get(path(c) + "/" + name, "application/json"), StandardCharsets.UTF_8),
                 io.fabric8.kubernetes.api.model.HasMetadata.class);
@@ -754,7 +812,7 @@ class ProtobufApiServerTest {
         io.fabric8.kubernetes.api.model.HasMetadata copy = Json.api().unmarshal(
                 comparable(c, Json.api().asJson(original)).toString(), io.fabric8.kubernetes.api.model.HasMetadata.class);
         ObjectMeta meta = copy.getMetadata();
-        meta.setName("pb-" + name);
+        meta.setName(pbName);
         byte[] body = KubernetesProtobuf.encode(copy);
         // what was encoded decodes back to the same JSON (the decoder yields the API server's own forms,
         // e.g. [] where the copy has null, which JSON does not tell apart)
@@ -767,7 +825,7 @@ class ProtobufApiServerTest {
         com.fasterxml.jackson.databind.node.ObjectNode before = comparable(c, Json.api().asJson(original));
         // both through fabric8's model, which writes no nulls and no empty objects
         com.fasterxml.jackson.databind.node.ObjectNode after = comparable(c, Json.api().asJson(Json.api().unmarshal(
-                new String(get(path(c) + "/pb-" + name, "application/json"), StandardCharsets.UTF_8),
+                new String(get(path(c) + "/" + pbName, "application/json"), StandardCharsets.UTF_8),
                 io.fabric8.kubernetes.api.model.HasMetadata.class)));
         assertThat(after).isEqualTo(before);
     }
