@@ -74,9 +74,14 @@ FOCUS_FULL+='|\[sig-storage\] (PV Protection|PVC Protection) '
 # alpha/beta features that are off by default, or are known to be flaky upstream.
 SKIP_FULL='\[Disruptive\]|\[Flaky\]|\[Feature:|\[Alpha\]|should not disrupt a cloud load-balancer'
 # On kwok these fail under upstream's kube-controller-manager too, each only after waiting out a
-# 15-minute timeout (pods of Jobs complete at once, so "active pods == parallelism" or "ready" is
-# never observed): skipped to keep the run bounded (bench/results/2026-11-25-e2e/results.md).
-SKIP_KWOK_SLOW='\[sig-apps\] Job (should adopt matching orphans and release non-matching pods|should recreate pods only after they have failed if pod replacement policy is set to Failed|should update the status ready field|with successPolicy succeededIndexes rule should succeeded even when some indexes remain pending)'
+# 10-20 minute timeout (pods of Jobs complete at once, so "active pods == parallelism" or "ready" is
+# never observed; StatefulSet pods are never unhealthy, no pod runs a client): skipped to keep the run
+# bounded (bench/results/2026-11-25-e2e/results.md, bench/results/2026-11-27-e2e-floor/results.md).
+SKIP_KWOK_SLOW='\[sig-apps\] Job (should adopt matching orphans and release non-matching pods|should recreate pods only after they have failed if pod replacement policy is set to Failed|should update the status ready field|with successPolicy succeededIndexes rule should succeeded even when some indexes remain pending'
+SKIP_KWOK_SLOW+='|with successPolicy succeededCount rule should succeeded even when some indexes remain pending|should allow to use a pod failure policy to ignore failure matching on DisruptionTarget condition'
+SKIP_KWOK_SLOW+='|should delete a job|should delete pods when suspended|should fail to exceed backoffLimit|should remove pods when job is deleted)'
+SKIP_KWOK_SLOW+='|\[sig-apps\] StatefulSet Basic StatefulSet functionality \[StatefulSetBasic\] (Burst scaling should run to completion even with unhealthy pods|Scaling should happen in predictable order and halt if any stateful pod is unhealthy|should adopt matching orphans and release non-matching pods)'
+SKIP_KWOK_SLOW+='|\[sig-auth\] ServiceAccounts should support InClusterConfig with token rotation'
 SKIP_FULL+="|$SKIP_KWOK_SLOW"
 # --short (CI): specs that pass under upstream and under qkcm on kwok in seconds each, one or two per
 # controller family (bench/results/2026-11-25-e2e/results.md).
