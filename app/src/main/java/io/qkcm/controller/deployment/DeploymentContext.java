@@ -20,8 +20,8 @@ import io.qkcm.runtime.events.EventRecorder;
  * {@link Rollback}) use of upstream's DeploymentController struct: the client, the ReplicaSet lister, the
  * event recorder, the clock (upstream's nowFn), the queue's rate-limited and delayed adds, the
  * DeploymentReplicaSetTerminatingReplicas gate, and the controller's own status writes not yet cached.
- * Built once by {@link DeploymentController} and passed down, so that no concern holds the controller. {@code log} is the controller's logger, kept so that the
- * concerns log under the same category as before.
+ * Built once by {@link DeploymentController} and passed down, so that no concern holds the controller.
+ * {@code log} is the controller's logger, kept so that the concerns log under the same category as before.
  */
 record DeploymentContext(KubernetesClient client, SharedIndexInformer<ReplicaSet> replicaSets, EventRecorder recorder,
         Clock clock, Consumer<Deployment> enqueueRateLimited, BiConsumer<Deployment, Duration> enqueueAfter,

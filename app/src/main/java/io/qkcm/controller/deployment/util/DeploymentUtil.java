@@ -633,13 +633,17 @@ public final class DeploymentUtil {
     }
 
     /** Renderings of ReplicaSet templates by uid and resourceVersion (a stored version never changes). */
-    private static final Map<String, String> RS_IDENTITIES = java.util.Collections.synchronizedMap(
-            new LinkedHashMap<>(256, 0.75f, true) {
-                @Override
-                protected boolean removeEldestEntry(Map.Entry<String, String> eldest) {
-                    return size() > 4096;
-                }
-            });
+    private static final Map<String, String> RS_IDENTITIES = boundedRenderings();
+
+    /** A synchronized map of renderings that drops its least recently used beyond 4,096. */
+    private static Map<String, String> boundedRenderings() {
+        return java.util.Collections.synchronizedMap(new LinkedHashMap<>(256, 0.75f, true) {
+            @Override
+            protected boolean removeEldestEntry(Map.Entry<String, String> eldest) {
+                return size() > 4096;
+            }
+        });
+    }
 
     private static String templateIdentity(ReplicaSet rs) {
         String uid = rs.getMetadata().getUid();
@@ -667,13 +671,7 @@ public final class DeploymentUtil {
      */
     public static final class SyncRendering implements AutoCloseable {
         private static final ThreadLocal<SyncRendering> CURRENT = new ThreadLocal<>();
-        private static final Map<String, String> BY_GENERATION = java.util.Collections.synchronizedMap(
-                new LinkedHashMap<>(256, 0.75f, true) {
-                    @Override
-                    protected boolean removeEldestEntry(Map.Entry<String, String> eldest) {
-                        return size() > 4096;
-                    }
-                });
+        private static final Map<String, String> BY_GENERATION = boundedRenderings();
 
         private final PodTemplateSpec template;
         private final String key;

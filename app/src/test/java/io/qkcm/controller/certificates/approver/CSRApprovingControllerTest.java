@@ -1,8 +1,8 @@
 package io.qkcm.controller.certificates.approver;
 
-import static io.qkcm.controller.certificates.TestCsrs.create;
-import static io.qkcm.controller.certificates.TestCsrs.csrPem;
-import static io.qkcm.controller.certificates.TestCsrs.get;
+import static io.qkcm.testing.TestCsrs.create;
+import static io.qkcm.testing.TestCsrs.csrPem;
+import static io.qkcm.testing.TestCsrs.get;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
@@ -22,7 +22,7 @@ import io.fabric8.kubernetes.api.model.rbac.ClusterRoleBindingBuilder;
 import io.fabric8.kubernetes.client.Config;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.KubernetesClientBuilder;
-import io.qkcm.controller.certificates.TestCsrs;
+import io.qkcm.testing.TestCsrs;
 import io.qkcm.testing.ControllerHarness;
 import io.qkcm.testing.ManagerOffProfile;
 import io.qkcm.testing.RealApiServer;

@@ -1,9 +1,9 @@
 package io.qkcm.controller.certificates.cleaner;
 
-import static io.qkcm.controller.certificates.TestCsrs.approve;
-import static io.qkcm.controller.certificates.TestCsrs.create;
-import static io.qkcm.controller.certificates.TestCsrs.csrPem;
-import static io.qkcm.controller.certificates.TestCsrs.get;
+import static io.qkcm.testing.TestCsrs.approve;
+import static io.qkcm.testing.TestCsrs.create;
+import static io.qkcm.testing.TestCsrs.csrPem;
+import static io.qkcm.testing.TestCsrs.get;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
@@ -35,7 +35,7 @@ import org.junit.jupiter.api.Test;
 import io.fabric8.kubernetes.api.model.certificates.v1.CertificateSigningRequest;
 import io.fabric8.kubernetes.api.model.certificates.v1.CertificateSigningRequestConditionBuilder;
 import io.fabric8.kubernetes.client.KubernetesClient;
-import io.qkcm.controller.certificates.TestCsrs;
+import io.qkcm.testing.TestCsrs;
 import io.qkcm.testing.ControllerHarness;
 import io.qkcm.testing.ManagerOffProfile;
 import io.qkcm.testing.RealApiServer;

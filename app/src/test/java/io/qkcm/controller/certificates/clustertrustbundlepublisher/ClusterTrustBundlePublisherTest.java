@@ -22,7 +22,7 @@ import io.fabric8.kubernetes.api.model.ObjectMetaBuilder;
 import io.fabric8.kubernetes.api.model.certificates.v1beta1.ClusterTrustBundle;
 import io.fabric8.kubernetes.api.model.certificates.v1beta1.ClusterTrustBundleBuilder;
 import io.fabric8.kubernetes.client.KubernetesClient;
-import io.qkcm.controller.certificates.TestCsrs;
+import io.qkcm.testing.TestCsrs;
 import io.qkcm.testing.AlphaApisApiServer;
 import io.qkcm.testing.Conflicts;
 import io.qkcm.testing.ControllerHarness;

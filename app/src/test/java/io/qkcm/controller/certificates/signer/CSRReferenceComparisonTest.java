@@ -19,7 +19,7 @@ import org.junit.jupiter.api.Test;
 import io.fabric8.kubernetes.api.model.certificates.v1.CertificateSigningRequest;
 import io.fabric8.kubernetes.api.model.certificates.v1.CertificateSigningRequestCondition;
 import io.fabric8.kubernetes.client.KubernetesClient;
-import io.qkcm.controller.certificates.TestCsrs;
+import io.qkcm.testing.TestCsrs;
 import io.qkcm.testing.RealApiServerResource;
 import io.qkcm.testing.ReferenceComparison;
 import io.quarkus.test.common.QuarkusTestResource;

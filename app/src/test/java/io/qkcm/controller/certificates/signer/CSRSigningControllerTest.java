@@ -1,12 +1,12 @@
 package io.qkcm.controller.certificates.signer;
 
-import static io.qkcm.controller.certificates.TestCsrs.approve;
-import static io.qkcm.controller.certificates.TestCsrs.certificatePem;
-import static io.qkcm.controller.certificates.TestCsrs.create;
-import static io.qkcm.controller.certificates.TestCsrs.csrPem;
-import static io.qkcm.controller.certificates.TestCsrs.dns;
-import static io.qkcm.controller.certificates.TestCsrs.get;
-import static io.qkcm.controller.certificates.TestCsrs.ip;
+import static io.qkcm.testing.TestCsrs.approve;
+import static io.qkcm.testing.TestCsrs.certificatePem;
+import static io.qkcm.testing.TestCsrs.create;
+import static io.qkcm.testing.TestCsrs.csrPem;
+import static io.qkcm.testing.TestCsrs.dns;
+import static io.qkcm.testing.TestCsrs.get;
+import static io.qkcm.testing.TestCsrs.ip;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
@@ -38,7 +38,7 @@ import io.fabric8.kubernetes.api.model.certificates.v1.CertificateSigningRequest
 import io.fabric8.kubernetes.client.Config;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.KubernetesClientBuilder;
-import io.qkcm.controller.certificates.TestCsrs;
+import io.qkcm.testing.TestCsrs;
 import io.qkcm.testing.ControllerHarness;
 import io.qkcm.testing.LogCapture;
 import io.qkcm.testing.ManagerOffProfile;

@@ -23,7 +23,7 @@ import io.fabric8.kubernetes.api.model.rbac.ClusterRoleBindingBuilder;
 import io.fabric8.kubernetes.client.Config;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.KubernetesClientBuilder;
-import io.qkcm.controller.certificates.TestCsrs;
+import io.qkcm.testing.TestCsrs;
 import io.qkcm.controller.certificates.approver.CSRApprovingController;
 import io.qkcm.testing.ControllerHarness;
 import io.qkcm.testing.ManagerOffProfile;

@@ -1,4 +1,4 @@
-package io.qkcm.controller.certificates;
+package io.qkcm.testing;
 
 import java.io.IOException;
 import java.io.StringWriter;
