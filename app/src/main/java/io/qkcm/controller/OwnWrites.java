@@ -26,6 +26,13 @@ import io.qkcm.runtime.informers.ResourceEventHandlerFuncs;
  * read again and the answer forgotten. Versions are only compared for equality, as the API's
  * resourceVersions allow. So a sync never starts from an object older than the cache's, and the objects
  * written are those upstream writes once its cache has caught up.
+ *
+ * <p>Used for the Deployment and ReplicaSet/ReplicationController controllers' status writes, and for the
+ * Deployment controller's ReplicaSet updates (scale, replicas annotations, revision annotations): it reads every
+ * cached ReplicaSet of the namespace through {@link #latest} before claiming, so adoption and orphaning judge the
+ * object the sync goes on with, and a ReplicaSet the cache no longer holds stays out of the sync whatever was
+ * written to it. Creates are not kept: there is no replaced version, and an object the cache never shows would
+ * be kept until the bound evicts it.
  */
 public final class OwnWrites<T extends HasMetadata> {
 

@@ -14,18 +14,21 @@ import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.informers.SharedIndexInformer;
 import io.qkcm.controller.OwnWrites;
 import io.qkcm.runtime.events.EventRecorder;
+import io.qkcm.runtime.informers.MetaNamespaceKey;
 
 /**
  * What the rollout concerns ({@link Sync}, {@link Rolling}, {@link Recreate}, {@link Progress},
  * {@link Rollback}) use of upstream's DeploymentController struct: the client, the ReplicaSet lister, the
  * event recorder, the clock (upstream's nowFn), the queue's rate-limited and delayed adds, the
- * DeploymentReplicaSetTerminatingReplicas gate, and the controller's own status writes not yet cached.
+ * DeploymentReplicaSetTerminatingReplicas gate, and the controller's own Deployment status and ReplicaSet
+ * writes not yet cached.
  * Built once by {@link DeploymentController} and passed down, so that no concern holds the controller.
  * {@code log} is the controller's logger, kept so that the concerns log under the same category as before.
  */
 record DeploymentContext(KubernetesClient client, SharedIndexInformer<ReplicaSet> replicaSets, EventRecorder recorder,
         Clock clock, Consumer<Deployment> enqueueRateLimited, BiConsumer<Deployment, Duration> enqueueAfter,
-        boolean terminatingReplicasGate, OwnWrites<Deployment> ownWrites, Logger log) {
+        boolean terminatingReplicasGate, OwnWrites<Deployment> ownWrites, OwnWrites<ReplicaSet> replicaSetWrites,
+        Logger log) {
 
     static final String API_VERSION = "apps/v1";
     static final String KIND = "Deployment";
@@ -49,8 +52,23 @@ record DeploymentContext(KubernetesClient client, SharedIndexInformer<ReplicaSet
         return answer;
     }
 
-    /** Update(rs). */
+    /**
+     * Update(rs). The answer is the ReplicaSet the next sync starts from while the cache has not shown it
+     * ({@link #latest}): a scale or annotation update right after this one would otherwise be written from the
+     * version this one replaced, and conflict.
+     */
     ReplicaSet updateReplicaSet(ReplicaSet rs) {
-        return client.apps().replicaSets().inNamespace(rs.getMetadata().getNamespace()).resource(rs).update();
+        String sent = rs.getMetadata().getResourceVersion();
+        ReplicaSet answer = client.apps().replicaSets().inNamespace(rs.getMetadata().getNamespace()).resource(rs).update();
+        replicaSetWrites.wrote(sent, answer);
+        return answer;
+    }
+
+    /**
+     * The ReplicaSet cached as {@code cached}, or the answer to this controller's last update of it while the
+     * cache still holds a version that update superseded. Kept as it is: callers copy it before changing it.
+     */
+    ReplicaSet latest(ReplicaSet cached) {
+        return replicaSetWrites.latest(MetaNamespaceKey.of(cached), cached);
     }
 }

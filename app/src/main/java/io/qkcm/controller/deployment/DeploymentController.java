@@ -54,6 +54,8 @@ public class DeploymentController extends KeyReconciler<Deployment> {
     /** For syncDeployment's own status write of a selector-all Deployment. */
     private final DeploymentContext ctx;
     private final OwnWrites<Deployment> ownWrites;
+    /** The answers of this controller's ReplicaSet updates its cache has not shown yet. */
+    private final OwnWrites<ReplicaSet> replicaSetWrites;
 
     /** {@code workers}: --concurrent-deployment-syncs. */
     public DeploymentController(ControllerContext context, int workers) {
@@ -66,12 +68,16 @@ public class DeploymentController extends KeyReconciler<Deployment> {
         dInformer = context.informers().informerFor(Deployment.class);
         rsInformer = context.informers().informerFor(ReplicaSet.class);
         podInformer = context.informers().informerFor(Pod.class);
-        ownWrites = new OwnWrites<>(!context.options().bool("shadow"));
+        boolean shadow = context.options().bool("shadow");
+        ownWrites = new OwnWrites<>(!shadow);
         dInformer.addEventHandler(ownWrites.forgetOnCacheUpdate());
+        replicaSetWrites = new OwnWrites<>(!shadow);
+        rsInformer.addEventHandler(replicaSetWrites.forgetOnCacheUpdate());
         DeploymentContext ctx = new DeploymentContext(context.client(), rsInformer, context.events(), clock,
                 d -> queue.addRateLimited(Cache.metaNamespaceKeyFunc(d)),
                 (d, after) -> queue.addAfter(Cache.metaNamespaceKeyFunc(d), after),
-                context.options().featureGates().enabled("DeploymentReplicaSetTerminatingReplicas"), ownWrites, log);
+                context.options().featureGates().enabled("DeploymentReplicaSetTerminatingReplicas"), ownWrites,
+                replicaSetWrites, log);
         this.sync = new Sync(ctx);
         Progress progress = new Progress(ctx, sync);
         this.rolling = new Rolling(sync, progress);
@@ -209,6 +215,11 @@ public class DeploymentController extends KeyReconciler<Deployment> {
     private List<ReplicaSet> getReplicaSetsForDeployment(Deployment d) throws Exception {
         List<ReplicaSet> rsList = new ArrayList<>(
                 Indexes.byIndex(rsInformer, Cache.NAMESPACE_INDEX, d.getMetadata().getNamespace()));
+        // the answers of this controller's own ReplicaSet updates the cache has not shown yet (not upstream's:
+        // it saves the 409 Conflict of scaling a ReplicaSet again from the version before the last scale); before
+        // claiming, so that the selector and controllerRef checks see the objects the sync goes on with. A
+        // ReplicaSet the cache no longer holds stays out, whatever was written to it.
+        rsList.replaceAll(ctx::latest);
         LabelSelectors.Selector selector;
         try {
             selector = LabelSelectors.fromLabelSelector(d.getSpec().getSelector());

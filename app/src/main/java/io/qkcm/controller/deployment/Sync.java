@@ -164,6 +164,7 @@ final class Sync {
                 if (rs == null) {
                     throw new IllegalStateException("replicaset.apps \"" + newRS.getMetadata().getName() + "\" not found");
                 }
+                rs = ctx.latest(rs); // as the sync's list: this controller's own last update, if not cached yet
                 var ref = ControllerRefManager.controllerOf(rs);
                 if (ref != null && Objects.equals(ref.getUid(), d.getMetadata().getUid())
                         && DeploymentUtil.equalIgnoreHash(d.getSpec().getTemplate(), rs.getSpec().getTemplate())) {
