@@ -88,6 +88,19 @@ public class DecodeBench {
         if (podBytes.size() != pods) {
             throw new IllegalStateException("JSON has " + pods + " pods, protobuf " + podBytes.size());
         }
+        // the same pods as the frames of a protobuf watch: meta.v1.WatchEvent{type, object: RawExtension{raw:
+        // "k8s\0" + runtime.Unknown{typeMeta, raw: Pod}}}
+        List<byte[]> frames = new ArrayList<>();
+        for (ByteString b : podBytes) {
+            byte[] envelope = Runtime.Unknown.newBuilder()
+                    .setTypeMeta(Runtime.TypeMeta.newBuilder().setApiVersion("v1").setKind("Pod")).setRaw(b).build().toByteArray();
+            byte[] object = new byte[envelope.length + 4];
+            System.arraycopy(new byte[] {'k', '8', 's', 0}, 0, object, 0, 4);
+            System.arraycopy(envelope, 0, object, 4, envelope.length);
+            frames.add(io.kubernetes.client.proto.Meta.WatchEvent.newBuilder().setType("MODIFIED")
+                    .setObject(Runtime.RawExtension.newBuilder().setRaw(ByteString.copyFrom(object))).build().toByteArray());
+        }
+        byte[] pbList = pb;
         System.out.printf(Locale.ROOT, "# %d pods; JSON %d bytes (%d per pod), protobuf %d bytes (%d per pod); %s %s%n",
                 pods, json.length, json.length / pods, pb.length, pb.length / pods, System.getProperty("java.vm.version"),
                 ManagementFactory.getRuntimeMXBean().getInputArguments());
@@ -98,11 +111,20 @@ public class DecodeBench {
                     return l.getItems().size();
                 }),
                 watchEvents("JSON watch events, fabric8 7.4 (tree, then bind)", tree, events),
-                watchEvents("JSON watch events, one pass (qkcm now: Blackbird last, managedFields skipped, shared empty maps)", onePass, events),
+                watchEvents("JSON watch events, one pass (qkcm with --kube-api-content-type=application/json: Blackbird last, managedFields skipped, shared empty maps)", onePass, events),
                 watchEvents("  the same, managedFields decoded", withManagedFields, events),
                 watchEvents("  the same, each object its own empty map", ownMaps, events),
                 watchEvents("  the same, Blackbird registered first", blackbirdFirst, events),
                 watchEvents("JSON watch events, one pass with the 2nd session's levers only (Blackbird first, managedFields decoded, own maps; deserializer lookup cached as in every row)", secondSession, events),
+                new Case("protobuf list -> fabric8 PodList (qkcm's runtime.protobuf, for the cache)", () ->
+                        io.qkcm.runtime.protobuf.KubernetesProtobuf.decodeForCache(pbList, PodList.class).getItems().size()),
+                new Case("protobuf watch frames -> fabric8 Pod (qkcm's runtime.protobuf, for the cache: qkcm now)", () -> {
+                    int n = 0;
+                    for (byte[] f : frames) {
+                        n += io.qkcm.runtime.protobuf.KubernetesProtobuf.decodeWatchEventForCache(f).getObject() != null ? 1 : 0;
+                    }
+                    return n;
+                }),
                 new Case("protobuf list -> client-java-proto V1.PodList", () ->
                         V1.PodList.parseFrom(Runtime.Unknown.parseFrom(unknown).getRaw()).getItemsCount()),
                 new Case("protobuf, each pod -> V1.Pod", () -> {

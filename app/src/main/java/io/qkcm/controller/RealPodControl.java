@@ -17,6 +17,7 @@ import io.fabric8.kubernetes.client.dsl.base.PatchContext;
 import io.fabric8.kubernetes.client.dsl.base.PatchType;
 import io.qkcm.runtime.clients.ClientGoCreates;
 import io.qkcm.runtime.events.EventRecorder;
+import io.qkcm.runtime.clients.ProtobufWrites;
 
 /** Upstream's RealPodControl, on the controller's own API client and event recorder. */
 public final class RealPodControl implements PodControl {
@@ -35,7 +36,7 @@ public final class RealPodControl implements PodControl {
     }
 
     private Pod create(String namespace, Pod pod) {
-        return creations.create(c -> c.pods().inNamespace(namespace).resource(pod).create());
+        return creations.create(c -> ProtobufWrites.create(c, namespace, pod));
     }
 
     @Override

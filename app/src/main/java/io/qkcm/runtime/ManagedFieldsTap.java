@@ -18,4 +18,9 @@ public interface ManagedFieldsTap {
     static void install(ManagedFieldsTap tap) {
         CachedObjects.tap = tap;
     }
+
+    /** The tap installed, or null (the protobuf decoding for caches asks too). */
+    static ManagedFieldsTap installed() {
+        return CachedObjects.tap;
+    }
 }

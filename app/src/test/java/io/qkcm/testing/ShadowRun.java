@@ -171,6 +171,8 @@ public final class ShadowRun implements AutoCloseable {
         delayer.shutdownNow();
         clients.close();
         shadow.close();
+        // shadow mode is process-wide; the tests after this one write protobuf again, as the process does
+        io.qkcm.runtime.protobuf.ProtobufWire.writesInProtobuf(true);
         if (upstream != null) {
             upstream.destroy();
             try {

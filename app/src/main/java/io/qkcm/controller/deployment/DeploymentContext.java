@@ -15,6 +15,7 @@ import io.fabric8.kubernetes.client.informers.SharedIndexInformer;
 import io.qkcm.controller.OwnWrites;
 import io.qkcm.runtime.events.EventRecorder;
 import io.qkcm.runtime.informers.MetaNamespaceKey;
+import io.qkcm.runtime.clients.ProtobufWrites;
 
 /**
  * What the rollout concerns ({@link Sync}, {@link Rolling}, {@link Recreate}, {@link Progress},
@@ -47,7 +48,7 @@ record DeploymentContext(KubernetesClient client, SharedIndexInformer<ReplicaSet
      */
     Deployment updateStatus(Deployment d) {
         String sent = d.getMetadata().getResourceVersion();
-        Deployment answer = client.apps().deployments().inNamespace(d.getMetadata().getNamespace()).resource(d).updateStatus();
+        Deployment answer = ProtobufWrites.updateStatus(client, d);
         ownWrites.wrote(sent, answer);
         return answer;
     }
@@ -59,7 +60,7 @@ record DeploymentContext(KubernetesClient client, SharedIndexInformer<ReplicaSet
      */
     ReplicaSet updateReplicaSet(ReplicaSet rs) {
         String sent = rs.getMetadata().getResourceVersion();
-        ReplicaSet answer = client.apps().replicaSets().inNamespace(rs.getMetadata().getNamespace()).resource(rs).update();
+        ReplicaSet answer = ProtobufWrites.update(client, rs);
         replicaSetWrites.wrote(sent, answer);
         return answer;
     }

@@ -15,6 +15,7 @@ import io.fabric8.kubernetes.client.informers.SharedIndexInformer;
 import io.fabric8.kubernetes.client.informers.cache.Cache;
 import io.qkcm.controller.ControllerRefManager;
 import io.qkcm.runtime.informers.SharedInformers;
+import io.qkcm.runtime.clients.ProtobufWrites;
 
 /**
  * Where the replica set controller reads and writes its owners, seen as apps/v1 ReplicaSets. For
@@ -119,7 +120,7 @@ interface ReplicaSetSource {
 
         @Override
         public ReplicaSet updateStatus(ReplicaSet rs) {
-            return client.apps().replicaSets().inNamespace(rs.getMetadata().getNamespace()).resource(rs).updateStatus();
+            return ProtobufWrites.updateStatus(client, rs);
         }
 
         @Override

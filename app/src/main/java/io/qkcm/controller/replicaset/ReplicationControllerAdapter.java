@@ -21,6 +21,7 @@ import io.fabric8.kubernetes.client.informers.ResourceEventHandler;
 import io.fabric8.kubernetes.client.informers.SharedIndexInformer;
 import io.fabric8.kubernetes.client.informers.cache.Cache;
 import io.qkcm.runtime.informers.SharedInformers;
+import io.qkcm.runtime.clients.ProtobufWrites;
 
 /**
  * ReplicationControllers seen as ReplicaSets, as upstream's pkg/controller/replication conversion
@@ -102,8 +103,7 @@ final class ReplicationControllerAdapter implements ReplicaSetSource {
     @Override
     public ReplicaSet updateStatus(ReplicaSet rs) {
         ReplicationController rc = toReplicationController(rs);
-        return toReplicaSet(client.replicationControllers().inNamespace(rc.getMetadata().getNamespace()).resource(rc)
-                .updateStatus());
+        return toReplicaSet(ProtobufWrites.updateStatus(client, rc));
     }
 
     @Override

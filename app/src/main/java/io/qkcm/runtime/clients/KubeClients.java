@@ -93,6 +93,8 @@ public final class KubeClients implements AutoCloseable {
             throw new IllegalStateException("shadow mode must be set before the first client is built");
         }
         this.shadow = writes;
+        // the shadow matcher compares JSON bodies with upstream's: its writes stay JSON
+        io.qkcm.runtime.protobuf.ProtobufWire.writesInProtobuf(false);
     }
 
     /** The shared transports (connection pools) behind the clients. */

@@ -17,6 +17,7 @@ import io.fabric8.kubernetes.api.model.ObjectReference;
 import io.fabric8.kubernetes.api.model.ObjectReferenceBuilder;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.KubernetesClientException;
+import io.qkcm.runtime.clients.ProtobufWrites;
 
 /**
  * client-go's event broadcaster writing core/v1 Events: events go through {@link EventCorrelator}
@@ -97,8 +98,7 @@ public final class EventBroadcaster {
                 if (written == null) {
                     Event create = new EventBuilder(result.event()).editMetadata().withResourceVersion(null).endMetadata()
                             .build();
-                    written = client.v1().events().inNamespace(create.getMetadata().getNamespace()).resource(create)
-                            .create();
+                    written = ProtobufWrites.create(client, create.getMetadata().getNamespace(), create);
                 }
                 correlator.updateState(written);
                 return;

@@ -26,6 +26,8 @@ import io.fabric8.kubernetes.client.informers.cache.Cache;
 import io.fabric8.kubernetes.client.informers.cache.ItemStore;
 import io.fabric8.kubernetes.client.informers.impl.DefaultSharedIndexInformer;
 import io.fabric8.kubernetes.client.informers.impl.ListerWatcher;
+import io.qkcm.runtime.protobuf.KubernetesProtobuf;
+import io.qkcm.runtime.protobuf.ProtobufWire;
 
 /**
  * The process-wide informer factory (upstream's SharedInformerFactory): exactly one informer, and so
@@ -113,16 +115,37 @@ public final class SharedInformers {
     @SuppressWarnings({"unchecked", "rawtypes"})
     private <T extends HasMetadata> SharedIndexInformer<T> newInformer(Class<T> type) {
         long resync = resyncPeriod().toMillis();
+        // fabric8's operation for the type is its informers' ListerWatcher (pinned by WatchListTest), read in
+        // protobuf where this build decodes the type (ProtobufListerWatcher)
+        ListerWatcher<T, KubernetesResourceList<T>> operation = wire((ListerWatcher) client.resources(type).inAnyNamespace());
         if (!watchList) {
-            return client.resources(type).inAnyNamespace().runnableInformer(resync);
+            return new DefaultSharedIndexInformer<>(type, operation, resync, client.adapt(BaseClient.class).getExecutor());
         }
-        // fabric8's operation for the type is its informers' ListerWatcher (pinned by WatchListTest); the
-        // streaming list goes through a client whose watches do not reconnect by themselves
-        ListerWatcher<T, KubernetesResourceList<T>> operation = (ListerWatcher) client.resources(type).inAnyNamespace();
-        ListerWatcher<T, KubernetesResourceList<T>> streaming = (ListerWatcher) noWatchReconnects().resources(type).inAnyNamespace();
+        // the streaming list goes through a client whose watches do not reconnect by themselves
+        ListerWatcher<T, KubernetesResourceList<T>> streaming = wire((ListerWatcher) noWatchReconnects().resources(type).inAnyNamespace());
         WatchListListerWatcher<T, KubernetesResourceList<T>> listerWatcher = new WatchListListerWatcher<>(operation, streaming);
         listerWatchers.add(listerWatcher);
         return new DefaultSharedIndexInformer<>(type, listerWatcher, resync, client.adapt(BaseClient.class).getExecutor());
+    }
+
+    private static <T extends HasMetadata> ListerWatcher<T, KubernetesResourceList<T>> wire(ListerWatcher<T, KubernetesResourceList<T>> operation) {
+        return ProtobufListerWatcher.applies(operation) ? new ProtobufListerWatcher<>(operation) : operation;
+    }
+
+    /** The startup line: which cached kinds are read in protobuf, which in JSON and why. */
+    private void logWireFormats() {
+        List<String> protobuf = new ArrayList<>();
+        List<String> json = new ArrayList<>();
+        for (Class<?> type : informers.keySet()) {
+            String why = ProtobufWire.whyJson(type);
+            if (why == null) {
+                protobuf.add(type.getSimpleName());
+            } else {
+                json.add(type.getSimpleName() + " (" + why + ")");
+            }
+        }
+        LOG.infof("Informers read %d kinds in %s%s", protobuf.size(), KubernetesProtobuf.MEDIA_TYPE,
+                json.isEmpty() ? "" : ", in JSON: " + String.join(", ", json));
     }
 
     private KubernetesClient noWatchReconnects() {
@@ -142,6 +165,7 @@ public final class SharedInformers {
 
     public synchronized void start() {
         started = true;
+        logWireFormats();
         informers.forEach(this::startOne);
     }
 

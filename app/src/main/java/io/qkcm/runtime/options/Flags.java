@@ -118,7 +118,7 @@ public final class Flags {
         IMPLEMENTED.put("horizontal-pod-autoscaler-tolerance", "The ratio of a metric to its target within which an HPA does not scale (e.g. 0.1: 90%..110%).");
         IMPLEMENTED.put("horizontal-pod-autoscaler-cpu-initialization-period", "After a pod starts, how long its CPU samples count only once it is ready and the sample was taken after it became ready.");
         IMPLEMENTED.put("horizontal-pod-autoscaler-initial-readiness-delay", "After a pod starts, the period whose readiness changes are its initial readiness: past the CPU initialization period, a pod not ready since then counts as unready for CPU.");
-        NOTES.put("kube-api-content-type", "qkcm always speaks application/json");
+        IMPLEMENTED.put("kube-api-content-type", "Content type of requests to the API server: application/vnd.kubernetes.protobuf reads the informers' lists and watches of built-in kinds in protobuf (JSON for custom resources and the kinds this build does not decode); creates and updates of pods, ReplicaSets, ReplicationControllers, Deployments and Events are protobuf too (other writes and all patches JSON); application/json: everything JSON.");
     }
 
     /** qkcm's own settings beyond upstream's flag set, under the same flag and config rules. */

@@ -39,8 +39,30 @@ final class Decoding {
     /** Set while objects bound for an informer's cache are decoded: their managedFields are skipped unread. */
     private static final ThreadLocal<Boolean> FOR_CACHE = ThreadLocal.withInitial(() -> Boolean.FALSE);
 
+    /** Skipped unless shadow mode taps them ({@link io.qkcm.runtime.ManagedFieldsTap}): then decoded, handed over, dropped. */
     static boolean skipsManagedFields() {
-        return FOR_CACHE.get();
+        return FOR_CACHE.get() && io.qkcm.runtime.ManagedFieldsTap.installed() == null;
+    }
+
+    /**
+     * After an object for a cache is decoded: shadow mode's tap sees its metadata with the managedFields (the
+     * last field of ObjectMeta on the wire, so everything else is there), which are then dropped, as the JSON
+     * decoding for caches does.
+     */
+    static void tapped(Object decoded) {
+        io.qkcm.runtime.ManagedFieldsTap tap = io.qkcm.runtime.ManagedFieldsTap.installed();
+        if (tap == null) {
+            return;
+        }
+        if (decoded instanceof io.fabric8.kubernetes.api.model.KubernetesResourceList<?> list && list.getItems() != null) {
+            list.getItems().forEach(Decoding::tapped);
+        } else if (decoded instanceof io.fabric8.kubernetes.api.model.HasMetadata o && o.getMetadata() != null) {
+            try {
+                tap.observe(o.getMetadata());
+            } finally {
+                o.getMetadata().setManagedFields(null);
+            }
+        }
     }
 
     static void forCache(boolean forCache) {

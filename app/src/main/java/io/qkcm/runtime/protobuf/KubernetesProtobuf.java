@@ -177,7 +177,9 @@ public final class KubernetesProtobuf {
     public static WatchEvent decodeWatchEventForCache(byte[] frame) throws ProtobufDecodingException {
         Decoding.forCache(true);
         try {
-            return decodeWatchEvent(frame);
+            WatchEvent event = decodeWatchEvent(frame);
+            Decoding.tapped(event.getObject());
+            return event;
         } finally {
             Decoding.forCache(false);
         }
@@ -187,7 +189,9 @@ public final class KubernetesProtobuf {
     public static <T> T decodeForCache(byte[] body, Class<T> type) throws ProtobufDecodingException {
         Decoding.forCache(true);
         try {
-            return decode(body, type);
+            T decoded = decode(body, type);
+            Decoding.tapped(decoded);
+            return decoded;
         } finally {
             Decoding.forCache(false);
         }

@@ -1,0 +1,203 @@
+package io.qkcm.runtime.clients;
+
+import java.io.ByteArrayInputStream;
+import java.net.MalformedURLException;
+import java.net.URL;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.LongAdder;
+
+import io.fabric8.kubernetes.api.model.HasMetadata;
+import io.fabric8.kubernetes.api.model.Status;
+import io.fabric8.kubernetes.client.KubernetesClient;
+import io.fabric8.kubernetes.client.KubernetesClientException;
+import io.fabric8.kubernetes.client.dsl.NonNamespaceOperation;
+import io.fabric8.kubernetes.client.dsl.Resource;
+import io.fabric8.kubernetes.client.dsl.internal.BaseOperation;
+import io.fabric8.kubernetes.client.dsl.internal.OperationSupport;
+import io.fabric8.kubernetes.client.http.HttpClient;
+import io.fabric8.kubernetes.client.http.HttpRequest;
+import io.fabric8.kubernetes.client.http.HttpResponse;
+import io.qkcm.runtime.Json;
+import io.qkcm.runtime.protobuf.KubernetesProtobuf;
+import io.qkcm.runtime.protobuf.ProtobufDecodingException;
+import io.qkcm.runtime.protobuf.ProtobufEncodingException;
+import io.qkcm.runtime.protobuf.ProtobufWire;
+
+/**
+ * Creates and updates in protobuf, as kube-controller-manager's clients write built-in types: the body
+ * encoded and the answer decoded by {@code runtime.protobuf}, sent with the client's own HTTP client (its
+ * rate limiter, metrics, write fence and retry settings), so a create on a client without retries is sent
+ * once, as through fabric8. Errors are fabric8's: a {@link KubernetesClientException} with the answer's
+ * Status and code, an I/O error inside one ({@code ApiErrors.isOutcomeUnknown} reads both alike). JSON
+ * (fabric8's own call) for kinds {@link ProtobufWire#writes} leaves to JSON, and for an object protobuf
+ * cannot carry (a property the descriptors lack); patches stay JSON, as upstream's.
+ */
+public final class ProtobufWrites {
+
+    /** Writes sent in protobuf, for tests. */
+    public static final LongAdder SENT = new LongAdder();
+
+    private ProtobufWrites() {
+    }
+
+    /** {@code client.resources(type).inNamespace(obj's namespace).resource(obj).create()}. */
+    public static <T extends HasMetadata> T create(KubernetesClient client, T obj) {
+        return create(client, obj.getMetadata().getNamespace(), obj);
+    }
+
+    /** {@code client.resources(type).inNamespace(namespace).resource(obj).create()}. */
+    public static <T extends HasMetadata> T create(KubernetesClient client, String namespace, T obj) {
+        byte[] body = encodable(obj);
+        if (body == null) {
+            return namespace == null ? client.resources(type(obj)).resource(obj).create()
+                    : client.resources(type(obj)).inNamespace(namespace).resource(obj).create();
+        }
+        return send(client, obj, "POST", collection(client, namespace, obj), body);
+    }
+
+    @SuppressWarnings("unchecked")
+    private static <T extends HasMetadata> Class<T> type(T obj) {
+        return (Class<T>) obj.getClass();
+    }
+
+    /** {@code ...resource(obj).update()}: a PUT of obj at its resourceVersion. */
+    public static <T extends HasMetadata> T update(KubernetesClient client, T obj) {
+        byte[] body = encodable(obj);
+        if (body == null || obj.getMetadata().getResourceVersion() == null) {
+            return resource(client, obj).update();
+        }
+        return send(client, obj, "PUT", item(client, obj, ""), body);
+    }
+
+    /** {@code ...resource(obj).updateStatus()}: a PUT of obj's status subresource at its resourceVersion. */
+    public static <T extends HasMetadata> T updateStatus(KubernetesClient client, T obj) {
+        byte[] body = encodable(obj);
+        if (body == null || obj.getMetadata().getResourceVersion() == null) {
+            return resource(client, obj).updateStatus();
+        }
+        return send(client, obj, "PUT", item(client, obj, "/status"), body);
+    }
+
+    private static byte[] encodable(HasMetadata obj) {
+        if (!ProtobufWire.writes(obj.getClass())) {
+            return null;
+        }
+        try {
+            return KubernetesProtobuf.encode(obj);
+        } catch (ProtobufEncodingException e) {
+            return null; // this object has what protobuf cannot carry: JSON, as fabric8 sends it
+        }
+    }
+
+    @SuppressWarnings("unchecked")
+    private static <T extends HasMetadata> Resource<T> resource(KubernetesClient client, T obj) {
+        Class<T> type = (Class<T>) obj.getClass();
+        String ns = obj.getMetadata().getNamespace();
+        return ns == null ? client.resources(type).resource(obj) : client.resources(type).inNamespace(ns).resource(obj);
+    }
+
+    @SuppressWarnings("unchecked")
+    private static <T extends HasMetadata> BaseOperation<T, ?, ?> operation(KubernetesClient client, T obj) {
+        return operation(client, obj.getMetadata().getNamespace(), obj);
+    }
+
+    @SuppressWarnings("unchecked")
+    private static <T extends HasMetadata> BaseOperation<T, ?, ?> operation(KubernetesClient client, String ns, T obj) {
+        Class<T> type = (Class<T>) obj.getClass();
+        NonNamespaceOperation<T, ?, ?> op = ns == null ? client.resources(type) : client.resources(type).inNamespace(ns);
+        return (BaseOperation<T, ?, ?>) op;
+    }
+
+    private static URL collection(KubernetesClient client, String namespace, HasMetadata obj) {
+        try {
+            return operation(client, namespace, obj).getNamespacedUrl();
+        } catch (MalformedURLException e) {
+            throw KubernetesClientException.launderThrowable(e);
+        }
+    }
+
+    private static URL item(KubernetesClient client, HasMetadata obj, String subresource) {
+        try {
+            URL c = operation(client, obj).getNamespacedUrl();
+            return new URL(c, c.getPath() + "/" + obj.getMetadata().getName() + subresource);
+        } catch (MalformedURLException e) {
+            throw KubernetesClientException.launderThrowable(e);
+        }
+    }
+
+    @SuppressWarnings("unchecked")
+    private static <T extends HasMetadata> T send(KubernetesClient client, T obj, String method, URL url, byte[] body) {
+        BaseOperation<T, ?, ?> op = operation(client, null, obj);
+        HttpClient http = op.getOperationContext().getHttpClient();
+        HttpRequest.Builder builder = http.newHttpRequestBuilder().url(url)
+                .setHeader("Accept", KubernetesProtobuf.MEDIA_TYPE + ", application/json");
+        if (method.equals("POST")) {
+            builder.post(KubernetesProtobuf.MEDIA_TYPE, body);
+        } else {
+            builder.method(method, KubernetesProtobuf.MEDIA_TYPE, new ByteArrayInputStream(body), (long) body.length);
+        }
+        long timeout = op.getRequestConfig().getRequestTimeout();
+        if (timeout > 0) {
+            builder.timeout(timeout, TimeUnit.MILLISECONDS);
+        }
+        HttpRequest request = builder.build();
+        SENT.increment();
+        CompletableFuture<HttpResponse<byte[]>> answer = http.sendAsync(request, byte[].class);
+        HttpResponse<byte[]> response;
+        try {
+            // bounded by the request's own timeout, as fabric8's calls
+            response = answer.get();
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            answer.cancel(true);
+            java.io.InterruptedIOException ie = new java.io.InterruptedIOException();
+            ie.initCause(e);
+            throw KubernetesClientException.launderThrowable(ie);
+        } catch (ExecutionException e) {
+            // as fabric8's waitForResult and its callers: an I/O error wrapped, a client exception copied
+            Throwable t = e.getCause() != null ? e.getCause() : e;
+            if (t instanceof java.io.IOException) {
+                throw KubernetesClientException.launderThrowable(new java.io.IOException(t.getMessage(), t));
+            }
+            if (t instanceof KubernetesClientException k) {
+                throw k.copyAsCause();
+            }
+            throw new KubernetesClientException(t.getMessage(), t);
+        }
+        String contentType = response.header("Content-Type");
+        boolean protobuf = contentType != null && contentType.startsWith(KubernetesProtobuf.MEDIA_TYPE);
+        if (!response.isSuccessful()) {
+            throw OperationSupport.requestFailure(request, status(response, protobuf));
+        }
+        Class<T> type = (Class<T>) obj.getClass();
+        if (!protobuf) {
+            return Json.api().unmarshal(new ByteArrayInputStream(response.body()), type);
+        }
+        try {
+            return KubernetesProtobuf.decodeForCache(response.body(), type);
+        } catch (ProtobufDecodingException e) {
+            // written, but its answer unreadable here: JSON from now on; a caller that needs the object reads it
+            ProtobufWire.fallBack(type, e);
+            throw new KubernetesClientException("the answer to a " + method + " of " + type.getSimpleName()
+                    + " could not be decoded", new java.io.IOException(e));
+        }
+    }
+
+    private static Status status(HttpResponse<byte[]> response, boolean protobuf) {
+        byte[] body = response.body();
+        try {
+            if (body != null && body.length > 0) {
+                Status s = protobuf ? KubernetesProtobuf.decode(body, Status.class)
+                        : Json.api().unmarshal(new ByteArrayInputStream(body), Status.class);
+                if (s != null && s.getCode() != null) {
+                    return s;
+                }
+            }
+        } catch (RuntimeException | ProtobufDecodingException e) {
+            // not a Status: the code alone, as fabric8 does
+        }
+        return OperationSupport.createStatus(response.code(), response.message());
+    }
+}

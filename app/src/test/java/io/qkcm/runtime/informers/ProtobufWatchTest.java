@@ -1,0 +1,354 @@
+package io.qkcm.runtime.informers;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.io.OutputStream;
+import java.net.InetSocketAddress;
+import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+import com.sun.net.httpserver.HttpServer;
+
+import io.fabric8.kubernetes.api.model.ConfigMap;
+import io.fabric8.kubernetes.api.model.ConfigMapBuilder;
+import io.fabric8.kubernetes.api.model.KubernetesResourceList;
+import io.fabric8.kubernetes.api.model.ListOptions;
+import io.fabric8.kubernetes.api.model.NamespaceBuilder;
+import io.fabric8.kubernetes.api.model.Pod;
+import io.fabric8.kubernetes.api.model.PodBuilder;
+import io.fabric8.kubernetes.client.Config;
+import io.fabric8.kubernetes.client.ConfigBuilder;
+import io.fabric8.kubernetes.client.KubernetesClient;
+import io.fabric8.kubernetes.client.KubernetesClientBuilder;
+import io.fabric8.kubernetes.client.Watcher;
+import io.fabric8.kubernetes.client.WatcherException;
+import io.fabric8.kubernetes.client.dsl.internal.AbstractWatchManager;
+import io.fabric8.kubernetes.client.informers.SharedIndexInformer;
+import io.fabric8.kubernetes.client.informers.impl.ListerWatcher;
+import io.qkcm.runtime.Json;
+import io.qkcm.runtime.protobuf.KubernetesProtobuf;
+import io.qkcm.runtime.protobuf.ProtobufWire;
+import io.qkcm.testing.AuditLog;
+import io.qkcm.testing.RealApiServer;
+
+/**
+ * Informers read built-in kinds in protobuf, as kube-controller-manager's (--kube-api-content-type): against a
+ * real API server the caches hold what a JSON read gives, through the streaming list, a LIST and a watch's
+ * reconnects; a frame this build cannot decode makes the kind JSON and loses no event; the JSON content type
+ * turns it off. Also pins the fabric8 internals the protobuf watch reaches.
+ */
+class ProtobufWatchTest {
+
+    @BeforeEach
+    @AfterEach
+    void protobufAgain() {
+        ProtobufWire.reset();
+    }
+
+    private static KubernetesClient client(RealApiServer server, String userAgent) {
+        Config config = Config.fromKubeconfig(server.kubeconfigYaml());
+        config.setUserAgent(userAgent);
+        return new KubernetesClientBuilder().withConfig(config).withKubernetesSerialization(Json.api()).build();
+    }
+
+    private static String namespace(KubernetesClient client, String prefix) {
+        String ns = prefix + "-" + Long.toString(System.nanoTime(), 36);
+        client.namespaces().resource(new NamespaceBuilder().withNewMetadata().withName(ns).endMetadata().build()).create();
+        return ns;
+    }
+
+    private static Pod pod(String ns, String name) {
+        return new PodBuilder().withNewMetadata().withName(name).withNamespace(ns).addToLabels("app", "p")
+                .addToAnnotations("a", "b").endMetadata()
+                .withNewSpec().addNewContainer().withName("c").withImage("registry.k8s.io/pause:3.10")
+                .withNewResources().addToRequests("cpu", new io.fabric8.kubernetes.api.model.Quantity("100m")).endResources()
+                .endContainer().withTerminationGracePeriodSeconds(0L).endSpec().build();
+    }
+
+    /** An object as a cache holds it: without managedFields. */
+    private static String forCache(Object o) {
+        io.fabric8.kubernetes.api.model.HasMetadata copy = (io.fabric8.kubernetes.api.model.HasMetadata) Json.api()
+                .unmarshal(Json.api().asJson(o), o.getClass());
+        copy.getMetadata().setManagedFields(null);
+        return Json.api().asJson(copy);
+    }
+
+    @Test
+    void fabric8InternalsTheWatchReachesAreThere() {
+        // eventReceived, updateResourceVersion, watchEnded, resetReconnectAttempts, isForceClosed and
+        // WatchRequestState's started and closed: a fabric8 without them would make every watch JSON
+        assertThat(ProtobufWatchManager.AVAILABLE).isTrue();
+    }
+
+    @Test
+    void sharedInformersCacheWhatJsonReadsAndFollowUpdatesAndDeletes() throws Exception {
+        RealApiServer server = RealApiServer.get();
+        try (KubernetesClient client = client(server, "protobuf-watch-test/informer")) {
+            String ns = namespace(client, "protobuf-informer");
+            client.pods().inNamespace(ns).resource(pod(ns, "listed")).create();
+            long frames = ProtobufWatchManager.FRAMES.sum();
+
+            SharedInformers informers = new SharedInformers(client, Duration.ofHours(12));
+            SharedIndexInformer<Pod> informer = informers.informerFor(Pod.class);
+            informers.start();
+            try {
+                informers.whenSynced(Pod.class).toCompletableFuture().get(30, TimeUnit.SECONDS);
+                // the streaming list's initial events came as protobuf frames
+                assertThat(ProtobufWatchManager.FRAMES.sum()).isGreaterThan(frames);
+                Pod listed = client.pods().inNamespace(ns).withName("listed").get();
+                assertThat(forCache(informer.getStore().getByKey(ns + "/listed"))).isEqualTo(forCache(listed));
+
+                client.pods().inNamespace(ns).resource(pod(ns, "watched")).create();
+                Pod updated = client.pods().inNamespace(ns).withName("watched")
+                        .edit(p -> new PodBuilder(p).editMetadata().addToLabels("round", "2").endMetadata().build());
+                client.pods().inNamespace(ns).withName("listed").withGracePeriod(0).delete();
+                await().atMost(Duration.ofSeconds(30)).untilAsserted(() -> {
+                    assertThat(informer.getStore().getByKey(ns + "/listed")).isNull();
+                    Pod cached = informer.getStore().getByKey(ns + "/watched");
+                    assertThat(cached).isNotNull();
+                    assertThat(forCache(cached)).isEqualTo(forCache(updated));
+                });
+                assertThat(informer.getStore().getByKey(ns + "/watched").getMetadata().getManagedFields()).isNullOrEmpty();
+            } finally {
+                informers.stop();
+            }
+        }
+    }
+
+    @Test
+    void withTheWatchListGateOffTheListIsProtobufToo() throws Exception {
+        RealApiServer server = RealApiServer.get();
+        try (KubernetesClient client = client(server, "protobuf-watch-test/list")) {
+            String ns = namespace(client, "protobuf-list");
+            client.configMaps().inNamespace(ns)
+                    .resource(new ConfigMapBuilder().withNewMetadata().withName("a").endMetadata().addToData("k", "v").build())
+                    .create();
+            long lists = ProtobufListerWatcher.LISTS.sum();
+            long frames = ProtobufWatchManager.FRAMES.sum();
+            SharedInformers informers = new SharedInformers(client, Duration.ofHours(12), false);
+            SharedIndexInformer<ConfigMap> informer = informers.informerFor(ConfigMap.class);
+            informers.start();
+            try {
+                informers.whenSynced(ConfigMap.class).toCompletableFuture().get(30, TimeUnit.SECONDS);
+                assertThat(ProtobufListerWatcher.LISTS.sum()).isGreaterThan(lists);
+                assertThat(informer.getStore().getByKey(ns + "/a").getData()).containsEntry("k", "v");
+                client.configMaps().inNamespace(ns)
+                        .resource(new ConfigMapBuilder().withNewMetadata().withName("b").endMetadata().build()).create();
+                await().atMost(Duration.ofSeconds(30)).until(() -> informer.getStore().getByKey(ns + "/b") != null);
+                assertThat(ProtobufWatchManager.FRAMES.sum()).isGreaterThan(frames);
+            } finally {
+                informers.stop();
+            }
+        }
+    }
+
+    @Test
+    void aWatchReconnectsFromItsLastResourceVersionInProtobuf() throws Exception {
+        RealApiServer server = RealApiServer.audited();
+        String ua = "protobuf-watch-test/reconnect-" + System.nanoTime();
+        Instant t0 = Instant.now().minusSeconds(1);
+        try (KubernetesClient client = client(server, ua)) {
+            String ns = namespace(client, "protobuf-reconnect");
+            @SuppressWarnings("unchecked")
+            ListerWatcher<ConfigMap, KubernetesResourceList<ConfigMap>> operation =
+                    (ListerWatcher<ConfigMap, KubernetesResourceList<ConfigMap>>) (Object) client.configMaps().inNamespace(ns);
+            assertThat(ProtobufListerWatcher.applies(operation)).isTrue();
+            ProtobufListerWatcher<ConfigMap, KubernetesResourceList<ConfigMap>> lw = new ProtobufListerWatcher<>(operation);
+            String rv = lw.submitList(new ListOptions()).get(30, TimeUnit.SECONDS).getMetadata().getResourceVersion();
+            List<String> seen = new CopyOnWriteArrayList<>();
+            ListOptions options = new ListOptions();
+            options.setResourceVersion(rv);
+            AbstractWatchManager<ConfigMap> manager = lw.submitWatch(options, recorder(seen)).get(30, TimeUnit.SECONDS);
+            assertThat(manager).isInstanceOf(ProtobufWatchManager.class);
+            try {
+                configMap(client, ns, "before");
+                await().atMost(Duration.ofSeconds(10)).until(() -> seen.contains("ADDED before"));
+                // as the Reflector's periodic close: fabric8 reconnects by itself
+                manager.closeRequest();
+                await().atMost(Duration.ofSeconds(10)).until(() -> watches(server, ua, t0).size() >= 2);
+                configMap(client, ns, "after");
+                await().atMost(Duration.ofSeconds(30)).until(() -> seen.contains("ADDED after"));
+                assertThat(seen).containsExactly("ADDED before", "ADDED after");
+            } finally {
+                manager.close();
+            }
+            List<AuditLog.Entry> watches = watches(server, ua, t0);
+            assertThat(watches.get(1).uri()).contains("resourceVersion=").doesNotContain("resourceVersion=" + rv + "&");
+        }
+    }
+
+    @Test
+    void theJsonContentTypeReadsJson() throws Exception {
+        RealApiServer server = RealApiServer.get();
+        ProtobufWire.contentType("application/json");
+        try (KubernetesClient client = client(server, "protobuf-watch-test/json")) {
+            String ns = namespace(client, "protobuf-json");
+            configMap(client, ns, "a");
+            long frames = ProtobufWatchManager.FRAMES.sum();
+            long lists = ProtobufListerWatcher.LISTS.sum();
+            SharedInformers informers = new SharedInformers(client, Duration.ofHours(12));
+            SharedIndexInformer<ConfigMap> informer = informers.informerFor(ConfigMap.class);
+            informers.start();
+            try {
+                informers.whenSynced(ConfigMap.class).toCompletableFuture().get(30, TimeUnit.SECONDS);
+                configMap(client, ns, "b");
+                await().atMost(Duration.ofSeconds(30)).until(() -> informer.getStore().getByKey(ns + "/b") != null);
+                assertThat(informer.getStore().getByKey(ns + "/a")).isNotNull();
+            } finally {
+                informers.stop();
+            }
+            assertThat(ProtobufWatchManager.FRAMES.sum()).isEqualTo(frames);
+            assertThat(ProtobufListerWatcher.LISTS.sum()).isEqualTo(lists);
+        }
+    }
+
+    /**
+     * A server whose second frame has a field this build does not know (a newer API server): the kind becomes
+     * JSON, the watch reconnects in JSON from the last event delivered, and the undecoded event is read there.
+     */
+    @Test
+    void aFrameThatDoesNotDecodeMakesTheKindJsonWithoutLosingTheEvent() throws Exception {
+        List<String> requests = new CopyOnWriteArrayList<>();
+        CountDownLatch done = new CountDownLatch(1);
+        HttpServer fake = HttpServer.create(new InetSocketAddress("127.0.0.1", 0), 0);
+        fake.createContext("/", exchange -> {
+            String accept = exchange.getRequestHeaders().getFirst("Accept");
+            String query = exchange.getRequestURI().getRawQuery();
+            requests.add(accept + " " + query);
+            if (accept != null && accept.startsWith(KubernetesProtobuf.MEDIA_TYPE)) {
+                exchange.getResponseHeaders().add("Content-Type", KubernetesProtobuf.WATCH_MEDIA_TYPE);
+                exchange.sendResponseHeaders(200, 0);
+                OutputStream out = exchange.getResponseBody();
+                out.write(framed(watchEvent("ADDED", configMap("a", "5"), false)));
+                out.write(framed(watchEvent("ADDED", configMap("b", "6"), true)));
+                out.flush();
+                awaitQuietly(done);
+                exchange.close();
+            } else {
+                exchange.getResponseHeaders().add("Content-Type", "application/json");
+                exchange.sendResponseHeaders(200, 0);
+                OutputStream out = exchange.getResponseBody();
+                String line = "{\"type\":\"ADDED\",\"object\":" + Json.api().asJson(configMap("b", "6")) + "}\n";
+                out.write(line.getBytes(StandardCharsets.UTF_8));
+                out.flush();
+                awaitQuietly(done);
+                exchange.close();
+            }
+        });
+        fake.setExecutor(java.util.concurrent.Executors.newCachedThreadPool()); // a watch holds its thread
+        fake.start();
+        Config config = new ConfigBuilder(Config.empty()).withMasterUrl("http://127.0.0.1:" + fake.getAddress().getPort())
+                .withWatchReconnectInterval(50).build();
+        try (KubernetesClient client = new KubernetesClientBuilder().withConfig(config).withKubernetesSerialization(Json.api())
+                .build()) {
+            @SuppressWarnings("unchecked")
+            ListerWatcher<ConfigMap, KubernetesResourceList<ConfigMap>> operation =
+                    (ListerWatcher<ConfigMap, KubernetesResourceList<ConfigMap>>) (Object) client.configMaps().inNamespace("ns");
+            ProtobufListerWatcher<ConfigMap, KubernetesResourceList<ConfigMap>> lw = new ProtobufListerWatcher<>(operation);
+            List<String> seen = new CopyOnWriteArrayList<>();
+            ListOptions options = new ListOptions();
+            options.setResourceVersion("4");
+            AbstractWatchManager<ConfigMap> manager = lw.submitWatch(options, recorder(seen)).get(30, TimeUnit.SECONDS);
+            try {
+                await().atMost(Duration.ofSeconds(30)).until(() -> seen.contains("ADDED b"));
+                assertThat(seen).containsExactly("ADDED a", "ADDED b");
+                assertThat(ProtobufWire.whyJson(ConfigMap.class)).contains("meta.v1.WatchEvent");
+                assertThat(requests).hasSize(2);
+                assertThat(requests.get(0)).startsWith(KubernetesProtobuf.MEDIA_TYPE).contains("resourceVersion=4");
+                // the reconnect asks in JSON from the last event delivered
+                assertThat(requests.get(1)).startsWith("application/json").contains("resourceVersion=5");
+            } finally {
+                done.countDown();
+                manager.close();
+                fake.stop(0);
+            }
+        }
+    }
+
+    private static void awaitQuietly(CountDownLatch latch) {
+        try {
+            latch.await(60, TimeUnit.SECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+
+    private static ConfigMap configMap(String name, String rv) {
+        return new ConfigMapBuilder().withNewMetadata().withName(name).withNamespace("ns").withResourceVersion(rv)
+                .endMetadata().addToData("k", name).build();
+    }
+
+    /** A meta.v1.WatchEvent: type (1), object (2: a RawExtension whose raw (1) is the object's envelope). */
+    private static byte[] watchEvent(String type, ConfigMap object, boolean withUnknownField) throws IOException {
+        ByteArrayOutputStream out = new ByteArrayOutputStream();
+        out.write(field(1, type.getBytes(StandardCharsets.UTF_8)));
+        out.write(field(2, field(1, KubernetesProtobuf.encode(object))));
+        if (withUnknownField) {
+            out.write(field(9, "newer".getBytes(StandardCharsets.UTF_8)));
+        }
+        return out.toByteArray();
+    }
+
+    private static byte[] field(int number, byte[] value) {
+        ByteArrayOutputStream out = new ByteArrayOutputStream();
+        out.write(number << 3 | 2);
+        for (int v = value.length; ; v >>>= 7) {
+            if ((v & ~0x7f) == 0) {
+                out.write(v);
+                break;
+            }
+            out.write(v & 0x7f | 0x80);
+        }
+        out.writeBytes(value);
+        return out.toByteArray();
+    }
+
+    private static byte[] framed(byte[] frame) {
+        return ByteBuffer.allocate(4 + frame.length).putInt(frame.length).put(frame).array();
+    }
+
+    private static void configMap(KubernetesClient client, String ns, String name) {
+        client.configMaps().inNamespace(ns)
+                .resource(new ConfigMapBuilder().withNewMetadata().withName(name).endMetadata().addToData("k", name).build())
+                .create();
+    }
+
+    private static List<AuditLog.Entry> watches(RealApiServer server, String ua, Instant since) {
+        return new AuditLog(server.auditLog().orElseThrow()).started().stream()
+                .filter(e -> e.verb().equals("watch") && ua.equals(e.userAgent()) && !e.time().isBefore(since)).toList();
+    }
+
+    private static Watcher<ConfigMap> recorder(List<String> seen) {
+        return new Watcher<>() {
+            @Override
+            public void eventReceived(Action action, ConfigMap resource) {
+                if (action != Action.BOOKMARK) {
+                    seen.add(action + " " + resource.getMetadata().getName());
+                }
+            }
+
+            @Override
+            public void onClose(WatcherException cause) {
+                seen.add("closed " + cause);
+            }
+
+            @Override
+            public boolean reconnecting() {
+                return true;
+            }
+        };
+    }
+}
