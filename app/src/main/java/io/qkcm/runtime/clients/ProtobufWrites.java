@@ -13,7 +13,6 @@ import io.fabric8.kubernetes.api.model.Status;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.KubernetesClientException;
 import io.fabric8.kubernetes.client.dsl.NonNamespaceOperation;
-import io.fabric8.kubernetes.client.dsl.Resource;
 import io.fabric8.kubernetes.client.dsl.internal.BaseOperation;
 import io.fabric8.kubernetes.client.dsl.internal.OperationSupport;
 import io.fabric8.kubernetes.client.http.HttpClient;
@@ -49,35 +48,32 @@ public final class ProtobufWrites {
 
     /** {@code client.resources(type).inNamespace(namespace).resource(obj).create()}. */
     public static <T extends HasMetadata> T create(KubernetesClient client, String namespace, T obj) {
+        BaseOperation<T, ?, ?> op = operation(client, namespace, obj);
         byte[] body = encodable(obj);
         if (body == null) {
-            return namespace == null ? client.resources(type(obj)).resource(obj).create()
-                    : client.resources(type(obj)).inNamespace(namespace).resource(obj).create();
+            return op.resource(obj).create();
         }
-        return send(client, obj, "POST", collection(client, namespace, obj), body);
-    }
-
-    @SuppressWarnings("unchecked")
-    private static <T extends HasMetadata> Class<T> type(T obj) {
-        return (Class<T>) obj.getClass();
+        return send(op, obj, "POST", url(op, ""), body);
     }
 
     /** {@code ...resource(obj).update()}: a PUT of obj at its resourceVersion. */
     public static <T extends HasMetadata> T update(KubernetesClient client, T obj) {
-        byte[] body = encodable(obj);
-        if (body == null || obj.getMetadata().getResourceVersion() == null) {
-            return resource(client, obj).update();
+        BaseOperation<T, ?, ?> op = operation(client, obj.getMetadata().getNamespace(), obj);
+        byte[] body = obj.getMetadata().getResourceVersion() == null ? null : encodable(obj);
+        if (body == null) {
+            return op.resource(obj).update();
         }
-        return send(client, obj, "PUT", item(client, obj, ""), body);
+        return send(op, obj, "PUT", url(op, "/" + obj.getMetadata().getName()), body);
     }
 
     /** {@code ...resource(obj).updateStatus()}: a PUT of obj's status subresource at its resourceVersion. */
     public static <T extends HasMetadata> T updateStatus(KubernetesClient client, T obj) {
-        byte[] body = encodable(obj);
-        if (body == null || obj.getMetadata().getResourceVersion() == null) {
-            return resource(client, obj).updateStatus();
+        BaseOperation<T, ?, ?> op = operation(client, obj.getMetadata().getNamespace(), obj);
+        byte[] body = obj.getMetadata().getResourceVersion() == null ? null : encodable(obj);
+        if (body == null) {
+            return op.resource(obj).updateStatus();
         }
-        return send(client, obj, "PUT", item(client, obj, "/status"), body);
+        return send(op, obj, "PUT", url(op, "/" + obj.getMetadata().getName() + "/status"), body);
     }
 
     private static byte[] encodable(HasMetadata obj) {
@@ -91,18 +87,7 @@ public final class ProtobufWrites {
         }
     }
 
-    @SuppressWarnings("unchecked")
-    private static <T extends HasMetadata> Resource<T> resource(KubernetesClient client, T obj) {
-        Class<T> type = (Class<T>) obj.getClass();
-        String ns = obj.getMetadata().getNamespace();
-        return ns == null ? client.resources(type).resource(obj) : client.resources(type).inNamespace(ns).resource(obj);
-    }
-
-    @SuppressWarnings("unchecked")
-    private static <T extends HasMetadata> BaseOperation<T, ?, ?> operation(KubernetesClient client, T obj) {
-        return operation(client, obj.getMetadata().getNamespace(), obj);
-    }
-
+    /** fabric8's operation for obj's type in {@code ns} (cluster-scoped when null): URLs, HTTP client, JSON path. */
     @SuppressWarnings("unchecked")
     private static <T extends HasMetadata> BaseOperation<T, ?, ?> operation(KubernetesClient client, String ns, T obj) {
         Class<T> type = (Class<T>) obj.getClass();
@@ -110,26 +95,18 @@ public final class ProtobufWrites {
         return (BaseOperation<T, ?, ?>) op;
     }
 
-    private static URL collection(KubernetesClient client, String namespace, HasMetadata obj) {
+    /** The operation's collection URL with {@code path} appended ("" for the collection, "/name[/status]"). */
+    private static URL url(BaseOperation<?, ?, ?> op, String path) {
         try {
-            return operation(client, namespace, obj).getNamespacedUrl();
-        } catch (MalformedURLException e) {
-            throw KubernetesClientException.launderThrowable(e);
-        }
-    }
-
-    private static URL item(KubernetesClient client, HasMetadata obj, String subresource) {
-        try {
-            URL c = operation(client, obj).getNamespacedUrl();
-            return new URL(c, c.getPath() + "/" + obj.getMetadata().getName() + subresource);
+            URL c = op.getNamespacedUrl();
+            return path.isEmpty() ? c : new URL(c, c.getPath() + path);
         } catch (MalformedURLException e) {
             throw KubernetesClientException.launderThrowable(e);
         }
     }
 
     @SuppressWarnings("unchecked")
-    private static <T extends HasMetadata> T send(KubernetesClient client, T obj, String method, URL url, byte[] body) {
-        BaseOperation<T, ?, ?> op = operation(client, null, obj);
+    private static <T extends HasMetadata> T send(BaseOperation<T, ?, ?> op, T obj, String method, URL url, byte[] body) {
         HttpClient http = op.getOperationContext().getHttpClient();
         HttpRequest.Builder builder = http.newHttpRequestBuilder().url(url)
                 .setHeader("Accept", KubernetesProtobuf.MEDIA_TYPE + ", application/json");

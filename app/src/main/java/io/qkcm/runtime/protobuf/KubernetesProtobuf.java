@@ -62,13 +62,19 @@ public final class KubernetesProtobuf {
         return ProtobufDecoders.NOT_DECODABLE;
     }
 
-    private static ProtobufKind<?> kindOf(Class<?> type) {
+    /** Model class → its kind: asked on every write and watch start, so a lookup, not a scan of the kinds. */
+    private static final Map<Class<?>, ProtobufKind<?>> BY_TYPE;
+
+    static {
+        Map<Class<?>, ProtobufKind<?>> byType = new java.util.HashMap<>();
         for (ProtobufKind<?> k : ProtobufDecoders.KINDS.values()) {
-            if (k.type() == type) {
-                return k;
-            }
+            byType.putIfAbsent(k.type(), k);
         }
-        return null;
+        BY_TYPE = Map.copyOf(byType);
+    }
+
+    private static ProtobufKind<?> kindOf(Class<?> type) {
+        return BY_TYPE.get(type);
     }
 
     static boolean hasMagic(byte[] body) {

@@ -176,7 +176,7 @@ class ProtobufWritesTest {
                                     .isInstanceOfAny(IOException.class, io.vertx.core.VertxException.class);
                         });
             }
-            Thread.sleep(500);
+            Thread.sleep(500); // long enough for a re-send (fabric8 retries after 100 ms and more) to arrive
             assertThat(posts.get()).isEqualTo(1);
         }
     }

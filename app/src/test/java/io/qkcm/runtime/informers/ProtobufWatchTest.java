@@ -34,7 +34,6 @@ import io.fabric8.kubernetes.client.ConfigBuilder;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.KubernetesClientBuilder;
 import io.fabric8.kubernetes.client.Watcher;
-import io.fabric8.kubernetes.client.WatcherException;
 import io.fabric8.kubernetes.client.dsl.internal.AbstractWatchManager;
 import io.fabric8.kubernetes.client.informers.SharedIndexInformer;
 import io.fabric8.kubernetes.client.informers.impl.ListerWatcher;
@@ -332,23 +331,6 @@ class ProtobufWatchTest {
     }
 
     private static Watcher<ConfigMap> recorder(List<String> seen) {
-        return new Watcher<>() {
-            @Override
-            public void eventReceived(Action action, ConfigMap resource) {
-                if (action != Action.BOOKMARK) {
-                    seen.add(action + " " + resource.getMetadata().getName());
-                }
-            }
-
-            @Override
-            public void onClose(WatcherException cause) {
-                seen.add("closed " + cause);
-            }
-
-            @Override
-            public boolean reconnecting() {
-                return true;
-            }
-        };
+        return new RecordingWatcher<>(seen);
     }
 }

@@ -136,24 +136,7 @@ class WatchListTest {
             Thread.sleep(500);
 
             List<String> seen = new CopyOnWriteArrayList<>();
-            Watcher<ConfigMap> recorder = new Watcher<>() {
-                @Override
-                public void eventReceived(Action action, ConfigMap resource) {
-                    if (action != Action.BOOKMARK) {
-                        seen.add(action + " " + resource.getMetadata().getName());
-                    }
-                }
-
-                @Override
-                public void onClose(WatcherException cause) {
-                    seen.add("closed " + cause);
-                }
-
-                @Override
-                public boolean reconnecting() {
-                    return true;
-                }
-            };
+            Watcher<ConfigMap> recorder = new RecordingWatcher<>(seen);
             ListOptions watch = new ListOptions();
             watch.setResourceVersion(listRv);
             AbstractWatchManager<ConfigMap> manager = lw.submitWatch(watch, recorder).get(30, TimeUnit.SECONDS);
