@@ -307,6 +307,12 @@ public class ControllerManager {
         clients.fenceWrites();
         LOG.error("leaderelection lost, exiting with code 1");
         exit.exit(1);
+        synchronized (this) { // after a start still in progress (runs on the elector's thread, not the start's)
+            stopControllersAfterLoss();
+        }
+    }
+
+    private void stopControllersAfterLoss() {
         for (Controller c : controllers) {
             try {
                 c.shutdown(Duration.ZERO);
@@ -324,6 +330,9 @@ public class ControllerManager {
             return;
         }
         for (Controller c : controllers) {
+            if (leaseLost) {
+                return;
+            }
             c.start();
             started.put(c.name(), true);
             // upstream's AddHealthChecker: a controller's check exists once it has been started

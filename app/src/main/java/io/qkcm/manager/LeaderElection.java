@@ -27,9 +27,11 @@ import io.qkcm.runtime.events.EventRecorder;
  * ("leaderelection lost"): the manager exits non-zero and a restart re-joins as a standby.
  *
  * <p>The election itself is {@link LeaseElector}, client-go's algorithm (fabric8's LeaderElector kept
- * leading past its renew deadline while a renewal hung, and judged expiry by the leader's clock). Its
- * callbacks are handed to a callback thread, in order, as client-go runs OnStartedLeading in a
- * goroutine of its own. Cancelling via {@link #stop} is not a loss.
+ * leading past its renew deadline while a renewal hung, and judged expiry by the leader's clock).
+ * {@code onStartedLeading} runs on a callback thread, as client-go runs OnStartedLeading in a goroutine of
+ * its own; a loss is handled at once on the elector's thread, as client-go's OnStoppedLeading runs when
+ * the renew loop returns, never queued behind a start that is still starting controllers. Cancelling via
+ * {@link #stop} is not a loss.
  */
 public final class LeaderElection {
 
@@ -142,7 +144,8 @@ public final class LeaderElection {
 
     /**
      * Starts campaigning. {@code onStartedLeading} runs once the lease is taken; {@code onLost} when a
-     * held lease is lost (not when {@link #stop} gives it up). Both run on a callback thread, in order.
+     * held lease is lost (not when {@link #stop} gives it up). {@code onStartedLeading} runs on a callback
+     * thread, {@code onLost} at once on the elector's, even while {@code onStartedLeading} still runs.
      */
     public synchronized void start(Runnable onStartedLeading, Runnable onLost) {
         Optional<String> invalid = validate(options);
@@ -164,12 +167,12 @@ public final class LeaderElection {
                 new LeaseElector.Callbacks() {
                     @Override
                     public void startedLeading() {
-                        dispatch(LeaderElection.this::startedLeading);
+                        LeaderElection.this.startedLeading();
                     }
 
                     @Override
                     public void stoppedLeading() {
-                        dispatch(LeaderElection.this::stoppedLeading);
+                        LeaderElection.this.stoppedLeading();
                     }
 
                     @Override
@@ -201,7 +204,11 @@ public final class LeaderElection {
         }
         LOG.infof("successfully acquired lease %s/%s", namespace, name);
         recordEvent("became leader");
-        onStartedLeading.run();
+        dispatch(() -> {
+            if (!stopping && !lost.get()) {
+                onStartedLeading.run();
+            }
+        });
     }
 
     private void stoppedLeading() {
