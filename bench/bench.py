@@ -20,6 +20,7 @@ import datetime as dt
 import glob
 import json
 import os
+import re
 import shutil
 import signal
 import ssl
@@ -399,6 +400,69 @@ def manager_flags(args, cluster):
     ]
 
 
+class PprofLoop(threading.Thread):
+    """--profile for a Go manager: back-to-back CPU profiles of PPROF_SECONDS each from its /debug/pprof,
+    from /healthz until it stops, saved as <tag>.pprof.<unix start>.pb.gz (bench/profiles.py picks the
+    ones inside a phase)."""
+
+    def __init__(self, rawdir, tag):
+        super().__init__(daemon=True)
+        self.rawdir, self.tag, self.stop_flag = rawdir, tag, False
+
+    def run(self):
+        s = requests.Session()
+        s.trust_env = False
+        while not self.stop_flag:
+            t0 = time.time()
+            try:
+                r = s.get(f"https://127.0.0.1:{PORT}/debug/pprof/profile?seconds={PPROF_SECONDS}", verify=False,
+                          timeout=PPROF_SECONDS + 30)
+                if r.status_code == 200:
+                    with open(os.path.join(self.rawdir, f"{self.tag}.pprof.{int(t0)}.pb.gz"), "wb") as f:
+                        f.write(r.content)
+                else:
+                    log(f"{self.tag}: pprof answered {r.status_code}")
+                    time.sleep(1)
+            except requests.RequestException:
+                time.sleep(1)
+
+
+PPROF_SECONDS = 5
+
+
+def profiled(argv, flags, rawdir, tag):
+    """A JVM manager records JFR (settings=profile) into <tag>.jfr; a Go manager (upstream) serves its
+    /debug/pprof (on by default, --profiling) to an anonymous client, which PprofLoop samples."""
+    if "-jar" in argv:
+        i = argv.index("-jar")
+        jfr = f"-XX:StartFlightRecording=filename={os.path.join(rawdir, tag + '.jfr')},settings=profile"
+        return argv[:i] + [jfr] + argv[i:], flags, None
+    flags = [f + ",/debug/pprof/*" if f.startswith("--authorization-always-allow-paths=") else f for f in flags]
+    return argv, flags, PprofLoop(rawdir, tag)
+
+
+WORK_DURATION = re.compile(r'^workqueue_work_duration_seconds_(count|sum)\{[^}]*name="([^"]+)"[^}]*\} (\S+)')
+
+
+def workqueues():
+    """The manager's work queues from its /metrics (both serve upstream's workqueue_work_duration_seconds):
+    {name: (items processed, seconds spent on them)}; empty when the scrape fails."""
+    out = {}
+    try:
+        s = requests.Session()
+        s.trust_env = False
+        text = s.get(f"https://127.0.0.1:{PORT}/metrics", verify=False, timeout=10).text
+    except requests.RequestException:
+        return out
+    for line in text.splitlines():
+        m = WORK_DURATION.match(line)
+        if m:
+            kind, name, v = m.groups()
+            c, t = out.get(name, (0.0, 0.0))
+            out[name] = (c + float(v), t) if kind == "count" else (c, t + float(v))
+    return out
+
+
 def wait_healthy(timeout=300):
     end = time.time() + timeout
     s = requests.Session()
@@ -477,17 +541,26 @@ def run_one(args, cluster, name, argv, rep, rawdir):
     phases = {}
 
     def phase(pname, fn):
+        q0 = workqueues()
         c0, t0 = proc.snapshot_cpu(), time.time()
         log(f"{tag}: {pname} ...")
         extra = fn() or {}
         t1, c1 = time.time(), proc.snapshot_cpu()
-        phases[pname] = {"t0": t0, "t1": t1, "seconds": t1 - t0, "cpu_s": c1 - c0, **extra}
+        q1 = workqueues()
+        items = {q: [q1[q][0] - q0.get(q, (0, 0))[0], q1[q][1] - q0.get(q, (0, 0))[1]] for q in q1}
+        phases[pname] = {"t0": t0, "t1": t1, "seconds": t1 - t0, "cpu_s": c1 - c0, "workqueues": items, **extra}
         log(f"{tag}: {pname} {t1 - t0:.1f}s, manager cpu {c1 - c0:.1f}s")
 
-    proc = Proc(name, argv + manager_flags(args, cluster), os.path.join(rawdir, f"{tag}.log"))
+    flags = manager_flags(args, cluster)
+    profiler = None
+    if args.profile:
+        argv, flags, profiler = profiled(argv, flags, rawdir, tag)
+    proc = Proc(name, argv + flags, os.path.join(rawdir, f"{tag}.log"))
     try:
         R["t_exec"] = proc.t_exec
         R["t_healthy"] = wait_healthy()
+        if profiler:
+            profiler.start()
 
         def nodes_untainted():
             nodes = api.get("/api/v1/nodes")["items"]
@@ -553,6 +626,8 @@ def run_one(args, cluster, name, argv, rep, rawdir):
             phase("idle", idle)
         R["created_uids_seen"] = len(watch.created)
     finally:
+        if profiler:
+            profiler.stop_flag = True
         proc.stop()
         watch.stop_flag = True
     R["phases"] = phases
@@ -804,6 +879,12 @@ def figures(r, args):
     f["API responses other errors (4xx/5xx)"] = sum(v for k, v in codes.items()
                                                     if k.isdigit() and int(k) >= 400 and k != "409")
     f["pods created beyond spec"] = r["pods_extra"]
+    # work items (syncs) per queue, from the managers' own workqueue_work_duration_seconds
+    for q, p in (("replicaset", "big-rs"), ("replicaset", "scale-up"), ("deployment", "scale-up"),
+                 ("deployment", "rollout")):
+        wq = ph[p].get("workqueues", {}).get(q)
+        f[f"syncs, {q} queue, {p}"] = wq[0] if wq else None
+        f[f"mean sync time (ms), {q} queue, {p}"] = 1000 * wq[1] / wq[0] if wq and wq[0] else None
     return f
 
 
@@ -958,6 +1039,9 @@ def main():
     p.add_argument("--ceiling-pods", type=int)
     p.add_argument("--ceiling-concurrency", type=int, default=32)
     p.add_argument("--no-ceiling", action="store_true")
+    p.add_argument("--profile", action="store_true", help="profile the managers: JFR for qkcm, pprof for upstream "
+                   "(raw/<time>/<tag>.jfr, <tag>.pprof.*.pb.gz; bench/profiles.py summarizes); costs CPU, "
+                   "so not for figures")
     p.add_argument("--timeout", type=int, default=1200, help="per-scenario timeout (s)")
     p.add_argument("--out", help="results folder (default bench/results/<date>)")
     p.add_argument("--report", metavar="RAWDIR", help="only re-render the report from a raw/<time> folder "

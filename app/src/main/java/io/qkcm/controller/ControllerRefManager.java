@@ -104,7 +104,10 @@ public final class ControllerRefManager<T extends HasMetadata> {
         if (obj.getMetadata() == null || obj.getMetadata().getOwnerReferences() == null) {
             return null;
         }
-        for (OwnerReference ref : obj.getMetadata().getOwnerReferences()) {
+        // indexed: called for every cached pod on every sync, and C1 (bin/qkcm's JIT) allocates each iterator
+        List<OwnerReference> refs = obj.getMetadata().getOwnerReferences();
+        for (int i = 0, n = refs.size(); i < n; i++) {
+            OwnerReference ref = refs.get(i);
             if (Boolean.TRUE.equals(ref.getController())) {
                 return ref;
             }

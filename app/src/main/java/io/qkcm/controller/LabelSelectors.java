@@ -27,29 +27,47 @@ public final class LabelSelectors {
         boolean empty();
     }
 
-    private record Requirement(String key, String op, Set<String> values) {
+    private enum Op {
+        IN, NOT_IN, EXISTS, DOES_NOT_EXIST;
+
+        static Op of(String op) {
+            return switch (op) {
+                case "In" -> IN;
+                case "NotIn" -> NOT_IN;
+                case "Exists" -> EXISTS;
+                case "DoesNotExist" -> DOES_NOT_EXIST;
+                default -> throw new IllegalArgumentException("\"" + op + "\" is not a valid label selector operator");
+            };
+        }
+    }
+
+    /**
+     * One requirement, matched once per cached object on every sync of a workload controller: the operator is
+     * an enum and a single value (every matchLabels entry) is compared directly, so a match is one map lookup
+     * and one string comparison (profiles of the big ReplicaSet had the string switch and set lookups hot).
+     */
+    private record Requirement(String key, Op op, Set<String> values, String single) {
+        static Requirement in(String key, String value) {
+            return new Requirement(key, Op.IN, Set.of(value), value);
+        }
+
         boolean matches(Map<String, String> labels) {
-            boolean has = labels != null && labels.containsKey(key);
-            switch (op) {
-                case "In":
-                    return has && values.contains(labels.get(key));
-                case "NotIn":
-                    return !has || !values.contains(labels.get(key));
-                case "Exists":
-                    return has;
-                case "DoesNotExist":
-                    return !has;
-                default:
-                    return false;
-            }
+            String value = labels == null ? null : labels.get(key);
+            boolean has = value != null || (labels != null && labels.containsKey(key));
+            return switch (op) {
+                case IN -> has && (single != null ? single.equals(value) : value != null && values.contains(value));
+                case NOT_IN -> !has || value == null || !values.contains(value);
+                case EXISTS -> has;
+                case DOES_NOT_EXIST -> !has;
+            };
         }
     }
 
     private record Requirements(List<Requirement> reqs) implements Selector {
         @Override
         public boolean matches(Map<String, String> labels) {
-            for (Requirement r : reqs) {
-                if (!r.matches(labels)) {
+            for (int i = 0, n = reqs.size(); i < n; i++) {
+                if (!reqs.get(i).matches(labels)) {
                     return false;
                 }
             }
@@ -89,7 +107,7 @@ public final class LabelSelectors {
         }
         List<Requirement> reqs = new ArrayList<>();
         if (ls.getMatchLabels() != null) {
-            ls.getMatchLabels().forEach((k, v) -> reqs.add(new Requirement(k, "In", Set.of(v == null ? "" : v))));
+            ls.getMatchLabels().forEach((k, v) -> reqs.add(Requirement.in(k, v == null ? "" : v)));
         }
         if (ls.getMatchExpressions() != null) {
             for (LabelSelectorRequirement e : ls.getMatchExpressions()) {
@@ -110,7 +128,7 @@ public final class LabelSelectors {
                     }
                     default -> throw new IllegalArgumentException("\"" + op + "\" is not a valid label selector operator");
                 }
-                reqs.add(new Requirement(e.getKey(), op, new HashSet<>(values)));
+                reqs.add(new Requirement(e.getKey(), Op.of(op), new HashSet<>(values), null));
             }
         }
         return new Requirements(List.copyOf(reqs));
@@ -120,7 +138,7 @@ public final class LabelSelectors {
     public static Selector fromSet(Map<String, String> set) {
         List<Requirement> reqs = new ArrayList<>();
         if (set != null) {
-            set.forEach((k, v) -> reqs.add(new Requirement(k, "In", Set.of(v == null ? "" : v))));
+            set.forEach((k, v) -> reqs.add(Requirement.in(k, v == null ? "" : v)));
         }
         return new Requirements(List.copyOf(reqs));
     }

@@ -35,7 +35,9 @@ public final class PodUtil {
         if (conditions == null) {
             return null;
         }
-        for (PodCondition c : conditions) {
+        // indexed: called for every cached pod on every sync, and C1 (bin/qkcm's JIT) allocates each iterator
+        for (int i = 0, n = conditions.size(); i < n; i++) {
+            PodCondition c = conditions.get(i);
             if (type.equals(c.getType())) {
                 return c;
             }

@@ -128,6 +128,49 @@ class ControllerKitTest {
         assertThat(s.empty()).isFalse();
     }
 
+    /** apimachinery's selector table (labels/selector_test.go TestRequirementMatches and friends), every operator. */
+    @Test
+    void everyLabelSelectorOperatorMatchesAsApimachinery() {
+        LabelSelectors.Selector in = expression("env", "In", "prod", "staging");
+        assertThat(in.matches(Map.of("env", "prod"))).isTrue();
+        assertThat(in.matches(Map.of("env", "staging"))).isTrue();
+        assertThat(in.matches(Map.of("env", "dev"))).isFalse();
+        assertThat(in.matches(Map.of())).isFalse();
+        assertThat(in.matches(null)).isFalse();
+        LabelSelectors.Selector notIn = expression("env", "NotIn", "prod");
+        assertThat(notIn.matches(Map.of("env", "dev"))).isTrue();
+        assertThat(notIn.matches(Map.of())).as("a missing key is not in any set").isTrue();
+        assertThat(notIn.matches(null)).isTrue();
+        assertThat(notIn.matches(Map.of("env", "prod"))).isFalse();
+        LabelSelectors.Selector exists = expression("env", "Exists");
+        assertThat(exists.matches(Map.of("env", ""))).isTrue();
+        assertThat(exists.matches(Map.of("other", "x"))).isFalse();
+        LabelSelectors.Selector absent = expression("env", "DoesNotExist");
+        assertThat(absent.matches(Map.of("other", "x"))).isTrue();
+        assertThat(absent.matches(Map.of("env", ""))).isFalse();
+        // matchLabels and fromSet: every key with exactly its value, the empty value included
+        LabelSelectors.Selector set = LabelSelectors.fromSet(Map.of("app", "web", "tier", ""));
+        assertThat(set.matches(Map.of("app", "web", "tier", "", "x", "y"))).isTrue();
+        assertThat(set.matches(Map.of("app", "web"))).isFalse();
+        assertThat(set.matches(Map.of("app", "webx", "tier", ""))).isFalse();
+        assertThat(LabelSelectors.fromSet(Map.of()).matches(Map.of("a", "b"))).isTrue();
+        java.util.HashMap<String, String> nullValue = new java.util.HashMap<>();
+        nullValue.put("app", null);
+        assertThat(LabelSelectors.fromSet(Map.of("app", "web")).matches(nullValue)).isFalse();
+        // upstream's validation errors
+        org.assertj.core.api.Assertions.assertThatThrownBy(() -> expression("env", "In"))
+                .isInstanceOf(IllegalArgumentException.class);
+        org.assertj.core.api.Assertions.assertThatThrownBy(() -> expression("env", "Exists", "x"))
+                .isInstanceOf(IllegalArgumentException.class);
+        org.assertj.core.api.Assertions.assertThatThrownBy(() -> expression("env", "Gt", "1"))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("\"Gt\" is not a valid");
+    }
+
+    private static LabelSelectors.Selector expression(String key, String op, String... values) {
+        return LabelSelectors.fromLabelSelector(new LabelSelectorBuilder().addNewMatchExpression().withKey(key)
+                .withOperator(op).withValues(values).endMatchExpression().build());
+    }
+
     @Test
     void adoptionAndReleasePatchesMatchUpstream() {
         Pod owner = new PodBuilder().withNewMetadata().withName("web").withUid("owner-uid").endMetadata().build();

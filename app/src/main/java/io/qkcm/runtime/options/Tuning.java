@@ -49,6 +49,13 @@ public interface Tuning {
     @WithDefault("120")
     Duration periodicGc();
 
+    /**
+     * Short strings decoded from protobuf shared through one table, so equal values are one instance
+     * (docs/design.md, "The protobuf wire format"); false: a new String per field.
+     */
+    @WithDefault("true")
+    boolean sharedStrings();
+
     /** {@link #kubeApiHttp2()}'s values. */
     enum KubeApiHttp2 {
         FALSE,
@@ -92,6 +99,11 @@ public interface Tuning {
             @Override
             public Duration periodicGc() {
                 return Duration.ofMinutes(2);
+            }
+
+            @Override
+            public boolean sharedStrings() {
+                return true;
             }
         };
     }

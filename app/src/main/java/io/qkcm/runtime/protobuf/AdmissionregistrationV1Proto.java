@@ -24,8 +24,8 @@ final class AdmissionregistrationV1Proto {
     static void mergeAuditAnnotation(CodedInputStream in, io.fabric8.kubernetes.api.model.admissionregistration.v1.AuditAnnotation o) throws IOException {
         for (int tag; (tag = in.readTag()) != 0;) {
             switch (tag) {
-                case 10 -> o.setKey(in.readString()); // key
-                case 18 -> o.setValueExpression(in.readString()); // valueExpression
+                case 10 -> o.setKey(Decoding.string(in)); // key
+                case 18 -> o.setValueExpression(Decoding.string(in)); // valueExpression
                 default -> throw Decoding.unknownField(tag, "k8s.io.api.admissionregistration.v1.AuditAnnotation");
             }
         }
@@ -58,8 +58,8 @@ final class AdmissionregistrationV1Proto {
     static void mergeExpressionWarning(CodedInputStream in, io.fabric8.kubernetes.api.model.admissionregistration.v1.ExpressionWarning o) throws IOException {
         for (int tag; (tag = in.readTag()) != 0;) {
             switch (tag) {
-                case 18 -> o.setFieldRef(in.readString()); // fieldRef
-                case 26 -> o.setWarning(in.readString()); // warning
+                case 18 -> o.setFieldRef(Decoding.string(in)); // fieldRef
+                case 26 -> o.setWarning(Decoding.string(in)); // warning
                 default -> throw Decoding.unknownField(tag, "k8s.io.api.admissionregistration.v1.ExpressionWarning");
             }
         }
@@ -92,8 +92,8 @@ final class AdmissionregistrationV1Proto {
     static void mergeMatchCondition(CodedInputStream in, io.fabric8.kubernetes.api.model.admissionregistration.v1.MatchCondition o) throws IOException {
         for (int tag; (tag = in.readTag()) != 0;) {
             switch (tag) {
-                case 10 -> o.setName(in.readString()); // name
-                case 18 -> o.setExpression(in.readString()); // expression
+                case 10 -> o.setName(Decoding.string(in)); // name
+                case 18 -> o.setExpression(Decoding.string(in)); // expression
                 default -> throw Decoding.unknownField(tag, "k8s.io.api.admissionregistration.v1.MatchCondition");
             }
         }
@@ -144,7 +144,7 @@ final class AdmissionregistrationV1Proto {
                     }
                     list.add(AdmissionregistrationV1Proto.readNamedRuleWithOperations(in));
                 }
-                case 58 -> o.setMatchPolicy(in.readString()); // matchPolicy
+                case 58 -> o.setMatchPolicy(Decoding.string(in)); // matchPolicy
                 default -> throw Decoding.unknownField(tag, "k8s.io.api.admissionregistration.v1.MatchResources");
             }
         }
@@ -207,7 +207,7 @@ final class AdmissionregistrationV1Proto {
                         list = new java.util.ArrayList<>();
                         o.setResourceNames(list);
                     }
-                    list.add(in.readString());
+                    list.add(Decoding.string(in));
                 }
                 case 18 -> { // ruleWithOperations
                     int limit = Decoding.enter(in);
@@ -249,13 +249,13 @@ final class AdmissionregistrationV1Proto {
         for (int tag; (tag = in.readTag()) != 0;) {
             switch (tag) {
                 case 10 -> { // apiVersion
-                    java.lang.String v = in.readString();
+                    java.lang.String v = Decoding.string(in);
                     if (!v.isEmpty()) {
                         o.setApiVersion(v);
                     }
                 }
                 case 18 -> { // kind
-                    java.lang.String v = in.readString();
+                    java.lang.String v = Decoding.string(in);
                     if (!v.isEmpty()) {
                         o.setKind(v);
                     }
@@ -298,7 +298,7 @@ final class AdmissionregistrationV1Proto {
                         list = new java.util.ArrayList<>();
                         o.setOperations(list);
                     }
-                    list.add(in.readString());
+                    list.add(Decoding.string(in));
                 }
                 case 18 -> { // rule
                     int limit = Decoding.enter(in);
@@ -344,7 +344,7 @@ final class AdmissionregistrationV1Proto {
                         list = new java.util.ArrayList<>();
                         o.setApiGroups(list);
                     }
-                    list.add(in.readString());
+                    list.add(Decoding.string(in));
                 }
                 case 18 -> { // apiVersions
                     java.util.List<java.lang.String> list = o.getApiVersions();
@@ -352,7 +352,7 @@ final class AdmissionregistrationV1Proto {
                         list = new java.util.ArrayList<>();
                         o.setApiVersions(list);
                     }
-                    list.add(in.readString());
+                    list.add(Decoding.string(in));
                 }
                 case 26 -> { // resources
                     java.util.List<java.lang.String> list = o.getResources();
@@ -360,9 +360,9 @@ final class AdmissionregistrationV1Proto {
                         list = new java.util.ArrayList<>();
                         o.setResources(list);
                     }
-                    list.add(in.readString());
+                    list.add(Decoding.string(in));
                 }
-                case 34 -> o.setScope(in.readString()); // scope
+                case 34 -> o.setScope(Decoding.string(in)); // scope
                 default -> throw Decoding.unknownField(tag, "k8s.io.api.admissionregistration.v1.Rule");
             }
         }
@@ -547,7 +547,7 @@ final class AdmissionregistrationV1Proto {
                     }
                     list.add(AdmissionregistrationV1Proto.readValidation(in));
                 }
-                case 34 -> o.setFailurePolicy(in.readString()); // failurePolicy
+                case 34 -> o.setFailurePolicy(Decoding.string(in)); // failurePolicy
                 case 42 -> { // auditAnnotations
                     java.util.List<io.fabric8.kubernetes.api.model.admissionregistration.v1.AuditAnnotation> list = o.getAuditAnnotations();
                     if (list == null) {
@@ -702,16 +702,16 @@ final class AdmissionregistrationV1Proto {
     static void mergeValidation(CodedInputStream in, io.fabric8.kubernetes.api.model.admissionregistration.v1.Validation o) throws IOException {
         for (int tag; (tag = in.readTag()) != 0;) {
             switch (tag) {
-                case 10 -> o.setExpression(in.readString()); // Expression
+                case 10 -> o.setExpression(Decoding.string(in)); // Expression
                 case 18 -> { // message
-                    java.lang.String v = in.readString();
+                    java.lang.String v = Decoding.string(in);
                     if (!v.isEmpty()) {
                         o.setMessage(v);
                     }
                 }
-                case 26 -> o.setReason(in.readString()); // reason
+                case 26 -> o.setReason(Decoding.string(in)); // reason
                 case 34 -> { // messageExpression
-                    java.lang.String v = in.readString();
+                    java.lang.String v = Decoding.string(in);
                     if (!v.isEmpty()) {
                         o.setMessageExpression(v);
                     }
@@ -760,8 +760,8 @@ final class AdmissionregistrationV1Proto {
     static void mergeVariable(CodedInputStream in, io.fabric8.kubernetes.api.model.admissionregistration.v1.Variable o) throws IOException {
         for (int tag; (tag = in.readTag()) != 0;) {
             switch (tag) {
-                case 10 -> o.setName(in.readString()); // Name
-                case 18 -> o.setExpression(in.readString()); // Expression
+                case 10 -> o.setName(Decoding.string(in)); // Name
+                case 18 -> o.setExpression(Decoding.string(in)); // Expression
                 default -> throw Decoding.unknownField(tag, "k8s.io.api.admissionregistration.v1.Variable");
             }
         }

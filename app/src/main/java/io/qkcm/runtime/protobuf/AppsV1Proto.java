@@ -150,17 +150,17 @@ final class AppsV1Proto {
     static void mergeDaemonSetCondition(CodedInputStream in, io.fabric8.kubernetes.api.model.apps.DaemonSetCondition o) throws IOException {
         for (int tag; (tag = in.readTag()) != 0;) {
             switch (tag) {
-                case 10 -> o.setType(in.readString()); // type
-                case 18 -> o.setStatus(in.readString()); // status
+                case 10 -> o.setType(Decoding.string(in)); // type
+                case 18 -> o.setStatus(Decoding.string(in)); // status
                 case 26 -> o.setLastTransitionTime(Decoding.time(in)); // lastTransitionTime
                 case 34 -> { // reason
-                    java.lang.String v = in.readString();
+                    java.lang.String v = Decoding.string(in);
                     if (!v.isEmpty()) {
                         o.setReason(v);
                     }
                 }
                 case 42 -> { // message
-                    java.lang.String v = in.readString();
+                    java.lang.String v = Decoding.string(in);
                     if (!v.isEmpty()) {
                         o.setMessage(v);
                     }
@@ -440,7 +440,7 @@ final class AppsV1Proto {
         for (int tag; (tag = in.readTag()) != 0;) {
             switch (tag) {
                 case 10 -> { // type
-                    java.lang.String v = in.readString();
+                    java.lang.String v = Decoding.string(in);
                     if (!v.isEmpty()) {
                         o.setType(v);
                     }
@@ -519,18 +519,18 @@ final class AppsV1Proto {
     static void mergeDeploymentCondition(CodedInputStream in, io.fabric8.kubernetes.api.model.apps.DeploymentCondition o) throws IOException {
         for (int tag; (tag = in.readTag()) != 0;) {
             switch (tag) {
-                case 10 -> o.setType(in.readString()); // type
-                case 18 -> o.setStatus(in.readString()); // status
+                case 10 -> o.setType(Decoding.string(in)); // type
+                case 18 -> o.setStatus(Decoding.string(in)); // status
                 case 50 -> o.setLastUpdateTime(Decoding.time(in)); // lastUpdateTime
                 case 58 -> o.setLastTransitionTime(Decoding.time(in)); // lastTransitionTime
                 case 34 -> { // reason
-                    java.lang.String v = in.readString();
+                    java.lang.String v = Decoding.string(in);
                     if (!v.isEmpty()) {
                         o.setReason(v);
                     }
                 }
                 case 42 -> { // message
-                    java.lang.String v = in.readString();
+                    java.lang.String v = Decoding.string(in);
                     if (!v.isEmpty()) {
                         o.setMessage(v);
                     }
@@ -845,7 +845,7 @@ final class AppsV1Proto {
         for (int tag; (tag = in.readTag()) != 0;) {
             switch (tag) {
                 case 10 -> { // type
-                    java.lang.String v = in.readString();
+                    java.lang.String v = Decoding.string(in);
                     if (!v.isEmpty()) {
                         o.setType(v);
                     }
@@ -924,17 +924,17 @@ final class AppsV1Proto {
     static void mergeReplicaSetCondition(CodedInputStream in, io.fabric8.kubernetes.api.model.apps.ReplicaSetCondition o) throws IOException {
         for (int tag; (tag = in.readTag()) != 0;) {
             switch (tag) {
-                case 10 -> o.setType(in.readString()); // type
-                case 18 -> o.setStatus(in.readString()); // status
+                case 10 -> o.setType(Decoding.string(in)); // type
+                case 18 -> o.setStatus(Decoding.string(in)); // status
                 case 26 -> o.setLastTransitionTime(Decoding.time(in)); // lastTransitionTime
                 case 34 -> { // reason
-                    java.lang.String v = in.readString();
+                    java.lang.String v = Decoding.string(in);
                     if (!v.isEmpty()) {
                         o.setReason(v);
                     }
                 }
                 case 42 -> { // message
-                    java.lang.String v = in.readString();
+                    java.lang.String v = Decoding.string(in);
                     if (!v.isEmpty()) {
                         o.setMessage(v);
                     }
@@ -1328,17 +1328,17 @@ final class AppsV1Proto {
     static void mergeStatefulSetCondition(CodedInputStream in, io.fabric8.kubernetes.api.model.apps.StatefulSetCondition o) throws IOException {
         for (int tag; (tag = in.readTag()) != 0;) {
             switch (tag) {
-                case 10 -> o.setType(in.readString()); // type
-                case 18 -> o.setStatus(in.readString()); // status
+                case 10 -> o.setType(Decoding.string(in)); // type
+                case 18 -> o.setStatus(Decoding.string(in)); // status
                 case 26 -> o.setLastTransitionTime(Decoding.time(in)); // lastTransitionTime
                 case 34 -> { // reason
-                    java.lang.String v = in.readString();
+                    java.lang.String v = Decoding.string(in);
                     if (!v.isEmpty()) {
                         o.setReason(v);
                     }
                 }
                 case 42 -> { // message
-                    java.lang.String v = in.readString();
+                    java.lang.String v = Decoding.string(in);
                     if (!v.isEmpty()) {
                         o.setMessage(v);
                     }
@@ -1465,13 +1465,13 @@ final class AppsV1Proto {
         for (int tag; (tag = in.readTag()) != 0;) {
             switch (tag) {
                 case 10 -> { // whenDeleted
-                    java.lang.String v = in.readString();
+                    java.lang.String v = Decoding.string(in);
                     if (!v.isEmpty()) {
                         o.setWhenDeleted(v);
                     }
                 }
                 case 18 -> { // whenScaled
-                    java.lang.String v = in.readString();
+                    java.lang.String v = Decoding.string(in);
                     if (!v.isEmpty()) {
                         o.setWhenScaled(v);
                     }
@@ -1519,9 +1519,9 @@ final class AppsV1Proto {
                     }
                     list.add(CoreV1Proto.readPersistentVolumeClaim(in));
                 }
-                case 42 -> o.setServiceName(in.readString()); // serviceName
+                case 42 -> o.setServiceName(Decoding.string(in)); // serviceName
                 case 50 -> { // podManagementPolicy
-                    java.lang.String v = in.readString();
+                    java.lang.String v = Decoding.string(in);
                     if (!v.isEmpty()) {
                         o.setPodManagementPolicy(v);
                     }
@@ -1651,13 +1651,13 @@ final class AppsV1Proto {
                     }
                 }
                 case 50 -> { // currentRevision
-                    java.lang.String v = in.readString();
+                    java.lang.String v = Decoding.string(in);
                     if (!v.isEmpty()) {
                         o.setCurrentRevision(v);
                     }
                 }
                 case 58 -> { // updateRevision
-                    java.lang.String v = in.readString();
+                    java.lang.String v = Decoding.string(in);
                     if (!v.isEmpty()) {
                         o.setUpdateRevision(v);
                     }
@@ -1756,7 +1756,7 @@ final class AppsV1Proto {
         for (int tag; (tag = in.readTag()) != 0;) {
             switch (tag) {
                 case 10 -> { // type
-                    java.lang.String v = in.readString();
+                    java.lang.String v = Decoding.string(in);
                     if (!v.isEmpty()) {
                         o.setType(v);
                     }

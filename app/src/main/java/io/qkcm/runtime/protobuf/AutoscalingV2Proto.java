@@ -24,9 +24,9 @@ final class AutoscalingV2Proto {
     static void mergeContainerResourceMetricSource(CodedInputStream in, io.fabric8.kubernetes.api.model.autoscaling.v2.ContainerResourceMetricSource o) throws IOException {
         for (int tag; (tag = in.readTag()) != 0;) {
             switch (tag) {
-                case 10 -> o.setName(in.readString()); // name
+                case 10 -> o.setName(Decoding.string(in)); // name
                 case 18 -> o.setTarget(AutoscalingV2Proto.readMetricTarget(in)); // target
-                case 26 -> o.setContainer(in.readString()); // container
+                case 26 -> o.setContainer(Decoding.string(in)); // container
                 default -> throw Decoding.unknownField(tag, "k8s.io.api.autoscaling.v2.ContainerResourceMetricSource");
             }
         }
@@ -65,9 +65,9 @@ final class AutoscalingV2Proto {
     static void mergeContainerResourceMetricStatus(CodedInputStream in, io.fabric8.kubernetes.api.model.autoscaling.v2.ContainerResourceMetricStatus o) throws IOException {
         for (int tag; (tag = in.readTag()) != 0;) {
             switch (tag) {
-                case 10 -> o.setName(in.readString()); // name
+                case 10 -> o.setName(Decoding.string(in)); // name
                 case 18 -> o.setCurrent(AutoscalingV2Proto.readMetricValueStatus(in)); // current
-                case 26 -> o.setContainer(in.readString()); // container
+                case 26 -> o.setContainer(Decoding.string(in)); // container
                 default -> throw Decoding.unknownField(tag, "k8s.io.api.autoscaling.v2.ContainerResourceMetricStatus");
             }
         }
@@ -106,10 +106,10 @@ final class AutoscalingV2Proto {
     static void mergeCrossVersionObjectReference(CodedInputStream in, io.fabric8.kubernetes.api.model.autoscaling.v2.CrossVersionObjectReference o) throws IOException {
         for (int tag; (tag = in.readTag()) != 0;) {
             switch (tag) {
-                case 10 -> o.setKind(in.readString()); // kind
-                case 18 -> o.setName(in.readString()); // name
+                case 10 -> o.setKind(Decoding.string(in)); // kind
+                case 18 -> o.setName(Decoding.string(in)); // name
                 case 26 -> { // apiVersion
-                    java.lang.String v = in.readString();
+                    java.lang.String v = Decoding.string(in);
                     if (!v.isEmpty()) {
                         o.setApiVersion(v);
                     }
@@ -220,7 +220,7 @@ final class AutoscalingV2Proto {
     static void mergeHPAScalingPolicy(CodedInputStream in, io.fabric8.kubernetes.api.model.autoscaling.v2.HPAScalingPolicy o) throws IOException {
         for (int tag; (tag = in.readTag()) != 0;) {
             switch (tag) {
-                case 10 -> o.setType(in.readString()); // type
+                case 10 -> o.setType(Decoding.string(in)); // type
                 case 16 -> o.setValue(in.readInt32()); // value
                 case 24 -> o.setPeriodSeconds(in.readInt32()); // periodSeconds
                 default -> throw Decoding.unknownField(tag, "k8s.io.api.autoscaling.v2.HPAScalingPolicy");
@@ -262,7 +262,7 @@ final class AutoscalingV2Proto {
         for (int tag; (tag = in.readTag()) != 0;) {
             switch (tag) {
                 case 24 -> o.setStabilizationWindowSeconds(in.readInt32()); // stabilizationWindowSeconds
-                case 10 -> o.setSelectPolicy(in.readString()); // selectPolicy
+                case 10 -> o.setSelectPolicy(Decoding.string(in)); // selectPolicy
                 case 18 -> { // policies
                     java.util.List<io.fabric8.kubernetes.api.model.autoscaling.v2.HPAScalingPolicy> list = o.getPolicies();
                     if (list == null) {
@@ -394,17 +394,17 @@ final class AutoscalingV2Proto {
     static void mergeHorizontalPodAutoscalerCondition(CodedInputStream in, io.fabric8.kubernetes.api.model.autoscaling.v2.HorizontalPodAutoscalerCondition o) throws IOException {
         for (int tag; (tag = in.readTag()) != 0;) {
             switch (tag) {
-                case 10 -> o.setType(in.readString()); // type
-                case 18 -> o.setStatus(in.readString()); // status
+                case 10 -> o.setType(Decoding.string(in)); // type
+                case 18 -> o.setStatus(Decoding.string(in)); // status
                 case 26 -> o.setLastTransitionTime(Decoding.time(in)); // lastTransitionTime
                 case 34 -> { // reason
-                    java.lang.String v = in.readString();
+                    java.lang.String v = Decoding.string(in);
                     if (!v.isEmpty()) {
                         o.setReason(v);
                     }
                 }
                 case 42 -> { // message
-                    java.lang.String v = in.readString();
+                    java.lang.String v = Decoding.string(in);
                     if (!v.isEmpty()) {
                         o.setMessage(v);
                     }
@@ -656,7 +656,7 @@ final class AutoscalingV2Proto {
     static void mergeMetricIdentifier(CodedInputStream in, io.fabric8.kubernetes.api.model.autoscaling.v2.MetricIdentifier o) throws IOException {
         for (int tag; (tag = in.readTag()) != 0;) {
             switch (tag) {
-                case 10 -> o.setName(in.readString()); // name
+                case 10 -> o.setName(Decoding.string(in)); // name
                 case 18 -> o.setSelector(MetaV1Proto.readLabelSelector(in)); // selector
                 default -> throw Decoding.unknownField(tag, "k8s.io.api.autoscaling.v2.MetricIdentifier");
             }
@@ -690,7 +690,7 @@ final class AutoscalingV2Proto {
     static void mergeMetricSpec(CodedInputStream in, io.fabric8.kubernetes.api.model.autoscaling.v2.MetricSpec o) throws IOException {
         for (int tag; (tag = in.readTag()) != 0;) {
             switch (tag) {
-                case 10 -> o.setType(in.readString()); // type
+                case 10 -> o.setType(Decoding.string(in)); // type
                 case 18 -> o.setObject(AutoscalingV2Proto.readObjectMetricSource(in)); // object
                 case 26 -> o.setPods(AutoscalingV2Proto.readPodsMetricSource(in)); // pods
                 case 34 -> o.setResource(AutoscalingV2Proto.readResourceMetricSource(in)); // resource
@@ -752,7 +752,7 @@ final class AutoscalingV2Proto {
     static void mergeMetricStatus(CodedInputStream in, io.fabric8.kubernetes.api.model.autoscaling.v2.MetricStatus o) throws IOException {
         for (int tag; (tag = in.readTag()) != 0;) {
             switch (tag) {
-                case 10 -> o.setType(in.readString()); // type
+                case 10 -> o.setType(Decoding.string(in)); // type
                 case 18 -> o.setObject(AutoscalingV2Proto.readObjectMetricStatus(in)); // object
                 case 26 -> o.setPods(AutoscalingV2Proto.readPodsMetricStatus(in)); // pods
                 case 34 -> o.setResource(AutoscalingV2Proto.readResourceMetricStatus(in)); // resource
@@ -814,7 +814,7 @@ final class AutoscalingV2Proto {
     static void mergeMetricTarget(CodedInputStream in, io.fabric8.kubernetes.api.model.autoscaling.v2.MetricTarget o) throws IOException {
         for (int tag; (tag = in.readTag()) != 0;) {
             switch (tag) {
-                case 10 -> o.setType(in.readString()); // type
+                case 10 -> o.setType(Decoding.string(in)); // type
                 case 18 -> o.setValue(Decoding.quantity(in)); // value
                 case 26 -> o.setAverageValue(Decoding.quantity(in)); // averageValue
                 case 32 -> o.setAverageUtilization(in.readInt32()); // averageUtilization
@@ -1053,7 +1053,7 @@ final class AutoscalingV2Proto {
     static void mergeResourceMetricSource(CodedInputStream in, io.fabric8.kubernetes.api.model.autoscaling.v2.ResourceMetricSource o) throws IOException {
         for (int tag; (tag = in.readTag()) != 0;) {
             switch (tag) {
-                case 10 -> o.setName(in.readString()); // name
+                case 10 -> o.setName(Decoding.string(in)); // name
                 case 18 -> o.setTarget(AutoscalingV2Proto.readMetricTarget(in)); // target
                 default -> throw Decoding.unknownField(tag, "k8s.io.api.autoscaling.v2.ResourceMetricSource");
             }
@@ -1087,7 +1087,7 @@ final class AutoscalingV2Proto {
     static void mergeResourceMetricStatus(CodedInputStream in, io.fabric8.kubernetes.api.model.autoscaling.v2.ResourceMetricStatus o) throws IOException {
         for (int tag; (tag = in.readTag()) != 0;) {
             switch (tag) {
-                case 10 -> o.setName(in.readString()); // name
+                case 10 -> o.setName(Decoding.string(in)); // name
                 case 18 -> o.setCurrent(AutoscalingV2Proto.readMetricValueStatus(in)); // current
                 default -> throw Decoding.unknownField(tag, "k8s.io.api.autoscaling.v2.ResourceMetricStatus");
             }

@@ -109,11 +109,11 @@ final class BatchV1Proto {
     static void mergeCronJobSpec(CodedInputStream in, io.fabric8.kubernetes.api.model.batch.v1.CronJobSpec o) throws IOException {
         for (int tag; (tag = in.readTag()) != 0;) {
             switch (tag) {
-                case 10 -> o.setSchedule(in.readString()); // schedule
-                case 66 -> o.setTimeZone(in.readString()); // timeZone
+                case 10 -> o.setSchedule(Decoding.string(in)); // schedule
+                case 66 -> o.setTimeZone(Decoding.string(in)); // timeZone
                 case 16 -> o.setStartingDeadlineSeconds(in.readInt64()); // startingDeadlineSeconds
                 case 26 -> { // concurrencyPolicy
-                    java.lang.String v = in.readString();
+                    java.lang.String v = Decoding.string(in);
                     if (!v.isEmpty()) {
                         o.setConcurrencyPolicy(v);
                     }
@@ -282,18 +282,18 @@ final class BatchV1Proto {
     static void mergeJobCondition(CodedInputStream in, io.fabric8.kubernetes.api.model.batch.v1.JobCondition o) throws IOException {
         for (int tag; (tag = in.readTag()) != 0;) {
             switch (tag) {
-                case 10 -> o.setType(in.readString()); // type
-                case 18 -> o.setStatus(in.readString()); // status
+                case 10 -> o.setType(Decoding.string(in)); // type
+                case 18 -> o.setStatus(Decoding.string(in)); // status
                 case 26 -> o.setLastProbeTime(Decoding.time(in)); // lastProbeTime
                 case 34 -> o.setLastTransitionTime(Decoding.time(in)); // lastTransitionTime
                 case 42 -> { // reason
-                    java.lang.String v = in.readString();
+                    java.lang.String v = Decoding.string(in);
                     if (!v.isEmpty()) {
                         o.setReason(v);
                     }
                 }
                 case 50 -> { // message
-                    java.lang.String v = in.readString();
+                    java.lang.String v = Decoding.string(in);
                     if (!v.isEmpty()) {
                         o.setMessage(v);
                     }
@@ -410,10 +410,10 @@ final class BatchV1Proto {
                 case 40 -> o.setManualSelector(in.readBool()); // manualSelector
                 case 50 -> o.setTemplate(CoreV1Proto.readPodTemplateSpec(in)); // template
                 case 64 -> o.setTtlSecondsAfterFinished(in.readInt32()); // ttlSecondsAfterFinished
-                case 74 -> o.setCompletionMode(in.readString()); // completionMode
+                case 74 -> o.setCompletionMode(Decoding.string(in)); // completionMode
                 case 80 -> o.setSuspend(in.readBool()); // suspend
-                case 114 -> o.setPodReplacementPolicy(in.readString()); // podReplacementPolicy
-                case 122 -> o.setManagedBy(in.readString()); // managedBy
+                case 114 -> o.setPodReplacementPolicy(Decoding.string(in)); // podReplacementPolicy
+                case 122 -> o.setManagedBy(Decoding.string(in)); // managedBy
                 default -> throw Decoding.unknownField(tag, "k8s.io.api.batch.v1.JobSpec");
             }
         }
@@ -560,12 +560,12 @@ final class BatchV1Proto {
                 }
                 case 88 -> o.setTerminating(in.readInt32()); // terminating
                 case 58 -> { // completedIndexes
-                    java.lang.String v = in.readString();
+                    java.lang.String v = Decoding.string(in);
                     if (!v.isEmpty()) {
                         o.setCompletedIndexes(v);
                     }
                 }
-                case 82 -> o.setFailedIndexes(in.readString()); // failedIndexes
+                case 82 -> o.setFailedIndexes(Decoding.string(in)); // failedIndexes
                 case 66 -> o.setUncountedTerminatedPods(BatchV1Proto.readUncountedTerminatedPods(in)); // uncountedTerminatedPods
                 case 72 -> o.setReady(in.readInt32()); // ready
                 default -> throw Decoding.unknownField(tag, "k8s.io.api.batch.v1.JobStatus");
@@ -730,8 +730,8 @@ final class BatchV1Proto {
         o.setValues(null);
         for (int tag; (tag = in.readTag()) != 0;) {
             switch (tag) {
-                case 10 -> o.setContainerName(in.readString()); // containerName
-                case 18 -> o.setOperator(in.readString()); // operator
+                case 10 -> o.setContainerName(Decoding.string(in)); // containerName
+                case 18 -> o.setOperator(Decoding.string(in)); // operator
                 case 24 -> { // values
                     java.util.List<java.lang.Integer> list = o.getValues();
                     if (list == null) {
@@ -793,8 +793,8 @@ final class BatchV1Proto {
     static void mergePodFailurePolicyOnPodConditionsPattern(CodedInputStream in, io.fabric8.kubernetes.api.model.batch.v1.PodFailurePolicyOnPodConditionsPattern o) throws IOException {
         for (int tag; (tag = in.readTag()) != 0;) {
             switch (tag) {
-                case 10 -> o.setType(in.readString()); // type
-                case 18 -> o.setStatus(in.readString()); // status
+                case 10 -> o.setType(Decoding.string(in)); // type
+                case 18 -> o.setStatus(Decoding.string(in)); // status
                 default -> throw Decoding.unknownField(tag, "k8s.io.api.batch.v1.PodFailurePolicyOnPodConditionsPattern");
             }
         }
@@ -827,7 +827,7 @@ final class BatchV1Proto {
     static void mergePodFailurePolicyRule(CodedInputStream in, io.fabric8.kubernetes.api.model.batch.v1.PodFailurePolicyRule o) throws IOException {
         for (int tag; (tag = in.readTag()) != 0;) {
             switch (tag) {
-                case 10 -> o.setAction(in.readString()); // action
+                case 10 -> o.setAction(Decoding.string(in)); // action
                 case 18 -> o.setOnExitCodes(BatchV1Proto.readPodFailurePolicyOnExitCodesRequirement(in)); // onExitCodes
                 case 26 -> { // onPodConditions
                     java.util.List<io.fabric8.kubernetes.api.model.batch.v1.PodFailurePolicyOnPodConditionsPattern> list = o.getOnPodConditions();
@@ -916,7 +916,7 @@ final class BatchV1Proto {
     static void mergeSuccessPolicyRule(CodedInputStream in, io.fabric8.kubernetes.api.model.batch.v1.SuccessPolicyRule o) throws IOException {
         for (int tag; (tag = in.readTag()) != 0;) {
             switch (tag) {
-                case 10 -> o.setSucceededIndexes(in.readString()); // succeededIndexes
+                case 10 -> o.setSucceededIndexes(Decoding.string(in)); // succeededIndexes
                 case 16 -> o.setSucceededCount(in.readInt32()); // succeededCount
                 default -> throw Decoding.unknownField(tag, "k8s.io.api.batch.v1.SuccessPolicyRule");
             }
@@ -956,7 +956,7 @@ final class BatchV1Proto {
                         list = new java.util.ArrayList<>();
                         o.setSucceeded(list);
                     }
-                    list.add(in.readString());
+                    list.add(Decoding.string(in));
                 }
                 case 18 -> { // failed
                     java.util.List<java.lang.String> list = o.getFailed();
@@ -964,7 +964,7 @@ final class BatchV1Proto {
                         list = new java.util.ArrayList<>();
                         o.setFailed(list);
                     }
-                    list.add(in.readString());
+                    list.add(Decoding.string(in));
                 }
                 default -> throw Decoding.unknownField(tag, "k8s.io.api.batch.v1.UncountedTerminatedPods");
             }

@@ -65,16 +65,16 @@ final class CertificatesV1Proto {
     static void mergeCertificateSigningRequestCondition(CodedInputStream in, io.fabric8.kubernetes.api.model.certificates.v1.CertificateSigningRequestCondition o) throws IOException {
         for (int tag; (tag = in.readTag()) != 0;) {
             switch (tag) {
-                case 10 -> o.setType(in.readString()); // type
-                case 50 -> o.setStatus(in.readString()); // status
+                case 10 -> o.setType(Decoding.string(in)); // type
+                case 50 -> o.setStatus(Decoding.string(in)); // status
                 case 18 -> { // reason
-                    java.lang.String v = in.readString();
+                    java.lang.String v = Decoding.string(in);
                     if (!v.isEmpty()) {
                         o.setReason(v);
                     }
                 }
                 case 26 -> { // message
-                    java.lang.String v = in.readString();
+                    java.lang.String v = Decoding.string(in);
                     if (!v.isEmpty()) {
                         o.setMessage(v);
                     }
@@ -183,7 +183,7 @@ final class CertificatesV1Proto {
         for (int tag; (tag = in.readTag()) != 0;) {
             switch (tag) {
                 case 10 -> o.setRequest(Decoding.base64(in)); // request
-                case 58 -> o.setSignerName(in.readString()); // signerName
+                case 58 -> o.setSignerName(Decoding.string(in)); // signerName
                 case 64 -> o.setExpirationSeconds(in.readInt32()); // expirationSeconds
                 case 42 -> { // usages
                     java.util.List<java.lang.String> list = o.getUsages();
@@ -191,16 +191,16 @@ final class CertificatesV1Proto {
                         list = new java.util.ArrayList<>();
                         o.setUsages(list);
                     }
-                    list.add(in.readString());
+                    list.add(Decoding.string(in));
                 }
                 case 18 -> { // username
-                    java.lang.String v = in.readString();
+                    java.lang.String v = Decoding.string(in);
                     if (!v.isEmpty()) {
                         o.setUsername(v);
                     }
                 }
                 case 26 -> { // uid
-                    java.lang.String v = in.readString();
+                    java.lang.String v = Decoding.string(in);
                     if (!v.isEmpty()) {
                         o.setUid(v);
                     }
@@ -211,7 +211,7 @@ final class CertificatesV1Proto {
                         list = new java.util.ArrayList<>();
                         o.setGroups(list);
                     }
-                    list.add(in.readString());
+                    list.add(Decoding.string(in));
                 }
                 case 50 -> { // extra
                     int limit = Decoding.enter(in);
@@ -219,7 +219,7 @@ final class CertificatesV1Proto {
                     java.util.List<java.lang.String> value = new java.util.ArrayList<>();
                     for (int t; (t = in.readTag()) != 0;) {
                         switch (t) {
-                            case 10 -> key = in.readString();
+                            case 10 -> key = Decoding.string(in);
                             case 18 -> value = Decoding.stringItems(in);
                             default -> throw Decoding.unknownField(t, "k8s.io.api.certificates.v1.CertificateSigningRequestSpec.ExtraEntry");
                         }

@@ -102,13 +102,13 @@ final class CoordinationV1Proto {
     static void mergeLeaseSpec(CodedInputStream in, io.fabric8.kubernetes.api.model.coordination.v1.LeaseSpec o) throws IOException {
         for (int tag; (tag = in.readTag()) != 0;) {
             switch (tag) {
-                case 10 -> o.setHolderIdentity(in.readString()); // holderIdentity
+                case 10 -> o.setHolderIdentity(Decoding.string(in)); // holderIdentity
                 case 16 -> o.setLeaseDurationSeconds(in.readInt32()); // leaseDurationSeconds
                 case 26 -> o.setAcquireTime(Decoding.microTimeZoned(in)); // acquireTime
                 case 34 -> o.setRenewTime(Decoding.microTimeZoned(in)); // renewTime
                 case 40 -> o.setLeaseTransitions(in.readInt32()); // leaseTransitions
-                case 50 -> o.setStrategy(in.readString()); // strategy
-                case 58 -> o.setPreferredHolder(in.readString()); // preferredHolder
+                case 50 -> o.setStrategy(Decoding.string(in)); // strategy
+                case 58 -> o.setPreferredHolder(Decoding.string(in)); // preferredHolder
                 default -> throw Decoding.unknownField(tag, "k8s.io.api.coordination.v1.LeaseSpec");
             }
         }

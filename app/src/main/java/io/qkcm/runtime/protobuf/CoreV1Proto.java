@@ -24,9 +24,9 @@ final class CoreV1Proto {
     static void mergeAWSElasticBlockStoreVolumeSource(CodedInputStream in, io.fabric8.kubernetes.api.model.AWSElasticBlockStoreVolumeSource o) throws IOException {
         for (int tag; (tag = in.readTag()) != 0;) {
             switch (tag) {
-                case 10 -> o.setVolumeID(in.readString()); // volumeID
+                case 10 -> o.setVolumeID(Decoding.string(in)); // volumeID
                 case 18 -> { // fsType
-                    java.lang.String v = in.readString();
+                    java.lang.String v = Decoding.string(in);
                     if (!v.isEmpty()) {
                         o.setFsType(v);
                     }
@@ -128,8 +128,8 @@ final class CoreV1Proto {
     static void mergeAppArmorProfile(CodedInputStream in, io.fabric8.kubernetes.api.model.AppArmorProfile o) throws IOException {
         for (int tag; (tag = in.readTag()) != 0;) {
             switch (tag) {
-                case 10 -> o.setType(in.readString()); // type
-                case 18 -> o.setLocalhostProfile(in.readString()); // localhostProfile
+                case 10 -> o.setType(Decoding.string(in)); // type
+                case 18 -> o.setLocalhostProfile(Decoding.string(in)); // localhostProfile
                 default -> throw Decoding.unknownField(tag, "k8s.io.api.core.v1.AppArmorProfile");
             }
         }
@@ -162,8 +162,8 @@ final class CoreV1Proto {
     static void mergeAttachedVolume(CodedInputStream in, io.fabric8.kubernetes.api.model.AttachedVolume o) throws IOException {
         for (int tag; (tag = in.readTag()) != 0;) {
             switch (tag) {
-                case 10 -> o.setName(in.readString()); // name
-                case 18 -> o.setDevicePath(in.readString()); // devicePath
+                case 10 -> o.setName(Decoding.string(in)); // name
+                case 18 -> o.setDevicePath(Decoding.string(in)); // devicePath
                 default -> throw Decoding.unknownField(tag, "k8s.io.api.core.v1.AttachedVolume");
             }
         }
@@ -196,12 +196,12 @@ final class CoreV1Proto {
     static void mergeAzureDiskVolumeSource(CodedInputStream in, io.fabric8.kubernetes.api.model.AzureDiskVolumeSource o) throws IOException {
         for (int tag; (tag = in.readTag()) != 0;) {
             switch (tag) {
-                case 10 -> o.setDiskName(in.readString()); // diskName
-                case 18 -> o.setDiskURI(in.readString()); // diskURI
-                case 26 -> o.setCachingMode(in.readString()); // cachingMode
-                case 34 -> o.setFsType(in.readString()); // fsType
+                case 10 -> o.setDiskName(Decoding.string(in)); // diskName
+                case 18 -> o.setDiskURI(Decoding.string(in)); // diskURI
+                case 26 -> o.setCachingMode(Decoding.string(in)); // cachingMode
+                case 34 -> o.setFsType(Decoding.string(in)); // fsType
                 case 40 -> o.setReadOnly(in.readBool()); // readOnly
-                case 50 -> o.setKind(in.readString()); // kind
+                case 50 -> o.setKind(Decoding.string(in)); // kind
                 default -> throw Decoding.unknownField(tag, "k8s.io.api.core.v1.AzureDiskVolumeSource");
             }
         }
@@ -258,15 +258,15 @@ final class CoreV1Proto {
     static void mergeAzureFilePersistentVolumeSource(CodedInputStream in, io.fabric8.kubernetes.api.model.AzureFilePersistentVolumeSource o) throws IOException {
         for (int tag; (tag = in.readTag()) != 0;) {
             switch (tag) {
-                case 10 -> o.setSecretName(in.readString()); // secretName
-                case 18 -> o.setShareName(in.readString()); // shareName
+                case 10 -> o.setSecretName(Decoding.string(in)); // secretName
+                case 18 -> o.setShareName(Decoding.string(in)); // shareName
                 case 24 -> { // readOnly
                     java.lang.Boolean v = in.readBool();
                     if (v) {
                         o.setReadOnly(v);
                     }
                 }
-                case 34 -> o.setSecretNamespace(in.readString()); // secretNamespace
+                case 34 -> o.setSecretNamespace(Decoding.string(in)); // secretNamespace
                 default -> throw Decoding.unknownField(tag, "k8s.io.api.core.v1.AzureFilePersistentVolumeSource");
             }
         }
@@ -311,8 +311,8 @@ final class CoreV1Proto {
     static void mergeAzureFileVolumeSource(CodedInputStream in, io.fabric8.kubernetes.api.model.AzureFileVolumeSource o) throws IOException {
         for (int tag; (tag = in.readTag()) != 0;) {
             switch (tag) {
-                case 10 -> o.setSecretName(in.readString()); // secretName
-                case 18 -> o.setShareName(in.readString()); // shareName
+                case 10 -> o.setSecretName(Decoding.string(in)); // secretName
+                case 18 -> o.setShareName(Decoding.string(in)); // shareName
                 case 24 -> { // readOnly
                     java.lang.Boolean v = in.readBool();
                     if (v) {
@@ -357,8 +357,8 @@ final class CoreV1Proto {
     static void mergeCSIPersistentVolumeSource(CodedInputStream in, io.fabric8.kubernetes.api.model.CSIPersistentVolumeSource o) throws IOException {
         for (int tag; (tag = in.readTag()) != 0;) {
             switch (tag) {
-                case 10 -> o.setDriver(in.readString()); // driver
-                case 18 -> o.setVolumeHandle(in.readString()); // volumeHandle
+                case 10 -> o.setDriver(Decoding.string(in)); // driver
+                case 18 -> o.setVolumeHandle(Decoding.string(in)); // volumeHandle
                 case 24 -> { // readOnly
                     java.lang.Boolean v = in.readBool();
                     if (v) {
@@ -366,7 +366,7 @@ final class CoreV1Proto {
                     }
                 }
                 case 34 -> { // fsType
-                    java.lang.String v = in.readString();
+                    java.lang.String v = Decoding.string(in);
                     if (!v.isEmpty()) {
                         o.setFsType(v);
                     }
@@ -377,8 +377,8 @@ final class CoreV1Proto {
                     java.lang.String value = "";
                     for (int t; (t = in.readTag()) != 0;) {
                         switch (t) {
-                            case 10 -> key = in.readString();
-                            case 18 -> value = in.readString();
+                            case 10 -> key = Decoding.string(in);
+                            case 18 -> value = Decoding.string(in);
                             default -> throw Decoding.unknownField(t, "k8s.io.api.core.v1.CSIPersistentVolumeSource.VolumeAttributesEntry");
                         }
                     }
@@ -483,17 +483,17 @@ final class CoreV1Proto {
     static void mergeCSIVolumeSource(CodedInputStream in, io.fabric8.kubernetes.api.model.CSIVolumeSource o) throws IOException {
         for (int tag; (tag = in.readTag()) != 0;) {
             switch (tag) {
-                case 10 -> o.setDriver(in.readString()); // driver
+                case 10 -> o.setDriver(Decoding.string(in)); // driver
                 case 16 -> o.setReadOnly(in.readBool()); // readOnly
-                case 26 -> o.setFsType(in.readString()); // fsType
+                case 26 -> o.setFsType(Decoding.string(in)); // fsType
                 case 34 -> { // volumeAttributes
                     int limit = Decoding.enter(in);
                     String key = "";
                     java.lang.String value = "";
                     for (int t; (t = in.readTag()) != 0;) {
                         switch (t) {
-                            case 10 -> key = in.readString();
-                            case 18 -> value = in.readString();
+                            case 10 -> key = Decoding.string(in);
+                            case 18 -> value = Decoding.string(in);
                             default -> throw Decoding.unknownField(t, "k8s.io.api.core.v1.CSIVolumeSource.VolumeAttributesEntry");
                         }
                     }
@@ -570,7 +570,7 @@ final class CoreV1Proto {
                         list = new java.util.ArrayList<>();
                         o.setAdd(list);
                     }
-                    list.add(in.readString());
+                    list.add(Decoding.string(in));
                 }
                 case 18 -> { // drop
                     java.util.List<java.lang.String> list = o.getDrop();
@@ -578,7 +578,7 @@ final class CoreV1Proto {
                         list = new java.util.ArrayList<>();
                         o.setDrop(list);
                     }
-                    list.add(in.readString());
+                    list.add(Decoding.string(in));
                 }
                 default -> throw Decoding.unknownField(tag, "k8s.io.api.core.v1.Capabilities");
             }
@@ -625,22 +625,22 @@ final class CoreV1Proto {
                         list = new java.util.ArrayList<>();
                         o.setMonitors(list);
                     }
-                    list.add(in.readString());
+                    list.add(Decoding.string(in));
                 }
                 case 18 -> { // path
-                    java.lang.String v = in.readString();
+                    java.lang.String v = Decoding.string(in);
                     if (!v.isEmpty()) {
                         o.setPath(v);
                     }
                 }
                 case 26 -> { // user
-                    java.lang.String v = in.readString();
+                    java.lang.String v = Decoding.string(in);
                     if (!v.isEmpty()) {
                         o.setUser(v);
                     }
                 }
                 case 34 -> { // secretFile
-                    java.lang.String v = in.readString();
+                    java.lang.String v = Decoding.string(in);
                     if (!v.isEmpty()) {
                         o.setSecretFile(v);
                     }
@@ -718,22 +718,22 @@ final class CoreV1Proto {
                         list = new java.util.ArrayList<>();
                         o.setMonitors(list);
                     }
-                    list.add(in.readString());
+                    list.add(Decoding.string(in));
                 }
                 case 18 -> { // path
-                    java.lang.String v = in.readString();
+                    java.lang.String v = Decoding.string(in);
                     if (!v.isEmpty()) {
                         o.setPath(v);
                     }
                 }
                 case 26 -> { // user
-                    java.lang.String v = in.readString();
+                    java.lang.String v = Decoding.string(in);
                     if (!v.isEmpty()) {
                         o.setUser(v);
                     }
                 }
                 case 34 -> { // secretFile
-                    java.lang.String v = in.readString();
+                    java.lang.String v = Decoding.string(in);
                     if (!v.isEmpty()) {
                         o.setSecretFile(v);
                     }
@@ -804,9 +804,9 @@ final class CoreV1Proto {
     static void mergeCinderPersistentVolumeSource(CodedInputStream in, io.fabric8.kubernetes.api.model.CinderPersistentVolumeSource o) throws IOException {
         for (int tag; (tag = in.readTag()) != 0;) {
             switch (tag) {
-                case 10 -> o.setVolumeID(in.readString()); // volumeID
+                case 10 -> o.setVolumeID(Decoding.string(in)); // volumeID
                 case 18 -> { // fsType
-                    java.lang.String v = in.readString();
+                    java.lang.String v = Decoding.string(in);
                     if (!v.isEmpty()) {
                         o.setFsType(v);
                     }
@@ -862,9 +862,9 @@ final class CoreV1Proto {
     static void mergeCinderVolumeSource(CodedInputStream in, io.fabric8.kubernetes.api.model.CinderVolumeSource o) throws IOException {
         for (int tag; (tag = in.readTag()) != 0;) {
             switch (tag) {
-                case 10 -> o.setVolumeID(in.readString()); // volumeID
+                case 10 -> o.setVolumeID(Decoding.string(in)); // volumeID
                 case 18 -> { // fsType
-                    java.lang.String v = in.readString();
+                    java.lang.String v = Decoding.string(in);
                     if (!v.isEmpty()) {
                         o.setFsType(v);
                     }
@@ -947,11 +947,11 @@ final class CoreV1Proto {
     static void mergeClusterTrustBundleProjection(CodedInputStream in, io.fabric8.kubernetes.api.model.ClusterTrustBundleProjection o) throws IOException {
         for (int tag; (tag = in.readTag()) != 0;) {
             switch (tag) {
-                case 10 -> o.setName(in.readString()); // name
-                case 18 -> o.setSignerName(in.readString()); // signerName
+                case 10 -> o.setName(Decoding.string(in)); // name
+                case 18 -> o.setSignerName(Decoding.string(in)); // signerName
                 case 26 -> o.setLabelSelector(MetaV1Proto.readLabelSelector(in)); // labelSelector
                 case 40 -> o.setOptional(in.readBool()); // optional
-                case 34 -> o.setPath(in.readString()); // path
+                case 34 -> o.setPath(Decoding.string(in)); // path
                 default -> throw Decoding.unknownField(tag, "k8s.io.api.core.v1.ClusterTrustBundleProjection");
             }
         }
@@ -1010,8 +1010,8 @@ final class CoreV1Proto {
                     java.lang.String value = "";
                     for (int t; (t = in.readTag()) != 0;) {
                         switch (t) {
-                            case 10 -> key = in.readString();
-                            case 18 -> value = in.readString();
+                            case 10 -> key = Decoding.string(in);
+                            case 18 -> value = Decoding.string(in);
                             default -> throw Decoding.unknownField(t, "k8s.io.api.core.v1.ConfigMap.DataEntry");
                         }
                     }
@@ -1029,7 +1029,7 @@ final class CoreV1Proto {
                     java.lang.String value = "";
                     for (int t; (t = in.readTag()) != 0;) {
                         switch (t) {
-                            case 10 -> key = in.readString();
+                            case 10 -> key = Decoding.string(in);
                             case 18 -> value = Decoding.base64(in);
                             default -> throw Decoding.unknownField(t, "k8s.io.api.core.v1.ConfigMap.BinaryDataEntry");
                         }
@@ -1144,7 +1144,7 @@ final class CoreV1Proto {
                     CoreV1Proto.mergeLocalObjectReference_ConfigMapKeySelector(in, o);
                     Decoding.leave(in, limit);
                 }
-                case 18 -> o.setKey(in.readString()); // key
+                case 18 -> o.setKey(Decoding.string(in)); // key
                 case 24 -> o.setOptional(in.readBool()); // optional
                 default -> throw Decoding.unknownField(tag, "k8s.io.api.core.v1.ConfigMapKeySelector");
             }
@@ -1227,21 +1227,21 @@ final class CoreV1Proto {
     static void mergeConfigMapNodeConfigSource(CodedInputStream in, io.fabric8.kubernetes.api.model.ConfigMapNodeConfigSource o) throws IOException {
         for (int tag; (tag = in.readTag()) != 0;) {
             switch (tag) {
-                case 10 -> o.setNamespace(in.readString()); // namespace
-                case 18 -> o.setName(in.readString()); // name
+                case 10 -> o.setNamespace(Decoding.string(in)); // namespace
+                case 18 -> o.setName(Decoding.string(in)); // name
                 case 26 -> { // uid
-                    java.lang.String v = in.readString();
+                    java.lang.String v = Decoding.string(in);
                     if (!v.isEmpty()) {
                         o.setUid(v);
                     }
                 }
                 case 34 -> { // resourceVersion
-                    java.lang.String v = in.readString();
+                    java.lang.String v = Decoding.string(in);
                     if (!v.isEmpty()) {
                         o.setResourceVersion(v);
                     }
                 }
-                case 42 -> o.setKubeletConfigKey(in.readString()); // kubeletConfigKey
+                case 42 -> o.setKubeletConfigKey(Decoding.string(in)); // kubeletConfigKey
                 default -> throw Decoding.unknownField(tag, "k8s.io.api.core.v1.ConfigMapNodeConfigSource");
             }
         }
@@ -1407,9 +1407,9 @@ final class CoreV1Proto {
     static void mergeContainer(CodedInputStream in, io.fabric8.kubernetes.api.model.Container o) throws IOException {
         for (int tag; (tag = in.readTag()) != 0;) {
             switch (tag) {
-                case 10 -> o.setName(in.readString()); // name
+                case 10 -> o.setName(Decoding.string(in)); // name
                 case 18 -> { // image
-                    java.lang.String v = in.readString();
+                    java.lang.String v = Decoding.string(in);
                     if (!v.isEmpty()) {
                         o.setImage(v);
                     }
@@ -1420,7 +1420,7 @@ final class CoreV1Proto {
                         list = new java.util.ArrayList<>();
                         o.setCommand(list);
                     }
-                    list.add(in.readString());
+                    list.add(Decoding.string(in));
                 }
                 case 34 -> { // args
                     java.util.List<java.lang.String> list = o.getArgs();
@@ -1428,10 +1428,10 @@ final class CoreV1Proto {
                         list = new java.util.ArrayList<>();
                         o.setArgs(list);
                     }
-                    list.add(in.readString());
+                    list.add(Decoding.string(in));
                 }
                 case 42 -> { // workingDir
-                    java.lang.String v = in.readString();
+                    java.lang.String v = Decoding.string(in);
                     if (!v.isEmpty()) {
                         o.setWorkingDir(v);
                     }
@@ -1469,7 +1469,7 @@ final class CoreV1Proto {
                     }
                     list.add(CoreV1Proto.readContainerResizePolicy(in));
                 }
-                case 194 -> o.setRestartPolicy(in.readString()); // restartPolicy
+                case 194 -> o.setRestartPolicy(Decoding.string(in)); // restartPolicy
                 case 202 -> Decoding.addAdditional(o.getAdditionalProperties(), "restartPolicyRules", CoreV1Proto.readContainerRestartRule_Untyped(in)); // restartPolicyRules
                 case 74 -> { // volumeMounts
                     java.util.List<io.fabric8.kubernetes.api.model.VolumeMount> list = o.getVolumeMounts();
@@ -1492,19 +1492,19 @@ final class CoreV1Proto {
                 case 178 -> o.setStartupProbe(CoreV1Proto.readProbe(in)); // startupProbe
                 case 98 -> o.setLifecycle(CoreV1Proto.readLifecycle(in)); // lifecycle
                 case 106 -> { // terminationMessagePath
-                    java.lang.String v = in.readString();
+                    java.lang.String v = Decoding.string(in);
                     if (!v.isEmpty()) {
                         o.setTerminationMessagePath(v);
                     }
                 }
                 case 162 -> { // terminationMessagePolicy
-                    java.lang.String v = in.readString();
+                    java.lang.String v = Decoding.string(in);
                     if (!v.isEmpty()) {
                         o.setTerminationMessagePolicy(v);
                     }
                 }
                 case 114 -> { // imagePullPolicy
-                    java.lang.String v = in.readString();
+                    java.lang.String v = Decoding.string(in);
                     if (!v.isEmpty()) {
                         o.setImagePullPolicy(v);
                     }
@@ -1716,9 +1716,9 @@ final class CoreV1Proto {
     static void mergeContainerExtendedResourceRequest_Untyped(CodedInputStream in, java.util.Map<String, Object> o) throws IOException {
         for (int tag; (tag = in.readTag()) != 0;) {
             switch (tag) {
-                case 10 -> o.put("containerName", in.readString()); // containerName
-                case 18 -> o.put("resourceName", in.readString()); // resourceName
-                case 26 -> o.put("requestName", in.readString()); // requestName
+                case 10 -> o.put("containerName", Decoding.string(in)); // containerName
+                case 18 -> o.put("resourceName", Decoding.string(in)); // resourceName
+                case 26 -> o.put("requestName", Decoding.string(in)); // requestName
                 default -> throw Decoding.unknownField(tag, "k8s.io.api.core.v1.ContainerExtendedResourceRequest");
             }
         }
@@ -1742,7 +1742,7 @@ final class CoreV1Proto {
                         list = new java.util.ArrayList<>();
                         o.setNames(list);
                     }
-                    list.add(in.readString());
+                    list.add(Decoding.string(in));
                 }
                 case 16 -> { // sizeBytes
                     java.lang.Long v = in.readInt64();
@@ -1786,7 +1786,7 @@ final class CoreV1Proto {
         for (int tag; (tag = in.readTag()) != 0;) {
             switch (tag) {
                 case 10 -> { // name
-                    java.lang.String v = in.readString();
+                    java.lang.String v = Decoding.string(in);
                     if (!v.isEmpty()) {
                         o.setName(v);
                     }
@@ -1799,13 +1799,13 @@ final class CoreV1Proto {
                 }
                 case 24 -> o.setContainerPort(in.readInt32()); // containerPort
                 case 34 -> { // protocol
-                    java.lang.String v = in.readString();
+                    java.lang.String v = Decoding.string(in);
                     if (!v.isEmpty()) {
                         o.setProtocol(v);
                     }
                 }
                 case 42 -> { // hostIP
-                    java.lang.String v = in.readString();
+                    java.lang.String v = Decoding.string(in);
                     if (!v.isEmpty()) {
                         o.setHostIP(v);
                     }
@@ -1860,8 +1860,8 @@ final class CoreV1Proto {
     static void mergeContainerResizePolicy(CodedInputStream in, io.fabric8.kubernetes.api.model.ContainerResizePolicy o) throws IOException {
         for (int tag; (tag = in.readTag()) != 0;) {
             switch (tag) {
-                case 10 -> o.setResourceName(in.readString()); // resourceName
-                case 18 -> o.setRestartPolicy(in.readString()); // restartPolicy
+                case 10 -> o.setResourceName(Decoding.string(in)); // resourceName
+                case 18 -> o.setRestartPolicy(Decoding.string(in)); // restartPolicy
                 default -> throw Decoding.unknownField(tag, "k8s.io.api.core.v1.ContainerResizePolicy");
             }
         }
@@ -1895,7 +1895,7 @@ final class CoreV1Proto {
         for (int tag; (tag = in.readTag()) != 0;) {
             switch (tag) {
                 case 10 -> { // operator
-                    Object v = in.readString();
+                    Object v = Decoding.string(in);
                     if (!Decoding.isZero(v)) {
                         o.put("operator", v);
                     }
@@ -1918,7 +1918,7 @@ final class CoreV1Proto {
         for (int tag; (tag = in.readTag()) != 0;) {
             switch (tag) {
                 case 10 -> { // action
-                    Object v = in.readString();
+                    Object v = Decoding.string(in);
                     if (!Decoding.isZero(v)) {
                         o.put("action", v);
                     }
@@ -2016,13 +2016,13 @@ final class CoreV1Proto {
                     }
                 }
                 case 26 -> { // reason
-                    java.lang.String v = in.readString();
+                    java.lang.String v = Decoding.string(in);
                     if (!v.isEmpty()) {
                         o.setReason(v);
                     }
                 }
                 case 34 -> { // message
-                    java.lang.String v = in.readString();
+                    java.lang.String v = Decoding.string(in);
                     if (!v.isEmpty()) {
                         o.setMessage(v);
                     }
@@ -2030,7 +2030,7 @@ final class CoreV1Proto {
                 case 42 -> o.setStartedAt(Decoding.time(in)); // startedAt
                 case 50 -> o.setFinishedAt(Decoding.time(in)); // finishedAt
                 case 58 -> { // containerID
-                    java.lang.String v = in.readString();
+                    java.lang.String v = Decoding.string(in);
                     if (!v.isEmpty()) {
                         o.setContainerID(v);
                     }
@@ -2098,13 +2098,13 @@ final class CoreV1Proto {
         for (int tag; (tag = in.readTag()) != 0;) {
             switch (tag) {
                 case 10 -> { // reason
-                    java.lang.String v = in.readString();
+                    java.lang.String v = Decoding.string(in);
                     if (!v.isEmpty()) {
                         o.setReason(v);
                     }
                 }
                 case 18 -> { // message
-                    java.lang.String v = in.readString();
+                    java.lang.String v = Decoding.string(in);
                     if (!v.isEmpty()) {
                         o.setMessage(v);
                     }
@@ -2141,15 +2141,15 @@ final class CoreV1Proto {
     static void mergeContainerStatus(CodedInputStream in, io.fabric8.kubernetes.api.model.ContainerStatus o) throws IOException {
         for (int tag; (tag = in.readTag()) != 0;) {
             switch (tag) {
-                case 10 -> o.setName(in.readString()); // name
+                case 10 -> o.setName(Decoding.string(in)); // name
                 case 18 -> o.setState(CoreV1Proto.readContainerState(in)); // state
                 case 26 -> o.setLastState(CoreV1Proto.readContainerState(in)); // lastState
                 case 32 -> o.setReady(in.readBool()); // ready
                 case 40 -> o.setRestartCount(in.readInt32()); // restartCount
-                case 50 -> o.setImage(in.readString()); // image
-                case 58 -> o.setImageID(in.readString()); // imageID
+                case 50 -> o.setImage(Decoding.string(in)); // image
+                case 58 -> o.setImageID(Decoding.string(in)); // imageID
                 case 66 -> { // containerID
-                    java.lang.String v = in.readString();
+                    java.lang.String v = Decoding.string(in);
                     if (!v.isEmpty()) {
                         o.setContainerID(v);
                     }
@@ -2161,7 +2161,7 @@ final class CoreV1Proto {
                     io.fabric8.kubernetes.api.model.Quantity value = new io.fabric8.kubernetes.api.model.Quantity("0");
                     for (int t; (t = in.readTag()) != 0;) {
                         switch (t) {
-                            case 10 -> key = in.readString();
+                            case 10 -> key = Decoding.string(in);
                             case 18 -> value = Decoding.quantity(in);
                             default -> throw Decoding.unknownField(t, "k8s.io.api.core.v1.ContainerStatus.AllocatedResourcesEntry");
                         }
@@ -2192,7 +2192,7 @@ final class CoreV1Proto {
                     }
                     list.add(CoreV1Proto.readResourceStatus(in));
                 }
-                case 122 -> o.setStopSignal(in.readString()); // stopSignal
+                case 122 -> o.setStopSignal(Decoding.string(in)); // stopSignal
                 default -> throw Decoding.unknownField(tag, "k8s.io.api.core.v1.ContainerStatus");
             }
         }
@@ -2408,7 +2408,7 @@ final class CoreV1Proto {
     static void mergeDownwardAPIVolumeFile(CodedInputStream in, io.fabric8.kubernetes.api.model.DownwardAPIVolumeFile o) throws IOException {
         for (int tag; (tag = in.readTag()) != 0;) {
             switch (tag) {
-                case 10 -> o.setPath(in.readString()); // path
+                case 10 -> o.setPath(Decoding.string(in)); // path
                 case 18 -> o.setFieldRef(CoreV1Proto.readObjectFieldSelector(in)); // fieldRef
                 case 26 -> o.setResourceFieldRef(CoreV1Proto.readResourceFieldSelector(in)); // resourceFieldRef
                 case 32 -> o.setMode(in.readInt32()); // mode
@@ -2501,7 +2501,7 @@ final class CoreV1Proto {
         for (int tag; (tag = in.readTag()) != 0;) {
             switch (tag) {
                 case 10 -> { // medium
-                    java.lang.String v = in.readString();
+                    java.lang.String v = Decoding.string(in);
                     if (!v.isEmpty()) {
                         o.setMedium(v);
                     }
@@ -2539,14 +2539,14 @@ final class CoreV1Proto {
     static void mergeEndpointAddress(CodedInputStream in, io.fabric8.kubernetes.api.model.EndpointAddress o) throws IOException {
         for (int tag; (tag = in.readTag()) != 0;) {
             switch (tag) {
-                case 10 -> o.setIp(in.readString()); // ip
+                case 10 -> o.setIp(Decoding.string(in)); // ip
                 case 26 -> { // hostname
-                    java.lang.String v = in.readString();
+                    java.lang.String v = Decoding.string(in);
                     if (!v.isEmpty()) {
                         o.setHostname(v);
                     }
                 }
-                case 34 -> o.setNodeName(in.readString()); // nodeName
+                case 34 -> o.setNodeName(Decoding.string(in)); // nodeName
                 case 18 -> o.setTargetRef(CoreV1Proto.readObjectReference(in)); // targetRef
                 default -> throw Decoding.unknownField(tag, "k8s.io.api.core.v1.EndpointAddress");
             }
@@ -2593,19 +2593,19 @@ final class CoreV1Proto {
         for (int tag; (tag = in.readTag()) != 0;) {
             switch (tag) {
                 case 10 -> { // name
-                    java.lang.String v = in.readString();
+                    java.lang.String v = Decoding.string(in);
                     if (!v.isEmpty()) {
                         o.setName(v);
                     }
                 }
                 case 16 -> o.setPort(in.readInt32()); // port
                 case 26 -> { // protocol
-                    java.lang.String v = in.readString();
+                    java.lang.String v = Decoding.string(in);
                     if (!v.isEmpty()) {
                         o.setProtocol(v);
                     }
                 }
-                case 34 -> o.setAppProtocol(in.readString()); // appProtocol
+                case 34 -> o.setAppProtocol(Decoding.string(in)); // appProtocol
                 default -> throw Decoding.unknownField(tag, "k8s.io.api.core.v1.EndpointPort");
             }
         }
@@ -2810,7 +2810,7 @@ final class CoreV1Proto {
         for (int tag; (tag = in.readTag()) != 0;) {
             switch (tag) {
                 case 10 -> { // prefix
-                    java.lang.String v = in.readString();
+                    java.lang.String v = Decoding.string(in);
                     if (!v.isEmpty()) {
                         o.setPrefix(v);
                     }
@@ -2855,9 +2855,9 @@ final class CoreV1Proto {
     static void mergeEnvVar(CodedInputStream in, io.fabric8.kubernetes.api.model.EnvVar o) throws IOException {
         for (int tag; (tag = in.readTag()) != 0;) {
             switch (tag) {
-                case 10 -> o.setName(in.readString()); // name
+                case 10 -> o.setName(Decoding.string(in)); // name
                 case 18 -> { // value
-                    java.lang.String v = in.readString();
+                    java.lang.String v = Decoding.string(in);
                     if (!v.isEmpty()) {
                         o.setValue(v);
                     }
@@ -2956,7 +2956,7 @@ final class CoreV1Proto {
                     Decoding.leave(in, limit);
                 }
                 case 18 -> { // targetContainerName
-                    java.lang.String v = in.readString();
+                    java.lang.String v = Decoding.string(in);
                     if (!v.isEmpty()) {
                         o.setTargetContainerName(v);
                     }
@@ -2992,9 +2992,9 @@ final class CoreV1Proto {
     static void mergeEphemeralContainerCommon_EphemeralContainer(CodedInputStream in, io.fabric8.kubernetes.api.model.EphemeralContainer o) throws IOException {
         for (int tag; (tag = in.readTag()) != 0;) {
             switch (tag) {
-                case 10 -> o.setName(in.readString()); // name
+                case 10 -> o.setName(Decoding.string(in)); // name
                 case 18 -> { // image
-                    java.lang.String v = in.readString();
+                    java.lang.String v = Decoding.string(in);
                     if (!v.isEmpty()) {
                         o.setImage(v);
                     }
@@ -3005,7 +3005,7 @@ final class CoreV1Proto {
                         list = new java.util.ArrayList<>();
                         o.setCommand(list);
                     }
-                    list.add(in.readString());
+                    list.add(Decoding.string(in));
                 }
                 case 34 -> { // args
                     java.util.List<java.lang.String> list = o.getArgs();
@@ -3013,10 +3013,10 @@ final class CoreV1Proto {
                         list = new java.util.ArrayList<>();
                         o.setArgs(list);
                     }
-                    list.add(in.readString());
+                    list.add(Decoding.string(in));
                 }
                 case 42 -> { // workingDir
-                    java.lang.String v = in.readString();
+                    java.lang.String v = Decoding.string(in);
                     if (!v.isEmpty()) {
                         o.setWorkingDir(v);
                     }
@@ -3054,7 +3054,7 @@ final class CoreV1Proto {
                     }
                     list.add(CoreV1Proto.readContainerResizePolicy(in));
                 }
-                case 194 -> o.setRestartPolicy(in.readString()); // restartPolicy
+                case 194 -> o.setRestartPolicy(Decoding.string(in)); // restartPolicy
                 case 202 -> Decoding.addAdditional(o.getAdditionalProperties(), "restartPolicyRules", CoreV1Proto.readContainerRestartRule_Untyped(in)); // restartPolicyRules
                 case 74 -> { // volumeMounts
                     java.util.List<io.fabric8.kubernetes.api.model.VolumeMount> list = o.getVolumeMounts();
@@ -3077,19 +3077,19 @@ final class CoreV1Proto {
                 case 178 -> o.setStartupProbe(CoreV1Proto.readProbe(in)); // startupProbe
                 case 98 -> o.setLifecycle(CoreV1Proto.readLifecycle(in)); // lifecycle
                 case 106 -> { // terminationMessagePath
-                    java.lang.String v = in.readString();
+                    java.lang.String v = Decoding.string(in);
                     if (!v.isEmpty()) {
                         o.setTerminationMessagePath(v);
                     }
                 }
                 case 162 -> { // terminationMessagePolicy
-                    java.lang.String v = in.readString();
+                    java.lang.String v = Decoding.string(in);
                     if (!v.isEmpty()) {
                         o.setTerminationMessagePolicy(v);
                     }
                 }
                 case 114 -> { // imagePullPolicy
-                    java.lang.String v = in.readString();
+                    java.lang.String v = Decoding.string(in);
                     if (!v.isEmpty()) {
                         o.setImagePullPolicy(v);
                     }
@@ -3330,13 +3330,13 @@ final class CoreV1Proto {
                 case 10 -> o.setMetadata(MetaV1Proto.readObjectMeta(in)); // metadata
                 case 18 -> o.setInvolvedObject(CoreV1Proto.readObjectReference(in)); // involvedObject
                 case 26 -> { // reason
-                    java.lang.String v = in.readString();
+                    java.lang.String v = Decoding.string(in);
                     if (!v.isEmpty()) {
                         o.setReason(v);
                     }
                 }
                 case 34 -> { // message
-                    java.lang.String v = in.readString();
+                    java.lang.String v = Decoding.string(in);
                     if (!v.isEmpty()) {
                         o.setMessage(v);
                     }
@@ -3351,7 +3351,7 @@ final class CoreV1Proto {
                     }
                 }
                 case 74 -> { // type
-                    java.lang.String v = in.readString();
+                    java.lang.String v = Decoding.string(in);
                     if (!v.isEmpty()) {
                         o.setType(v);
                     }
@@ -3359,14 +3359,14 @@ final class CoreV1Proto {
                 case 82 -> o.setEventTime(Decoding.microTimeObject(in)); // eventTime
                 case 90 -> o.setSeries(CoreV1Proto.readEventSeries(in)); // series
                 case 98 -> { // action
-                    java.lang.String v = in.readString();
+                    java.lang.String v = Decoding.string(in);
                     if (!v.isEmpty()) {
                         o.setAction(v);
                     }
                 }
                 case 106 -> o.setRelated(CoreV1Proto.readObjectReference(in)); // related
-                case 114 -> o.setReportingComponent(in.readString()); // reportingComponent
-                case 122 -> o.setReportingInstance(in.readString()); // reportingInstance
+                case 114 -> o.setReportingComponent(Decoding.string(in)); // reportingComponent
+                case 122 -> o.setReportingInstance(Decoding.string(in)); // reportingInstance
                 default -> throw Decoding.unknownField(tag, "k8s.io.api.core.v1.Event");
             }
         }
@@ -3561,13 +3561,13 @@ final class CoreV1Proto {
         for (int tag; (tag = in.readTag()) != 0;) {
             switch (tag) {
                 case 10 -> { // component
-                    java.lang.String v = in.readString();
+                    java.lang.String v = Decoding.string(in);
                     if (!v.isEmpty()) {
                         o.setComponent(v);
                     }
                 }
                 case 18 -> { // host
-                    java.lang.String v = in.readString();
+                    java.lang.String v = Decoding.string(in);
                     if (!v.isEmpty()) {
                         o.setHost(v);
                     }
@@ -3610,7 +3610,7 @@ final class CoreV1Proto {
                         list = new java.util.ArrayList<>();
                         o.setCommand(list);
                     }
-                    list.add(in.readString());
+                    list.add(Decoding.string(in));
                 }
                 default -> throw Decoding.unknownField(tag, "k8s.io.api.core.v1.ExecAction");
             }
@@ -3647,11 +3647,11 @@ final class CoreV1Proto {
                         list = new java.util.ArrayList<>();
                         o.setTargetWWNs(list);
                     }
-                    list.add(in.readString());
+                    list.add(Decoding.string(in));
                 }
                 case 16 -> o.setLun(in.readInt32()); // lun
                 case 26 -> { // fsType
-                    java.lang.String v = in.readString();
+                    java.lang.String v = Decoding.string(in);
                     if (!v.isEmpty()) {
                         o.setFsType(v);
                     }
@@ -3668,7 +3668,7 @@ final class CoreV1Proto {
                         list = new java.util.ArrayList<>();
                         o.setWwids(list);
                     }
-                    list.add(in.readString());
+                    list.add(Decoding.string(in));
                 }
                 default -> throw Decoding.unknownField(tag, "k8s.io.api.core.v1.FCVolumeSource");
             }
@@ -3726,9 +3726,9 @@ final class CoreV1Proto {
     static void mergeFileKeySelector_Untyped(CodedInputStream in, java.util.Map<String, Object> o) throws IOException {
         for (int tag; (tag = in.readTag()) != 0;) {
             switch (tag) {
-                case 10 -> o.put("volumeName", in.readString()); // volumeName
-                case 18 -> o.put("path", in.readString()); // path
-                case 26 -> o.put("key", in.readString()); // key
+                case 10 -> o.put("volumeName", Decoding.string(in)); // volumeName
+                case 18 -> o.put("path", Decoding.string(in)); // path
+                case 26 -> o.put("key", Decoding.string(in)); // key
                 case 32 -> o.put("optional", in.readBool()); // optional
                 default -> throw Decoding.unknownField(tag, "k8s.io.api.core.v1.FileKeySelector");
             }
@@ -3746,9 +3746,9 @@ final class CoreV1Proto {
     static void mergeFlexPersistentVolumeSource(CodedInputStream in, io.fabric8.kubernetes.api.model.FlexPersistentVolumeSource o) throws IOException {
         for (int tag; (tag = in.readTag()) != 0;) {
             switch (tag) {
-                case 10 -> o.setDriver(in.readString()); // driver
+                case 10 -> o.setDriver(Decoding.string(in)); // driver
                 case 18 -> { // fsType
-                    java.lang.String v = in.readString();
+                    java.lang.String v = Decoding.string(in);
                     if (!v.isEmpty()) {
                         o.setFsType(v);
                     }
@@ -3766,8 +3766,8 @@ final class CoreV1Proto {
                     java.lang.String value = "";
                     for (int t; (t = in.readTag()) != 0;) {
                         switch (t) {
-                            case 10 -> key = in.readString();
-                            case 18 -> value = in.readString();
+                            case 10 -> key = Decoding.string(in);
+                            case 18 -> value = Decoding.string(in);
                             default -> throw Decoding.unknownField(t, "k8s.io.api.core.v1.FlexPersistentVolumeSource.OptionsEntry");
                         }
                     }
@@ -3837,9 +3837,9 @@ final class CoreV1Proto {
     static void mergeFlexVolumeSource(CodedInputStream in, io.fabric8.kubernetes.api.model.FlexVolumeSource o) throws IOException {
         for (int tag; (tag = in.readTag()) != 0;) {
             switch (tag) {
-                case 10 -> o.setDriver(in.readString()); // driver
+                case 10 -> o.setDriver(Decoding.string(in)); // driver
                 case 18 -> { // fsType
-                    java.lang.String v = in.readString();
+                    java.lang.String v = Decoding.string(in);
                     if (!v.isEmpty()) {
                         o.setFsType(v);
                     }
@@ -3857,8 +3857,8 @@ final class CoreV1Proto {
                     java.lang.String value = "";
                     for (int t; (t = in.readTag()) != 0;) {
                         switch (t) {
-                            case 10 -> key = in.readString();
-                            case 18 -> value = in.readString();
+                            case 10 -> key = Decoding.string(in);
+                            case 18 -> value = Decoding.string(in);
                             default -> throw Decoding.unknownField(t, "k8s.io.api.core.v1.FlexVolumeSource.OptionsEntry");
                         }
                     }
@@ -3929,13 +3929,13 @@ final class CoreV1Proto {
         for (int tag; (tag = in.readTag()) != 0;) {
             switch (tag) {
                 case 10 -> { // datasetName
-                    java.lang.String v = in.readString();
+                    java.lang.String v = Decoding.string(in);
                     if (!v.isEmpty()) {
                         o.setDatasetName(v);
                     }
                 }
                 case 18 -> { // datasetUUID
-                    java.lang.String v = in.readString();
+                    java.lang.String v = Decoding.string(in);
                     if (!v.isEmpty()) {
                         o.setDatasetUUID(v);
                     }
@@ -3972,9 +3972,9 @@ final class CoreV1Proto {
     static void mergeGCEPersistentDiskVolumeSource(CodedInputStream in, io.fabric8.kubernetes.api.model.GCEPersistentDiskVolumeSource o) throws IOException {
         for (int tag; (tag = in.readTag()) != 0;) {
             switch (tag) {
-                case 10 -> o.setPdName(in.readString()); // pdName
+                case 10 -> o.setPdName(Decoding.string(in)); // pdName
                 case 18 -> { // fsType
-                    java.lang.String v = in.readString();
+                    java.lang.String v = Decoding.string(in);
                     if (!v.isEmpty()) {
                         o.setFsType(v);
                     }
@@ -4036,7 +4036,7 @@ final class CoreV1Proto {
         for (int tag; (tag = in.readTag()) != 0;) {
             switch (tag) {
                 case 8 -> o.setPort(in.readInt32()); // port
-                case 18 -> o.setService(in.readString()); // service
+                case 18 -> o.setService(Decoding.string(in)); // service
                 default -> throw Decoding.unknownField(tag, "k8s.io.api.core.v1.GRPCAction");
             }
         }
@@ -4069,15 +4069,15 @@ final class CoreV1Proto {
     static void mergeGitRepoVolumeSource(CodedInputStream in, io.fabric8.kubernetes.api.model.GitRepoVolumeSource o) throws IOException {
         for (int tag; (tag = in.readTag()) != 0;) {
             switch (tag) {
-                case 10 -> o.setRepository(in.readString()); // repository
+                case 10 -> o.setRepository(Decoding.string(in)); // repository
                 case 18 -> { // revision
-                    java.lang.String v = in.readString();
+                    java.lang.String v = Decoding.string(in);
                     if (!v.isEmpty()) {
                         o.setRevision(v);
                     }
                 }
                 case 26 -> { // directory
-                    java.lang.String v = in.readString();
+                    java.lang.String v = Decoding.string(in);
                     if (!v.isEmpty()) {
                         o.setDirectory(v);
                     }
@@ -4120,15 +4120,15 @@ final class CoreV1Proto {
     static void mergeGlusterfsPersistentVolumeSource(CodedInputStream in, io.fabric8.kubernetes.api.model.GlusterfsPersistentVolumeSource o) throws IOException {
         for (int tag; (tag = in.readTag()) != 0;) {
             switch (tag) {
-                case 10 -> o.setEndpoints(in.readString()); // endpoints
-                case 18 -> o.setPath(in.readString()); // path
+                case 10 -> o.setEndpoints(Decoding.string(in)); // endpoints
+                case 18 -> o.setPath(Decoding.string(in)); // path
                 case 24 -> { // readOnly
                     java.lang.Boolean v = in.readBool();
                     if (v) {
                         o.setReadOnly(v);
                     }
                 }
-                case 34 -> o.setEndpointsNamespace(in.readString()); // endpointsNamespace
+                case 34 -> o.setEndpointsNamespace(Decoding.string(in)); // endpointsNamespace
                 default -> throw Decoding.unknownField(tag, "k8s.io.api.core.v1.GlusterfsPersistentVolumeSource");
             }
         }
@@ -4173,8 +4173,8 @@ final class CoreV1Proto {
     static void mergeGlusterfsVolumeSource(CodedInputStream in, io.fabric8.kubernetes.api.model.GlusterfsVolumeSource o) throws IOException {
         for (int tag; (tag = in.readTag()) != 0;) {
             switch (tag) {
-                case 10 -> o.setEndpoints(in.readString()); // endpoints
-                case 18 -> o.setPath(in.readString()); // path
+                case 10 -> o.setEndpoints(Decoding.string(in)); // endpoints
+                case 18 -> o.setPath(Decoding.string(in)); // path
                 case 24 -> { // readOnly
                     java.lang.Boolean v = in.readBool();
                     if (v) {
@@ -4220,20 +4220,20 @@ final class CoreV1Proto {
         for (int tag; (tag = in.readTag()) != 0;) {
             switch (tag) {
                 case 10 -> { // path
-                    java.lang.String v = in.readString();
+                    java.lang.String v = Decoding.string(in);
                     if (!v.isEmpty()) {
                         o.setPath(v);
                     }
                 }
                 case 18 -> o.setPort(Decoding.intOrString(in)); // port
                 case 26 -> { // host
-                    java.lang.String v = in.readString();
+                    java.lang.String v = Decoding.string(in);
                     if (!v.isEmpty()) {
                         o.setHost(v);
                     }
                 }
                 case 34 -> { // scheme
-                    java.lang.String v = in.readString();
+                    java.lang.String v = Decoding.string(in);
                     if (!v.isEmpty()) {
                         o.setScheme(v);
                     }
@@ -4299,8 +4299,8 @@ final class CoreV1Proto {
     static void mergeHTTPHeader(CodedInputStream in, io.fabric8.kubernetes.api.model.HTTPHeader o) throws IOException {
         for (int tag; (tag = in.readTag()) != 0;) {
             switch (tag) {
-                case 10 -> o.setName(in.readString()); // name
-                case 18 -> o.setValue(in.readString()); // value
+                case 10 -> o.setName(Decoding.string(in)); // name
+                case 18 -> o.setValue(Decoding.string(in)); // value
                 default -> throw Decoding.unknownField(tag, "k8s.io.api.core.v1.HTTPHeader");
             }
         }
@@ -4333,14 +4333,14 @@ final class CoreV1Proto {
     static void mergeHostAlias(CodedInputStream in, io.fabric8.kubernetes.api.model.HostAlias o) throws IOException {
         for (int tag; (tag = in.readTag()) != 0;) {
             switch (tag) {
-                case 10 -> o.setIp(in.readString()); // ip
+                case 10 -> o.setIp(Decoding.string(in)); // ip
                 case 18 -> { // hostnames
                     java.util.List<java.lang.String> list = o.getHostnames();
                     if (list == null) {
                         list = new java.util.ArrayList<>();
                         o.setHostnames(list);
                     }
-                    list.add(in.readString());
+                    list.add(Decoding.string(in));
                 }
                 default -> throw Decoding.unknownField(tag, "k8s.io.api.core.v1.HostAlias");
             }
@@ -4377,7 +4377,7 @@ final class CoreV1Proto {
     static void mergeHostIP(CodedInputStream in, io.fabric8.kubernetes.api.model.HostIP o) throws IOException {
         for (int tag; (tag = in.readTag()) != 0;) {
             switch (tag) {
-                case 10 -> o.setIp(in.readString()); // ip
+                case 10 -> o.setIp(Decoding.string(in)); // ip
                 default -> throw Decoding.unknownField(tag, "k8s.io.api.core.v1.HostIP");
             }
         }
@@ -4404,8 +4404,8 @@ final class CoreV1Proto {
     static void mergeHostPathVolumeSource(CodedInputStream in, io.fabric8.kubernetes.api.model.HostPathVolumeSource o) throws IOException {
         for (int tag; (tag = in.readTag()) != 0;) {
             switch (tag) {
-                case 10 -> o.setPath(in.readString()); // path
-                case 18 -> o.setType(in.readString()); // type
+                case 10 -> o.setPath(Decoding.string(in)); // path
+                case 18 -> o.setType(Decoding.string(in)); // type
                 default -> throw Decoding.unknownField(tag, "k8s.io.api.core.v1.HostPathVolumeSource");
             }
         }
@@ -4438,17 +4438,17 @@ final class CoreV1Proto {
     static void mergeISCSIPersistentVolumeSource(CodedInputStream in, io.fabric8.kubernetes.api.model.ISCSIPersistentVolumeSource o) throws IOException {
         for (int tag; (tag = in.readTag()) != 0;) {
             switch (tag) {
-                case 10 -> o.setTargetPortal(in.readString()); // targetPortal
-                case 18 -> o.setIqn(in.readString()); // iqn
+                case 10 -> o.setTargetPortal(Decoding.string(in)); // targetPortal
+                case 18 -> o.setIqn(Decoding.string(in)); // iqn
                 case 24 -> o.setLun(in.readInt32()); // lun
                 case 34 -> { // iscsiInterface
-                    java.lang.String v = in.readString();
+                    java.lang.String v = Decoding.string(in);
                     if (!v.isEmpty()) {
                         o.setIscsiInterface(v);
                     }
                 }
                 case 42 -> { // fsType
-                    java.lang.String v = in.readString();
+                    java.lang.String v = Decoding.string(in);
                     if (!v.isEmpty()) {
                         o.setFsType(v);
                     }
@@ -4465,7 +4465,7 @@ final class CoreV1Proto {
                         list = new java.util.ArrayList<>();
                         o.setPortals(list);
                     }
-                    list.add(in.readString());
+                    list.add(Decoding.string(in));
                 }
                 case 64 -> { // chapAuthDiscovery
                     java.lang.Boolean v = in.readBool();
@@ -4480,7 +4480,7 @@ final class CoreV1Proto {
                     }
                 }
                 case 82 -> o.setSecretRef(CoreV1Proto.readSecretReference(in)); // secretRef
-                case 98 -> o.setInitiatorName(in.readString()); // initiatorName
+                case 98 -> o.setInitiatorName(Decoding.string(in)); // initiatorName
                 default -> throw Decoding.unknownField(tag, "k8s.io.api.core.v1.ISCSIPersistentVolumeSource");
             }
         }
@@ -4570,17 +4570,17 @@ final class CoreV1Proto {
     static void mergeISCSIVolumeSource(CodedInputStream in, io.fabric8.kubernetes.api.model.ISCSIVolumeSource o) throws IOException {
         for (int tag; (tag = in.readTag()) != 0;) {
             switch (tag) {
-                case 10 -> o.setTargetPortal(in.readString()); // targetPortal
-                case 18 -> o.setIqn(in.readString()); // iqn
+                case 10 -> o.setTargetPortal(Decoding.string(in)); // targetPortal
+                case 18 -> o.setIqn(Decoding.string(in)); // iqn
                 case 24 -> o.setLun(in.readInt32()); // lun
                 case 34 -> { // iscsiInterface
-                    java.lang.String v = in.readString();
+                    java.lang.String v = Decoding.string(in);
                     if (!v.isEmpty()) {
                         o.setIscsiInterface(v);
                     }
                 }
                 case 42 -> { // fsType
-                    java.lang.String v = in.readString();
+                    java.lang.String v = Decoding.string(in);
                     if (!v.isEmpty()) {
                         o.setFsType(v);
                     }
@@ -4597,7 +4597,7 @@ final class CoreV1Proto {
                         list = new java.util.ArrayList<>();
                         o.setPortals(list);
                     }
-                    list.add(in.readString());
+                    list.add(Decoding.string(in));
                 }
                 case 64 -> { // chapAuthDiscovery
                     java.lang.Boolean v = in.readBool();
@@ -4612,7 +4612,7 @@ final class CoreV1Proto {
                     }
                 }
                 case 82 -> o.setSecretRef(CoreV1Proto.readLocalObjectReference(in)); // secretRef
-                case 98 -> o.setInitiatorName(in.readString()); // initiatorName
+                case 98 -> o.setInitiatorName(Decoding.string(in)); // initiatorName
                 default -> throw Decoding.unknownField(tag, "k8s.io.api.core.v1.ISCSIVolumeSource");
             }
         }
@@ -4703,13 +4703,13 @@ final class CoreV1Proto {
         for (int tag; (tag = in.readTag()) != 0;) {
             switch (tag) {
                 case 10 -> { // reference
-                    java.lang.String v = in.readString();
+                    java.lang.String v = Decoding.string(in);
                     if (!v.isEmpty()) {
                         o.setReference(v);
                     }
                 }
                 case 18 -> { // pullPolicy
-                    java.lang.String v = in.readString();
+                    java.lang.String v = Decoding.string(in);
                     if (!v.isEmpty()) {
                         o.setPullPolicy(v);
                     }
@@ -4746,8 +4746,8 @@ final class CoreV1Proto {
     static void mergeKeyToPath(CodedInputStream in, io.fabric8.kubernetes.api.model.KeyToPath o) throws IOException {
         for (int tag; (tag = in.readTag()) != 0;) {
             switch (tag) {
-                case 10 -> o.setKey(in.readString()); // key
-                case 18 -> o.setPath(in.readString()); // path
+                case 10 -> o.setKey(Decoding.string(in)); // key
+                case 18 -> o.setPath(Decoding.string(in)); // path
                 case 24 -> o.setMode(in.readInt32()); // mode
                 default -> throw Decoding.unknownField(tag, "k8s.io.api.core.v1.KeyToPath");
             }
@@ -4789,7 +4789,7 @@ final class CoreV1Proto {
             switch (tag) {
                 case 10 -> o.setPostStart(CoreV1Proto.readLifecycleHandler(in)); // postStart
                 case 18 -> o.setPreStop(CoreV1Proto.readLifecycleHandler(in)); // preStop
-                case 26 -> o.setStopSignal(in.readString()); // stopSignal
+                case 26 -> o.setStopSignal(Decoding.string(in)); // stopSignal
                 default -> throw Decoding.unknownField(tag, "k8s.io.api.core.v1.Lifecycle");
             }
         }
@@ -4910,14 +4910,14 @@ final class CoreV1Proto {
     static void mergeLimitRangeItem(CodedInputStream in, io.fabric8.kubernetes.api.model.LimitRangeItem o) throws IOException {
         for (int tag; (tag = in.readTag()) != 0;) {
             switch (tag) {
-                case 10 -> o.setType(in.readString()); // type
+                case 10 -> o.setType(Decoding.string(in)); // type
                 case 18 -> { // max
                     int limit = Decoding.enter(in);
                     String key = "";
                     io.fabric8.kubernetes.api.model.Quantity value = new io.fabric8.kubernetes.api.model.Quantity("0");
                     for (int t; (t = in.readTag()) != 0;) {
                         switch (t) {
-                            case 10 -> key = in.readString();
+                            case 10 -> key = Decoding.string(in);
                             case 18 -> value = Decoding.quantity(in);
                             default -> throw Decoding.unknownField(t, "k8s.io.api.core.v1.LimitRangeItem.MaxEntry");
                         }
@@ -4936,7 +4936,7 @@ final class CoreV1Proto {
                     io.fabric8.kubernetes.api.model.Quantity value = new io.fabric8.kubernetes.api.model.Quantity("0");
                     for (int t; (t = in.readTag()) != 0;) {
                         switch (t) {
-                            case 10 -> key = in.readString();
+                            case 10 -> key = Decoding.string(in);
                             case 18 -> value = Decoding.quantity(in);
                             default -> throw Decoding.unknownField(t, "k8s.io.api.core.v1.LimitRangeItem.MinEntry");
                         }
@@ -4955,7 +4955,7 @@ final class CoreV1Proto {
                     io.fabric8.kubernetes.api.model.Quantity value = new io.fabric8.kubernetes.api.model.Quantity("0");
                     for (int t; (t = in.readTag()) != 0;) {
                         switch (t) {
-                            case 10 -> key = in.readString();
+                            case 10 -> key = Decoding.string(in);
                             case 18 -> value = Decoding.quantity(in);
                             default -> throw Decoding.unknownField(t, "k8s.io.api.core.v1.LimitRangeItem.DefaultEntry");
                         }
@@ -4974,7 +4974,7 @@ final class CoreV1Proto {
                     io.fabric8.kubernetes.api.model.Quantity value = new io.fabric8.kubernetes.api.model.Quantity("0");
                     for (int t; (t = in.readTag()) != 0;) {
                         switch (t) {
-                            case 10 -> key = in.readString();
+                            case 10 -> key = Decoding.string(in);
                             case 18 -> value = Decoding.quantity(in);
                             default -> throw Decoding.unknownField(t, "k8s.io.api.core.v1.LimitRangeItem.DefaultRequestEntry");
                         }
@@ -4993,7 +4993,7 @@ final class CoreV1Proto {
                     io.fabric8.kubernetes.api.model.Quantity value = new io.fabric8.kubernetes.api.model.Quantity("0");
                     for (int t; (t = in.readTag()) != 0;) {
                         switch (t) {
-                            case 10 -> key = in.readString();
+                            case 10 -> key = Decoding.string(in);
                             case 18 -> value = Decoding.quantity(in);
                             default -> throw Decoding.unknownField(t, "k8s.io.api.core.v1.LimitRangeItem.MaxLimitRequestRatioEntry");
                         }
@@ -5248,18 +5248,18 @@ final class CoreV1Proto {
         for (int tag; (tag = in.readTag()) != 0;) {
             switch (tag) {
                 case 10 -> { // ip
-                    java.lang.String v = in.readString();
+                    java.lang.String v = Decoding.string(in);
                     if (!v.isEmpty()) {
                         o.setIp(v);
                     }
                 }
                 case 18 -> { // hostname
-                    java.lang.String v = in.readString();
+                    java.lang.String v = Decoding.string(in);
                     if (!v.isEmpty()) {
                         o.setHostname(v);
                     }
                 }
-                case 26 -> o.setIpMode(in.readString()); // ipMode
+                case 26 -> o.setIpMode(Decoding.string(in)); // ipMode
                 case 34 -> { // ports
                     java.util.List<io.fabric8.kubernetes.api.model.PortStatus> list = o.getPorts();
                     if (list == null) {
@@ -5353,7 +5353,7 @@ final class CoreV1Proto {
         for (int tag; (tag = in.readTag()) != 0;) {
             switch (tag) {
                 case 10 -> { // name
-                    java.lang.String v = in.readString();
+                    java.lang.String v = Decoding.string(in);
                     if (!v.isEmpty()) {
                         o.setName(v);
                     }
@@ -5385,7 +5385,7 @@ final class CoreV1Proto {
         for (int tag; (tag = in.readTag()) != 0;) {
             switch (tag) {
                 case 10 -> { // name
-                    java.lang.String v = in.readString();
+                    java.lang.String v = Decoding.string(in);
                     if (!v.isEmpty()) {
                         o.setName(v);
                     }
@@ -5416,7 +5416,7 @@ final class CoreV1Proto {
         for (int tag; (tag = in.readTag()) != 0;) {
             switch (tag) {
                 case 10 -> { // name
-                    java.lang.String v = in.readString();
+                    java.lang.String v = Decoding.string(in);
                     if (!v.isEmpty()) {
                         o.setName(v);
                     }
@@ -5447,7 +5447,7 @@ final class CoreV1Proto {
         for (int tag; (tag = in.readTag()) != 0;) {
             switch (tag) {
                 case 10 -> { // name
-                    java.lang.String v = in.readString();
+                    java.lang.String v = Decoding.string(in);
                     if (!v.isEmpty()) {
                         o.setName(v);
                     }
@@ -5478,7 +5478,7 @@ final class CoreV1Proto {
         for (int tag; (tag = in.readTag()) != 0;) {
             switch (tag) {
                 case 10 -> { // name
-                    java.lang.String v = in.readString();
+                    java.lang.String v = Decoding.string(in);
                     if (!v.isEmpty()) {
                         o.setName(v);
                     }
@@ -5509,7 +5509,7 @@ final class CoreV1Proto {
         for (int tag; (tag = in.readTag()) != 0;) {
             switch (tag) {
                 case 10 -> { // name
-                    java.lang.String v = in.readString();
+                    java.lang.String v = Decoding.string(in);
                     if (!v.isEmpty()) {
                         o.setName(v);
                     }
@@ -5540,7 +5540,7 @@ final class CoreV1Proto {
         for (int tag; (tag = in.readTag()) != 0;) {
             switch (tag) {
                 case 10 -> { // name
-                    java.lang.String v = in.readString();
+                    java.lang.String v = Decoding.string(in);
                     if (!v.isEmpty()) {
                         o.setName(v);
                     }
@@ -5571,7 +5571,7 @@ final class CoreV1Proto {
         for (int tag; (tag = in.readTag()) != 0;) {
             switch (tag) {
                 case 10 -> { // name
-                    java.lang.String v = in.readString();
+                    java.lang.String v = Decoding.string(in);
                     if (!v.isEmpty()) {
                         o.setName(v);
                     }
@@ -5601,8 +5601,8 @@ final class CoreV1Proto {
     static void mergeLocalVolumeSource(CodedInputStream in, io.fabric8.kubernetes.api.model.LocalVolumeSource o) throws IOException {
         for (int tag; (tag = in.readTag()) != 0;) {
             switch (tag) {
-                case 10 -> o.setPath(in.readString()); // path
-                case 18 -> o.setFsType(in.readString()); // fsType
+                case 10 -> o.setPath(Decoding.string(in)); // path
+                case 18 -> o.setFsType(Decoding.string(in)); // fsType
                 default -> throw Decoding.unknownField(tag, "k8s.io.api.core.v1.LocalVolumeSource");
             }
         }
@@ -5636,12 +5636,12 @@ final class CoreV1Proto {
         for (int tag; (tag = in.readTag()) != 0;) {
             switch (tag) {
                 case 10 -> { // targetVolumeAttributesClassName
-                    java.lang.String v = in.readString();
+                    java.lang.String v = Decoding.string(in);
                     if (!v.isEmpty()) {
                         o.setTargetVolumeAttributesClassName(v);
                     }
                 }
-                case 18 -> o.setStatus(in.readString()); // status
+                case 18 -> o.setStatus(Decoding.string(in)); // status
                 default -> throw Decoding.unknownField(tag, "k8s.io.api.core.v1.ModifyVolumeStatus");
             }
         }
@@ -5674,8 +5674,8 @@ final class CoreV1Proto {
     static void mergeNFSVolumeSource(CodedInputStream in, io.fabric8.kubernetes.api.model.NFSVolumeSource o) throws IOException {
         for (int tag; (tag = in.readTag()) != 0;) {
             switch (tag) {
-                case 10 -> o.setServer(in.readString()); // server
-                case 18 -> o.setPath(in.readString()); // path
+                case 10 -> o.setServer(Decoding.string(in)); // server
+                case 18 -> o.setPath(Decoding.string(in)); // path
                 case 24 -> { // readOnly
                     java.lang.Boolean v = in.readBool();
                     if (v) {
@@ -5761,17 +5761,17 @@ final class CoreV1Proto {
     static void mergeNamespaceCondition(CodedInputStream in, io.fabric8.kubernetes.api.model.NamespaceCondition o) throws IOException {
         for (int tag; (tag = in.readTag()) != 0;) {
             switch (tag) {
-                case 10 -> o.setType(in.readString()); // type
-                case 18 -> o.setStatus(in.readString()); // status
+                case 10 -> o.setType(Decoding.string(in)); // type
+                case 18 -> o.setStatus(Decoding.string(in)); // status
                 case 34 -> o.setLastTransitionTime(Decoding.time(in)); // lastTransitionTime
                 case 42 -> { // reason
-                    java.lang.String v = in.readString();
+                    java.lang.String v = Decoding.string(in);
                     if (!v.isEmpty()) {
                         o.setReason(v);
                     }
                 }
                 case 50 -> { // message
-                    java.lang.String v = in.readString();
+                    java.lang.String v = Decoding.string(in);
                     if (!v.isEmpty()) {
                         o.setMessage(v);
                     }
@@ -5876,7 +5876,7 @@ final class CoreV1Proto {
                         list = new java.util.ArrayList<>();
                         o.setFinalizers(list);
                     }
-                    list.add(in.readString());
+                    list.add(Decoding.string(in));
                 }
                 default -> throw Decoding.unknownField(tag, "k8s.io.api.core.v1.NamespaceSpec");
             }
@@ -5908,7 +5908,7 @@ final class CoreV1Proto {
         for (int tag; (tag = in.readTag()) != 0;) {
             switch (tag) {
                 case 10 -> { // phase
-                    java.lang.String v = in.readString();
+                    java.lang.String v = Decoding.string(in);
                     if (!v.isEmpty()) {
                         o.setPhase(v);
                     }
@@ -5997,8 +5997,8 @@ final class CoreV1Proto {
     static void mergeNodeAddress(CodedInputStream in, io.fabric8.kubernetes.api.model.NodeAddress o) throws IOException {
         for (int tag; (tag = in.readTag()) != 0;) {
             switch (tag) {
-                case 10 -> o.setType(in.readString()); // type
-                case 18 -> o.setAddress(in.readString()); // address
+                case 10 -> o.setType(Decoding.string(in)); // type
+                case 18 -> o.setAddress(Decoding.string(in)); // address
                 default -> throw Decoding.unknownField(tag, "k8s.io.api.core.v1.NodeAddress");
             }
         }
@@ -6075,18 +6075,18 @@ final class CoreV1Proto {
     static void mergeNodeCondition(CodedInputStream in, io.fabric8.kubernetes.api.model.NodeCondition o) throws IOException {
         for (int tag; (tag = in.readTag()) != 0;) {
             switch (tag) {
-                case 10 -> o.setType(in.readString()); // type
-                case 18 -> o.setStatus(in.readString()); // status
+                case 10 -> o.setType(Decoding.string(in)); // type
+                case 18 -> o.setStatus(Decoding.string(in)); // status
                 case 26 -> o.setLastHeartbeatTime(Decoding.time(in)); // lastHeartbeatTime
                 case 34 -> o.setLastTransitionTime(Decoding.time(in)); // lastTransitionTime
                 case 42 -> { // reason
-                    java.lang.String v = in.readString();
+                    java.lang.String v = Decoding.string(in);
                     if (!v.isEmpty()) {
                         o.setReason(v);
                     }
                 }
                 case 50 -> { // message
-                    java.lang.String v = in.readString();
+                    java.lang.String v = Decoding.string(in);
                     if (!v.isEmpty()) {
                         o.setMessage(v);
                     }
@@ -6178,7 +6178,7 @@ final class CoreV1Proto {
                 case 18 -> o.setActive(CoreV1Proto.readNodeConfigSource(in)); // active
                 case 26 -> o.setLastKnownGood(CoreV1Proto.readNodeConfigSource(in)); // lastKnownGood
                 case 34 -> { // error
-                    java.lang.String v = in.readString();
+                    java.lang.String v = Decoding.string(in);
                     if (!v.isEmpty()) {
                         o.setError(v);
                     }
@@ -6325,7 +6325,7 @@ final class CoreV1Proto {
     static void mergeNodeRuntimeHandler(CodedInputStream in, io.fabric8.kubernetes.api.model.NodeRuntimeHandler o) throws IOException {
         for (int tag; (tag = in.readTag()) != 0;) {
             switch (tag) {
-                case 10 -> o.setName(in.readString()); // name
+                case 10 -> o.setName(Decoding.string(in)); // name
                 case 18 -> o.setFeatures(CoreV1Proto.readNodeRuntimeHandlerFeatures(in)); // features
                 default -> throw Decoding.unknownField(tag, "k8s.io.api.core.v1.NodeRuntimeHandler");
             }
@@ -6431,15 +6431,15 @@ final class CoreV1Proto {
     static void mergeNodeSelectorRequirement(CodedInputStream in, io.fabric8.kubernetes.api.model.NodeSelectorRequirement o) throws IOException {
         for (int tag; (tag = in.readTag()) != 0;) {
             switch (tag) {
-                case 10 -> o.setKey(in.readString()); // key
-                case 18 -> o.setOperator(in.readString()); // operator
+                case 10 -> o.setKey(Decoding.string(in)); // key
+                case 18 -> o.setOperator(Decoding.string(in)); // operator
                 case 26 -> { // values
                     java.util.List<java.lang.String> list = o.getValues();
                     if (list == null) {
                         list = new java.util.ArrayList<>();
                         o.setValues(list);
                     }
-                    list.add(in.readString());
+                    list.add(Decoding.string(in));
                 }
                 default -> throw Decoding.unknownField(tag, "k8s.io.api.core.v1.NodeSelectorRequirement");
             }
@@ -6537,7 +6537,7 @@ final class CoreV1Proto {
         for (int tag; (tag = in.readTag()) != 0;) {
             switch (tag) {
                 case 10 -> { // podCIDR
-                    java.lang.String v = in.readString();
+                    java.lang.String v = Decoding.string(in);
                     if (!v.isEmpty()) {
                         o.setPodCIDR(v);
                     }
@@ -6548,10 +6548,10 @@ final class CoreV1Proto {
                         list = new java.util.ArrayList<>();
                         o.setPodCIDRs(list);
                     }
-                    list.add(in.readString());
+                    list.add(Decoding.string(in));
                 }
                 case 26 -> { // providerID
-                    java.lang.String v = in.readString();
+                    java.lang.String v = Decoding.string(in);
                     if (!v.isEmpty()) {
                         o.setProviderID(v);
                     }
@@ -6572,7 +6572,7 @@ final class CoreV1Proto {
                 }
                 case 50 -> o.setConfigSource(CoreV1Proto.readNodeConfigSource(in)); // configSource
                 case 18 -> { // externalID
-                    java.lang.String v = in.readString();
+                    java.lang.String v = Decoding.string(in);
                     if (!v.isEmpty()) {
                         o.setExternalID(v);
                     }
@@ -6651,7 +6651,7 @@ final class CoreV1Proto {
                     io.fabric8.kubernetes.api.model.Quantity value = new io.fabric8.kubernetes.api.model.Quantity("0");
                     for (int t; (t = in.readTag()) != 0;) {
                         switch (t) {
-                            case 10 -> key = in.readString();
+                            case 10 -> key = Decoding.string(in);
                             case 18 -> value = Decoding.quantity(in);
                             default -> throw Decoding.unknownField(t, "k8s.io.api.core.v1.NodeStatus.CapacityEntry");
                         }
@@ -6670,7 +6670,7 @@ final class CoreV1Proto {
                     io.fabric8.kubernetes.api.model.Quantity value = new io.fabric8.kubernetes.api.model.Quantity("0");
                     for (int t; (t = in.readTag()) != 0;) {
                         switch (t) {
-                            case 10 -> key = in.readString();
+                            case 10 -> key = Decoding.string(in);
                             case 18 -> value = Decoding.quantity(in);
                             default -> throw Decoding.unknownField(t, "k8s.io.api.core.v1.NodeStatus.AllocatableEntry");
                         }
@@ -6684,7 +6684,7 @@ final class CoreV1Proto {
                     map.put(key, value);
                 }
                 case 26 -> { // phase
-                    java.lang.String v = in.readString();
+                    java.lang.String v = Decoding.string(in);
                     if (!v.isEmpty()) {
                         o.setPhase(v);
                     }
@@ -6721,7 +6721,7 @@ final class CoreV1Proto {
                         list = new java.util.ArrayList<>();
                         o.setVolumesInUse(list);
                     }
-                    list.add(in.readString());
+                    list.add(Decoding.string(in));
                 }
                 case 82 -> { // volumesAttached
                     java.util.List<io.fabric8.kubernetes.api.model.AttachedVolume> list = o.getVolumesAttached();
@@ -6900,16 +6900,16 @@ final class CoreV1Proto {
     static void mergeNodeSystemInfo(CodedInputStream in, io.fabric8.kubernetes.api.model.NodeSystemInfo o) throws IOException {
         for (int tag; (tag = in.readTag()) != 0;) {
             switch (tag) {
-                case 10 -> o.setMachineID(in.readString()); // machineID
-                case 18 -> o.setSystemUUID(in.readString()); // systemUUID
-                case 26 -> o.setBootID(in.readString()); // bootID
-                case 34 -> o.setKernelVersion(in.readString()); // kernelVersion
-                case 42 -> o.setOsImage(in.readString()); // osImage
-                case 50 -> o.setContainerRuntimeVersion(in.readString()); // containerRuntimeVersion
-                case 58 -> o.setKubeletVersion(in.readString()); // kubeletVersion
-                case 66 -> o.setKubeProxyVersion(in.readString()); // kubeProxyVersion
-                case 74 -> o.setOperatingSystem(in.readString()); // operatingSystem
-                case 82 -> o.setArchitecture(in.readString()); // architecture
+                case 10 -> o.setMachineID(Decoding.string(in)); // machineID
+                case 18 -> o.setSystemUUID(Decoding.string(in)); // systemUUID
+                case 26 -> o.setBootID(Decoding.string(in)); // bootID
+                case 34 -> o.setKernelVersion(Decoding.string(in)); // kernelVersion
+                case 42 -> o.setOsImage(Decoding.string(in)); // osImage
+                case 50 -> o.setContainerRuntimeVersion(Decoding.string(in)); // containerRuntimeVersion
+                case 58 -> o.setKubeletVersion(Decoding.string(in)); // kubeletVersion
+                case 66 -> o.setKubeProxyVersion(Decoding.string(in)); // kubeProxyVersion
+                case 74 -> o.setOperatingSystem(Decoding.string(in)); // operatingSystem
+                case 82 -> o.setArchitecture(Decoding.string(in)); // architecture
                 case 90 -> o.setSwap(CoreV1Proto.readNodeSwapStatus(in)); // swap
                 default -> throw Decoding.unknownField(tag, "k8s.io.api.core.v1.NodeSystemInfo");
             }
@@ -6998,12 +6998,12 @@ final class CoreV1Proto {
         for (int tag; (tag = in.readTag()) != 0;) {
             switch (tag) {
                 case 10 -> { // apiVersion
-                    java.lang.String v = in.readString();
+                    java.lang.String v = Decoding.string(in);
                     if (!v.isEmpty()) {
                         o.setApiVersion(v);
                     }
                 }
-                case 18 -> o.setFieldPath(in.readString()); // fieldPath
+                case 18 -> o.setFieldPath(Decoding.string(in)); // fieldPath
                 default -> throw Decoding.unknownField(tag, "k8s.io.api.core.v1.ObjectFieldSelector");
             }
         }
@@ -7037,43 +7037,43 @@ final class CoreV1Proto {
         for (int tag; (tag = in.readTag()) != 0;) {
             switch (tag) {
                 case 10 -> { // kind
-                    java.lang.String v = in.readString();
+                    java.lang.String v = Decoding.string(in);
                     if (!v.isEmpty()) {
                         o.setKind(v);
                     }
                 }
                 case 18 -> { // namespace
-                    java.lang.String v = in.readString();
+                    java.lang.String v = Decoding.string(in);
                     if (!v.isEmpty()) {
                         o.setNamespace(v);
                     }
                 }
                 case 26 -> { // name
-                    java.lang.String v = in.readString();
+                    java.lang.String v = Decoding.string(in);
                     if (!v.isEmpty()) {
                         o.setName(v);
                     }
                 }
                 case 34 -> { // uid
-                    java.lang.String v = in.readString();
+                    java.lang.String v = Decoding.string(in);
                     if (!v.isEmpty()) {
                         o.setUid(v);
                     }
                 }
                 case 42 -> { // apiVersion
-                    java.lang.String v = in.readString();
+                    java.lang.String v = Decoding.string(in);
                     if (!v.isEmpty()) {
                         o.setApiVersion(v);
                     }
                 }
                 case 50 -> { // resourceVersion
-                    java.lang.String v = in.readString();
+                    java.lang.String v = Decoding.string(in);
                     if (!v.isEmpty()) {
                         o.setResourceVersion(v);
                     }
                 }
                 case 58 -> { // fieldPath
-                    java.lang.String v = in.readString();
+                    java.lang.String v = Decoding.string(in);
                     if (!v.isEmpty()) {
                         o.setFieldPath(v);
                     }
@@ -7222,18 +7222,18 @@ final class CoreV1Proto {
     static void mergePersistentVolumeClaimCondition(CodedInputStream in, io.fabric8.kubernetes.api.model.PersistentVolumeClaimCondition o) throws IOException {
         for (int tag; (tag = in.readTag()) != 0;) {
             switch (tag) {
-                case 10 -> o.setType(in.readString()); // type
-                case 18 -> o.setStatus(in.readString()); // status
+                case 10 -> o.setType(Decoding.string(in)); // type
+                case 18 -> o.setStatus(Decoding.string(in)); // status
                 case 26 -> o.setLastProbeTime(Decoding.time(in)); // lastProbeTime
                 case 34 -> o.setLastTransitionTime(Decoding.time(in)); // lastTransitionTime
                 case 42 -> { // reason
-                    java.lang.String v = in.readString();
+                    java.lang.String v = Decoding.string(in);
                     if (!v.isEmpty()) {
                         o.setReason(v);
                     }
                 }
                 case 50 -> { // message
-                    java.lang.String v = in.readString();
+                    java.lang.String v = Decoding.string(in);
                     if (!v.isEmpty()) {
                         o.setMessage(v);
                     }
@@ -7344,21 +7344,21 @@ final class CoreV1Proto {
                         list = new java.util.ArrayList<>();
                         o.setAccessModes(list);
                     }
-                    list.add(in.readString());
+                    list.add(Decoding.string(in));
                 }
                 case 34 -> o.setSelector(MetaV1Proto.readLabelSelector(in)); // selector
                 case 18 -> o.setResources(CoreV1Proto.readVolumeResourceRequirements(in)); // resources
                 case 26 -> { // volumeName
-                    java.lang.String v = in.readString();
+                    java.lang.String v = Decoding.string(in);
                     if (!v.isEmpty()) {
                         o.setVolumeName(v);
                     }
                 }
-                case 42 -> o.setStorageClassName(in.readString()); // storageClassName
-                case 50 -> o.setVolumeMode(in.readString()); // volumeMode
+                case 42 -> o.setStorageClassName(Decoding.string(in)); // storageClassName
+                case 50 -> o.setVolumeMode(Decoding.string(in)); // volumeMode
                 case 58 -> o.setDataSource(CoreV1Proto.readTypedLocalObjectReference(in)); // dataSource
                 case 66 -> o.setDataSourceRef(CoreV1Proto.readTypedObjectReference(in)); // dataSourceRef
-                case 74 -> o.setVolumeAttributesClassName(in.readString()); // volumeAttributesClassName
+                case 74 -> o.setVolumeAttributesClassName(Decoding.string(in)); // volumeAttributesClassName
                 default -> throw Decoding.unknownField(tag, "k8s.io.api.core.v1.PersistentVolumeClaimSpec");
             }
         }
@@ -7437,7 +7437,7 @@ final class CoreV1Proto {
         for (int tag; (tag = in.readTag()) != 0;) {
             switch (tag) {
                 case 10 -> { // phase
-                    java.lang.String v = in.readString();
+                    java.lang.String v = Decoding.string(in);
                     if (!v.isEmpty()) {
                         o.setPhase(v);
                     }
@@ -7448,7 +7448,7 @@ final class CoreV1Proto {
                         list = new java.util.ArrayList<>();
                         o.setAccessModes(list);
                     }
-                    list.add(in.readString());
+                    list.add(Decoding.string(in));
                 }
                 case 26 -> { // capacity
                     int limit = Decoding.enter(in);
@@ -7456,7 +7456,7 @@ final class CoreV1Proto {
                     io.fabric8.kubernetes.api.model.Quantity value = new io.fabric8.kubernetes.api.model.Quantity("0");
                     for (int t; (t = in.readTag()) != 0;) {
                         switch (t) {
-                            case 10 -> key = in.readString();
+                            case 10 -> key = Decoding.string(in);
                             case 18 -> value = Decoding.quantity(in);
                             default -> throw Decoding.unknownField(t, "k8s.io.api.core.v1.PersistentVolumeClaimStatus.CapacityEntry");
                         }
@@ -7483,7 +7483,7 @@ final class CoreV1Proto {
                     io.fabric8.kubernetes.api.model.Quantity value = new io.fabric8.kubernetes.api.model.Quantity("0");
                     for (int t; (t = in.readTag()) != 0;) {
                         switch (t) {
-                            case 10 -> key = in.readString();
+                            case 10 -> key = Decoding.string(in);
                             case 18 -> value = Decoding.quantity(in);
                             default -> throw Decoding.unknownField(t, "k8s.io.api.core.v1.PersistentVolumeClaimStatus.AllocatedResourcesEntry");
                         }
@@ -7502,8 +7502,8 @@ final class CoreV1Proto {
                     java.lang.String value = "";
                     for (int t; (t = in.readTag()) != 0;) {
                         switch (t) {
-                            case 10 -> key = in.readString();
-                            case 18 -> value = in.readString();
+                            case 10 -> key = Decoding.string(in);
+                            case 18 -> value = Decoding.string(in);
                             default -> throw Decoding.unknownField(t, "k8s.io.api.core.v1.PersistentVolumeClaimStatus.AllocatedResourceStatusesEntry");
                         }
                     }
@@ -7515,7 +7515,7 @@ final class CoreV1Proto {
                     }
                     map.put(key, value);
                 }
-                case 66 -> o.setCurrentVolumeAttributesClassName(in.readString()); // currentVolumeAttributesClassName
+                case 66 -> o.setCurrentVolumeAttributesClassName(Decoding.string(in)); // currentVolumeAttributesClassName
                 case 74 -> o.setModifyVolumeStatus(CoreV1Proto.readModifyVolumeStatus(in)); // modifyVolumeStatus
                 default -> throw Decoding.unknownField(tag, "k8s.io.api.core.v1.PersistentVolumeClaimStatus");
             }
@@ -7649,7 +7649,7 @@ final class CoreV1Proto {
     static void mergePersistentVolumeClaimVolumeSource(CodedInputStream in, io.fabric8.kubernetes.api.model.PersistentVolumeClaimVolumeSource o) throws IOException {
         for (int tag; (tag = in.readTag()) != 0;) {
             switch (tag) {
-                case 10 -> o.setClaimName(in.readString()); // claimName
+                case 10 -> o.setClaimName(Decoding.string(in)); // claimName
                 case 16 -> { // readOnly
                     java.lang.Boolean v = in.readBool();
                     if (v) {
@@ -7911,7 +7911,7 @@ final class CoreV1Proto {
                     io.fabric8.kubernetes.api.model.Quantity value = new io.fabric8.kubernetes.api.model.Quantity("0");
                     for (int t; (t = in.readTag()) != 0;) {
                         switch (t) {
-                            case 10 -> key = in.readString();
+                            case 10 -> key = Decoding.string(in);
                             case 18 -> value = Decoding.quantity(in);
                             default -> throw Decoding.unknownField(t, "k8s.io.api.core.v1.PersistentVolumeSpec.CapacityEntry");
                         }
@@ -7935,17 +7935,17 @@ final class CoreV1Proto {
                         list = new java.util.ArrayList<>();
                         o.setAccessModes(list);
                     }
-                    list.add(in.readString());
+                    list.add(Decoding.string(in));
                 }
                 case 34 -> o.setClaimRef(CoreV1Proto.readObjectReference(in)); // claimRef
                 case 42 -> { // persistentVolumeReclaimPolicy
-                    java.lang.String v = in.readString();
+                    java.lang.String v = Decoding.string(in);
                     if (!v.isEmpty()) {
                         o.setPersistentVolumeReclaimPolicy(v);
                     }
                 }
                 case 50 -> { // storageClassName
-                    java.lang.String v = in.readString();
+                    java.lang.String v = Decoding.string(in);
                     if (!v.isEmpty()) {
                         o.setStorageClassName(v);
                     }
@@ -7956,11 +7956,11 @@ final class CoreV1Proto {
                         list = new java.util.ArrayList<>();
                         o.setMountOptions(list);
                     }
-                    list.add(in.readString());
+                    list.add(Decoding.string(in));
                 }
-                case 66 -> o.setVolumeMode(in.readString()); // volumeMode
+                case 66 -> o.setVolumeMode(Decoding.string(in)); // volumeMode
                 case 74 -> o.setNodeAffinity(CoreV1Proto.readVolumeNodeAffinity(in)); // nodeAffinity
-                case 82 -> o.setVolumeAttributesClassName(in.readString()); // volumeAttributesClassName
+                case 82 -> o.setVolumeAttributesClassName(Decoding.string(in)); // volumeAttributesClassName
                 default -> throw Decoding.unknownField(tag, "k8s.io.api.core.v1.PersistentVolumeSpec");
             }
         }
@@ -8055,19 +8055,19 @@ final class CoreV1Proto {
         for (int tag; (tag = in.readTag()) != 0;) {
             switch (tag) {
                 case 10 -> { // phase
-                    java.lang.String v = in.readString();
+                    java.lang.String v = Decoding.string(in);
                     if (!v.isEmpty()) {
                         o.setPhase(v);
                     }
                 }
                 case 18 -> { // message
-                    java.lang.String v = in.readString();
+                    java.lang.String v = Decoding.string(in);
                     if (!v.isEmpty()) {
                         o.setMessage(v);
                     }
                 }
                 case 26 -> { // reason
-                    java.lang.String v = in.readString();
+                    java.lang.String v = Decoding.string(in);
                     if (!v.isEmpty()) {
                         o.setReason(v);
                     }
@@ -8117,9 +8117,9 @@ final class CoreV1Proto {
     static void mergePhotonPersistentDiskVolumeSource(CodedInputStream in, io.fabric8.kubernetes.api.model.PhotonPersistentDiskVolumeSource o) throws IOException {
         for (int tag; (tag = in.readTag()) != 0;) {
             switch (tag) {
-                case 10 -> o.setPdID(in.readString()); // pdID
+                case 10 -> o.setPdID(Decoding.string(in)); // pdID
                 case 18 -> { // fsType
-                    java.lang.String v = in.readString();
+                    java.lang.String v = Decoding.string(in);
                     if (!v.isEmpty()) {
                         o.setFsType(v);
                     }
@@ -8258,9 +8258,9 @@ final class CoreV1Proto {
                         list = new java.util.ArrayList<>();
                         o.setNamespaces(list);
                     }
-                    list.add(in.readString());
+                    list.add(Decoding.string(in));
                 }
-                case 26 -> o.setTopologyKey(in.readString()); // topologyKey
+                case 26 -> o.setTopologyKey(Decoding.string(in)); // topologyKey
                 case 34 -> o.setNamespaceSelector(MetaV1Proto.readLabelSelector(in)); // namespaceSelector
                 case 42 -> { // matchLabelKeys
                     java.util.List<java.lang.String> list = o.getMatchLabelKeys();
@@ -8268,7 +8268,7 @@ final class CoreV1Proto {
                         list = new java.util.ArrayList<>();
                         o.setMatchLabelKeys(list);
                     }
-                    list.add(in.readString());
+                    list.add(Decoding.string(in));
                 }
                 case 50 -> { // mismatchLabelKeys
                     java.util.List<java.lang.String> list = o.getMismatchLabelKeys();
@@ -8276,7 +8276,7 @@ final class CoreV1Proto {
                         list = new java.util.ArrayList<>();
                         o.setMismatchLabelKeys(list);
                     }
-                    list.add(in.readString());
+                    list.add(Decoding.string(in));
                 }
                 default -> throw Decoding.unknownField(tag, "k8s.io.api.core.v1.PodAffinityTerm");
             }
@@ -8398,32 +8398,32 @@ final class CoreV1Proto {
         for (int tag; (tag = in.readTag()) != 0;) {
             switch (tag) {
                 case 10 -> { // signerName
-                    Object v = in.readString();
+                    Object v = Decoding.string(in);
                     if (!Decoding.isZero(v)) {
                         o.put("signerName", v);
                     }
                 }
                 case 18 -> { // keyType
-                    Object v = in.readString();
+                    Object v = Decoding.string(in);
                     if (!Decoding.isZero(v)) {
                         o.put("keyType", v);
                     }
                 }
                 case 24 -> o.put("maxExpirationSeconds", in.readInt32()); // maxExpirationSeconds
                 case 34 -> { // credentialBundlePath
-                    Object v = in.readString();
+                    Object v = Decoding.string(in);
                     if (!Decoding.isZero(v)) {
                         o.put("credentialBundlePath", v);
                     }
                 }
                 case 42 -> { // keyPath
-                    Object v = in.readString();
+                    Object v = Decoding.string(in);
                     if (!Decoding.isZero(v)) {
                         o.put("keyPath", v);
                     }
                 }
                 case 50 -> { // certificateChainPath
-                    Object v = in.readString();
+                    Object v = Decoding.string(in);
                     if (!Decoding.isZero(v)) {
                         o.put("certificateChainPath", v);
                     }
@@ -8444,24 +8444,24 @@ final class CoreV1Proto {
     static void mergePodCondition(CodedInputStream in, io.fabric8.kubernetes.api.model.PodCondition o) throws IOException {
         for (int tag; (tag = in.readTag()) != 0;) {
             switch (tag) {
-                case 10 -> o.setType(in.readString()); // type
+                case 10 -> o.setType(Decoding.string(in)); // type
                 case 56 -> { // observedGeneration
                     java.lang.Long v = in.readInt64();
                     if (v.longValue() != 0L) {
                         o.setObservedGeneration(v);
                     }
                 }
-                case 18 -> o.setStatus(in.readString()); // status
+                case 18 -> o.setStatus(Decoding.string(in)); // status
                 case 26 -> o.setLastProbeTime(Decoding.time(in)); // lastProbeTime
                 case 34 -> o.setLastTransitionTime(Decoding.time(in)); // lastTransitionTime
                 case 42 -> { // reason
-                    java.lang.String v = in.readString();
+                    java.lang.String v = Decoding.string(in);
                     if (!v.isEmpty()) {
                         o.setReason(v);
                     }
                 }
                 case 50 -> { // message
-                    java.lang.String v = in.readString();
+                    java.lang.String v = Decoding.string(in);
                     if (!v.isEmpty()) {
                         o.setMessage(v);
                     }
@@ -8534,7 +8534,7 @@ final class CoreV1Proto {
                         list = new java.util.ArrayList<>();
                         o.setNameservers(list);
                     }
-                    list.add(in.readString());
+                    list.add(Decoding.string(in));
                 }
                 case 18 -> { // searches
                     java.util.List<java.lang.String> list = o.getSearches();
@@ -8542,7 +8542,7 @@ final class CoreV1Proto {
                         list = new java.util.ArrayList<>();
                         o.setSearches(list);
                     }
-                    list.add(in.readString());
+                    list.add(Decoding.string(in));
                 }
                 case 26 -> { // options
                     java.util.List<io.fabric8.kubernetes.api.model.PodDNSConfigOption> list = o.getOptions();
@@ -8600,12 +8600,12 @@ final class CoreV1Proto {
         for (int tag; (tag = in.readTag()) != 0;) {
             switch (tag) {
                 case 10 -> { // name
-                    java.lang.String v = in.readString();
+                    java.lang.String v = Decoding.string(in);
                     if (!v.isEmpty()) {
                         o.setName(v);
                     }
                 }
-                case 18 -> o.setValue(in.readString()); // value
+                case 18 -> o.setValue(Decoding.string(in)); // value
                 default -> throw Decoding.unknownField(tag, "k8s.io.api.core.v1.PodDNSConfigOption");
             }
         }
@@ -8640,7 +8640,7 @@ final class CoreV1Proto {
         for (int tag; (tag = in.readTag()) != 0;) {
             switch (tag) {
                 case 10 -> Decoding.addAdditional(o, "requestMappings", CoreV1Proto.readContainerExtendedResourceRequest_Untyped(in)); // requestMappings
-                case 18 -> o.put("resourceClaimName", in.readString()); // resourceClaimName
+                case 18 -> o.put("resourceClaimName", Decoding.string(in)); // resourceClaimName
                 default -> throw Decoding.unknownField(tag, "k8s.io.api.core.v1.PodExtendedResourceClaimStatus");
             }
         }
@@ -8657,7 +8657,7 @@ final class CoreV1Proto {
     static void mergePodIP(CodedInputStream in, io.fabric8.kubernetes.api.model.PodIP o) throws IOException {
         for (int tag; (tag = in.readTag()) != 0;) {
             switch (tag) {
-                case 10 -> o.setIp(in.readString()); // ip
+                case 10 -> o.setIp(Decoding.string(in)); // ip
                 default -> throw Decoding.unknownField(tag, "k8s.io.api.core.v1.PodIP");
             }
         }
@@ -8728,7 +8728,7 @@ final class CoreV1Proto {
     static void mergePodOS(CodedInputStream in, io.fabric8.kubernetes.api.model.PodOS o) throws IOException {
         for (int tag; (tag = in.readTag()) != 0;) {
             switch (tag) {
-                case 10 -> o.setName(in.readString()); // name
+                case 10 -> o.setName(Decoding.string(in)); // name
                 default -> throw Decoding.unknownField(tag, "k8s.io.api.core.v1.PodOS");
             }
         }
@@ -8755,7 +8755,7 @@ final class CoreV1Proto {
     static void mergePodReadinessGate(CodedInputStream in, io.fabric8.kubernetes.api.model.PodReadinessGate o) throws IOException {
         for (int tag; (tag = in.readTag()) != 0;) {
             switch (tag) {
-                case 10 -> o.setConditionType(in.readString()); // conditionType
+                case 10 -> o.setConditionType(Decoding.string(in)); // conditionType
                 default -> throw Decoding.unknownField(tag, "k8s.io.api.core.v1.PodReadinessGate");
             }
         }
@@ -8782,9 +8782,9 @@ final class CoreV1Proto {
     static void mergePodResourceClaim(CodedInputStream in, io.fabric8.kubernetes.api.model.PodResourceClaim o) throws IOException {
         for (int tag; (tag = in.readTag()) != 0;) {
             switch (tag) {
-                case 10 -> o.setName(in.readString()); // name
-                case 26 -> o.setResourceClaimName(in.readString()); // resourceClaimName
-                case 34 -> o.setResourceClaimTemplateName(in.readString()); // resourceClaimTemplateName
+                case 10 -> o.setName(Decoding.string(in)); // name
+                case 26 -> o.setResourceClaimName(Decoding.string(in)); // resourceClaimName
+                case 34 -> o.setResourceClaimTemplateName(Decoding.string(in)); // resourceClaimTemplateName
                 default -> throw Decoding.unknownField(tag, "k8s.io.api.core.v1.PodResourceClaim");
             }
         }
@@ -8823,8 +8823,8 @@ final class CoreV1Proto {
     static void mergePodResourceClaimStatus(CodedInputStream in, io.fabric8.kubernetes.api.model.PodResourceClaimStatus o) throws IOException {
         for (int tag; (tag = in.readTag()) != 0;) {
             switch (tag) {
-                case 10 -> o.setName(in.readString()); // name
-                case 18 -> o.setResourceClaimName(in.readString()); // resourceClaimName
+                case 10 -> o.setName(Decoding.string(in)); // name
+                case 18 -> o.setResourceClaimName(Decoding.string(in)); // resourceClaimName
                 default -> throw Decoding.unknownField(tag, "k8s.io.api.core.v1.PodResourceClaimStatus");
             }
         }
@@ -8857,7 +8857,7 @@ final class CoreV1Proto {
     static void mergePodSchedulingGate(CodedInputStream in, io.fabric8.kubernetes.api.model.PodSchedulingGate o) throws IOException {
         for (int tag; (tag = in.readTag()) != 0;) {
             switch (tag) {
-                case 10 -> o.setName(in.readString()); // name
+                case 10 -> o.setName(Decoding.string(in)); // name
                 default -> throw Decoding.unknownField(tag, "k8s.io.api.core.v1.PodSchedulingGate");
             }
         }
@@ -8909,7 +8909,7 @@ final class CoreV1Proto {
                     }
                     in.popLimit(limit);
                 }
-                case 98 -> o.setSupplementalGroupsPolicy(in.readString()); // supplementalGroupsPolicy
+                case 98 -> o.setSupplementalGroupsPolicy(Decoding.string(in)); // supplementalGroupsPolicy
                 case 40 -> o.setFsGroup(in.readInt64()); // fsGroup
                 case 58 -> { // sysctls
                     java.util.List<io.fabric8.kubernetes.api.model.Sysctl> list = o.getSysctls();
@@ -8919,10 +8919,10 @@ final class CoreV1Proto {
                     }
                     list.add(CoreV1Proto.readSysctl(in));
                 }
-                case 74 -> o.setFsGroupChangePolicy(in.readString()); // fsGroupChangePolicy
+                case 74 -> o.setFsGroupChangePolicy(Decoding.string(in)); // fsGroupChangePolicy
                 case 82 -> o.setSeccompProfile(CoreV1Proto.readSeccompProfile(in)); // seccompProfile
                 case 90 -> o.setAppArmorProfile(CoreV1Proto.readAppArmorProfile(in)); // appArmorProfile
-                case 106 -> o.setSeLinuxChangePolicy(in.readString()); // seLinuxChangePolicy
+                case 106 -> o.setSeLinuxChangePolicy(Decoding.string(in)); // seLinuxChangePolicy
                 default -> throw Decoding.unknownField(tag, "k8s.io.api.core.v1.PodSecurityContext");
             }
         }
@@ -9061,7 +9061,7 @@ final class CoreV1Proto {
                     list.add(CoreV1Proto.readEphemeralContainer(in));
                 }
                 case 26 -> { // restartPolicy
-                    java.lang.String v = in.readString();
+                    java.lang.String v = Decoding.string(in);
                     if (!v.isEmpty()) {
                         o.setRestartPolicy(v);
                     }
@@ -9069,7 +9069,7 @@ final class CoreV1Proto {
                 case 32 -> o.setTerminationGracePeriodSeconds(in.readInt64()); // terminationGracePeriodSeconds
                 case 40 -> o.setActiveDeadlineSeconds(in.readInt64()); // activeDeadlineSeconds
                 case 50 -> { // dnsPolicy
-                    java.lang.String v = in.readString();
+                    java.lang.String v = Decoding.string(in);
                     if (!v.isEmpty()) {
                         o.setDnsPolicy(v);
                     }
@@ -9080,8 +9080,8 @@ final class CoreV1Proto {
                     java.lang.String value = "";
                     for (int t; (t = in.readTag()) != 0;) {
                         switch (t) {
-                            case 10 -> key = in.readString();
-                            case 18 -> value = in.readString();
+                            case 10 -> key = Decoding.string(in);
+                            case 18 -> value = Decoding.string(in);
                             default -> throw Decoding.unknownField(t, "k8s.io.api.core.v1.PodSpec.NodeSelectorEntry");
                         }
                     }
@@ -9094,20 +9094,20 @@ final class CoreV1Proto {
                     map.put(key, value);
                 }
                 case 66 -> { // serviceAccountName
-                    java.lang.String v = in.readString();
+                    java.lang.String v = Decoding.string(in);
                     if (!v.isEmpty()) {
                         o.setServiceAccountName(v);
                     }
                 }
                 case 74 -> { // serviceAccount
-                    java.lang.String v = in.readString();
+                    java.lang.String v = Decoding.string(in);
                     if (!v.isEmpty()) {
                         o.setServiceAccount(v);
                     }
                 }
                 case 168 -> o.setAutomountServiceAccountToken(in.readBool()); // automountServiceAccountToken
                 case 82 -> { // nodeName
-                    java.lang.String v = in.readString();
+                    java.lang.String v = Decoding.string(in);
                     if (!v.isEmpty()) {
                         o.setNodeName(v);
                     }
@@ -9141,20 +9141,20 @@ final class CoreV1Proto {
                     list.add(CoreV1Proto.readLocalObjectReference(in));
                 }
                 case 130 -> { // hostname
-                    java.lang.String v = in.readString();
+                    java.lang.String v = Decoding.string(in);
                     if (!v.isEmpty()) {
                         o.setHostname(v);
                     }
                 }
                 case 138 -> { // subdomain
-                    java.lang.String v = in.readString();
+                    java.lang.String v = Decoding.string(in);
                     if (!v.isEmpty()) {
                         o.setSubdomain(v);
                     }
                 }
                 case 146 -> o.setAffinity(CoreV1Proto.readAffinity(in)); // affinity
                 case 154 -> { // schedulerName
-                    java.lang.String v = in.readString();
+                    java.lang.String v = Decoding.string(in);
                     if (!v.isEmpty()) {
                         o.setSchedulerName(v);
                     }
@@ -9176,7 +9176,7 @@ final class CoreV1Proto {
                     list.add(CoreV1Proto.readHostAlias(in));
                 }
                 case 194 -> { // priorityClassName
-                    java.lang.String v = in.readString();
+                    java.lang.String v = Decoding.string(in);
                     if (!v.isEmpty()) {
                         o.setPriorityClassName(v);
                     }
@@ -9191,16 +9191,16 @@ final class CoreV1Proto {
                     }
                     list.add(CoreV1Proto.readPodReadinessGate(in));
                 }
-                case 234 -> o.setRuntimeClassName(in.readString()); // runtimeClassName
+                case 234 -> o.setRuntimeClassName(Decoding.string(in)); // runtimeClassName
                 case 240 -> o.setEnableServiceLinks(in.readBool()); // enableServiceLinks
-                case 250 -> o.setPreemptionPolicy(in.readString()); // preemptionPolicy
+                case 250 -> o.setPreemptionPolicy(Decoding.string(in)); // preemptionPolicy
                 case 258 -> { // overhead
                     int limit = Decoding.enter(in);
                     String key = "";
                     io.fabric8.kubernetes.api.model.Quantity value = new io.fabric8.kubernetes.api.model.Quantity("0");
                     for (int t; (t = in.readTag()) != 0;) {
                         switch (t) {
-                            case 10 -> key = in.readString();
+                            case 10 -> key = Decoding.string(in);
                             case 18 -> value = Decoding.quantity(in);
                             default -> throw Decoding.unknownField(t, "k8s.io.api.core.v1.PodSpec.OverheadEntry");
                         }
@@ -9241,7 +9241,7 @@ final class CoreV1Proto {
                     list.add(CoreV1Proto.readPodResourceClaim(in));
                 }
                 case 322 -> o.setResources(CoreV1Proto.readResourceRequirements(in)); // resources
-                case 330 -> o.getAdditionalProperties().put("hostnameOverride", in.readString()); // hostnameOverride
+                case 330 -> o.getAdditionalProperties().put("hostnameOverride", Decoding.string(in)); // hostnameOverride
                 default -> throw Decoding.unknownField(tag, "k8s.io.api.core.v1.PodSpec");
             }
         }
@@ -9558,7 +9558,7 @@ final class CoreV1Proto {
                     }
                 }
                 case 10 -> { // phase
-                    java.lang.String v = in.readString();
+                    java.lang.String v = Decoding.string(in);
                     if (!v.isEmpty()) {
                         o.setPhase(v);
                     }
@@ -9572,25 +9572,25 @@ final class CoreV1Proto {
                     list.add(CoreV1Proto.readPodCondition(in));
                 }
                 case 26 -> { // message
-                    java.lang.String v = in.readString();
+                    java.lang.String v = Decoding.string(in);
                     if (!v.isEmpty()) {
                         o.setMessage(v);
                     }
                 }
                 case 34 -> { // reason
-                    java.lang.String v = in.readString();
+                    java.lang.String v = Decoding.string(in);
                     if (!v.isEmpty()) {
                         o.setReason(v);
                     }
                 }
                 case 90 -> { // nominatedNodeName
-                    java.lang.String v = in.readString();
+                    java.lang.String v = Decoding.string(in);
                     if (!v.isEmpty()) {
                         o.setNominatedNodeName(v);
                     }
                 }
                 case 42 -> { // hostIP
-                    java.lang.String v = in.readString();
+                    java.lang.String v = Decoding.string(in);
                     if (!v.isEmpty()) {
                         o.setHostIP(v);
                     }
@@ -9604,7 +9604,7 @@ final class CoreV1Proto {
                     list.add(CoreV1Proto.readHostIP(in));
                 }
                 case 50 -> { // podIP
-                    java.lang.String v = in.readString();
+                    java.lang.String v = Decoding.string(in);
                     if (!v.isEmpty()) {
                         o.setPodIP(v);
                     }
@@ -9635,7 +9635,7 @@ final class CoreV1Proto {
                     list.add(CoreV1Proto.readContainerStatus(in));
                 }
                 case 74 -> { // qosClass
-                    java.lang.String v = in.readString();
+                    java.lang.String v = Decoding.string(in);
                     if (!v.isEmpty()) {
                         o.setQosClass(v);
                     }
@@ -9649,7 +9649,7 @@ final class CoreV1Proto {
                     list.add(CoreV1Proto.readContainerStatus(in));
                 }
                 case 114 -> { // resize
-                    java.lang.String v = in.readString();
+                    java.lang.String v = Decoding.string(in);
                     if (!v.isEmpty()) {
                         o.setResize(v);
                     }
@@ -9919,8 +9919,8 @@ final class CoreV1Proto {
         for (int tag; (tag = in.readTag()) != 0;) {
             switch (tag) {
                 case 8 -> o.setPort(in.readInt32()); // port
-                case 18 -> o.setProtocol(in.readString()); // protocol
-                case 26 -> o.setError(in.readString()); // error
+                case 18 -> o.setProtocol(Decoding.string(in)); // protocol
+                case 26 -> o.setError(Decoding.string(in)); // error
                 default -> throw Decoding.unknownField(tag, "k8s.io.api.core.v1.PortStatus");
             }
         }
@@ -9959,9 +9959,9 @@ final class CoreV1Proto {
     static void mergePortworxVolumeSource(CodedInputStream in, io.fabric8.kubernetes.api.model.PortworxVolumeSource o) throws IOException {
         for (int tag; (tag = in.readTag()) != 0;) {
             switch (tag) {
-                case 10 -> o.setVolumeID(in.readString()); // volumeID
+                case 10 -> o.setVolumeID(Decoding.string(in)); // volumeID
                 case 18 -> { // fsType
-                    java.lang.String v = in.readString();
+                    java.lang.String v = Decoding.string(in);
                     if (!v.isEmpty()) {
                         o.setFsType(v);
                     }
@@ -10233,8 +10233,8 @@ final class CoreV1Proto {
     static void mergeQuobyteVolumeSource(CodedInputStream in, io.fabric8.kubernetes.api.model.QuobyteVolumeSource o) throws IOException {
         for (int tag; (tag = in.readTag()) != 0;) {
             switch (tag) {
-                case 10 -> o.setRegistry(in.readString()); // registry
-                case 18 -> o.setVolume(in.readString()); // volume
+                case 10 -> o.setRegistry(Decoding.string(in)); // registry
+                case 18 -> o.setVolume(Decoding.string(in)); // volume
                 case 24 -> { // readOnly
                     java.lang.Boolean v = in.readBool();
                     if (v) {
@@ -10242,19 +10242,19 @@ final class CoreV1Proto {
                     }
                 }
                 case 34 -> { // user
-                    java.lang.String v = in.readString();
+                    java.lang.String v = Decoding.string(in);
                     if (!v.isEmpty()) {
                         o.setUser(v);
                     }
                 }
                 case 42 -> { // group
-                    java.lang.String v = in.readString();
+                    java.lang.String v = Decoding.string(in);
                     if (!v.isEmpty()) {
                         o.setGroup(v);
                     }
                 }
                 case 50 -> { // tenant
-                    java.lang.String v = in.readString();
+                    java.lang.String v = Decoding.string(in);
                     if (!v.isEmpty()) {
                         o.setTenant(v);
                     }
@@ -10322,29 +10322,29 @@ final class CoreV1Proto {
                         list = new java.util.ArrayList<>();
                         o.setMonitors(list);
                     }
-                    list.add(in.readString());
+                    list.add(Decoding.string(in));
                 }
-                case 18 -> o.setImage(in.readString()); // image
+                case 18 -> o.setImage(Decoding.string(in)); // image
                 case 26 -> { // fsType
-                    java.lang.String v = in.readString();
+                    java.lang.String v = Decoding.string(in);
                     if (!v.isEmpty()) {
                         o.setFsType(v);
                     }
                 }
                 case 34 -> { // pool
-                    java.lang.String v = in.readString();
+                    java.lang.String v = Decoding.string(in);
                     if (!v.isEmpty()) {
                         o.setPool(v);
                     }
                 }
                 case 42 -> { // user
-                    java.lang.String v = in.readString();
+                    java.lang.String v = Decoding.string(in);
                     if (!v.isEmpty()) {
                         o.setUser(v);
                     }
                 }
                 case 50 -> { // keyring
-                    java.lang.String v = in.readString();
+                    java.lang.String v = Decoding.string(in);
                     if (!v.isEmpty()) {
                         o.setKeyring(v);
                     }
@@ -10434,29 +10434,29 @@ final class CoreV1Proto {
                         list = new java.util.ArrayList<>();
                         o.setMonitors(list);
                     }
-                    list.add(in.readString());
+                    list.add(Decoding.string(in));
                 }
-                case 18 -> o.setImage(in.readString()); // image
+                case 18 -> o.setImage(Decoding.string(in)); // image
                 case 26 -> { // fsType
-                    java.lang.String v = in.readString();
+                    java.lang.String v = Decoding.string(in);
                     if (!v.isEmpty()) {
                         o.setFsType(v);
                     }
                 }
                 case 34 -> { // pool
-                    java.lang.String v = in.readString();
+                    java.lang.String v = Decoding.string(in);
                     if (!v.isEmpty()) {
                         o.setPool(v);
                     }
                 }
                 case 42 -> { // user
-                    java.lang.String v = in.readString();
+                    java.lang.String v = Decoding.string(in);
                     if (!v.isEmpty()) {
                         o.setUser(v);
                     }
                 }
                 case 50 -> { // keyring
-                    java.lang.String v = in.readString();
+                    java.lang.String v = Decoding.string(in);
                     if (!v.isEmpty()) {
                         o.setKeyring(v);
                     }
@@ -10580,17 +10580,17 @@ final class CoreV1Proto {
     static void mergeReplicationControllerCondition(CodedInputStream in, io.fabric8.kubernetes.api.model.ReplicationControllerCondition o) throws IOException {
         for (int tag; (tag = in.readTag()) != 0;) {
             switch (tag) {
-                case 10 -> o.setType(in.readString()); // type
-                case 18 -> o.setStatus(in.readString()); // status
+                case 10 -> o.setType(Decoding.string(in)); // type
+                case 18 -> o.setStatus(Decoding.string(in)); // status
                 case 26 -> o.setLastTransitionTime(Decoding.time(in)); // lastTransitionTime
                 case 34 -> { // reason
-                    java.lang.String v = in.readString();
+                    java.lang.String v = Decoding.string(in);
                     if (!v.isEmpty()) {
                         o.setReason(v);
                     }
                 }
                 case 42 -> { // message
-                    java.lang.String v = in.readString();
+                    java.lang.String v = Decoding.string(in);
                     if (!v.isEmpty()) {
                         o.setMessage(v);
                     }
@@ -10702,8 +10702,8 @@ final class CoreV1Proto {
                     java.lang.String value = "";
                     for (int t; (t = in.readTag()) != 0;) {
                         switch (t) {
-                            case 10 -> key = in.readString();
-                            case 18 -> value = in.readString();
+                            case 10 -> key = Decoding.string(in);
+                            case 18 -> value = Decoding.string(in);
                             default -> throw Decoding.unknownField(t, "k8s.io.api.core.v1.ReplicationControllerSpec.SelectorEntry");
                         }
                     }
@@ -10860,9 +10860,9 @@ final class CoreV1Proto {
     static void mergeResourceClaim(CodedInputStream in, io.fabric8.kubernetes.api.model.ResourceClaim o) throws IOException {
         for (int tag; (tag = in.readTag()) != 0;) {
             switch (tag) {
-                case 10 -> o.setName(in.readString()); // name
+                case 10 -> o.setName(Decoding.string(in)); // name
                 case 18 -> { // request
-                    java.lang.String v = in.readString();
+                    java.lang.String v = Decoding.string(in);
                     if (!v.isEmpty()) {
                         o.setRequest(v);
                     }
@@ -10900,12 +10900,12 @@ final class CoreV1Proto {
         for (int tag; (tag = in.readTag()) != 0;) {
             switch (tag) {
                 case 10 -> { // containerName
-                    java.lang.String v = in.readString();
+                    java.lang.String v = Decoding.string(in);
                     if (!v.isEmpty()) {
                         o.setContainerName(v);
                     }
                 }
-                case 18 -> o.setResource(in.readString()); // resource
+                case 18 -> o.setResource(Decoding.string(in)); // resource
                 case 26 -> o.setDivisor(Decoding.quantity(in)); // divisor
                 default -> throw Decoding.unknownField(tag, "k8s.io.api.core.v1.ResourceFieldSelector");
             }
@@ -10945,9 +10945,9 @@ final class CoreV1Proto {
     static void mergeResourceHealth(CodedInputStream in, io.fabric8.kubernetes.api.model.ResourceHealth o) throws IOException {
         for (int tag; (tag = in.readTag()) != 0;) {
             switch (tag) {
-                case 10 -> o.setResourceID(in.readString()); // resourceID
+                case 10 -> o.setResourceID(Decoding.string(in)); // resourceID
                 case 18 -> { // health
-                    java.lang.String v = in.readString();
+                    java.lang.String v = Decoding.string(in);
                     if (!v.isEmpty()) {
                         o.setHealth(v);
                     }
@@ -11075,7 +11075,7 @@ final class CoreV1Proto {
                     io.fabric8.kubernetes.api.model.Quantity value = new io.fabric8.kubernetes.api.model.Quantity("0");
                     for (int t; (t = in.readTag()) != 0;) {
                         switch (t) {
-                            case 10 -> key = in.readString();
+                            case 10 -> key = Decoding.string(in);
                             case 18 -> value = Decoding.quantity(in);
                             default -> throw Decoding.unknownField(t, "k8s.io.api.core.v1.ResourceQuotaSpec.HardEntry");
                         }
@@ -11094,7 +11094,7 @@ final class CoreV1Proto {
                         list = new java.util.ArrayList<>();
                         o.setScopes(list);
                     }
-                    list.add(in.readString());
+                    list.add(Decoding.string(in));
                 }
                 case 26 -> o.setScopeSelector(CoreV1Proto.readScopeSelector(in)); // scopeSelector
                 default -> throw Decoding.unknownField(tag, "k8s.io.api.core.v1.ResourceQuotaSpec");
@@ -11152,7 +11152,7 @@ final class CoreV1Proto {
                     io.fabric8.kubernetes.api.model.Quantity value = new io.fabric8.kubernetes.api.model.Quantity("0");
                     for (int t; (t = in.readTag()) != 0;) {
                         switch (t) {
-                            case 10 -> key = in.readString();
+                            case 10 -> key = Decoding.string(in);
                             case 18 -> value = Decoding.quantity(in);
                             default -> throw Decoding.unknownField(t, "k8s.io.api.core.v1.ResourceQuotaStatus.HardEntry");
                         }
@@ -11171,7 +11171,7 @@ final class CoreV1Proto {
                     io.fabric8.kubernetes.api.model.Quantity value = new io.fabric8.kubernetes.api.model.Quantity("0");
                     for (int t; (t = in.readTag()) != 0;) {
                         switch (t) {
-                            case 10 -> key = in.readString();
+                            case 10 -> key = Decoding.string(in);
                             case 18 -> value = Decoding.quantity(in);
                             default -> throw Decoding.unknownField(t, "k8s.io.api.core.v1.ResourceQuotaStatus.UsedEntry");
                         }
@@ -11238,7 +11238,7 @@ final class CoreV1Proto {
                     io.fabric8.kubernetes.api.model.Quantity value = new io.fabric8.kubernetes.api.model.Quantity("0");
                     for (int t; (t = in.readTag()) != 0;) {
                         switch (t) {
-                            case 10 -> key = in.readString();
+                            case 10 -> key = Decoding.string(in);
                             case 18 -> value = Decoding.quantity(in);
                             default -> throw Decoding.unknownField(t, "k8s.io.api.core.v1.ResourceRequirements.LimitsEntry");
                         }
@@ -11257,7 +11257,7 @@ final class CoreV1Proto {
                     io.fabric8.kubernetes.api.model.Quantity value = new io.fabric8.kubernetes.api.model.Quantity("0");
                     for (int t; (t = in.readTag()) != 0;) {
                         switch (t) {
-                            case 10 -> key = in.readString();
+                            case 10 -> key = Decoding.string(in);
                             case 18 -> value = Decoding.quantity(in);
                             default -> throw Decoding.unknownField(t, "k8s.io.api.core.v1.ResourceRequirements.RequestsEntry");
                         }
@@ -11335,7 +11335,7 @@ final class CoreV1Proto {
     static void mergeResourceStatus(CodedInputStream in, io.fabric8.kubernetes.api.model.ResourceStatus o) throws IOException {
         for (int tag; (tag = in.readTag()) != 0;) {
             switch (tag) {
-                case 10 -> o.setName(in.readString()); // name
+                case 10 -> o.setName(Decoding.string(in)); // name
                 case 18 -> { // resources
                     java.util.List<io.fabric8.kubernetes.api.model.ResourceHealth> list = o.getResources();
                     if (list == null) {
@@ -11380,25 +11380,25 @@ final class CoreV1Proto {
         for (int tag; (tag = in.readTag()) != 0;) {
             switch (tag) {
                 case 10 -> { // user
-                    java.lang.String v = in.readString();
+                    java.lang.String v = Decoding.string(in);
                     if (!v.isEmpty()) {
                         o.setUser(v);
                     }
                 }
                 case 18 -> { // role
-                    java.lang.String v = in.readString();
+                    java.lang.String v = Decoding.string(in);
                     if (!v.isEmpty()) {
                         o.setRole(v);
                     }
                 }
                 case 26 -> { // type
-                    java.lang.String v = in.readString();
+                    java.lang.String v = Decoding.string(in);
                     if (!v.isEmpty()) {
                         o.setType(v);
                     }
                 }
                 case 34 -> { // level
-                    java.lang.String v = in.readString();
+                    java.lang.String v = Decoding.string(in);
                     if (!v.isEmpty()) {
                         o.setLevel(v);
                     }
@@ -11447,8 +11447,8 @@ final class CoreV1Proto {
     static void mergeScaleIOPersistentVolumeSource(CodedInputStream in, io.fabric8.kubernetes.api.model.ScaleIOPersistentVolumeSource o) throws IOException {
         for (int tag; (tag = in.readTag()) != 0;) {
             switch (tag) {
-                case 10 -> o.setGateway(in.readString()); // gateway
-                case 18 -> o.setSystem(in.readString()); // system
+                case 10 -> o.setGateway(Decoding.string(in)); // gateway
+                case 18 -> o.setSystem(Decoding.string(in)); // system
                 case 26 -> o.setSecretRef(CoreV1Proto.readSecretReference(in)); // secretRef
                 case 32 -> { // sslEnabled
                     java.lang.Boolean v = in.readBool();
@@ -11457,31 +11457,31 @@ final class CoreV1Proto {
                     }
                 }
                 case 42 -> { // protectionDomain
-                    java.lang.String v = in.readString();
+                    java.lang.String v = Decoding.string(in);
                     if (!v.isEmpty()) {
                         o.setProtectionDomain(v);
                     }
                 }
                 case 50 -> { // storagePool
-                    java.lang.String v = in.readString();
+                    java.lang.String v = Decoding.string(in);
                     if (!v.isEmpty()) {
                         o.setStoragePool(v);
                     }
                 }
                 case 58 -> { // storageMode
-                    java.lang.String v = in.readString();
+                    java.lang.String v = Decoding.string(in);
                     if (!v.isEmpty()) {
                         o.setStorageMode(v);
                     }
                 }
                 case 66 -> { // volumeName
-                    java.lang.String v = in.readString();
+                    java.lang.String v = Decoding.string(in);
                     if (!v.isEmpty()) {
                         o.setVolumeName(v);
                     }
                 }
                 case 74 -> { // fsType
-                    java.lang.String v = in.readString();
+                    java.lang.String v = Decoding.string(in);
                     if (!v.isEmpty()) {
                         o.setFsType(v);
                     }
@@ -11572,8 +11572,8 @@ final class CoreV1Proto {
     static void mergeScaleIOVolumeSource(CodedInputStream in, io.fabric8.kubernetes.api.model.ScaleIOVolumeSource o) throws IOException {
         for (int tag; (tag = in.readTag()) != 0;) {
             switch (tag) {
-                case 10 -> o.setGateway(in.readString()); // gateway
-                case 18 -> o.setSystem(in.readString()); // system
+                case 10 -> o.setGateway(Decoding.string(in)); // gateway
+                case 18 -> o.setSystem(Decoding.string(in)); // system
                 case 26 -> o.setSecretRef(CoreV1Proto.readLocalObjectReference(in)); // secretRef
                 case 32 -> { // sslEnabled
                     java.lang.Boolean v = in.readBool();
@@ -11582,31 +11582,31 @@ final class CoreV1Proto {
                     }
                 }
                 case 42 -> { // protectionDomain
-                    java.lang.String v = in.readString();
+                    java.lang.String v = Decoding.string(in);
                     if (!v.isEmpty()) {
                         o.setProtectionDomain(v);
                     }
                 }
                 case 50 -> { // storagePool
-                    java.lang.String v = in.readString();
+                    java.lang.String v = Decoding.string(in);
                     if (!v.isEmpty()) {
                         o.setStoragePool(v);
                     }
                 }
                 case 58 -> { // storageMode
-                    java.lang.String v = in.readString();
+                    java.lang.String v = Decoding.string(in);
                     if (!v.isEmpty()) {
                         o.setStorageMode(v);
                     }
                 }
                 case 66 -> { // volumeName
-                    java.lang.String v = in.readString();
+                    java.lang.String v = Decoding.string(in);
                     if (!v.isEmpty()) {
                         o.setVolumeName(v);
                     }
                 }
                 case 74 -> { // fsType
-                    java.lang.String v = in.readString();
+                    java.lang.String v = Decoding.string(in);
                     if (!v.isEmpty()) {
                         o.setFsType(v);
                     }
@@ -11734,15 +11734,15 @@ final class CoreV1Proto {
     static void mergeScopedResourceSelectorRequirement(CodedInputStream in, io.fabric8.kubernetes.api.model.ScopedResourceSelectorRequirement o) throws IOException {
         for (int tag; (tag = in.readTag()) != 0;) {
             switch (tag) {
-                case 10 -> o.setScopeName(in.readString()); // scopeName
-                case 18 -> o.setOperator(in.readString()); // operator
+                case 10 -> o.setScopeName(Decoding.string(in)); // scopeName
+                case 18 -> o.setOperator(Decoding.string(in)); // operator
                 case 26 -> { // values
                     java.util.List<java.lang.String> list = o.getValues();
                     if (list == null) {
                         list = new java.util.ArrayList<>();
                         o.setValues(list);
                     }
-                    list.add(in.readString());
+                    list.add(Decoding.string(in));
                 }
                 default -> throw Decoding.unknownField(tag, "k8s.io.api.core.v1.ScopedResourceSelectorRequirement");
             }
@@ -11785,8 +11785,8 @@ final class CoreV1Proto {
     static void mergeSeccompProfile(CodedInputStream in, io.fabric8.kubernetes.api.model.SeccompProfile o) throws IOException {
         for (int tag; (tag = in.readTag()) != 0;) {
             switch (tag) {
-                case 10 -> o.setType(in.readString()); // type
-                case 18 -> o.setLocalhostProfile(in.readString()); // localhostProfile
+                case 10 -> o.setType(Decoding.string(in)); // type
+                case 18 -> o.setLocalhostProfile(Decoding.string(in)); // localhostProfile
                 default -> throw Decoding.unknownField(tag, "k8s.io.api.core.v1.SeccompProfile");
             }
         }
@@ -11827,7 +11827,7 @@ final class CoreV1Proto {
                     java.lang.String value = "";
                     for (int t; (t = in.readTag()) != 0;) {
                         switch (t) {
-                            case 10 -> key = in.readString();
+                            case 10 -> key = Decoding.string(in);
                             case 18 -> value = Decoding.base64(in);
                             default -> throw Decoding.unknownField(t, "k8s.io.api.core.v1.Secret.DataEntry");
                         }
@@ -11846,8 +11846,8 @@ final class CoreV1Proto {
                     java.lang.String value = "";
                     for (int t; (t = in.readTag()) != 0;) {
                         switch (t) {
-                            case 10 -> key = in.readString();
-                            case 18 -> value = in.readString();
+                            case 10 -> key = Decoding.string(in);
+                            case 18 -> value = Decoding.string(in);
                             default -> throw Decoding.unknownField(t, "k8s.io.api.core.v1.Secret.StringDataEntry");
                         }
                     }
@@ -11860,7 +11860,7 @@ final class CoreV1Proto {
                     map.put(key, value);
                 }
                 case 26 -> { // type
-                    java.lang.String v = in.readString();
+                    java.lang.String v = Decoding.string(in);
                     if (!v.isEmpty()) {
                         o.setType(v);
                     }
@@ -11973,7 +11973,7 @@ final class CoreV1Proto {
                     CoreV1Proto.mergeLocalObjectReference_SecretKeySelector(in, o);
                     Decoding.leave(in, limit);
                 }
-                case 18 -> o.setKey(in.readString()); // key
+                case 18 -> o.setKey(Decoding.string(in)); // key
                 case 24 -> o.setOptional(in.readBool()); // optional
                 default -> throw Decoding.unknownField(tag, "k8s.io.api.core.v1.SecretKeySelector");
             }
@@ -12111,13 +12111,13 @@ final class CoreV1Proto {
         for (int tag; (tag = in.readTag()) != 0;) {
             switch (tag) {
                 case 10 -> { // name
-                    java.lang.String v = in.readString();
+                    java.lang.String v = Decoding.string(in);
                     if (!v.isEmpty()) {
                         o.setName(v);
                     }
                 }
                 case 18 -> { // namespace
-                    java.lang.String v = in.readString();
+                    java.lang.String v = Decoding.string(in);
                     if (!v.isEmpty()) {
                         o.setNamespace(v);
                     }
@@ -12155,7 +12155,7 @@ final class CoreV1Proto {
         for (int tag; (tag = in.readTag()) != 0;) {
             switch (tag) {
                 case 10 -> { // secretName
-                    java.lang.String v = in.readString();
+                    java.lang.String v = Decoding.string(in);
                     if (!v.isEmpty()) {
                         o.setSecretName(v);
                     }
@@ -12226,7 +12226,7 @@ final class CoreV1Proto {
                 case 40 -> o.setRunAsNonRoot(in.readBool()); // runAsNonRoot
                 case 48 -> o.setReadOnlyRootFilesystem(in.readBool()); // readOnlyRootFilesystem
                 case 56 -> o.setAllowPrivilegeEscalation(in.readBool()); // allowPrivilegeEscalation
-                case 74 -> o.setProcMount(in.readString()); // procMount
+                case 74 -> o.setProcMount(Decoding.string(in)); // procMount
                 case 90 -> o.setSeccompProfile(CoreV1Proto.readSeccompProfile(in)); // seccompProfile
                 case 98 -> o.setAppArmorProfile(CoreV1Proto.readAppArmorProfile(in)); // appArmorProfile
                 default -> throw Decoding.unknownField(tag, "k8s.io.api.core.v1.SecurityContext");
@@ -12475,13 +12475,13 @@ final class CoreV1Proto {
         for (int tag; (tag = in.readTag()) != 0;) {
             switch (tag) {
                 case 10 -> { // audience
-                    java.lang.String v = in.readString();
+                    java.lang.String v = Decoding.string(in);
                     if (!v.isEmpty()) {
                         o.setAudience(v);
                     }
                 }
                 case 16 -> o.setExpirationSeconds(in.readInt64()); // expirationSeconds
-                case 26 -> o.setPath(in.readString()); // path
+                case 26 -> o.setPath(Decoding.string(in)); // path
                 default -> throw Decoding.unknownField(tag, "k8s.io.api.core.v1.ServiceAccountTokenProjection");
             }
         }
@@ -12565,18 +12565,18 @@ final class CoreV1Proto {
         for (int tag; (tag = in.readTag()) != 0;) {
             switch (tag) {
                 case 10 -> { // name
-                    java.lang.String v = in.readString();
+                    java.lang.String v = Decoding.string(in);
                     if (!v.isEmpty()) {
                         o.setName(v);
                     }
                 }
                 case 18 -> { // protocol
-                    java.lang.String v = in.readString();
+                    java.lang.String v = Decoding.string(in);
                     if (!v.isEmpty()) {
                         o.setProtocol(v);
                     }
                 }
-                case 50 -> o.setAppProtocol(in.readString()); // appProtocol
+                case 50 -> o.setAppProtocol(Decoding.string(in)); // appProtocol
                 case 24 -> o.setPort(in.readInt32()); // port
                 case 34 -> o.setTargetPort(Decoding.intOrString(in)); // targetPort
                 case 40 -> { // nodePort
@@ -12655,8 +12655,8 @@ final class CoreV1Proto {
                     java.lang.String value = "";
                     for (int t; (t = in.readTag()) != 0;) {
                         switch (t) {
-                            case 10 -> key = in.readString();
-                            case 18 -> value = in.readString();
+                            case 10 -> key = Decoding.string(in);
+                            case 18 -> value = Decoding.string(in);
                             default -> throw Decoding.unknownField(t, "k8s.io.api.core.v1.ServiceSpec.SelectorEntry");
                         }
                     }
@@ -12669,7 +12669,7 @@ final class CoreV1Proto {
                     map.put(key, value);
                 }
                 case 26 -> { // clusterIP
-                    java.lang.String v = in.readString();
+                    java.lang.String v = Decoding.string(in);
                     if (!v.isEmpty()) {
                         o.setClusterIP(v);
                     }
@@ -12680,10 +12680,10 @@ final class CoreV1Proto {
                         list = new java.util.ArrayList<>();
                         o.setClusterIPs(list);
                     }
-                    list.add(in.readString());
+                    list.add(Decoding.string(in));
                 }
                 case 34 -> { // type
-                    java.lang.String v = in.readString();
+                    java.lang.String v = Decoding.string(in);
                     if (!v.isEmpty()) {
                         o.setType(v);
                     }
@@ -12694,16 +12694,16 @@ final class CoreV1Proto {
                         list = new java.util.ArrayList<>();
                         o.setExternalIPs(list);
                     }
-                    list.add(in.readString());
+                    list.add(Decoding.string(in));
                 }
                 case 58 -> { // sessionAffinity
-                    java.lang.String v = in.readString();
+                    java.lang.String v = Decoding.string(in);
                     if (!v.isEmpty()) {
                         o.setSessionAffinity(v);
                     }
                 }
                 case 66 -> { // loadBalancerIP
-                    java.lang.String v = in.readString();
+                    java.lang.String v = Decoding.string(in);
                     if (!v.isEmpty()) {
                         o.setLoadBalancerIP(v);
                     }
@@ -12714,16 +12714,16 @@ final class CoreV1Proto {
                         list = new java.util.ArrayList<>();
                         o.setLoadBalancerSourceRanges(list);
                     }
-                    list.add(in.readString());
+                    list.add(Decoding.string(in));
                 }
                 case 82 -> { // externalName
-                    java.lang.String v = in.readString();
+                    java.lang.String v = Decoding.string(in);
                     if (!v.isEmpty()) {
                         o.setExternalName(v);
                     }
                 }
                 case 90 -> { // externalTrafficPolicy
-                    java.lang.String v = in.readString();
+                    java.lang.String v = Decoding.string(in);
                     if (!v.isEmpty()) {
                         o.setExternalTrafficPolicy(v);
                     }
@@ -12747,13 +12747,13 @@ final class CoreV1Proto {
                         list = new java.util.ArrayList<>();
                         o.setIpFamilies(list);
                     }
-                    list.add(in.readString());
+                    list.add(Decoding.string(in));
                 }
-                case 138 -> o.setIpFamilyPolicy(in.readString()); // ipFamilyPolicy
+                case 138 -> o.setIpFamilyPolicy(Decoding.string(in)); // ipFamilyPolicy
                 case 160 -> o.setAllocateLoadBalancerNodePorts(in.readBool()); // allocateLoadBalancerNodePorts
-                case 170 -> o.setLoadBalancerClass(in.readString()); // loadBalancerClass
-                case 178 -> o.setInternalTrafficPolicy(in.readString()); // internalTrafficPolicy
-                case 186 -> o.setTrafficDistribution(in.readString()); // trafficDistribution
+                case 170 -> o.setLoadBalancerClass(Decoding.string(in)); // loadBalancerClass
+                case 178 -> o.setInternalTrafficPolicy(Decoding.string(in)); // internalTrafficPolicy
+                case 186 -> o.setTrafficDistribution(Decoding.string(in)); // trafficDistribution
                 default -> throw Decoding.unknownField(tag, "k8s.io.api.core.v1.ServiceSpec");
             }
         }
@@ -13016,19 +13016,19 @@ final class CoreV1Proto {
         for (int tag; (tag = in.readTag()) != 0;) {
             switch (tag) {
                 case 10 -> { // volumeName
-                    java.lang.String v = in.readString();
+                    java.lang.String v = Decoding.string(in);
                     if (!v.isEmpty()) {
                         o.setVolumeName(v);
                     }
                 }
                 case 18 -> { // volumeNamespace
-                    java.lang.String v = in.readString();
+                    java.lang.String v = Decoding.string(in);
                     if (!v.isEmpty()) {
                         o.setVolumeNamespace(v);
                     }
                 }
                 case 26 -> { // fsType
-                    java.lang.String v = in.readString();
+                    java.lang.String v = Decoding.string(in);
                     if (!v.isEmpty()) {
                         o.setFsType(v);
                     }
@@ -13091,19 +13091,19 @@ final class CoreV1Proto {
         for (int tag; (tag = in.readTag()) != 0;) {
             switch (tag) {
                 case 10 -> { // volumeName
-                    java.lang.String v = in.readString();
+                    java.lang.String v = Decoding.string(in);
                     if (!v.isEmpty()) {
                         o.setVolumeName(v);
                     }
                 }
                 case 18 -> { // volumeNamespace
-                    java.lang.String v = in.readString();
+                    java.lang.String v = Decoding.string(in);
                     if (!v.isEmpty()) {
                         o.setVolumeNamespace(v);
                     }
                 }
                 case 26 -> { // fsType
-                    java.lang.String v = in.readString();
+                    java.lang.String v = Decoding.string(in);
                     if (!v.isEmpty()) {
                         o.setFsType(v);
                     }
@@ -13165,8 +13165,8 @@ final class CoreV1Proto {
     static void mergeSysctl(CodedInputStream in, io.fabric8.kubernetes.api.model.Sysctl o) throws IOException {
         for (int tag; (tag = in.readTag()) != 0;) {
             switch (tag) {
-                case 10 -> o.setName(in.readString()); // name
-                case 18 -> o.setValue(in.readString()); // value
+                case 10 -> o.setName(Decoding.string(in)); // name
+                case 18 -> o.setValue(Decoding.string(in)); // value
                 default -> throw Decoding.unknownField(tag, "k8s.io.api.core.v1.Sysctl");
             }
         }
@@ -13201,7 +13201,7 @@ final class CoreV1Proto {
             switch (tag) {
                 case 10 -> o.setPort(Decoding.intOrString(in)); // port
                 case 18 -> { // host
-                    java.lang.String v = in.readString();
+                    java.lang.String v = Decoding.string(in);
                     if (!v.isEmpty()) {
                         o.setHost(v);
                     }
@@ -13238,14 +13238,14 @@ final class CoreV1Proto {
     static void mergeTaint(CodedInputStream in, io.fabric8.kubernetes.api.model.Taint o) throws IOException {
         for (int tag; (tag = in.readTag()) != 0;) {
             switch (tag) {
-                case 10 -> o.setKey(in.readString()); // key
+                case 10 -> o.setKey(Decoding.string(in)); // key
                 case 18 -> { // value
-                    java.lang.String v = in.readString();
+                    java.lang.String v = Decoding.string(in);
                     if (!v.isEmpty()) {
                         o.setValue(v);
                     }
                 }
-                case 26 -> o.setEffect(in.readString()); // effect
+                case 26 -> o.setEffect(Decoding.string(in)); // effect
                 case 34 -> o.setTimeAdded(Decoding.time(in)); // timeAdded
                 default -> throw Decoding.unknownField(tag, "k8s.io.api.core.v1.Taint");
             }
@@ -13292,25 +13292,25 @@ final class CoreV1Proto {
         for (int tag; (tag = in.readTag()) != 0;) {
             switch (tag) {
                 case 10 -> { // key
-                    java.lang.String v = in.readString();
+                    java.lang.String v = Decoding.string(in);
                     if (!v.isEmpty()) {
                         o.setKey(v);
                     }
                 }
                 case 18 -> { // operator
-                    java.lang.String v = in.readString();
+                    java.lang.String v = Decoding.string(in);
                     if (!v.isEmpty()) {
                         o.setOperator(v);
                     }
                 }
                 case 26 -> { // value
-                    java.lang.String v = in.readString();
+                    java.lang.String v = Decoding.string(in);
                     if (!v.isEmpty()) {
                         o.setValue(v);
                     }
                 }
                 case 34 -> { // effect
-                    java.lang.String v = in.readString();
+                    java.lang.String v = Decoding.string(in);
                     if (!v.isEmpty()) {
                         o.setEffect(v);
                     }
@@ -13367,14 +13367,14 @@ final class CoreV1Proto {
         o.setValues(null);
         for (int tag; (tag = in.readTag()) != 0;) {
             switch (tag) {
-                case 10 -> o.setKey(in.readString()); // key
+                case 10 -> o.setKey(Decoding.string(in)); // key
                 case 18 -> { // values
                     java.util.List<java.lang.String> list = o.getValues();
                     if (list == null) {
                         list = new java.util.ArrayList<>();
                         o.setValues(list);
                     }
-                    list.add(in.readString());
+                    list.add(Decoding.string(in));
                 }
                 default -> throw Decoding.unknownField(tag, "k8s.io.api.core.v1.TopologySelectorLabelRequirement");
             }
@@ -13449,19 +13449,19 @@ final class CoreV1Proto {
         for (int tag; (tag = in.readTag()) != 0;) {
             switch (tag) {
                 case 8 -> o.setMaxSkew(in.readInt32()); // maxSkew
-                case 18 -> o.setTopologyKey(in.readString()); // topologyKey
-                case 26 -> o.setWhenUnsatisfiable(in.readString()); // whenUnsatisfiable
+                case 18 -> o.setTopologyKey(Decoding.string(in)); // topologyKey
+                case 26 -> o.setWhenUnsatisfiable(Decoding.string(in)); // whenUnsatisfiable
                 case 34 -> o.setLabelSelector(MetaV1Proto.readLabelSelector(in)); // labelSelector
                 case 40 -> o.setMinDomains(in.readInt32()); // minDomains
-                case 50 -> o.setNodeAffinityPolicy(in.readString()); // nodeAffinityPolicy
-                case 58 -> o.setNodeTaintsPolicy(in.readString()); // nodeTaintsPolicy
+                case 50 -> o.setNodeAffinityPolicy(Decoding.string(in)); // nodeAffinityPolicy
+                case 58 -> o.setNodeTaintsPolicy(Decoding.string(in)); // nodeTaintsPolicy
                 case 66 -> { // matchLabelKeys
                     java.util.List<java.lang.String> list = o.getMatchLabelKeys();
                     if (list == null) {
                         list = new java.util.ArrayList<>();
                         o.setMatchLabelKeys(list);
                     }
-                    list.add(in.readString());
+                    list.add(Decoding.string(in));
                 }
                 default -> throw Decoding.unknownField(tag, "k8s.io.api.core.v1.TopologySpreadConstraint");
             }
@@ -13534,9 +13534,9 @@ final class CoreV1Proto {
     static void mergeTypedLocalObjectReference(CodedInputStream in, io.fabric8.kubernetes.api.model.TypedLocalObjectReference o) throws IOException {
         for (int tag; (tag = in.readTag()) != 0;) {
             switch (tag) {
-                case 10 -> o.setApiGroup(in.readString()); // apiGroup
-                case 18 -> o.setKind(in.readString()); // kind
-                case 26 -> o.setName(in.readString()); // name
+                case 10 -> o.setApiGroup(Decoding.string(in)); // apiGroup
+                case 18 -> o.setKind(Decoding.string(in)); // kind
+                case 26 -> o.setName(Decoding.string(in)); // name
                 default -> throw Decoding.unknownField(tag, "k8s.io.api.core.v1.TypedLocalObjectReference");
             }
         }
@@ -13575,10 +13575,10 @@ final class CoreV1Proto {
     static void mergeTypedObjectReference(CodedInputStream in, io.fabric8.kubernetes.api.model.TypedObjectReference o) throws IOException {
         for (int tag; (tag = in.readTag()) != 0;) {
             switch (tag) {
-                case 10 -> o.setApiGroup(in.readString()); // apiGroup
-                case 18 -> o.setKind(in.readString()); // kind
-                case 26 -> o.setName(in.readString()); // name
-                case 34 -> o.setNamespace(in.readString()); // namespace
+                case 10 -> o.setApiGroup(Decoding.string(in)); // apiGroup
+                case 18 -> o.setKind(Decoding.string(in)); // kind
+                case 26 -> o.setName(Decoding.string(in)); // name
+                case 34 -> o.setNamespace(Decoding.string(in)); // namespace
                 default -> throw Decoding.unknownField(tag, "k8s.io.api.core.v1.TypedObjectReference");
             }
         }
@@ -13623,7 +13623,7 @@ final class CoreV1Proto {
     static void mergeVolume(CodedInputStream in, io.fabric8.kubernetes.api.model.Volume o) throws IOException {
         for (int tag; (tag = in.readTag()) != 0;) {
             switch (tag) {
-                case 10 -> o.setName(in.readString()); // name
+                case 10 -> o.setName(Decoding.string(in)); // name
                 case 18 -> { // volumeSource
                     int limit = Decoding.enter(in);
                     CoreV1Proto.mergeVolumeSource_Volume(in, o);
@@ -13660,8 +13660,8 @@ final class CoreV1Proto {
     static void mergeVolumeDevice(CodedInputStream in, io.fabric8.kubernetes.api.model.VolumeDevice o) throws IOException {
         for (int tag; (tag = in.readTag()) != 0;) {
             switch (tag) {
-                case 10 -> o.setName(in.readString()); // name
-                case 18 -> o.setDevicePath(in.readString()); // devicePath
+                case 10 -> o.setName(Decoding.string(in)); // name
+                case 18 -> o.setDevicePath(Decoding.string(in)); // devicePath
                 default -> throw Decoding.unknownField(tag, "k8s.io.api.core.v1.VolumeDevice");
             }
         }
@@ -13694,24 +13694,24 @@ final class CoreV1Proto {
     static void mergeVolumeMount(CodedInputStream in, io.fabric8.kubernetes.api.model.VolumeMount o) throws IOException {
         for (int tag; (tag = in.readTag()) != 0;) {
             switch (tag) {
-                case 10 -> o.setName(in.readString()); // name
+                case 10 -> o.setName(Decoding.string(in)); // name
                 case 16 -> { // readOnly
                     java.lang.Boolean v = in.readBool();
                     if (v) {
                         o.setReadOnly(v);
                     }
                 }
-                case 58 -> o.setRecursiveReadOnly(in.readString()); // recursiveReadOnly
-                case 26 -> o.setMountPath(in.readString()); // mountPath
+                case 58 -> o.setRecursiveReadOnly(Decoding.string(in)); // recursiveReadOnly
+                case 26 -> o.setMountPath(Decoding.string(in)); // mountPath
                 case 34 -> { // subPath
-                    java.lang.String v = in.readString();
+                    java.lang.String v = Decoding.string(in);
                     if (!v.isEmpty()) {
                         o.setSubPath(v);
                     }
                 }
-                case 42 -> o.setMountPropagation(in.readString()); // mountPropagation
+                case 42 -> o.setMountPropagation(Decoding.string(in)); // mountPropagation
                 case 50 -> { // subPathExpr
-                    java.lang.String v = in.readString();
+                    java.lang.String v = Decoding.string(in);
                     if (!v.isEmpty()) {
                         o.setSubPathExpr(v);
                     }
@@ -13778,15 +13778,15 @@ final class CoreV1Proto {
     static void mergeVolumeMountStatus(CodedInputStream in, io.fabric8.kubernetes.api.model.VolumeMountStatus o) throws IOException {
         for (int tag; (tag = in.readTag()) != 0;) {
             switch (tag) {
-                case 10 -> o.setName(in.readString()); // name
-                case 18 -> o.setMountPath(in.readString()); // mountPath
+                case 10 -> o.setName(Decoding.string(in)); // name
+                case 18 -> o.setMountPath(Decoding.string(in)); // mountPath
                 case 24 -> { // readOnly
                     java.lang.Boolean v = in.readBool();
                     if (v) {
                         o.setReadOnly(v);
                     }
                 }
-                case 34 -> o.setRecursiveReadOnly(in.readString()); // recursiveReadOnly
+                case 34 -> o.setRecursiveReadOnly(Decoding.string(in)); // recursiveReadOnly
                 default -> throw Decoding.unknownField(tag, "k8s.io.api.core.v1.VolumeMountStatus");
             }
         }
@@ -13920,7 +13920,7 @@ final class CoreV1Proto {
                     io.fabric8.kubernetes.api.model.Quantity value = new io.fabric8.kubernetes.api.model.Quantity("0");
                     for (int t; (t = in.readTag()) != 0;) {
                         switch (t) {
-                            case 10 -> key = in.readString();
+                            case 10 -> key = Decoding.string(in);
                             case 18 -> value = Decoding.quantity(in);
                             default -> throw Decoding.unknownField(t, "k8s.io.api.core.v1.VolumeResourceRequirements.LimitsEntry");
                         }
@@ -13939,7 +13939,7 @@ final class CoreV1Proto {
                     io.fabric8.kubernetes.api.model.Quantity value = new io.fabric8.kubernetes.api.model.Quantity("0");
                     for (int t; (t = in.readTag()) != 0;) {
                         switch (t) {
-                            case 10 -> key = in.readString();
+                            case 10 -> key = Decoding.string(in);
                             case 18 -> value = Decoding.quantity(in);
                             default -> throw Decoding.unknownField(t, "k8s.io.api.core.v1.VolumeResourceRequirements.RequestsEntry");
                         }
@@ -14229,21 +14229,21 @@ final class CoreV1Proto {
     static void mergeVsphereVirtualDiskVolumeSource(CodedInputStream in, io.fabric8.kubernetes.api.model.VsphereVirtualDiskVolumeSource o) throws IOException {
         for (int tag; (tag = in.readTag()) != 0;) {
             switch (tag) {
-                case 10 -> o.setVolumePath(in.readString()); // volumePath
+                case 10 -> o.setVolumePath(Decoding.string(in)); // volumePath
                 case 18 -> { // fsType
-                    java.lang.String v = in.readString();
+                    java.lang.String v = Decoding.string(in);
                     if (!v.isEmpty()) {
                         o.setFsType(v);
                     }
                 }
                 case 26 -> { // storagePolicyName
-                    java.lang.String v = in.readString();
+                    java.lang.String v = Decoding.string(in);
                     if (!v.isEmpty()) {
                         o.setStoragePolicyName(v);
                     }
                 }
                 case 34 -> { // storagePolicyID
-                    java.lang.String v = in.readString();
+                    java.lang.String v = Decoding.string(in);
                     if (!v.isEmpty()) {
                         o.setStoragePolicyID(v);
                     }
@@ -14326,9 +14326,9 @@ final class CoreV1Proto {
     static void mergeWindowsSecurityContextOptions(CodedInputStream in, io.fabric8.kubernetes.api.model.WindowsSecurityContextOptions o) throws IOException {
         for (int tag; (tag = in.readTag()) != 0;) {
             switch (tag) {
-                case 10 -> o.setGmsaCredentialSpecName(in.readString()); // gmsaCredentialSpecName
-                case 18 -> o.setGmsaCredentialSpec(in.readString()); // gmsaCredentialSpec
-                case 26 -> o.setRunAsUserName(in.readString()); // runAsUserName
+                case 10 -> o.setGmsaCredentialSpecName(Decoding.string(in)); // gmsaCredentialSpecName
+                case 18 -> o.setGmsaCredentialSpec(Decoding.string(in)); // gmsaCredentialSpec
+                case 26 -> o.setRunAsUserName(Decoding.string(in)); // runAsUserName
                 case 32 -> o.setHostProcess(in.readBool()); // hostProcess
                 default -> throw Decoding.unknownField(tag, "k8s.io.api.core.v1.WindowsSecurityContextOptions");
             }

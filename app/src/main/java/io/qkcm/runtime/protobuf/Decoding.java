@@ -70,6 +70,30 @@ final class Decoding {
     }
 
     /** Enters a length-delimited embedded message; returns the limit to give back to {@link #leave}. */
+    /** {@code qkcm.tuning.shared-strings}, set once at startup ({@link ProtobufWire#sharedStrings}). */
+    static volatile boolean sharedStrings = true;
+
+    /**
+     * A {@code string} field: as {@code readString} (malformed UTF-8 becomes U+FFFD), through {@link SharedStrings}
+     * when short.
+     */
+    static String string(CodedInputStream in) throws IOException {
+        if (!sharedStrings) {
+            return in.readString();
+        }
+        int size = in.readRawVarint32();
+        if (size > 0 && size <= SharedStrings.MAX_BYTES) {
+            return SharedStrings.of(in.readRawBytes(size), size);
+        }
+        if (size == 0) {
+            return "";
+        }
+        if (size < 0) {
+            throw malformed("negative length");
+        }
+        return new String(in.readRawBytes(size), StandardCharsets.UTF_8);
+    }
+
     static int enter(CodedInputStream in) throws IOException {
         int length = in.readRawVarint32();
         if (length < 0) {

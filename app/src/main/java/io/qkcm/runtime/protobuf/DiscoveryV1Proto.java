@@ -31,10 +31,10 @@ final class DiscoveryV1Proto {
                         list = new java.util.ArrayList<>();
                         o.setAddresses(list);
                     }
-                    list.add(in.readString());
+                    list.add(Decoding.string(in));
                 }
                 case 18 -> o.setConditions(DiscoveryV1Proto.readEndpointConditions(in)); // conditions
-                case 26 -> o.setHostname(in.readString()); // hostname
+                case 26 -> o.setHostname(Decoding.string(in)); // hostname
                 case 34 -> o.setTargetRef(CoreV1Proto.readObjectReference(in)); // targetRef
                 case 42 -> { // deprecatedTopology
                     int limit = Decoding.enter(in);
@@ -42,8 +42,8 @@ final class DiscoveryV1Proto {
                     java.lang.String value = "";
                     for (int t; (t = in.readTag()) != 0;) {
                         switch (t) {
-                            case 10 -> key = in.readString();
-                            case 18 -> value = in.readString();
+                            case 10 -> key = Decoding.string(in);
+                            case 18 -> value = Decoding.string(in);
                             default -> throw Decoding.unknownField(t, "k8s.io.api.discovery.v1.Endpoint.DeprecatedTopologyEntry");
                         }
                     }
@@ -55,8 +55,8 @@ final class DiscoveryV1Proto {
                     }
                     map.put(key, value);
                 }
-                case 50 -> o.setNodeName(in.readString()); // nodeName
-                case 58 -> o.setZone(in.readString()); // zone
+                case 50 -> o.setNodeName(Decoding.string(in)); // nodeName
+                case 58 -> o.setZone(Decoding.string(in)); // zone
                 case 66 -> o.setHints(DiscoveryV1Proto.readEndpointHints(in)); // hints
                 default -> throw Decoding.unknownField(tag, "k8s.io.api.discovery.v1.Endpoint");
             }
@@ -232,10 +232,10 @@ final class DiscoveryV1Proto {
     static void mergeEndpointPort(CodedInputStream in, io.fabric8.kubernetes.api.model.discovery.v1.EndpointPort o) throws IOException {
         for (int tag; (tag = in.readTag()) != 0;) {
             switch (tag) {
-                case 10 -> o.setName(in.readString()); // name
-                case 18 -> o.setProtocol(in.readString()); // protocol
+                case 10 -> o.setName(Decoding.string(in)); // name
+                case 18 -> o.setProtocol(Decoding.string(in)); // protocol
                 case 24 -> o.setPort(in.readInt32()); // port
-                case 34 -> o.setAppProtocol(in.readString()); // appProtocol
+                case 34 -> o.setAppProtocol(Decoding.string(in)); // appProtocol
                 default -> throw Decoding.unknownField(tag, "k8s.io.api.discovery.v1.EndpointPort");
             }
         }
@@ -283,7 +283,7 @@ final class DiscoveryV1Proto {
         for (int tag; (tag = in.readTag()) != 0;) {
             switch (tag) {
                 case 10 -> o.setMetadata(MetaV1Proto.readObjectMeta(in)); // metadata
-                case 34 -> o.setAddressType(in.readString()); // addressType
+                case 34 -> o.setAddressType(Decoding.string(in)); // addressType
                 case 18 -> { // endpoints
                     java.util.List<io.fabric8.kubernetes.api.model.discovery.v1.Endpoint> list = o.getEndpoints();
                     if (list == null) {
@@ -394,7 +394,7 @@ final class DiscoveryV1Proto {
     static void mergeForNode(CodedInputStream in, io.fabric8.kubernetes.api.model.discovery.v1.ForNode o) throws IOException {
         for (int tag; (tag = in.readTag()) != 0;) {
             switch (tag) {
-                case 10 -> o.setName(in.readString()); // name
+                case 10 -> o.setName(Decoding.string(in)); // name
                 default -> throw Decoding.unknownField(tag, "k8s.io.api.discovery.v1.ForNode");
             }
         }
@@ -421,7 +421,7 @@ final class DiscoveryV1Proto {
     static void mergeForZone(CodedInputStream in, io.fabric8.kubernetes.api.model.discovery.v1.ForZone o) throws IOException {
         for (int tag; (tag = in.readTag()) != 0;) {
             switch (tag) {
-                case 10 -> o.setName(in.readString()); // name
+                case 10 -> o.setName(Decoding.string(in)); // name
                 default -> throw Decoding.unknownField(tag, "k8s.io.api.discovery.v1.ForZone");
             }
         }

@@ -28,25 +28,25 @@ final class EventsV1Proto {
                 case 18 -> o.setEventTime(Decoding.microTimeObject(in)); // eventTime
                 case 26 -> o.setSeries(EventsV1Proto.readEventSeries(in)); // series
                 case 34 -> { // reportingController
-                    java.lang.String v = in.readString();
+                    java.lang.String v = Decoding.string(in);
                     if (!v.isEmpty()) {
                         o.setReportingController(v);
                     }
                 }
                 case 42 -> { // reportingInstance
-                    java.lang.String v = in.readString();
+                    java.lang.String v = Decoding.string(in);
                     if (!v.isEmpty()) {
                         o.setReportingInstance(v);
                     }
                 }
                 case 50 -> { // action
-                    java.lang.String v = in.readString();
+                    java.lang.String v = Decoding.string(in);
                     if (!v.isEmpty()) {
                         o.setAction(v);
                     }
                 }
                 case 58 -> { // reason
-                    java.lang.String v = in.readString();
+                    java.lang.String v = Decoding.string(in);
                     if (!v.isEmpty()) {
                         o.setReason(v);
                     }
@@ -54,13 +54,13 @@ final class EventsV1Proto {
                 case 66 -> o.setRegarding(CoreV1Proto.readObjectReference(in)); // regarding
                 case 74 -> o.setRelated(CoreV1Proto.readObjectReference(in)); // related
                 case 82 -> { // note
-                    java.lang.String v = in.readString();
+                    java.lang.String v = Decoding.string(in);
                     if (!v.isEmpty()) {
                         o.setNote(v);
                     }
                 }
                 case 90 -> { // type
-                    java.lang.String v = in.readString();
+                    java.lang.String v = Decoding.string(in);
                     if (!v.isEmpty()) {
                         o.setType(v);
                     }

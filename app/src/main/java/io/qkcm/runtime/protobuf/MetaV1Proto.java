@@ -24,8 +24,8 @@ final class MetaV1Proto {
     static void mergeCondition(CodedInputStream in, io.fabric8.kubernetes.api.model.Condition o) throws IOException {
         for (int tag; (tag = in.readTag()) != 0;) {
             switch (tag) {
-                case 10 -> o.setType(in.readString()); // type
-                case 18 -> o.setStatus(in.readString()); // status
+                case 10 -> o.setType(Decoding.string(in)); // type
+                case 18 -> o.setStatus(Decoding.string(in)); // status
                 case 24 -> { // observedGeneration
                     java.lang.Long v = in.readInt64();
                     if (v.longValue() != 0L) {
@@ -33,8 +33,8 @@ final class MetaV1Proto {
                     }
                 }
                 case 34 -> o.setLastTransitionTime(Decoding.time(in)); // lastTransitionTime
-                case 42 -> o.setReason(in.readString()); // reason
-                case 50 -> o.setMessage(in.readString()); // message
+                case 42 -> o.setReason(Decoding.string(in)); // reason
+                case 50 -> o.setMessage(Decoding.string(in)); // message
                 default -> throw Decoding.unknownField(tag, "k8s.io.apimachinery.pkg.apis.meta.v1.Condition");
             }
         }
@@ -97,8 +97,8 @@ final class MetaV1Proto {
                     java.lang.String value = "";
                     for (int t; (t = in.readTag()) != 0;) {
                         switch (t) {
-                            case 10 -> key = in.readString();
-                            case 18 -> value = in.readString();
+                            case 10 -> key = Decoding.string(in);
+                            case 18 -> value = Decoding.string(in);
                             default -> throw Decoding.unknownField(t, "k8s.io.apimachinery.pkg.apis.meta.v1.LabelSelector.MatchLabelsEntry");
                         }
                     }
@@ -161,15 +161,15 @@ final class MetaV1Proto {
     static void mergeLabelSelectorRequirement(CodedInputStream in, io.fabric8.kubernetes.api.model.LabelSelectorRequirement o) throws IOException {
         for (int tag; (tag = in.readTag()) != 0;) {
             switch (tag) {
-                case 10 -> o.setKey(in.readString()); // key
-                case 18 -> o.setOperator(in.readString()); // operator
+                case 10 -> o.setKey(Decoding.string(in)); // key
+                case 18 -> o.setOperator(Decoding.string(in)); // operator
                 case 26 -> { // values
                     java.util.List<java.lang.String> list = o.getValues();
                     if (list == null) {
                         list = new java.util.ArrayList<>();
                         o.setValues(list);
                     }
-                    list.add(in.readString());
+                    list.add(Decoding.string(in));
                 }
                 default -> throw Decoding.unknownField(tag, "k8s.io.apimachinery.pkg.apis.meta.v1.LabelSelectorRequirement");
             }
@@ -213,19 +213,19 @@ final class MetaV1Proto {
         for (int tag; (tag = in.readTag()) != 0;) {
             switch (tag) {
                 case 10 -> { // selfLink
-                    java.lang.String v = in.readString();
+                    java.lang.String v = Decoding.string(in);
                     if (!v.isEmpty()) {
                         o.setSelfLink(v);
                     }
                 }
                 case 18 -> { // resourceVersion
-                    java.lang.String v = in.readString();
+                    java.lang.String v = Decoding.string(in);
                     if (!v.isEmpty()) {
                         o.setResourceVersion(v);
                     }
                 }
                 case 26 -> { // continue
-                    java.lang.String v = in.readString();
+                    java.lang.String v = Decoding.string(in);
                     if (!v.isEmpty()) {
                         o.setContinue(v);
                     }
@@ -276,33 +276,33 @@ final class MetaV1Proto {
         for (int tag; (tag = in.readTag()) != 0;) {
             switch (tag) {
                 case 10 -> { // manager
-                    java.lang.String v = in.readString();
+                    java.lang.String v = Decoding.string(in);
                     if (!v.isEmpty()) {
                         o.setManager(v);
                     }
                 }
                 case 18 -> { // operation
-                    java.lang.String v = in.readString();
+                    java.lang.String v = Decoding.string(in);
                     if (!v.isEmpty()) {
                         o.setOperation(v);
                     }
                 }
                 case 26 -> { // apiVersion
-                    java.lang.String v = in.readString();
+                    java.lang.String v = Decoding.string(in);
                     if (!v.isEmpty()) {
                         o.setApiVersion(v);
                     }
                 }
                 case 34 -> o.setTime(Decoding.time(in)); // time
                 case 50 -> { // fieldsType
-                    java.lang.String v = in.readString();
+                    java.lang.String v = Decoding.string(in);
                     if (!v.isEmpty()) {
                         o.setFieldsType(v);
                     }
                 }
                 case 58 -> o.setFieldsV1(Decoding.fieldsV1(in)); // fieldsV1
                 case 66 -> { // subresource
-                    java.lang.String v = in.readString();
+                    java.lang.String v = Decoding.string(in);
                     if (!v.isEmpty()) {
                         o.setSubresource(v);
                     }
@@ -370,37 +370,37 @@ final class MetaV1Proto {
         for (int tag; (tag = in.readTag()) != 0;) {
             switch (tag) {
                 case 10 -> { // name
-                    java.lang.String v = in.readString();
+                    java.lang.String v = Decoding.string(in);
                     if (!v.isEmpty()) {
                         o.setName(v);
                     }
                 }
                 case 18 -> { // generateName
-                    java.lang.String v = in.readString();
+                    java.lang.String v = Decoding.string(in);
                     if (!v.isEmpty()) {
                         o.setGenerateName(v);
                     }
                 }
                 case 26 -> { // namespace
-                    java.lang.String v = in.readString();
+                    java.lang.String v = Decoding.string(in);
                     if (!v.isEmpty()) {
                         o.setNamespace(v);
                     }
                 }
                 case 34 -> { // selfLink
-                    java.lang.String v = in.readString();
+                    java.lang.String v = Decoding.string(in);
                     if (!v.isEmpty()) {
                         o.setSelfLink(v);
                     }
                 }
                 case 42 -> { // uid
-                    java.lang.String v = in.readString();
+                    java.lang.String v = Decoding.string(in);
                     if (!v.isEmpty()) {
                         o.setUid(v);
                     }
                 }
                 case 50 -> { // resourceVersion
-                    java.lang.String v = in.readString();
+                    java.lang.String v = Decoding.string(in);
                     if (!v.isEmpty()) {
                         o.setResourceVersion(v);
                     }
@@ -420,8 +420,8 @@ final class MetaV1Proto {
                     java.lang.String value = "";
                     for (int t; (t = in.readTag()) != 0;) {
                         switch (t) {
-                            case 10 -> key = in.readString();
-                            case 18 -> value = in.readString();
+                            case 10 -> key = Decoding.string(in);
+                            case 18 -> value = Decoding.string(in);
                             default -> throw Decoding.unknownField(t, "k8s.io.apimachinery.pkg.apis.meta.v1.ObjectMeta.LabelsEntry");
                         }
                     }
@@ -439,8 +439,8 @@ final class MetaV1Proto {
                     java.lang.String value = "";
                     for (int t; (t = in.readTag()) != 0;) {
                         switch (t) {
-                            case 10 -> key = in.readString();
-                            case 18 -> value = in.readString();
+                            case 10 -> key = Decoding.string(in);
+                            case 18 -> value = Decoding.string(in);
                             default -> throw Decoding.unknownField(t, "k8s.io.apimachinery.pkg.apis.meta.v1.ObjectMeta.AnnotationsEntry");
                         }
                     }
@@ -466,7 +466,7 @@ final class MetaV1Proto {
                         list = new java.util.ArrayList<>();
                         o.setFinalizers(list);
                     }
-                    list.add(in.readString());
+                    list.add(Decoding.string(in));
                 }
                 case 138 -> { // managedFields
                     if (Decoding.skipsManagedFields()) {
@@ -616,10 +616,10 @@ final class MetaV1Proto {
     static void mergeOwnerReference(CodedInputStream in, io.fabric8.kubernetes.api.model.OwnerReference o) throws IOException {
         for (int tag; (tag = in.readTag()) != 0;) {
             switch (tag) {
-                case 42 -> o.setApiVersion(in.readString()); // apiVersion
-                case 10 -> o.setKind(in.readString()); // kind
-                case 26 -> o.setName(in.readString()); // name
-                case 34 -> o.setUid(in.readString()); // uid
+                case 42 -> o.setApiVersion(Decoding.string(in)); // apiVersion
+                case 10 -> o.setKind(Decoding.string(in)); // kind
+                case 26 -> o.setName(Decoding.string(in)); // name
+                case 34 -> o.setUid(Decoding.string(in)); // uid
                 case 48 -> o.setController(in.readBool()); // controller
                 case 56 -> o.setBlockOwnerDeletion(in.readBool()); // blockOwnerDeletion
                 default -> throw Decoding.unknownField(tag, "k8s.io.apimachinery.pkg.apis.meta.v1.OwnerReference");
@@ -680,19 +680,19 @@ final class MetaV1Proto {
             switch (tag) {
                 case 10 -> o.setMetadata(MetaV1Proto.readListMeta(in)); // metadata
                 case 18 -> { // status
-                    java.lang.String v = in.readString();
+                    java.lang.String v = Decoding.string(in);
                     if (!v.isEmpty()) {
                         o.setStatus(v);
                     }
                 }
                 case 26 -> { // message
-                    java.lang.String v = in.readString();
+                    java.lang.String v = Decoding.string(in);
                     if (!v.isEmpty()) {
                         o.setMessage(v);
                     }
                 }
                 case 34 -> { // reason
-                    java.lang.String v = in.readString();
+                    java.lang.String v = Decoding.string(in);
                     if (!v.isEmpty()) {
                         o.setReason(v);
                     }
@@ -761,19 +761,19 @@ final class MetaV1Proto {
         for (int tag; (tag = in.readTag()) != 0;) {
             switch (tag) {
                 case 10 -> { // reason
-                    java.lang.String v = in.readString();
+                    java.lang.String v = Decoding.string(in);
                     if (!v.isEmpty()) {
                         o.setReason(v);
                     }
                 }
                 case 18 -> { // message
-                    java.lang.String v = in.readString();
+                    java.lang.String v = Decoding.string(in);
                     if (!v.isEmpty()) {
                         o.setMessage(v);
                     }
                 }
                 case 26 -> { // field
-                    java.lang.String v = in.readString();
+                    java.lang.String v = Decoding.string(in);
                     if (!v.isEmpty()) {
                         o.setField(v);
                     }
@@ -817,25 +817,25 @@ final class MetaV1Proto {
         for (int tag; (tag = in.readTag()) != 0;) {
             switch (tag) {
                 case 10 -> { // name
-                    java.lang.String v = in.readString();
+                    java.lang.String v = Decoding.string(in);
                     if (!v.isEmpty()) {
                         o.setName(v);
                     }
                 }
                 case 18 -> { // group
-                    java.lang.String v = in.readString();
+                    java.lang.String v = Decoding.string(in);
                     if (!v.isEmpty()) {
                         o.setGroup(v);
                     }
                 }
                 case 26 -> { // kind
-                    java.lang.String v = in.readString();
+                    java.lang.String v = Decoding.string(in);
                     if (!v.isEmpty()) {
                         o.setKind(v);
                     }
                 }
                 case 50 -> { // uid
-                    java.lang.String v = in.readString();
+                    java.lang.String v = Decoding.string(in);
                     if (!v.isEmpty()) {
                         o.setUid(v);
                     }

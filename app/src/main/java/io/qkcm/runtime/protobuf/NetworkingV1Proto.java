@@ -25,12 +25,12 @@ final class NetworkingV1Proto {
         for (int tag; (tag = in.readTag()) != 0;) {
             switch (tag) {
                 case 10 -> { // path
-                    java.lang.String v = in.readString();
+                    java.lang.String v = Decoding.string(in);
                     if (!v.isEmpty()) {
                         o.setPath(v);
                     }
                 }
-                case 26 -> o.setPathType(in.readString()); // pathType
+                case 26 -> o.setPathType(Decoding.string(in)); // pathType
                 case 18 -> o.setBackend(NetworkingV1Proto.readIngressBackend(in)); // backend
                 default -> throw Decoding.unknownField(tag, "k8s.io.api.networking.v1.HTTPIngressPath");
             }
@@ -213,14 +213,14 @@ final class NetworkingV1Proto {
     static void mergeIPBlock(CodedInputStream in, io.fabric8.kubernetes.api.model.networking.v1.IPBlock o) throws IOException {
         for (int tag; (tag = in.readTag()) != 0;) {
             switch (tag) {
-                case 10 -> o.setCidr(in.readString()); // cidr
+                case 10 -> o.setCidr(Decoding.string(in)); // cidr
                 case 18 -> { // except
                     java.util.List<java.lang.String> list = o.getExcept();
                     if (list == null) {
                         list = new java.util.ArrayList<>();
                         o.setExcept(list);
                     }
-                    list.add(in.readString());
+                    list.add(Decoding.string(in));
                 }
                 default -> throw Decoding.unknownField(tag, "k8s.io.api.networking.v1.IPBlock");
             }
@@ -377,13 +377,13 @@ final class NetworkingV1Proto {
         for (int tag; (tag = in.readTag()) != 0;) {
             switch (tag) {
                 case 10 -> { // ip
-                    java.lang.String v = in.readString();
+                    java.lang.String v = Decoding.string(in);
                     if (!v.isEmpty()) {
                         o.setIp(v);
                     }
                 }
                 case 18 -> { // hostname
-                    java.lang.String v = in.readString();
+                    java.lang.String v = Decoding.string(in);
                     if (!v.isEmpty()) {
                         o.setHostname(v);
                     }
@@ -475,8 +475,8 @@ final class NetworkingV1Proto {
         for (int tag; (tag = in.readTag()) != 0;) {
             switch (tag) {
                 case 8 -> o.setPort(in.readInt32()); // port
-                case 18 -> o.setProtocol(in.readString()); // protocol
-                case 26 -> o.setError(in.readString()); // error
+                case 18 -> o.setProtocol(Decoding.string(in)); // protocol
+                case 26 -> o.setError(Decoding.string(in)); // error
                 default -> throw Decoding.unknownField(tag, "k8s.io.api.networking.v1.IngressPortStatus");
             }
         }
@@ -516,7 +516,7 @@ final class NetworkingV1Proto {
         for (int tag; (tag = in.readTag()) != 0;) {
             switch (tag) {
                 case 10 -> { // host
-                    java.lang.String v = in.readString();
+                    java.lang.String v = Decoding.string(in);
                     if (!v.isEmpty()) {
                         o.setHost(v);
                     }
@@ -583,7 +583,7 @@ final class NetworkingV1Proto {
     static void mergeIngressServiceBackend(CodedInputStream in, io.fabric8.kubernetes.api.model.networking.v1.IngressServiceBackend o) throws IOException {
         for (int tag; (tag = in.readTag()) != 0;) {
             switch (tag) {
-                case 10 -> o.setName(in.readString()); // name
+                case 10 -> o.setName(Decoding.string(in)); // name
                 case 18 -> o.setPort(NetworkingV1Proto.readServiceBackendPort(in)); // port
                 default -> throw Decoding.unknownField(tag, "k8s.io.api.networking.v1.IngressServiceBackend");
             }
@@ -617,7 +617,7 @@ final class NetworkingV1Proto {
     static void mergeIngressSpec(CodedInputStream in, io.fabric8.kubernetes.api.model.networking.v1.IngressSpec o) throws IOException {
         for (int tag; (tag = in.readTag()) != 0;) {
             switch (tag) {
-                case 34 -> o.setIngressClassName(in.readString()); // ingressClassName
+                case 34 -> o.setIngressClassName(Decoding.string(in)); // ingressClassName
                 case 10 -> o.setDefaultBackend(NetworkingV1Proto.readIngressBackend(in)); // defaultBackend
                 case 18 -> { // tls
                     java.util.List<io.fabric8.kubernetes.api.model.networking.v1.IngressTLS> list = o.getTls();
@@ -718,10 +718,10 @@ final class NetworkingV1Proto {
                         list = new java.util.ArrayList<>();
                         o.setHosts(list);
                     }
-                    list.add(in.readString());
+                    list.add(Decoding.string(in));
                 }
                 case 18 -> { // secretName
-                    java.lang.String v = in.readString();
+                    java.lang.String v = Decoding.string(in);
                     if (!v.isEmpty()) {
                         o.setSecretName(v);
                     }
@@ -988,7 +988,7 @@ final class NetworkingV1Proto {
     static void mergeNetworkPolicyPort(CodedInputStream in, io.fabric8.kubernetes.api.model.networking.v1.NetworkPolicyPort o) throws IOException {
         for (int tag; (tag = in.readTag()) != 0;) {
             switch (tag) {
-                case 10 -> o.setProtocol(in.readString()); // protocol
+                case 10 -> o.setProtocol(Decoding.string(in)); // protocol
                 case 18 -> o.setPort(Decoding.intOrString(in)); // port
                 case 24 -> o.setEndPort(in.readInt32()); // endPort
                 default -> throw Decoding.unknownField(tag, "k8s.io.api.networking.v1.NetworkPolicyPort");
@@ -1052,7 +1052,7 @@ final class NetworkingV1Proto {
                         list = new java.util.ArrayList<>();
                         o.setPolicyTypes(list);
                     }
-                    list.add(in.readString());
+                    list.add(Decoding.string(in));
                 }
                 default -> throw Decoding.unknownField(tag, "k8s.io.api.networking.v1.NetworkPolicySpec");
             }
@@ -1108,25 +1108,25 @@ final class NetworkingV1Proto {
         for (int tag; (tag = in.readTag()) != 0;) {
             switch (tag) {
                 case 10 -> { // group
-                    java.lang.String v = in.readString();
+                    java.lang.String v = Decoding.string(in);
                     if (!v.isEmpty()) {
                         o.setGroup(v);
                     }
                 }
                 case 18 -> { // resource
-                    java.lang.String v = in.readString();
+                    java.lang.String v = Decoding.string(in);
                     if (!v.isEmpty()) {
                         o.setResource(v);
                     }
                 }
                 case 26 -> { // namespace
-                    java.lang.String v = in.readString();
+                    java.lang.String v = Decoding.string(in);
                     if (!v.isEmpty()) {
                         o.setNamespace(v);
                     }
                 }
                 case 34 -> { // name
-                    java.lang.String v = in.readString();
+                    java.lang.String v = Decoding.string(in);
                     if (!v.isEmpty()) {
                         o.setName(v);
                     }
@@ -1176,7 +1176,7 @@ final class NetworkingV1Proto {
         for (int tag; (tag = in.readTag()) != 0;) {
             switch (tag) {
                 case 10 -> { // name
-                    java.lang.String v = in.readString();
+                    java.lang.String v = Decoding.string(in);
                     if (!v.isEmpty()) {
                         o.setName(v);
                     }
@@ -1310,7 +1310,7 @@ final class NetworkingV1Proto {
                         list = new java.util.ArrayList<>();
                         o.setCidrs(list);
                     }
-                    list.add(in.readString());
+                    list.add(Decoding.string(in));
                 }
                 default -> throw Decoding.unknownField(tag, "k8s.io.api.networking.v1.ServiceCIDRSpec");
             }

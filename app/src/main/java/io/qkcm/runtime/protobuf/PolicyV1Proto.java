@@ -112,7 +112,7 @@ final class PolicyV1Proto {
                 case 10 -> o.setMinAvailable(Decoding.intOrString(in)); // minAvailable
                 case 18 -> o.setSelector(MetaV1Proto.readLabelSelector(in)); // selector
                 case 26 -> o.setMaxUnavailable(Decoding.intOrString(in)); // maxUnavailable
-                case 34 -> o.setUnhealthyPodEvictionPolicy(in.readString()); // unhealthyPodEvictionPolicy
+                case 34 -> o.setUnhealthyPodEvictionPolicy(Decoding.string(in)); // unhealthyPodEvictionPolicy
                 default -> throw Decoding.unknownField(tag, "k8s.io.api.policy.v1.PodDisruptionBudgetSpec");
             }
         }
@@ -169,7 +169,7 @@ final class PolicyV1Proto {
                     java.lang.String value = new java.lang.String();
                     for (int t; (t = in.readTag()) != 0;) {
                         switch (t) {
-                            case 10 -> key = in.readString();
+                            case 10 -> key = Decoding.string(in);
                             case 18 -> value = Decoding.time(in);
                             default -> throw Decoding.unknownField(t, "k8s.io.api.policy.v1.PodDisruptionBudgetStatus.DisruptedPodsEntry");
                         }

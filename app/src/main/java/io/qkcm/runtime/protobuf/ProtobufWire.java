@@ -69,6 +69,11 @@ public final class ProtobufWire {
         }
     }
 
+    /** {@code qkcm.tuning.shared-strings}: short decoded strings through {@link SharedStrings} (the default). */
+    public static void sharedStrings(boolean shared) {
+        Decoding.sharedStrings = shared;
+    }
+
     /** For tests: every kind protobuf again. */
     public static void reset() {
         FELL_BACK.clear();

@@ -259,7 +259,7 @@ final class RbacV1Proto {
                         list = new java.util.ArrayList<>();
                         o.setVerbs(list);
                     }
-                    list.add(in.readString());
+                    list.add(Decoding.string(in));
                 }
                 case 18 -> { // apiGroups
                     java.util.List<java.lang.String> list = o.getApiGroups();
@@ -267,7 +267,7 @@ final class RbacV1Proto {
                         list = new java.util.ArrayList<>();
                         o.setApiGroups(list);
                     }
-                    list.add(in.readString());
+                    list.add(Decoding.string(in));
                 }
                 case 26 -> { // resources
                     java.util.List<java.lang.String> list = o.getResources();
@@ -275,7 +275,7 @@ final class RbacV1Proto {
                         list = new java.util.ArrayList<>();
                         o.setResources(list);
                     }
-                    list.add(in.readString());
+                    list.add(Decoding.string(in));
                 }
                 case 34 -> { // resourceNames
                     java.util.List<java.lang.String> list = o.getResourceNames();
@@ -283,7 +283,7 @@ final class RbacV1Proto {
                         list = new java.util.ArrayList<>();
                         o.setResourceNames(list);
                     }
-                    list.add(in.readString());
+                    list.add(Decoding.string(in));
                 }
                 case 42 -> { // nonResourceURLs
                     java.util.List<java.lang.String> list = o.getNonResourceURLs();
@@ -291,7 +291,7 @@ final class RbacV1Proto {
                         list = new java.util.ArrayList<>();
                         o.setNonResourceURLs(list);
                     }
-                    list.add(in.readString());
+                    list.add(Decoding.string(in));
                 }
                 default -> throw Decoding.unknownField(tag, "k8s.io.api.rbac.v1.PolicyRule");
             }
@@ -542,9 +542,9 @@ final class RbacV1Proto {
     static void mergeRoleRef(CodedInputStream in, io.fabric8.kubernetes.api.model.rbac.RoleRef o) throws IOException {
         for (int tag; (tag = in.readTag()) != 0;) {
             switch (tag) {
-                case 10 -> o.setApiGroup(in.readString()); // apiGroup
-                case 18 -> o.setKind(in.readString()); // kind
-                case 26 -> o.setName(in.readString()); // name
+                case 10 -> o.setApiGroup(Decoding.string(in)); // apiGroup
+                case 18 -> o.setKind(Decoding.string(in)); // kind
+                case 26 -> o.setName(Decoding.string(in)); // name
                 default -> throw Decoding.unknownField(tag, "k8s.io.api.rbac.v1.RoleRef");
             }
         }
@@ -583,16 +583,16 @@ final class RbacV1Proto {
     static void mergeSubject(CodedInputStream in, io.fabric8.kubernetes.api.model.rbac.Subject o) throws IOException {
         for (int tag; (tag = in.readTag()) != 0;) {
             switch (tag) {
-                case 10 -> o.setKind(in.readString()); // kind
+                case 10 -> o.setKind(Decoding.string(in)); // kind
                 case 18 -> { // apiGroup
-                    java.lang.String v = in.readString();
+                    java.lang.String v = Decoding.string(in);
                     if (!v.isEmpty()) {
                         o.setApiGroup(v);
                     }
                 }
-                case 26 -> o.setName(in.readString()); // name
+                case 26 -> o.setName(Decoding.string(in)); // name
                 case 34 -> { // namespace
-                    java.lang.String v = in.readString();
+                    java.lang.String v = Decoding.string(in);
                     if (!v.isEmpty()) {
                         o.setNamespace(v);
                     }

@@ -33,12 +33,12 @@ final class SchedulingV1Proto {
                     }
                 }
                 case 34 -> { // description
-                    java.lang.String v = in.readString();
+                    java.lang.String v = Decoding.string(in);
                     if (!v.isEmpty()) {
                         o.setDescription(v);
                     }
                 }
-                case 42 -> o.setPreemptionPolicy(in.readString()); // preemptionPolicy
+                case 42 -> o.setPreemptionPolicy(Decoding.string(in)); // preemptionPolicy
                 default -> throw Decoding.unknownField(tag, "k8s.io.api.scheduling.v1.PriorityClass");
             }
         }

@@ -110,10 +110,10 @@ final class StorageV1Proto {
                         list = new java.util.ArrayList<>();
                         o.setVolumeLifecycleModes(list);
                     }
-                    list.add(in.readString());
+                    list.add(Decoding.string(in));
                 }
                 case 32 -> o.setStorageCapacity(in.readBool()); // storageCapacity
-                case 42 -> o.setFsGroupPolicy(in.readString()); // fsGroupPolicy
+                case 42 -> o.setFsGroupPolicy(Decoding.string(in)); // fsGroupPolicy
                 case 50 -> { // tokenRequests
                     java.util.List<io.fabric8.kubernetes.api.model.storage.TokenRequest> list = o.getTokenRequests();
                     if (list == null) {
@@ -240,15 +240,15 @@ final class StorageV1Proto {
         o.setTopologyKeys(null);
         for (int tag; (tag = in.readTag()) != 0;) {
             switch (tag) {
-                case 10 -> o.setName(in.readString()); // name
-                case 18 -> o.setNodeID(in.readString()); // nodeID
+                case 10 -> o.setName(Decoding.string(in)); // name
+                case 18 -> o.setNodeID(Decoding.string(in)); // nodeID
                 case 26 -> { // topologyKeys
                     java.util.List<java.lang.String> list = o.getTopologyKeys();
                     if (list == null) {
                         list = new java.util.ArrayList<>();
                         o.setTopologyKeys(list);
                     }
-                    list.add(in.readString());
+                    list.add(Decoding.string(in));
                 }
                 case 34 -> o.setAllocatable(StorageV1Proto.readVolumeNodeResources(in)); // allocatable
                 default -> throw Decoding.unknownField(tag, "k8s.io.api.storage.v1.CSINodeDriver");
@@ -381,15 +381,15 @@ final class StorageV1Proto {
         for (int tag; (tag = in.readTag()) != 0;) {
             switch (tag) {
                 case 10 -> o.setMetadata(MetaV1Proto.readObjectMeta(in)); // metadata
-                case 18 -> o.setProvisioner(in.readString()); // provisioner
+                case 18 -> o.setProvisioner(Decoding.string(in)); // provisioner
                 case 26 -> { // parameters
                     int limit = Decoding.enter(in);
                     String key = "";
                     java.lang.String value = "";
                     for (int t; (t = in.readTag()) != 0;) {
                         switch (t) {
-                            case 10 -> key = in.readString();
-                            case 18 -> value = in.readString();
+                            case 10 -> key = Decoding.string(in);
+                            case 18 -> value = Decoding.string(in);
                             default -> throw Decoding.unknownField(t, "k8s.io.api.storage.v1.StorageClass.ParametersEntry");
                         }
                     }
@@ -401,17 +401,17 @@ final class StorageV1Proto {
                     }
                     map.put(key, value);
                 }
-                case 34 -> o.setReclaimPolicy(in.readString()); // reclaimPolicy
+                case 34 -> o.setReclaimPolicy(Decoding.string(in)); // reclaimPolicy
                 case 42 -> { // mountOptions
                     java.util.List<java.lang.String> list = o.getMountOptions();
                     if (list == null) {
                         list = new java.util.ArrayList<>();
                         o.setMountOptions(list);
                     }
-                    list.add(in.readString());
+                    list.add(Decoding.string(in));
                 }
                 case 48 -> o.setAllowVolumeExpansion(in.readBool()); // allowVolumeExpansion
-                case 58 -> o.setVolumeBindingMode(in.readString()); // volumeBindingMode
+                case 58 -> o.setVolumeBindingMode(Decoding.string(in)); // volumeBindingMode
                 case 66 -> { // allowedTopologies
                     java.util.List<io.fabric8.kubernetes.api.model.TopologySelectorTerm> list = o.getAllowedTopologies();
                     if (list == null) {
@@ -546,7 +546,7 @@ final class StorageV1Proto {
     static void mergeTokenRequest(CodedInputStream in, io.fabric8.kubernetes.api.model.storage.TokenRequest o) throws IOException {
         for (int tag; (tag = in.readTag()) != 0;) {
             switch (tag) {
-                case 10 -> o.setAudience(in.readString()); // audience
+                case 10 -> o.setAudience(Decoding.string(in)); // audience
                 case 16 -> o.setExpirationSeconds(in.readInt64()); // expirationSeconds
                 default -> throw Decoding.unknownField(tag, "k8s.io.api.storage.v1.TokenRequest");
             }
@@ -665,7 +665,7 @@ final class StorageV1Proto {
     static void mergeVolumeAttachmentSource(CodedInputStream in, io.fabric8.kubernetes.api.model.storage.VolumeAttachmentSource o) throws IOException {
         for (int tag; (tag = in.readTag()) != 0;) {
             switch (tag) {
-                case 10 -> o.setPersistentVolumeName(in.readString()); // persistentVolumeName
+                case 10 -> o.setPersistentVolumeName(Decoding.string(in)); // persistentVolumeName
                 case 18 -> o.setInlineVolumeSpec(CoreV1Proto.readPersistentVolumeSpec(in)); // inlineVolumeSpec
                 default -> throw Decoding.unknownField(tag, "k8s.io.api.storage.v1.VolumeAttachmentSource");
             }
@@ -699,9 +699,9 @@ final class StorageV1Proto {
     static void mergeVolumeAttachmentSpec(CodedInputStream in, io.fabric8.kubernetes.api.model.storage.VolumeAttachmentSpec o) throws IOException {
         for (int tag; (tag = in.readTag()) != 0;) {
             switch (tag) {
-                case 10 -> o.setAttacher(in.readString()); // attacher
+                case 10 -> o.setAttacher(Decoding.string(in)); // attacher
                 case 18 -> o.setSource(StorageV1Proto.readVolumeAttachmentSource(in)); // source
-                case 26 -> o.setNodeName(in.readString()); // nodeName
+                case 26 -> o.setNodeName(Decoding.string(in)); // nodeName
                 default -> throw Decoding.unknownField(tag, "k8s.io.api.storage.v1.VolumeAttachmentSpec");
             }
         }
@@ -747,8 +747,8 @@ final class StorageV1Proto {
                     java.lang.String value = "";
                     for (int t; (t = in.readTag()) != 0;) {
                         switch (t) {
-                            case 10 -> key = in.readString();
-                            case 18 -> value = in.readString();
+                            case 10 -> key = Decoding.string(in);
+                            case 18 -> value = Decoding.string(in);
                             default -> throw Decoding.unknownField(t, "k8s.io.api.storage.v1.VolumeAttachmentStatus.AttachmentMetadataEntry");
                         }
                     }
@@ -816,7 +816,7 @@ final class StorageV1Proto {
             switch (tag) {
                 case 10 -> o.setTime(Decoding.time(in)); // time
                 case 18 -> { // message
-                    java.lang.String v = in.readString();
+                    java.lang.String v = Decoding.string(in);
                     if (!v.isEmpty()) {
                         o.setMessage(v);
                     }

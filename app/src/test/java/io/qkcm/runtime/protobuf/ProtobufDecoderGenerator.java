@@ -289,7 +289,7 @@ final class ProtobufDecoderGenerator {
     private String untypedRead(FieldDescriptor f) {
         switch (f.getType()) {
             case STRING:
-                return "in.readString()";
+                return "Decoding.string(in)";
             case BOOL:
                 return "in.readBool()";
             case INT32:
@@ -353,7 +353,7 @@ final class ProtobufDecoderGenerator {
         String target = t == null ? "" : t.getTypeName();
         switch (f.getType()) {
             case STRING:
-                return target.equals("java.lang.String") ? "in.readString()" : null;
+                return target.equals("java.lang.String") ? "Decoding.string(in)" : null;
             case BOOL:
                 return target.equals("java.lang.Boolean") ? "in.readBool()" : null;
             case INT32:
@@ -634,7 +634,7 @@ final class ProtobufDecoderGenerator {
                 s.append(indent).append("    Object value = null;\n");
                 s.append(indent).append("    for (int t; (t = in.readTag()) != 0;) {\n");
                 s.append(indent).append("        switch (t) {\n");
-                s.append(indent).append("            case 10 -> key = in.readString();\n");
+                s.append(indent).append("            case 10 -> key = Decoding.string(in);\n");
                 s.append(indent).append("            case ").append(tag(value, wireType(value))).append(" -> value = ")
                         .append(untypedRead(value)).append(";\n");
                 s.append(indent).append("            default -> throw Decoding.unknownField(t, \"")
@@ -681,7 +681,7 @@ final class ProtobufDecoderGenerator {
             s.append(indent).append("    ").append(vt).append(" value = ").append(zero(value, v)).append(";\n");
             s.append(indent).append("    for (int t; (t = in.readTag()) != 0;) {\n");
             s.append(indent).append("        switch (t) {\n");
-            s.append(indent).append("            case 10 -> key = in.readString();\n");
+            s.append(indent).append("            case 10 -> key = Decoding.string(in);\n");
             s.append(indent).append("            case ").append(tag(value, wireType(value))).append(" -> value = ")
                     .append(read(value, v)).append(";\n");
             s.append(indent).append("            default -> throw Decoding.unknownField(t, \"")
