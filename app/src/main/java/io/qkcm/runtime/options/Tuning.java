@@ -49,6 +49,20 @@ public interface Tuning {
     @WithDefault("120")
     Duration periodicGc();
 
+    /**
+     * How the informers' protobuf watches travel over HTTP/1.1: {@code websocket} one binary message per event
+     * (fabric8's watch transport), {@code stream} a streaming GET of length-prefixed frames (client-go's). Over
+     * HTTP/2 they are streaming GETs either way (docs/design.md, "Protobuf on the wire").
+     */
+    @WithDefault("websocket")
+    ProtobufWatch protobufWatch();
+
+    /** {@link #protobufWatch()}'s values. */
+    enum ProtobufWatch {
+        WEBSOCKET,
+        STREAM
+    }
+
     /** {@link #kubeApiHttp2()}'s values. */
     enum KubeApiHttp2 {
         FALSE,
@@ -92,6 +106,11 @@ public interface Tuning {
             @Override
             public Duration periodicGc() {
                 return Duration.ofMinutes(2);
+            }
+
+            @Override
+            public ProtobufWatch protobufWatch() {
+                return ProtobufWatch.WEBSOCKET;
             }
         };
     }

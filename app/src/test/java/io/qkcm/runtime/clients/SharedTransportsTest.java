@@ -387,6 +387,11 @@ class SharedTransportsTest {
                 public java.time.Duration periodicGc() {
                     return defaults.periodicGc();
                 }
+
+                @Override
+                public ProtobufWatch protobufWatch() {
+                    return defaults.protobufWatch();
+                }
             };
             SharedTransports transports = new SharedTransports(vertx, tuning);
             Config prepared = transports.prepare(new ConfigBuilder(Config.empty()).build());
