@@ -161,6 +161,8 @@ public class ControllerManager {
         // built-in types in protobuf, as upstream's clients (JSON for the kinds this build does not decode)
         io.qkcm.runtime.protobuf.ProtobufWire.contentType(options.string("kube-api-content-type"));
         io.qkcm.runtime.protobuf.ProtobufWire.sharedStrings(options.tuning().sharedStrings());
+        io.qkcm.runtime.protobuf.ProtobufWire.watchesOverWebSocket(
+                options.tuning().protobufWatch() == io.qkcm.runtime.options.Tuning.ProtobufWatch.WEBSOCKET);
         // upstream's two process-wide factories: typed informers, and metadata informers (its own client)
         informers = new SharedInformers(clients.forComponent("shared-informers"), options.minResyncPeriod(),
                 options.featureGates().enabled("WatchListClient"), clients.forComponent("metadata-informers"));

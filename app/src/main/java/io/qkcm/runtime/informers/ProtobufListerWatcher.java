@@ -3,6 +3,7 @@ package io.qkcm.runtime.informers;
 import java.net.MalformedURLException;
 import java.net.URL;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
 import java.util.concurrent.atomic.LongAdder;
 
 import io.fabric8.kubernetes.api.model.HasMetadata;
@@ -16,6 +17,7 @@ import io.fabric8.kubernetes.client.dsl.internal.BaseOperation;
 import io.fabric8.kubernetes.client.http.HttpClient;
 import io.fabric8.kubernetes.client.http.HttpRequest;
 import io.fabric8.kubernetes.client.informers.impl.ListerWatcher;
+import io.fabric8.kubernetes.client.utils.internal.WatcherToggle;
 import io.qkcm.runtime.protobuf.KubernetesProtobuf;
 import io.qkcm.runtime.protobuf.ProtobufDecodingException;
 import io.qkcm.runtime.protobuf.ProtobufWire;
@@ -24,8 +26,10 @@ import io.qkcm.runtime.protobuf.ProtobufWire;
  * An informer's LIST and WATCH in protobuf, as kube-controller-manager's clients read built-in types
  * ({@code --kube-api-content-type}): the list's body and the watch's frames are decoded straight into the
  * model classes by {@code runtime.protobuf}, with the requests, URLs, rate limiter and reconnects of
- * fabric8's operation for the type. JSON (fabric8's own LIST and WATCH) for a kind {@link ProtobufWire}
- * says is JSON; a list the server refuses is asked again in JSON, whose answer carries fabric8's usual error.
+ * fabric8's operation for the type. The watch is a WebSocket ({@link ProtobufWebSocketWatchManager}) as
+ * fabric8's, or a streaming GET ({@link ProtobufWatchManager}) as client-go's: {@code qkcm.tuning.protobuf-watch}.
+ * JSON (fabric8's own LIST and WATCH) for a kind {@link ProtobufWire} says is JSON; a list the server refuses is
+ * asked again in JSON, whose answer carries fabric8's usual error.
  */
 final class ProtobufListerWatcher<T extends HasMetadata, L extends KubernetesResourceList<T>> implements ListerWatcher<T, L> {
 
@@ -43,7 +47,7 @@ final class ProtobufListerWatcher<T extends HasMetadata, L extends KubernetesRes
 
     /** Whether {@code operation} (fabric8's operation for a type) can be read through this class. */
     static boolean applies(Object operation) {
-        return ProtobufWatchManager.AVAILABLE && operation instanceof BaseOperation<?, ?, ?> op
+        return ProtobufWatchEvents.AVAILABLE && operation instanceof BaseOperation<?, ?, ?> op
                 && KubernetesProtobuf.canDecode(op.getType()) && KubernetesProtobuf.canDecode(op.getListType());
     }
 
@@ -86,10 +90,45 @@ final class ProtobufListerWatcher<T extends HasMetadata, L extends KubernetesRes
             return json.submitWatch(options, watcher);
         }
         options.setWatch(true);
+        // over HTTP/2 fabric8 watches with GETs only (SharedTransports): so does the protobuf watch
+        if (!ProtobufWire.watchesOverWebSocket() || operation.getConfig().isOnlyHttpWatches()) {
+            return CompletableFuture.completedFuture(streaming(options, watcher));
+        }
+        RequestConfig config = operation.getRequestConfig();
+        // as BaseOperation.submitWatch: the watcher is silenced when this WebSocket is dropped for a GET
+        WatcherToggle<T> toggle = new WatcherToggle<>(watcher, true);
+        ProtobufWebSocketWatchManager<T, L> webSocket;
+        try {
+            webSocket = new ProtobufWebSocketWatchManager<>(operation.getOperationContext().getHttpClient(), operation,
+                    options, toggle, config.getWatchReconnectInterval(), config.getWatchReconnectLimit(),
+                    config.getRequestTimeout());
+        } catch (MalformedURLException e) {
+            throw KubernetesClientException.launderThrowable(e);
+        }
+        return webSocket.getWebsocketFuture().handle((ws, t) -> {
+            if (t == null) {
+                return (AbstractWatchManager<T>) webSocket;
+            }
+            try {
+                Throwable cause = t instanceof CompletionException && t.getCause() != null ? t.getCause() : t;
+                // as fabric8: a 200 or 503 to the upgrade (a proxy without WebSockets), or no answer that is
+                // the API server's, and the watch is a GET
+                if (!(cause instanceof KubernetesClientException e) || e.getCode() == 200 || e.getCode() == 503) {
+                    toggle.disable();
+                    return streaming(options, watcher);
+                }
+                throw KubernetesClientException.launderThrowable(cause);
+            } finally {
+                webSocket.close();
+            }
+        });
+    }
+
+    private AbstractWatchManager<T> streaming(ListOptions options, Watcher<T> watcher) {
         RequestConfig config = operation.getRequestConfig();
         try {
-            return CompletableFuture.completedFuture(new ProtobufWatchManager<>(operation.getOperationContext().getHttpClient(),
-                    operation, options, watcher, config.getWatchReconnectInterval(), config.getWatchReconnectLimit()));
+            return new ProtobufWatchManager<>(operation.getOperationContext().getHttpClient(), operation, options, watcher,
+                    config.getWatchReconnectInterval(), config.getWatchReconnectLimit());
         } catch (MalformedURLException e) {
             throw KubernetesClientException.launderThrowable(e);
         }

@@ -56,6 +56,20 @@ public interface Tuning {
     @WithDefault("true")
     boolean sharedStrings();
 
+    /**
+     * How the informers' protobuf watches travel over HTTP/1.1: {@code websocket} one binary message per event
+     * (fabric8's watch transport), {@code stream} a streaming GET of length-prefixed frames (client-go's). Over
+     * HTTP/2 they are streaming GETs either way (docs/design.md, "Protobuf on the wire").
+     */
+    @WithDefault("websocket")
+    ProtobufWatch protobufWatch();
+
+    /** {@link #protobufWatch()}'s values. */
+    enum ProtobufWatch {
+        WEBSOCKET,
+        STREAM
+    }
+
     /** {@link #kubeApiHttp2()}'s values. */
     enum KubeApiHttp2 {
         FALSE,
@@ -104,6 +118,11 @@ public interface Tuning {
             @Override
             public boolean sharedStrings() {
                 return true;
+            }
+
+            @Override
+            public ProtobufWatch protobufWatch() {
+                return ProtobufWatch.WEBSOCKET;
             }
         };
     }

@@ -19,6 +19,7 @@ public final class ProtobufWire {
     private static volatile boolean enabled = true;
     private static volatile boolean writes = true;
     private static final Map<Class<?>, String> FELL_BACK = new ConcurrentHashMap<>();
+    private static volatile boolean watchesOverWebSocket = true;
 
     private ProtobufWire() {
     }
@@ -43,6 +44,19 @@ public final class ProtobufWire {
      */
     public static void writesInProtobuf(boolean inProtobuf) {
         writes = inProtobuf;
+    }
+
+    /**
+     * How protobuf watches travel ({@code qkcm.tuning.protobuf-watch}): {@code true} a WebSocket, one binary
+     * message per event (fabric8's watch transport), {@code false} a streaming GET of length-prefixed frames
+     * (client-go's). Over HTTP/2 watches are always streaming GETs, as fabric8's.
+     */
+    public static void watchesOverWebSocket(boolean webSocket) {
+        watchesOverWebSocket = webSocket;
+    }
+
+    public static boolean watchesOverWebSocket() {
+        return watchesOverWebSocket;
     }
 
     /** Whether creates and updates of {@code type} go in protobuf now. */
@@ -79,5 +93,6 @@ public final class ProtobufWire {
         FELL_BACK.clear();
         enabled = true;
         writes = true;
+        watchesOverWebSocket = true;
     }
 }

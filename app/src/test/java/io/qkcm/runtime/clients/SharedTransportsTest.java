@@ -392,6 +392,11 @@ class SharedTransportsTest {
                 public boolean sharedStrings() {
                     return defaults.sharedStrings();
                 }
+
+                @Override
+                public ProtobufWatch protobufWatch() {
+                    return defaults.protobufWatch();
+                }
             };
             SharedTransports transports = new SharedTransports(vertx, tuning);
             Config prepared = transports.prepare(new ConfigBuilder(Config.empty()).build());

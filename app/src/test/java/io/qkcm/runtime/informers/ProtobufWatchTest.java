@@ -12,6 +12,7 @@ import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
@@ -19,6 +20,8 @@ import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 
 import com.sun.net.httpserver.HttpServer;
 
@@ -29,11 +32,14 @@ import io.fabric8.kubernetes.api.model.ListOptions;
 import io.fabric8.kubernetes.api.model.NamespaceBuilder;
 import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.api.model.PodBuilder;
+import io.fabric8.kubernetes.api.model.Service;
+import io.fabric8.kubernetes.api.model.ServiceBuilder;
 import io.fabric8.kubernetes.client.Config;
 import io.fabric8.kubernetes.client.ConfigBuilder;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.KubernetesClientBuilder;
 import io.fabric8.kubernetes.client.Watcher;
+import io.fabric8.kubernetes.client.WatcherException;
 import io.fabric8.kubernetes.client.dsl.internal.AbstractWatchManager;
 import io.fabric8.kubernetes.client.informers.SharedIndexInformer;
 import io.fabric8.kubernetes.client.informers.impl.ListerWatcher;
@@ -42,12 +48,15 @@ import io.qkcm.runtime.protobuf.KubernetesProtobuf;
 import io.qkcm.runtime.protobuf.ProtobufWire;
 import io.qkcm.testing.AuditLog;
 import io.qkcm.testing.RealApiServer;
+import io.vertx.core.Vertx;
+import io.vertx.core.buffer.Buffer;
 
 /**
  * Informers read built-in kinds in protobuf, as kube-controller-manager's (--kube-api-content-type): against a
  * real API server the caches hold what a JSON read gives, through the streaming list, a LIST and a watch's
- * reconnects; a frame this build cannot decode makes the kind JSON and loses no event; the JSON content type
- * turns it off. Also pins the fabric8 internals the protobuf watch reaches.
+ * reconnects (ours, the server's) and its 410 Gone, over both watch transports (WebSocket, streaming GET); an
+ * event this build cannot decode makes the kind JSON and loses no event; the JSON content type turns it off.
+ * Also pins the fabric8 internals the protobuf watches reach.
  */
 class ProtobufWatchTest {
 
@@ -87,39 +96,64 @@ class ProtobufWatchTest {
 
     @Test
     void fabric8InternalsTheWatchReachesAreThere() {
-        // eventReceived, updateResourceVersion, watchEnded, resetReconnectAttempts, isForceClosed and
+        // eventReceived, updateResourceVersion, watchEnded, resetReconnectAttempts, isForceClosed, onStatus and
         // WatchRequestState's started and closed: a fabric8 without them would make every watch JSON
-        assertThat(ProtobufWatchManager.AVAILABLE).isTrue();
+        assertThat(ProtobufWatchEvents.AVAILABLE).isTrue();
     }
 
-    @Test
-    void sharedInformersCacheWhatJsonReadsAndFollowUpdatesAndDeletes() throws Exception {
+    @ParameterizedTest(name = "over a WebSocket: {0}")
+    @ValueSource(booleans = { true, false })
+    void sharedInformersCacheWhatJsonReadsAndFollowUpdatesAndDeletes(boolean webSocket) throws Exception {
+        ProtobufWire.watchesOverWebSocket(webSocket);
         RealApiServer server = RealApiServer.get();
         try (KubernetesClient client = client(server, "protobuf-watch-test/informer")) {
             String ns = namespace(client, "protobuf-informer");
             client.pods().inNamespace(ns).resource(pod(ns, "listed")).create();
+            configMap(client, ns, "listed");
+            long decoded = ProtobufWatchEvents.DECODED.sum();
+            long messages = ProtobufWebSocketWatchManager.MESSAGES.sum();
             long frames = ProtobufWatchManager.FRAMES.sum();
 
             SharedInformers informers = new SharedInformers(client, Duration.ofHours(12));
             SharedIndexInformer<Pod> informer = informers.informerFor(Pod.class);
+            SharedIndexInformer<ConfigMap> configMaps = informers.informerFor(ConfigMap.class);
+            SharedIndexInformer<Service> services = informers.informerFor(Service.class);
             informers.start();
             try {
                 informers.whenSynced(Pod.class).toCompletableFuture().get(30, TimeUnit.SECONDS);
-                // the streaming list's initial events came as protobuf frames
-                assertThat(ProtobufWatchManager.FRAMES.sum()).isGreaterThan(frames);
+                informers.whenSynced(ConfigMap.class).toCompletableFuture().get(30, TimeUnit.SECONDS);
+                informers.whenSynced(Service.class).toCompletableFuture().get(30, TimeUnit.SECONDS);
+                // the streaming lists' initial events came in protobuf, over the transport chosen
+                assertThat(ProtobufWatchEvents.DECODED.sum()).isGreaterThan(decoded);
+                if (webSocket) {
+                    assertThat(ProtobufWebSocketWatchManager.MESSAGES.sum()).isGreaterThan(messages);
+                    assertThat(ProtobufWatchManager.FRAMES.sum()).isEqualTo(frames);
+                } else {
+                    assertThat(ProtobufWatchManager.FRAMES.sum()).isGreaterThan(frames);
+                    assertThat(ProtobufWebSocketWatchManager.MESSAGES.sum()).isEqualTo(messages);
+                }
                 Pod listed = client.pods().inNamespace(ns).withName("listed").get();
                 assertThat(forCache(informer.getStore().getByKey(ns + "/listed"))).isEqualTo(forCache(listed));
+                assertThat(forCache(configMaps.getStore().getByKey(ns + "/listed")))
+                        .isEqualTo(forCache(client.configMaps().inNamespace(ns).withName("listed").get()));
 
                 client.pods().inNamespace(ns).resource(pod(ns, "watched")).create();
                 Pod updated = client.pods().inNamespace(ns).withName("watched")
                         .edit(p -> new PodBuilder(p).editMetadata().addToLabels("round", "2").endMetadata().build());
                 client.pods().inNamespace(ns).withName("listed").withGracePeriod(0).delete();
+                client.configMaps().inNamespace(ns).withName("listed").delete();
+                Service service = client.services().inNamespace(ns).resource(new ServiceBuilder().withNewMetadata()
+                        .withName("s").endMetadata().withNewSpec().addNewPort().withPort(80).endPort().endSpec().build())
+                        .create();
                 await().atMost(Duration.ofSeconds(30)).untilAsserted(() -> {
                     assertThat(informer.getStore().getByKey(ns + "/listed")).isNull();
                     Pod cached = informer.getStore().getByKey(ns + "/watched");
                     assertThat(cached).isNotNull();
                     assertThat(forCache(cached)).isEqualTo(forCache(updated));
+                    assertThat(configMaps.getStore().getByKey(ns + "/listed")).isNull();
+                    assertThat(services.getStore().getByKey(ns + "/s")).isNotNull();
                 });
+                assertThat(forCache(services.getStore().getByKey(ns + "/s"))).isEqualTo(forCache(service));
                 assertThat(informer.getStore().getByKey(ns + "/watched").getMetadata().getManagedFields()).isNullOrEmpty();
             } finally {
                 informers.stop();
@@ -136,7 +170,7 @@ class ProtobufWatchTest {
                     .resource(new ConfigMapBuilder().withNewMetadata().withName("a").endMetadata().addToData("k", "v").build())
                     .create();
             long lists = ProtobufListerWatcher.LISTS.sum();
-            long frames = ProtobufWatchManager.FRAMES.sum();
+            long decoded = ProtobufWatchEvents.DECODED.sum();
             SharedInformers informers = new SharedInformers(client, Duration.ofHours(12), false);
             SharedIndexInformer<ConfigMap> informer = informers.informerFor(ConfigMap.class);
             informers.start();
@@ -147,31 +181,29 @@ class ProtobufWatchTest {
                 client.configMaps().inNamespace(ns)
                         .resource(new ConfigMapBuilder().withNewMetadata().withName("b").endMetadata().build()).create();
                 await().atMost(Duration.ofSeconds(30)).until(() -> informer.getStore().getByKey(ns + "/b") != null);
-                assertThat(ProtobufWatchManager.FRAMES.sum()).isGreaterThan(frames);
+                assertThat(ProtobufWatchEvents.DECODED.sum()).isGreaterThan(decoded);
             } finally {
                 informers.stop();
             }
         }
     }
 
-    @Test
-    void aWatchReconnectsFromItsLastResourceVersionInProtobuf() throws Exception {
+    @ParameterizedTest(name = "over a WebSocket: {0}")
+    @ValueSource(booleans = { true, false })
+    void aWatchReconnectsFromItsLastResourceVersionInProtobuf(boolean webSocket) throws Exception {
+        ProtobufWire.watchesOverWebSocket(webSocket);
         RealApiServer server = RealApiServer.audited();
         String ua = "protobuf-watch-test/reconnect-" + System.nanoTime();
         Instant t0 = Instant.now().minusSeconds(1);
         try (KubernetesClient client = client(server, ua)) {
             String ns = namespace(client, "protobuf-reconnect");
-            @SuppressWarnings("unchecked")
-            ListerWatcher<ConfigMap, KubernetesResourceList<ConfigMap>> operation =
-                    (ListerWatcher<ConfigMap, KubernetesResourceList<ConfigMap>>) (Object) client.configMaps().inNamespace(ns);
-            assertThat(ProtobufListerWatcher.applies(operation)).isTrue();
-            ProtobufListerWatcher<ConfigMap, KubernetesResourceList<ConfigMap>> lw = new ProtobufListerWatcher<>(operation);
+            ProtobufListerWatcher<ConfigMap, KubernetesResourceList<ConfigMap>> lw = configMaps(client, ns);
             String rv = lw.submitList(new ListOptions()).get(30, TimeUnit.SECONDS).getMetadata().getResourceVersion();
             List<String> seen = new CopyOnWriteArrayList<>();
             ListOptions options = new ListOptions();
             options.setResourceVersion(rv);
             AbstractWatchManager<ConfigMap> manager = lw.submitWatch(options, recorder(seen)).get(30, TimeUnit.SECONDS);
-            assertThat(manager).isInstanceOf(ProtobufWatchManager.class);
+            assertThat(manager).isInstanceOf(webSocket ? ProtobufWebSocketWatchManager.class : ProtobufWatchManager.class);
             try {
                 configMap(client, ns, "before");
                 await().atMost(Duration.ofSeconds(10)).until(() -> seen.contains("ADDED before"));
@@ -189,6 +221,140 @@ class ProtobufWatchTest {
         }
     }
 
+    /** The API server ends each watch after timeoutSeconds: the watch reconnects from the last event, losing none. */
+    @ParameterizedTest(name = "over a WebSocket: {0}")
+    @ValueSource(booleans = { true, false })
+    void aWatchTheServerEndsReconnects(boolean webSocket) throws Exception {
+        ProtobufWire.watchesOverWebSocket(webSocket);
+        RealApiServer server = RealApiServer.audited();
+        String ua = "protobuf-watch-test/server-end-" + System.nanoTime();
+        Instant t0 = Instant.now().minusSeconds(1);
+        try (KubernetesClient client = client(server, ua)) {
+            String ns = namespace(client, "protobuf-server-end");
+            ProtobufListerWatcher<ConfigMap, KubernetesResourceList<ConfigMap>> lw = configMaps(client, ns);
+            String rv = lw.submitList(new ListOptions()).get(30, TimeUnit.SECONDS).getMetadata().getResourceVersion();
+            List<String> seen = new CopyOnWriteArrayList<>();
+            ListOptions options = new ListOptions();
+            options.setResourceVersion(rv);
+            options.setTimeoutSeconds(1L);
+            long messages = ProtobufWebSocketWatchManager.MESSAGES.sum();
+            AbstractWatchManager<ConfigMap> manager = lw.submitWatch(options, recorder(seen)).get(30, TimeUnit.SECONDS);
+            try {
+                configMap(client, ns, "first");
+                await().atMost(Duration.ofSeconds(10)).until(() -> seen.contains("ADDED first"));
+                // the server closed the first watch (and maybe more) by now: each reconnect goes on from the last event
+                await().atMost(Duration.ofSeconds(20)).until(() -> watches(server, ua, t0).size() >= 3);
+                configMap(client, ns, "second");
+                await().atMost(Duration.ofSeconds(30)).until(() -> seen.contains("ADDED second"));
+                assertThat(seen).containsExactly("ADDED first", "ADDED second");
+            } finally {
+                manager.close();
+            }
+            assertThat(ProtobufWebSocketWatchManager.MESSAGES.sum() > messages).isEqualTo(webSocket);
+            List<AuditLog.Entry> watches = watches(server, ua, t0);
+            assertThat(watches).allSatisfy(w -> assertThat(w.uri()).contains("timeoutSeconds=1"));
+            assertThat(watches.get(watches.size() - 1).uri()).doesNotContain("resourceVersion=" + rv + "&");
+        }
+    }
+
+    /**
+     * A watch from a resourceVersion the server no longer has: its 410 Gone ERROR event, decoded from protobuf,
+     * closes the watch with the error the Reflector relists on. A server of its own, whose watches come from
+     * etcd (no watch cache: a fresh one still holds every revision since the start) and whose etcd is compacted
+     * every 2 s.
+     */
+    @ParameterizedTest(name = "over a WebSocket: {0}")
+    @ValueSource(booleans = { true, false })
+    void goneClosesTheWatchForTheReflectorToRelist(boolean webSocket) throws Exception {
+        ProtobufWire.watchesOverWebSocket(webSocket);
+        RealApiServer server = RealApiServer.withFlags(List.of("--watch-cache=false", "--etcd-compaction-interval=2s"));
+        try (KubernetesClient client = client(server, "protobuf-watch-test/gone")) {
+            String ns = namespace(client, "protobuf-gone");
+            ProtobufListerWatcher<ConfigMap, KubernetesResourceList<ConfigMap>> lw = configMaps(client, ns);
+            String first = client.configMaps().inNamespace(ns).resource(new ConfigMapBuilder().withNewMetadata()
+                    .withName("first").endMetadata().build()).create().getMetadata().getResourceVersion();
+            // the compactor compacts to the revision it saw one interval before
+            await().atMost(Duration.ofSeconds(60)).pollInterval(Duration.ofSeconds(1)).until(() -> {
+                configMap(client, ns, "c-" + System.nanoTime());
+                return compacted(lw, first);
+            });
+            CompletableFuture<WatcherException> closed = new CompletableFuture<>();
+            List<String> seen = new CopyOnWriteArrayList<>();
+            ListOptions options = new ListOptions();
+            options.setResourceVersion(first);
+            long decoded = ProtobufWatchEvents.DECODED.sum();
+            long messages = ProtobufWebSocketWatchManager.MESSAGES.sum();
+            AbstractWatchManager<ConfigMap> manager = lw.submitWatch(options, new Watcher<>() {
+                @Override
+                public void eventReceived(Action action, ConfigMap resource) {
+                    seen.add(action + " " + resource.getMetadata().getName());
+                }
+
+                @Override
+                public void onClose(WatcherException cause) {
+                    closed.complete(cause);
+                }
+
+                @Override
+                public boolean reconnecting() {
+                    return true;
+                }
+            }).get(30, TimeUnit.SECONDS);
+            try {
+                WatcherException cause = closed.get(30, TimeUnit.SECONDS);
+                assertThat(cause.isHttpGone()).as("%s", cause).isTrue();
+                assertThat(seen).isEmpty();
+                // the ERROR event came in protobuf, over the transport chosen
+                assertThat(ProtobufWatchEvents.DECODED.sum()).isGreaterThan(decoded);
+                assertThat(ProtobufWebSocketWatchManager.MESSAGES.sum() > messages).isEqualTo(webSocket);
+                assertThat(manager.isWatching()).isFalse();
+            } finally {
+                manager.close();
+            }
+        }
+    }
+
+    /** Whether a JSON watch from {@code rv} is refused as expired. */
+    private static boolean compacted(ProtobufListerWatcher<ConfigMap, KubernetesResourceList<ConfigMap>> lw, String rv)
+            throws Exception {
+        CompletableFuture<Boolean> gone = new CompletableFuture<>();
+        ListOptions options = new ListOptions();
+        options.setResourceVersion(rv);
+        options.setTimeoutSeconds(1L);
+        ProtobufWire.contentType("application/json");
+        AbstractWatchManager<ConfigMap> probe;
+        try {
+            probe = lw.submitWatch(options, new Watcher<>() {
+                @Override
+                public void eventReceived(Action action, ConfigMap resource) {
+                    gone.complete(false);
+                }
+
+                @Override
+                public void onClose(WatcherException cause) {
+                    gone.complete(cause.isHttpGone());
+                }
+            }).get(30, TimeUnit.SECONDS);
+        } finally {
+            ProtobufWire.contentType(KubernetesProtobuf.MEDIA_TYPE);
+        }
+        try {
+            return gone.get(5, TimeUnit.SECONDS);
+        } catch (java.util.concurrent.TimeoutException e) {
+            return false;
+        } finally {
+            probe.close();
+        }
+    }
+
+    @SuppressWarnings("unchecked")
+    private static ProtobufListerWatcher<ConfigMap, KubernetesResourceList<ConfigMap>> configMaps(KubernetesClient client, String ns) {
+        ListerWatcher<ConfigMap, KubernetesResourceList<ConfigMap>> operation =
+                (ListerWatcher<ConfigMap, KubernetesResourceList<ConfigMap>>) (Object) client.configMaps().inNamespace(ns);
+        assertThat(ProtobufListerWatcher.applies(operation)).isTrue();
+        return new ProtobufListerWatcher<>(operation);
+    }
+
     @Test
     void theJsonContentTypeReadsJson() throws Exception {
         RealApiServer server = RealApiServer.get();
@@ -196,7 +362,7 @@ class ProtobufWatchTest {
         try (KubernetesClient client = client(server, "protobuf-watch-test/json")) {
             String ns = namespace(client, "protobuf-json");
             configMap(client, ns, "a");
-            long frames = ProtobufWatchManager.FRAMES.sum();
+            long decoded = ProtobufWatchEvents.DECODED.sum();
             long lists = ProtobufListerWatcher.LISTS.sum();
             SharedInformers informers = new SharedInformers(client, Duration.ofHours(12));
             SharedIndexInformer<ConfigMap> informer = informers.informerFor(ConfigMap.class);
@@ -209,7 +375,7 @@ class ProtobufWatchTest {
             } finally {
                 informers.stop();
             }
-            assertThat(ProtobufWatchManager.FRAMES.sum()).isEqualTo(frames);
+            assertThat(ProtobufWatchEvents.DECODED.sum()).isEqualTo(decoded);
             assertThat(ProtobufListerWatcher.LISTS.sum()).isEqualTo(lists);
         }
     }
@@ -220,6 +386,7 @@ class ProtobufWatchTest {
      */
     @Test
     void aFrameThatDoesNotDecodeMakesTheKindJsonWithoutLosingTheEvent() throws Exception {
+        ProtobufWire.watchesOverWebSocket(false);
         List<String> requests = new CopyOnWriteArrayList<>();
         CountDownLatch done = new CountDownLatch(1);
         HttpServer fake = HttpServer.create(new InetSocketAddress("127.0.0.1", 0), 0);
@@ -274,6 +441,61 @@ class ProtobufWatchTest {
                 manager.close();
                 fake.stop(0);
             }
+        }
+    }
+
+    /**
+     * The same over a WebSocket: the second binary message has a field this build does not know. The kind becomes
+     * JSON, the WebSocket is closed and reopened asking for JSON from the last event delivered, and the event is
+     * read there, as a text message.
+     */
+    @Test
+    void aWebSocketMessageThatDoesNotDecodeMakesTheKindJsonWithoutLosingTheEvent() throws Exception {
+        List<String> upgrades = new CopyOnWriteArrayList<>();
+        Vertx vertx = Vertx.vertx();
+        try {
+            io.vertx.core.http.HttpServer fake = vertx.createHttpServer().webSocketHandler(ws -> {
+                String accept = ws.headers().get("Accept");
+                upgrades.add(accept + " " + ws.query() + " origin=" + ws.headers().get("Origin"));
+                try {
+                    if (accept != null && accept.startsWith(KubernetesProtobuf.MEDIA_TYPE)) {
+                        ws.writeBinaryMessage(Buffer.buffer(watchEvent("ADDED", configMap("a", "5"), false)));
+                        ws.writeBinaryMessage(Buffer.buffer(watchEvent("ADDED", configMap("b", "6"), true)));
+                    } else {
+                        ws.writeTextMessage("{\"type\":\"ADDED\",\"object\":" + Json.api().asJson(configMap("b", "6")) + "}");
+                    }
+                } catch (IOException e) {
+                    ws.close();
+                }
+            }).listen(0, "127.0.0.1").toCompletionStage().toCompletableFuture().get(10, TimeUnit.SECONDS);
+            Config config = new ConfigBuilder(Config.empty()).withMasterUrl("http://127.0.0.1:" + fake.actualPort())
+                    .withWatchReconnectInterval(50).build();
+            try (KubernetesClient client = new KubernetesClientBuilder().withConfig(config)
+                    .withKubernetesSerialization(Json.api()).build()) {
+                ProtobufListerWatcher<ConfigMap, KubernetesResourceList<ConfigMap>> lw = configMaps(client, "ns");
+                List<String> seen = new CopyOnWriteArrayList<>();
+                ListOptions options = new ListOptions();
+                options.setResourceVersion("4");
+                long messages = ProtobufWebSocketWatchManager.MESSAGES.sum();
+                AbstractWatchManager<ConfigMap> manager = lw.submitWatch(options, recorder(seen)).get(30, TimeUnit.SECONDS);
+                try {
+                    assertThat(manager).isInstanceOf(ProtobufWebSocketWatchManager.class);
+                    await().atMost(Duration.ofSeconds(30)).until(() -> seen.contains("ADDED b"));
+                    assertThat(seen).containsExactly("ADDED a", "ADDED b");
+                    assertThat(ProtobufWebSocketWatchManager.MESSAGES.sum() - messages).isEqualTo(2);
+                    assertThat(ProtobufWire.whyJson(ConfigMap.class)).contains("meta.v1.WatchEvent");
+                    assertThat(upgrades).hasSize(2);
+                    // the API server refuses an upgrade without an Origin (golang.org/x/net/websocket)
+                    assertThat(upgrades).allSatisfy(u -> assertThat(u).doesNotContain("origin=null"));
+                    assertThat(upgrades.get(0)).startsWith(KubernetesProtobuf.MEDIA_TYPE).contains("resourceVersion=4");
+                    // the reconnect asks in JSON from the last event delivered
+                    assertThat(upgrades.get(1)).startsWith("application/json").contains("resourceVersion=5");
+                } finally {
+                    manager.close();
+                }
+            }
+        } finally {
+            vertx.close().toCompletionStage().toCompletableFuture().get(10, TimeUnit.SECONDS);
         }
     }
 

@@ -34,12 +34,14 @@ class TuningTest {
         assertThat(t.tlsChacha20()).isEmpty();
         assertThat(t.virtualThreads()).isFalse();
         assertThat(t.periodicGc()).isEqualTo(Duration.ofMinutes(2));
+        assertThat(t.protobufWatch()).isEqualTo(Tuning.ProtobufWatch.WEBSOCKET);
         Tuning d = Tuning.defaults();
         assertThat(d.boringssl()).isEqualTo(t.boringssl());
         assertThat(d.kubeApiHttp2()).isEqualTo(t.kubeApiHttp2());
         assertThat(d.tlsChacha20()).isEqualTo(t.tlsChacha20());
         assertThat(d.virtualThreads()).isEqualTo(t.virtualThreads());
         assertThat(d.periodicGc()).isEqualTo(t.periodicGc());
+        assertThat(d.protobufWatch()).isEqualTo(t.protobufWatch());
     }
 
     @Test
@@ -61,6 +63,10 @@ class TuningTest {
         assertThat(h2.periodicGc()).isEqualTo(Duration.ZERO);
         assertThat(read(Map.of("qkcm.tuning.kube-api-http2", "false"), Map.of()).kubeApiHttp2().http2()).isFalse();
         assertThat(read(Map.of("qkcm.tuning.periodic-gc", "5m"), Map.of()).periodicGc()).isEqualTo(Duration.ofMinutes(5));
+        assertThat(read(Map.of("qkcm.tuning.protobuf-watch", "stream"), Map.of()).protobufWatch())
+                .isEqualTo(Tuning.ProtobufWatch.STREAM);
+        assertThat(read(Map.of(), Map.of("QKCM_TUNING_PROTOBUF_WATCH", "websocket")).protobufWatch())
+                .isEqualTo(Tuning.ProtobufWatch.WEBSOCKET);
     }
 
     @Test
