@@ -33,8 +33,8 @@ import io.qkcm.runtime.protobuf.ProtobufWire;
  * reconnects from the last resourceVersion, backoff, 410 Gone, the Reflector's periodic close. A server that
  * answers JSON is read as JSON lines; a frame that does not decode (a field this build does not know) makes the
  * kind JSON for good ({@link ProtobufWire#fallBack}) and the watch reconnects from the last event delivered, so
- * that event is read again in JSON. The alternative to {@link ProtobufWebSocketWatchManager}
- * ({@code qkcm.tuning.protobuf-watch=stream}), and the protobuf watch over HTTP/2, where watches are streams.
+ * that event is read again in JSON. The default ({@code qkcm.tuning.protobuf-watch=stream}; the alternative is
+ * {@link ProtobufWebSocketWatchManager}), and the protobuf watch over HTTP/2 in any case.
  */
 final class ProtobufWatchManager<T extends HasMetadata, L extends KubernetesResourceList<T>> extends WatchHTTPManager<T, L> {
 

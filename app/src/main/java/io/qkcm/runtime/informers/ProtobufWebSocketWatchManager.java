@@ -30,8 +30,9 @@ import io.qkcm.runtime.protobuf.ProtobufWire;
  * (k8s.io/apiserver's WatchServer.HandleWS) then writes each event as one binary message: the protobuf
  * {@code meta.v1.WatchEvent} without the length prefix of the streaming GET, its object in its own
  * {@code k8s\0} envelope. Each message is decoded whole ({@link ProtobufWatchEvents#deliver}): no chunk
- * reassembly, no per-chunk body copy, which cost on the streaming GET what decoding saved
- * (bench/results/2026-11-27-protobuf).
+ * reassembly, no per-chunk body copy (what the profile of bench/results/2026-11-27-protobuf pointed at), but a
+ * pause and a fetch per event in fabric8's Vert.x WebSocket. Opt-in ({@code qkcm.tuning.protobuf-watch=websocket}):
+ * it measured no cheaper than the streaming GET.
  * <p>
  * Everything else is fabric8's {@link WatchConnectionManager}: the Origin header (the API server refuses an
  * upgrade without one), the connect timeout, the handshake's failure (the first one fails the watch's future,

@@ -57,17 +57,17 @@ public interface Tuning {
     boolean sharedStrings();
 
     /**
-     * How the informers' protobuf watches travel over HTTP/1.1: {@code websocket} one binary message per event
-     * (fabric8's watch transport), {@code stream} a streaming GET of length-prefixed frames (client-go's). Over
-     * HTTP/2 they are streaming GETs either way (docs/design.md, "Protobuf on the wire").
+     * How the informers' protobuf watches travel over HTTP/1.1: {@code stream} a streaming GET of length-prefixed
+     * frames (client-go's), {@code websocket} one binary message per event (fabric8's watch transport). Over
+     * HTTP/2 they are streaming GETs either way (docs/design.md, "The protobuf wire format").
      */
-    @WithDefault("websocket")
+    @WithDefault("stream")
     ProtobufWatch protobufWatch();
 
     /** {@link #protobufWatch()}'s values. */
     enum ProtobufWatch {
-        WEBSOCKET,
-        STREAM
+        STREAM,
+        WEBSOCKET
     }
 
     /** {@link #kubeApiHttp2()}'s values. */
@@ -122,7 +122,7 @@ public interface Tuning {
 
             @Override
             public ProtobufWatch protobufWatch() {
-                return ProtobufWatch.WEBSOCKET;
+                return ProtobufWatch.STREAM;
             }
         };
     }

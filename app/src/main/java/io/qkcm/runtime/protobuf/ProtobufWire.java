@@ -19,7 +19,7 @@ public final class ProtobufWire {
     private static volatile boolean enabled = true;
     private static volatile boolean writes = true;
     private static final Map<Class<?>, String> FELL_BACK = new ConcurrentHashMap<>();
-    private static volatile boolean watchesOverWebSocket = true;
+    private static volatile boolean watchesOverWebSocket = false;
 
     private ProtobufWire() {
     }
@@ -47,9 +47,9 @@ public final class ProtobufWire {
     }
 
     /**
-     * How protobuf watches travel ({@code qkcm.tuning.protobuf-watch}): {@code true} a WebSocket, one binary
-     * message per event (fabric8's watch transport), {@code false} a streaming GET of length-prefixed frames
-     * (client-go's). Over HTTP/2 watches are always streaming GETs, as fabric8's.
+     * How protobuf watches travel ({@code qkcm.tuning.protobuf-watch}): {@code false} (the default) a streaming
+     * GET of length-prefixed frames (client-go's), {@code true} a WebSocket, one binary message per event
+     * (fabric8's watch transport). Over HTTP/2 watches are always streaming GETs, as fabric8's.
      */
     public static void watchesOverWebSocket(boolean webSocket) {
         watchesOverWebSocket = webSocket;
@@ -93,6 +93,6 @@ public final class ProtobufWire {
         FELL_BACK.clear();
         enabled = true;
         writes = true;
-        watchesOverWebSocket = true;
+        watchesOverWebSocket = false;
     }
 }

@@ -34,7 +34,7 @@ class TuningTest {
         assertThat(t.tlsChacha20()).isEmpty();
         assertThat(t.virtualThreads()).isFalse();
         assertThat(t.periodicGc()).isEqualTo(Duration.ofMinutes(2));
-        assertThat(t.protobufWatch()).isEqualTo(Tuning.ProtobufWatch.WEBSOCKET);
+        assertThat(t.protobufWatch()).isEqualTo(Tuning.ProtobufWatch.STREAM);
         Tuning d = Tuning.defaults();
         assertThat(d.boringssl()).isEqualTo(t.boringssl());
         assertThat(d.kubeApiHttp2()).isEqualTo(t.kubeApiHttp2());
@@ -63,9 +63,9 @@ class TuningTest {
         assertThat(h2.periodicGc()).isEqualTo(Duration.ZERO);
         assertThat(read(Map.of("qkcm.tuning.kube-api-http2", "false"), Map.of()).kubeApiHttp2().http2()).isFalse();
         assertThat(read(Map.of("qkcm.tuning.periodic-gc", "5m"), Map.of()).periodicGc()).isEqualTo(Duration.ofMinutes(5));
-        assertThat(read(Map.of("qkcm.tuning.protobuf-watch", "stream"), Map.of()).protobufWatch())
-                .isEqualTo(Tuning.ProtobufWatch.STREAM);
-        assertThat(read(Map.of(), Map.of("QKCM_TUNING_PROTOBUF_WATCH", "websocket")).protobufWatch())
+        assertThat(read(Map.of("qkcm.tuning.protobuf-watch", "websocket"), Map.of()).protobufWatch())
+                .isEqualTo(Tuning.ProtobufWatch.WEBSOCKET);
+        assertThat(read(Map.of(), Map.of("QKCM_TUNING_PROTOBUF_WATCH", "WEBSOCKET")).protobufWatch())
                 .isEqualTo(Tuning.ProtobufWatch.WEBSOCKET);
     }
 
