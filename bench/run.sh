@@ -34,5 +34,9 @@ KWOK_VERSION="$("$BIN/kwokctl" --version 2>/dev/null | awk '{print $3}')"
 # (from the jar's name: asking the app for --version costs a JVM start, minutes on a loaded machine)
 QKCM_VERSION="$(cd "$(dirname "$JAR")/app" 2>/dev/null && ls -- *.jar 2>/dev/null | sed -n 's/^qkcm-\(.*\)\.jar$/\1/p' | head -1)"
 
-exec python3 "$ROOT/bench/bench.py" --bin-dir "$BIN" --ceiling-bin "$CEILING" \
+# One run at a time on a machine: every run recreates the same kwokctl cluster and binds the same ports.
+# (-o: the cluster's processes, which outlive the run, do not inherit the lock)
+LOCK="${TMPDIR:-/tmp}/qkcm-bench.lock"
+flock -n "$LOCK" true || log "another bench run holds $LOCK; waiting for it"
+exec flock -o "$LOCK" python3 "$ROOT/bench/bench.py" --bin-dir "$BIN" --ceiling-bin "$CEILING" \
   --k8s-version "$K8S_VERSION" --kwok-version "$KWOK_VERSION" --qkcm-version "${QKCM_VERSION:-unknown} (commit $(git -C "$(dirname "$JAR")/../.." describe --always --dirty 2>/dev/null))" "$@"
