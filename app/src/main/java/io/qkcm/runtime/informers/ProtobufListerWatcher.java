@@ -105,7 +105,7 @@ final class ProtobufListerWatcher<T extends HasMetadata, L extends KubernetesRes
         } catch (MalformedURLException e) {
             throw KubernetesClientException.launderThrowable(e);
         }
-        return webSocket.getWebsocketFuture().handle((ws, t) -> {
+        return webSocket.firstHandshake().handle((ws, t) -> {
             if (t == null) {
                 return (AbstractWatchManager<T>) webSocket;
             }

@@ -50,6 +50,12 @@ final class ProtobufWebSocketWatchManager<T extends HasMetadata, L extends Kuber
     // assigned by start(), which fabric8's constructor calls before this class's fields could be initialized:
     // no initializers here, or the constructor would overwrite what start() set
     private volatile CompletableFuture<WebSocket> socket;
+    /**
+     * The first handshake's outcome, which the caller judges (a WebSocket, or a GET instead). Not
+     * {@link #getWebsocketFuture()}: by the time the caller looks, a fast server's first connection may already
+     * have ended (a message that did not decode closes it) and {@code socket} be the reconnect's.
+     */
+    private volatile CompletableFuture<WebSocket> first;
     /** A handshake has succeeded once: from then on a failed one reconnects instead of failing the future. */
     private volatile boolean ready;
 
@@ -70,7 +76,7 @@ final class ProtobufWebSocketWatchManager<T extends HasMetadata, L extends Kuber
         // what BaseOperation hands WatchConnectionManager as its connect timeout (not kept: start() runs first)
         builder.uri(URI.create(url.toString()))
                 .connectTimeout(baseOperation.getRequestConfig().getRequestTimeout(), TimeUnit.MILLISECONDS);
-        socket = builder.buildAsync(new Listener(type, protobuf, state)).handle((ws, t) -> {
+        CompletableFuture<WebSocket> started = builder.buildAsync(new Listener(type, protobuf, state)).handle((ws, t) -> {
             if (t == null) {
                 ProtobufWatchEvents.started(state);
                 ready = true;
@@ -92,6 +98,15 @@ final class ProtobufWebSocketWatchManager<T extends HasMetadata, L extends Kuber
                 }
             }
         });
+        if (first == null) {
+            first = started;
+        }
+        socket = started;
+    }
+
+    /** The outcome of the first handshake (see {@link #first}). */
+    CompletableFuture<WebSocket> firstHandshake() {
+        return first;
     }
 
     @Override

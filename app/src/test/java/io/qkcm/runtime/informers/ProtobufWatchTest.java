@@ -492,6 +492,11 @@ class ProtobufWatchTest {
                     assertThat(upgrades.get(0)).startsWith(KubernetesProtobuf.MEDIA_TYPE).contains("resourceVersion=4");
                     // the reconnect asks in JSON from the last event delivered
                     assertThat(upgrades.get(1)).startsWith("application/json").contains("resourceVersion=5");
+                    // what submitWatch judged is the first handshake, not the reconnect's (CI once saw a watch
+                    // dropped for a GET: the first connection had already ended when the caller looked)
+                    ProtobufWebSocketWatchManager<?, ?> ws = (ProtobufWebSocketWatchManager<?, ?>) manager;
+                    assertThat(ws.firstHandshake()).isCompleted().isNotSameAs(ws.getWebsocketFuture());
+                    assertThat(ws.firstHandshake().isCompletedExceptionally()).isFalse();
                 } finally {
                     manager.close();
                 }
