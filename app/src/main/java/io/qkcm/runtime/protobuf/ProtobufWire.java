@@ -88,11 +88,12 @@ public final class ProtobufWire {
         Decoding.sharedStrings = shared;
     }
 
-    /** For tests: every kind protobuf again. */
+    /** For tests: every kind protobuf again, strings shared. */
     public static void reset() {
         FELL_BACK.clear();
         enabled = true;
         writes = true;
+        Decoding.sharedStrings = true;
         watchesOverWebSocket = false;
     }
 }
