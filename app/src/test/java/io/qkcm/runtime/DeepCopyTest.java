@@ -17,6 +17,7 @@ import org.junit.jupiter.api.Test;
 
 import io.fabric8.kubernetes.api.model.ConfigMap;
 import io.fabric8.kubernetes.api.model.Endpoints;
+import io.fabric8.kubernetes.api.model.Node;
 import io.fabric8.kubernetes.api.model.PersistentVolumeClaim;
 import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.api.model.PodTemplateSpec;
@@ -29,6 +30,7 @@ import io.fabric8.kubernetes.api.model.apps.ReplicaSet;
 import io.fabric8.kubernetes.api.model.apps.StatefulSet;
 import io.fabric8.kubernetes.api.model.batch.v1.CronJob;
 import io.fabric8.kubernetes.api.model.batch.v1.Job;
+import io.fabric8.kubernetes.api.model.coordination.v1.Lease;
 import io.fabric8.kubernetes.api.model.discovery.v1.EndpointSlice;
 import io.fabric8.kubernetes.client.utils.KubernetesSerialization;
 
@@ -142,6 +144,37 @@ class DeepCopyTest {
     }
 
     @Test
+    void nodesTheirStatusAndLeasesAreCopiedByBuilder() {
+        Node node = read("""
+                {"apiVersion":"v1","kind":"Node",%s,"spec":{"podCIDR":"10.0.0.0/24","podCIDRs":["10.0.0.0/24"],
+                 "taints":[{"key":"k","effect":"NoSchedule","timeAdded":"2026-11-26T00:00:00Z"}]},
+                 "status":{"capacity":{"cpu":"2","pods":"110"},"allocatable":{"cpu":"2"},
+                  "conditions":[{"type":"Ready","status":"True","reason":"KubeletReady",
+                   "lastHeartbeatTime":"2026-11-26T00:00:00Z","lastTransitionTime":"2026-11-26T00:00:00Z"}],
+                  "addresses":[{"type":"InternalIP","address":"10.0.0.1"}],
+                  "daemonEndpoints":{"kubeletEndpoint":{"Port":10250}},
+                  "nodeInfo":{"kubeletVersion":"v1.34.4","architecture":"amd64"},
+                  "images":[{"names":["nginx:1"],"sizeBytes":1000}],
+                  "volumesAttached":[{"name":"v","devicePath":"/dev/x"}]}}""".formatted(META), Node.class);
+        Lease lease = read("""
+                {"apiVersion":"coordination.k8s.io/v1","kind":"Lease",%s,"spec":{"holderIdentity":"node-1",
+                 "leaseDurationSeconds":40,"renewTime":"2026-11-26T00:00:00.123456Z",
+                 "acquireTime":"2026-11-26T00:00:00.000000Z","leaseTransitions":1}}""".formatted(META), Lease.class);
+        check(node, DeepCopy.of(node));
+        check(node.getStatus(), DeepCopy.of(node.getStatus()));
+        check(lease, DeepCopy.of(lease));
+        // by builder, not through JSON: immutable values are the original's own, not read back
+        assertThat(DeepCopy.of(node).getStatus().getNodeInfo().getKubeletVersion())
+                .isSameAs(node.getStatus().getNodeInfo().getKubeletVersion());
+        assertThat(DeepCopy.of(lease).getSpec().getRenewTime()).isSameAs(lease.getSpec().getRenewTime());
+        // the node lifecycle controller's health data hold them as Objects too
+        assertThat(DeepCopy.of((Object) node)).isInstanceOf(Node.class).isNotSameAs(node).isEqualTo(node);
+        assertThat(DeepCopy.of((Object) lease)).isInstanceOf(Lease.class).isNotSameAs(lease).isEqualTo(lease);
+        assertThat(DeepCopy.of((Node) null)).isNull();
+        assertThat(DeepCopy.of((Lease) null)).isNull();
+    }
+
+    @Test
     void revisionsDataIsCopiedToo() {
         ControllerRevision rev = read("""
                 {"apiVersion":"apps/v1","kind":"ControllerRevision",%s,"revision":2,
@@ -195,12 +228,12 @@ class DeepCopyTest {
 
     /**
      * Visits every changeable object reachable from {@code o}: model objects, lists and maps. Strings,
-     * boxed values, Quantities (never changed in place) and the values of additionalProperties (fields the
-     * model does not know, never changed) are not visited.
+     * boxed values, java.time values (immutable), Quantities (never changed in place) and the values of
+     * additionalProperties (fields the model does not know, never changed) are not visited.
      */
     static void walk(Object o, Consumer<Object> visit) {
         if (o == null || o instanceof String || o instanceof Number || o instanceof Boolean || o instanceof Quantity
-                || o instanceof Enum<?>) {
+                || o instanceof Enum<?> || o instanceof java.time.temporal.TemporalAccessor) {
             return;
         }
         visit.accept(o);
