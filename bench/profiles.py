@@ -24,7 +24,7 @@ JFR = os.environ.get("JFR", "/usr/lib/jvm/temurin-25-jdk-amd64/bin/jfr")
 
 
 def jfr_samples(path):
-    out = subprocess.run([JFR, "print", "--json", "--events", "jdk.ExecutionSample", path],
+    out = subprocess.run([JFR, "print", "--json", "--stack-depth", "64", "--events", "jdk.ExecutionSample", path],
                          capture_output=True, text=True, check=True).stdout
     for e in json.loads(out)["recording"]["events"]:
         v = e["values"]
