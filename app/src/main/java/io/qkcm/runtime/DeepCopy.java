@@ -171,8 +171,8 @@ public final class DeepCopy {
     /**
      * The node lifecycle controller copies each node, its health data's status and Lease on every health pass
      * (every node, every 5 s) and a status for every pod bound to a node: through JSON, 73 of that controller's
-     * 101 samples in the QPS-1000 profile were Jackson; a kwok Node's copy takes 4.5 µs by builder against 23
-     * through JSON under C1 (bench/results/2026-11-28-defaults).
+     * 101 samples in the QPS-1000 profile were Jackson; a kwok Node's copy takes about 3 µs of CPU by builder
+     * against 22 through JSON under C1 (bench/copy, bench/results/2026-11-28-defaults/copy).
      */
     public static Node of(Node o) {
         return o == null ? null : new NodeBuilder(o).build();
