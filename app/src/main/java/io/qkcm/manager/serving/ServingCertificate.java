@@ -30,14 +30,17 @@ import io.qkcm.pki.Der;
  * plus the bind address when it is a specific address).
  *
  * <p>
- * Generated keys are ECDSA P-256 rather than upstream's RSA 2048: generating an EC key takes about a
- * millisecond instead of tens to hundreds (upstream generates two RSA keys, CA and leaf), which matters for
- * a native binary that starts in milliseconds, and every TLS client that talks to a controller manager
- * (Go's crypto/tls in kubelet and Prometheus, curl, Java) accepts ECDSA server certificates. The certificate
- * is self-signed (no separate CA): nothing can pin upstream's throw-away CA either.
+ * Generated keys are ECDSA P-384 rather than upstream's RSA 2048: generating an EC key takes milliseconds
+ * instead of tens to hundreds (upstream generates two RSA keys, CA and leaf), and every TLS client that
+ * talks to a controller manager (Go's crypto/tls in kubelet and Prometheus, curl, Java) accepts ECDSA server
+ * certificates. P-384, not P-256: the JDK's first P-256 key generation builds a precomputed table of the
+ * curve's generator (Secp256R1GeneratorMontgomeryMultiplier), a quarter of the main thread's samples
+ * before /healthz in a JFR of one start, and ~35 ms more than P-384 in a fresh JVM
+ * (bench/results/2026-11-28-startup). The certificate is self-signed (no separate CA): nothing can pin
+ * upstream's throw-away CA either.
  *
  * <p>
- * Only JCA algorithms of the JDK (SunEC, SHA256withECDSA) and qkcm's small DER encoder ({@link Der}) are
+ * Only JCA algorithms of the JDK (SunEC, SHA384withECDSA) and qkcm's small DER encoder ({@link Der}) are
  * used, no provider registration and no reflection, so this works in a native image. Not BouncyCastle: its
  * signed jars cost seconds of CPU at startup for the JVM's jar signature verification.
  */
@@ -51,7 +54,7 @@ public record ServingCertificate(String certificatePem, String privateKeyPem) {
     private static final String OID_KEY_USAGE = "2.5.29.15";
     private static final String OID_EXT_KEY_USAGE = "2.5.29.37";
     private static final String OID_SERVER_AUTH = "1.3.6.1.5.5.7.3.1";
-    private static final String OID_ECDSA_WITH_SHA256 = "1.2.840.10045.4.3.2";
+    private static final String OID_ECDSA_WITH_SHA384 = "1.2.840.10045.4.3.3";
 
     /** Reads both PEM files; fails with a message naming the file that cannot be read. */
     public static ServingCertificate fromFiles(Path certFile, Path keyFile) {
@@ -73,7 +76,7 @@ public record ServingCertificate(String certificatePem, String privateKeyPem) {
     public static ServingCertificate selfSigned(String host, List<String> extraAddresses) {
         try {
             KeyPairGenerator generator = KeyPairGenerator.getInstance("EC");
-            generator.initialize(new ECGenParameterSpec("secp256r1"), new SecureRandom());
+            generator.initialize(new ECGenParameterSpec("secp384r1"), new SecureRandom());
             KeyPair keys = generator.generateKeyPair();
 
             Instant now = Instant.now();
@@ -102,7 +105,7 @@ public record ServingCertificate(String certificatePem, String privateKeyPem) {
                     extension(OID_KEY_USAGE, true, Der.bitString(new byte[] { (byte) 0x80 }, 7)), // digitalSignature
                     extension(OID_EXT_KEY_USAGE, false, Der.sequence(Der.oid(OID_SERVER_AUTH)))));
 
-            byte[] signatureAlgorithm = Der.sequence(Der.oid(OID_ECDSA_WITH_SHA256)); // no parameters (RFC 5758)
+            byte[] signatureAlgorithm = Der.sequence(Der.oid(OID_ECDSA_WITH_SHA384)); // no parameters (RFC 5758)
             byte[] tbs = Der.sequence(
                     Der.explicit(0, Der.integer(2)), // v3
                     Der.integer(serial),
@@ -112,7 +115,7 @@ public record ServingCertificate(String certificatePem, String privateKeyPem) {
                     subject,
                     keys.getPublic().getEncoded(), // SubjectPublicKeyInfo
                     extensions);
-            Signature signer = Signature.getInstance("SHA256withECDSA");
+            Signature signer = Signature.getInstance("SHA384withECDSA");
             signer.initSign(keys.getPrivate());
             signer.update(tbs);
             byte[] cert = Der.sequence(tbs, signatureAlgorithm, Der.bitString(signer.sign()));

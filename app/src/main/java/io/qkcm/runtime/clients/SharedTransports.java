@@ -1,6 +1,11 @@
 package io.qkcm.runtime.clients;
 
+import java.io.IOException;
 import java.lang.reflect.Constructor;
+import java.security.GeneralSecurityException;
+import java.security.KeyStore;
+import java.security.cert.CertificateException;
+import java.security.cert.CertificateFactory;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.HashSet;
@@ -13,11 +18,17 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.stream.Stream;
 
+import javax.net.ssl.KeyManager;
 import javax.net.ssl.SSLContext;
+import javax.net.ssl.TrustManager;
+import javax.net.ssl.TrustManagerFactory;
 
 import org.jboss.logging.Logger;
 
 import io.fabric8.kubernetes.client.Config;
+import io.fabric8.kubernetes.client.ConfigBuilder;
+import io.fabric8.kubernetes.client.internal.CertUtils;
+import io.fabric8.kubernetes.client.internal.SSLUtils;
 import io.fabric8.kubernetes.client.KubernetesClientException;
 import io.fabric8.kubernetes.client.http.HttpClient;
 import io.fabric8.kubernetes.client.http.StandardHttpClient;
@@ -161,13 +172,72 @@ public final class SharedTransports implements HttpClient.Factory {
     public HttpClient.Builder newBuilder(Config config) {
         HttpClient transport = transports.computeIfAbsent(transportKey(config), key -> {
             HttpClient.Builder own = newBuilder();
-            HttpClientUtils.applyCommonConfiguration(config, own, this);
+            configureTransport(config, own, this);
             return own.build();
         });
         HttpClient.Builder derived = (HttpClient.Builder) ((StandardHttpClient<?, ?, ?>) transport).newBuilder();
-        // the client's own interceptors (user agent, credentials); its TLS settings are the transport's
-        HttpClientUtils.applyCommonConfiguration(config, derived, this);
+        configureDerived(config, derived, this);
         return derived;
+    }
+
+    /**
+     * fabric8's common configuration of a transport (timeouts, proxy, TLS versions), with client-go's
+     * TLS trust: a kubeconfig's certificate authority is the only one trusted, where fabric8 adds it to
+     * the JDK's default trust store ({@code cacerts}, ~150 public CAs, read and parsed for every client it
+     * builds). Without a CA (and with an explicit trust store, fabric8's own setting) fabric8's trust
+     * stays, as client-go's system roots do.
+     */
+    static void configureTransport(Config config, HttpClient.Builder builder, HttpClient.Factory factory) {
+        try {
+            KeyManager[] keyManagers = SSLUtils.keyManagers(config);
+            TrustManager[] trustManagers = trustManagers(config);
+            // fabric8's method computes trust and key managers itself: handed a copy that trusts every
+            // certificate and carries no client key, it computes nothing costly, and its managers are
+            // replaced at once below, before the builder builds anything
+            Config settingsOnly = new ConfigBuilder(config).withTrustCerts(true).withCaCertData(null)
+                    .withCaCertFile(null).withClientCertData(null).withClientCertFile(null).withClientKeyData(null)
+                    .withClientKeyFile(null).withKeyStoreFile(null).withTrustStoreFile(null).build();
+            HttpClientUtils.applyCommonConfiguration(settingsOnly, builder, factory);
+            builder.sslContext(keyManagers, trustManagers);
+            // the interceptors hold the configuration they were made from (credentials, token refresh)
+            HttpClientUtils.createApplicableInterceptors(config, factory).forEach(builder::addOrReplaceInterceptor);
+        } catch (GeneralSecurityException | IOException e) {
+            throw KubernetesClientException.launderThrowable(e);
+        }
+    }
+
+    /** The trust managers of a transport: the kubeconfig's CA alone, as client-go's RootCAs; else fabric8's. */
+    static TrustManager[] trustManagers(Config config) throws GeneralSecurityException, IOException {
+        boolean hasCa = (config.getCaCertData() != null && !config.getCaCertData().isEmpty())
+                || (config.getCaCertFile() != null && !config.getCaCertFile().isEmpty());
+        if (config.isTrustCerts() || !hasCa || config.getTrustStoreFile() != null) {
+            return SSLUtils.trustManagers(config);
+        }
+        KeyStore roots = KeyStore.getInstance("PKCS12");
+        roots.load(null, null);
+        int n = 0;
+        try (var pem = CertUtils.getInputStreamFromDataOrFile(config.getCaCertData(), config.getCaCertFile())) {
+            for (java.security.cert.Certificate ca : CertificateFactory.getInstance("X.509").generateCertificates(pem)) {
+                roots.setCertificateEntry("ca-" + n++, ca);
+            }
+        }
+        if (n == 0) {
+            // client-go: "unable to load root certificates: no valid certificate authority data"
+            throw new CertificateException("unable to load root certificates: no valid certificate authority data");
+        }
+        TrustManagerFactory factory = TrustManagerFactory.getInstance(TrustManagerFactory.getDefaultAlgorithm());
+        factory.init(roots);
+        return factory.getTrustManagers();
+    }
+
+    /**
+     * A client derived from a shared transport gets its own request settings and interceptors (user
+     * agent, credentials); the TLS settings, timeouts and proxy it copied from the transport, whose
+     * connections it uses (fabric8 would build a key store and trust store for each client, never used).
+     */
+    static void configureDerived(Config config, HttpClient.Builder derived, HttpClient.Factory factory) {
+        derived.tag(config.getRequestConfig());
+        HttpClientUtils.createApplicableInterceptors(config, factory).forEach(derived::addOrReplaceInterceptor);
     }
 
     /** How many transports (connection pools) exist. */

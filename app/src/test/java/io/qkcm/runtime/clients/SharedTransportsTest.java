@@ -418,4 +418,67 @@ class SharedTransportsTest {
         assertThat(SharedTransports.transportKey(noClientCert)).isNotEqualTo(SharedTransports.transportKey(base));
         assertThat(SharedTransports.transportKey(otherServer)).isNotEqualTo(SharedTransports.transportKey(base));
     }
+
+    /**
+     * A transport trusts the kubeconfig's CA alone, as client-go's RootCAs: fabric8 would add it to the
+     * JDK's default trust store and trust every public CA in it too. Insecure (trust-all) and CA-less
+     * configurations keep fabric8's trust (client-go's system roots when no CA is given).
+     */
+    @Test
+    void aTransportTrustsTheKubeconfigsCaAlone() throws Exception {
+        Config config = server.newClient().getConfiguration();
+        SharedTransports transports = new SharedTransports(vertx, false, false, false);
+        try (KubernetesClient client = new KubernetesClientBuilder().withConfig(new ConfigBuilder(config).build())
+                .withHttpClientFactory(transports).build()) {
+            java.security.cert.X509Certificate[] issuers = x509(managers(client.getHttpClient(), "trustManagers"))
+                    .getAcceptedIssuers();
+            byte[] pem = config.getCaCertData() != null ? java.util.Base64.getDecoder().decode(config.getCaCertData())
+                    : java.nio.file.Files.readAllBytes(java.nio.file.Path.of(config.getCaCertFile()));
+            java.security.cert.Certificate ca = java.security.cert.CertificateFactory.getInstance("X.509")
+                    .generateCertificate(new java.io.ByteArrayInputStream(pem));
+            assertThat(issuers).containsExactly((java.security.cert.X509Certificate) ca);
+            assertThat(client.namespaces().withName("default").get()).as("the API server is trusted").isNotNull();
+        }
+        Config insecure = new ConfigBuilder(Config.empty()).withMasterUrl("https://10.0.0.1:6443").withTrustCerts(true).build();
+        assertThat(x509(SharedTransports.trustManagers(insecure)).getAcceptedIssuers()).as("trust-all").isEmpty();
+        Config noCa = new ConfigBuilder(Config.empty()).withMasterUrl("https://10.0.0.1:6443").build();
+        assertThat(x509(SharedTransports.trustManagers(noCa)).getAcceptedIssuers()).as("the JDK's roots").hasSizeGreaterThan(20);
+        Config notACertificate = new ConfigBuilder(noCa).withCaCertData(java.util.Base64.getEncoder()
+                .encodeToString("-----BEGIN CERTIFICATE-----\n-----END CERTIFICATE-----\n".getBytes())).build();
+        assertThatThrownBy(() -> SharedTransports.trustManagers(notACertificate)).isInstanceOf(java.security.GeneralSecurityException.class);
+    }
+
+    /**
+     * Clients derived from a shared transport use its TLS material: building one reads no key or trust
+     * store (fabric8 would make both again for every client; before the first write qkcm builds one
+     * client per component). Pins fabric8's StandardHttpClient.builder and StandardHttpClientBuilder's
+     * manager fields, read by reflection.
+     */
+    @Test
+    void derivedClientsReuseTheTransportsTlsMaterial() throws Exception {
+        try (KubeClients clients = clients()) {
+            KubernetesClient first = clients.forComponent("shared-informers");
+            KubernetesClient second = clients.forComponent("leader-election");
+            assertThat(clients.transports().transports()).isEqualTo(1);
+            assertThat(managers(second.getHttpClient(), "trustManagers")).isSameAs(managers(first.getHttpClient(), "trustManagers"));
+            assertThat(managers(second.getHttpClient(), "keyManagers")).isNotNull()
+                    .isSameAs(managers(first.getHttpClient(), "keyManagers"));
+            assertThat(second.getConfiguration().getUserAgent()).endsWith("/leader-election");
+            assertThat(second.namespaces().withName("default").get()).isNotNull();
+        }
+    }
+
+    private static Object[] managers(io.fabric8.kubernetes.client.http.HttpClient client, String field) throws Exception {
+        java.lang.reflect.Field builderField = io.fabric8.kubernetes.client.http.StandardHttpClient.class.getDeclaredField("builder");
+        builderField.setAccessible(true);
+        Object builder = builderField.get(client);
+        java.lang.reflect.Field managers = io.fabric8.kubernetes.client.http.StandardHttpClientBuilder.class.getDeclaredField(field);
+        managers.setAccessible(true);
+        return (Object[]) managers.get(builder);
+    }
+
+    private static javax.net.ssl.X509TrustManager x509(Object[] managers) {
+        return java.util.Arrays.stream(managers).filter(m -> m instanceof javax.net.ssl.X509TrustManager)
+                .map(m -> (javax.net.ssl.X509TrustManager) m).findFirst().orElseThrow();
+    }
 }
