@@ -94,6 +94,43 @@ class ProtobufSpecialTypesTest {
         assertThat(Decoding.time(in(new Wire()))).isNull();
     }
 
+    /**
+     * Times are written without DateTimeFormatter: the same text as the pattern writes, over random seconds
+     * from year 1 to 9999, leap days, the epoch and the limits; year 0 as Go writes it ("0000", where the
+     * pattern's year-of-era wrote "0001"); years beyond 9999 as the formatter writes them (Go refuses to).
+     * One second's text is one String.
+     */
+    @Test
+    void timeTextIsTheFormattersAndOneSecondIsOneString() throws IOException {
+        java.time.format.DateTimeFormatter seconds = java.time.format.DateTimeFormatter
+                .ofPattern("yyyy-MM-dd'T'HH:mm:ss'Z'").withZone(java.time.ZoneOffset.UTC);
+        java.time.format.DateTimeFormatter micros = java.time.format.DateTimeFormatter
+                .ofPattern("yyyy-MM-dd'T'HH:mm:ss.SSSSSS'Z'").withZone(java.time.ZoneOffset.UTC);
+        long min = java.time.Instant.parse("0001-01-01T00:00:00Z").getEpochSecond();
+        long max = java.time.Instant.parse("9999-12-31T23:59:59Z").getEpochSecond();
+        assertThat(Decoding.time(in(new Wire().varint(1, min - 1)))).isEqualTo("0000-12-31T23:59:59Z");
+        java.util.List<Long> cases = new java.util.ArrayList<>(java.util.List.of(0L, -1L, 1L, min, max, max + 1,
+                java.time.Instant.parse("2024-02-29T23:59:59Z").getEpochSecond(),
+                java.time.Instant.parse("2000-02-29T12:00:00Z").getEpochSecond(), 1_795_773_600L));
+        java.util.Random random = new java.util.Random(42);
+        for (int i = 0; i < 20_000; i++) {
+            cases.add(min + (long) (random.nextDouble() * (max - min)));
+        }
+        for (long s : cases) {
+            java.time.Instant t = java.time.Instant.ofEpochSecond(s);
+            assertThat(Decoding.Seconds.format(s)).as("second %d", s).isEqualTo(seconds.format(t));
+            assertThat(Decoding.time(in(new Wire().varint(1, s)))).as("second %d", s).isEqualTo(seconds.format(t));
+            int nanos = random.nextInt(1_000_000_000);
+            assertThat(Decoding.microTime(in(new Wire().varint(1, s).varint(2, nanos)))).as("second %d nanos %d", s, nanos)
+                    .isEqualTo(micros.format(t.plusNanos(nanos)));
+        }
+        assertThat(Decoding.time(in(new Wire().varint(1, 1_795_773_601L))))
+                .isSameAs(Decoding.time(in(new Wire().varint(1, 1_795_773_601L).varint(2, 5))));
+        // a second 1024 seconds later takes the same slot: its own text, then the first one's again
+        assertThat(Decoding.time(in(new Wire().varint(1, 1_795_773_601L + 1024)))).isEqualTo("2026-11-27T10:17:05Z");
+        assertThat(Decoding.time(in(new Wire().varint(1, 1_795_773_601L)))).isEqualTo("2026-11-27T10:00:01Z");
+    }
+
     @Test
     void microTimeHasSixFractionDigitsTruncated() throws IOException {
         assertThat(Decoding.microTime(in(new Wire().varint(1, 1_795_773_600L).varint(2, 123_456_789))))
