@@ -1,5 +1,8 @@
 package io.qkcm.runtime.protobuf;
 
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
+import java.nio.ByteOrder;
 import java.nio.charset.StandardCharsets;
 import java.util.Arrays;
 import java.util.List;
@@ -28,6 +31,8 @@ final class SharedStrings {
     private record Entry(int hash, byte[] bytes, String value) {
     }
 
+    /** The bytes eight at a time, in one read each (C1 compiles a VarHandle read to a plain load). */
+    private static final VarHandle LONGS = MethodHandles.byteArrayViewVarHandle(long[].class, ByteOrder.LITTLE_ENDIAN);
     private static final Entry[] TABLE = new Entry[SLOTS];
     private static final Entry[] LITERALS = new Entry[1 << 9];
 
@@ -81,12 +86,27 @@ final class SharedStrings {
         return value;
     }
 
-    private static int hash(byte[] b, int length) {
-        int h = length;
-        for (int i = 0; i < length; i++) {
+    /**
+     * A hash of every byte, read eight at a time: read one at a time, in C1's code, the hash was with the
+     * comparison below a third of protobuf decoding's CPU (bench/results/2026-11-28-decode-times; 7.7 ns
+     * against 23.6 ns for a UID).
+     */
+    static int hash(byte[] b, int length) {
+        long h = length;
+        int i = 0;
+        for (; i + 8 <= length; i += 8) {
+            h = h * 0x9E3779B97F4A7C15L + (long) LONGS.get(b, i);
+        }
+        for (; i < length; i++) {
             h = 31 * h + b[i];
         }
-        return h ^ (h >>> 16);
+        // MurmurHash3's 64-bit finalizer: the slot is the low bits
+        h ^= h >>> 33;
+        h *= 0xff51afd7ed558ccdL;
+        h ^= h >>> 33;
+        h *= 0xc4ceb9fe1a85ec53L;
+        h ^= h >>> 33;
+        return (int) h;
     }
 
     private static boolean same(byte[] a, byte[] b, int length) {

@@ -3,6 +3,7 @@ package io.qkcm.runtime.protobuf;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import java.nio.charset.StandardCharsets;
+import java.util.List;
 import java.util.Map;
 
 import org.junit.jupiter.api.AfterEach;
@@ -87,6 +88,32 @@ class SharedStringsTest {
                 byte[] b = s.getBytes(StandardCharsets.UTF_8);
                 assertThat(SharedStrings.of(b, b.length)).isEqualTo(s);
             }
+        }
+    }
+
+    /**
+     * The hash reads the bytes eight at a time: values that differ in one byte anywhere (pod IPs of one
+     * subnet, AWS-style node names) decode as themselves and spread over the slots as uniformly as random ones.
+     */
+    @Test
+    void valuesThatDifferOnlyInUnreadBytesStayThemselvesAndKindsOfValuesSpread() {
+        for (String s : List.of("10.244.1.23", "10.244.2.23", "10.244.3.23", "10.244.1.23")) {
+            byte[] b = s.getBytes(StandardCharsets.UTF_8);
+            assertThat(SharedStrings.of(b, b.length)).isEqualTo(s);
+        }
+        java.util.Random random = new java.util.Random(7);
+        for (java.util.function.IntFunction<String> kind : List.<java.util.function.IntFunction<String>>of(
+                i -> new java.util.UUID(random.nextLong(), random.nextLong()).toString(),
+                i -> "web-7d9f8b7c5-" + Integer.toString(random.nextInt(36 * 36 * 36 * 36 * 36), 36),
+                i -> "node-" + i, i -> "10.244." + (i / 250) + "." + (i % 250),
+                i -> "ip-10-0-" + (i / 250) + "-" + (i % 250) + ".ec2.internal")) {
+            java.util.Set<Integer> slots = new java.util.HashSet<>();
+            for (int i = 0; i < 3000; i++) {
+                byte[] b = kind.apply(i).getBytes(StandardCharsets.UTF_8);
+                slots.add(SharedStrings.hash(b, b.length) & ((1 << 14) - 1));
+            }
+            // 3000 values in 16384 slots: a uniform hash fills ~2750
+            assertThat(slots.size()).as(kind.apply(0)).isGreaterThan(2000);
         }
     }
 
