@@ -15,6 +15,7 @@ scenarios, stops it and collects:
   * pods created beyond spec: successful pod creates by the manager minus the pods the scenarios need
 """
 import argparse
+import collections
 import concurrent.futures as cf
 import datetime as dt
 import glob
@@ -291,6 +292,21 @@ class Proc:
             fields = f.read().rsplit(")", 1)[1].split()
         return (int(fields[11]) + int(fields[12])) / CLK_TCK  # utime, stime (fields 14, 15)
 
+    def threads_cpu(self):
+        """CPU seconds per live thread: {tid: (name with digits as N, seconds)}; JVM threads are named
+        (C1 CompilerThre, VM Thread, vert.x-eventloo…), Go's are all the binary's name."""
+        out = {}
+        for tid in os.listdir(f"/proc/{self.p.pid}/task"):
+            try:
+                with open(f"/proc/{self.p.pid}/task/{tid}/stat") as f:
+                    head, tail = f.read().rsplit(")", 1)
+            except OSError:
+                continue  # exited meanwhile
+            fields = tail.split()
+            name = re.sub(r"\d+", "N", head.split("(", 1)[1])
+            out[tid] = (name, (int(fields[11]) + int(fields[12])) / CLK_TCK)
+        return out
+
     def mem(self):
         rss = hwm = 0
         with open(f"/proc/{self.p.pid}/status") as f:
@@ -431,11 +447,13 @@ PPROF_SECONDS = 5
 
 
 def profiled(argv, flags, rawdir, tag):
-    """A JVM manager records JFR (settings=profile) into <tag>.jfr; a Go manager (upstream) serves its
-    /debug/pprof (on by default, --profiling) to an anonymous client, which PprofLoop samples."""
+    """A JVM manager records JFR into <tag>.jfr: settings=profile plus JDK 25's CPU-time sampler, one sample
+    per 2 ms of a thread's CPU (the execution sampler skips threads inside the VM and samples sparsely). A Go
+    manager (upstream) serves its /debug/pprof (on by default, --profiling) to an anonymous client, which PprofLoop samples."""
     if "-jar" in argv:
         i = argv.index("-jar")
-        jfr = f"-XX:StartFlightRecording=filename={os.path.join(rawdir, tag + '.jfr')},settings=profile"
+        jfr = (f"-XX:StartFlightRecording=filename={os.path.join(rawdir, tag + '.jfr')},settings=profile,"
+               "jdk.CPUTimeSample#enabled=true,jdk.CPUTimeSample#throttle=2ms")
         return argv[:i] + [jfr] + argv[i:], flags, None
     flags = [f + ",/debug/pprof/*" if f.startswith("--authorization-always-allow-paths=") else f for f in flags]
     return argv, flags, PprofLoop(rawdir, tag)
@@ -540,15 +558,26 @@ def run_one(args, cluster, name, argv, rep, rawdir):
          "loadavg_start": os.getloadavg()}
     phases = {}
 
+    def thread_groups(before, after, total):
+        """The phase's CPU by thread name; threads gone by its end count as "(exited)"."""
+        groups = collections.Counter()
+        for tid, (name, c) in after.items():
+            groups[name] += c - (before[tid][1] if tid in before else 0.0)
+        groups["(exited)"] = total - sum(groups.values())
+        return {k: round(v, 3) for k, v in groups.most_common() if abs(v) >= 0.005}
+
     def phase(pname, fn):
         q0 = workqueues()
+        th0 = proc.threads_cpu()
         c0, t0 = proc.snapshot_cpu(), time.time()
         log(f"{tag}: {pname} ...")
         extra = fn() or {}
         t1, c1 = time.time(), proc.snapshot_cpu()
+        th1 = proc.threads_cpu()
         q1 = workqueues()
         items = {q: [q1[q][0] - q0.get(q, (0, 0))[0], q1[q][1] - q0.get(q, (0, 0))[1]] for q in q1}
-        phases[pname] = {"t0": t0, "t1": t1, "seconds": t1 - t0, "cpu_s": c1 - c0, "workqueues": items, **extra}
+        phases[pname] = {"t0": t0, "t1": t1, "seconds": t1 - t0, "cpu_s": c1 - c0, "workqueues": items,
+                         "threads_cpu_s": thread_groups(th0, th1, c1 - c0), **extra}
         log(f"{tag}: {pname} {t1 - t0:.1f}s, manager cpu {c1 - c0:.1f}s")
 
     flags = manager_flags(args, cluster)

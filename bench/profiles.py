@@ -23,18 +23,39 @@ import datetime as dt
 JFR = os.environ.get("JFR", "/usr/lib/jvm/temurin-25-jdk-amd64/bin/jfr")
 
 
-def jfr_samples(path):
-    out = subprocess.run([JFR, "print", "--json", "--stack-depth", "64", "--events", "jdk.ExecutionSample", path],
+def jfr_samples(path, event):
+    """(time, thread, frames, weight) per sample. jdk.CPUTimeSample (JDK 25, Linux: sampled per thread on CPU
+    time, each weighted by its sampling period in ms) when the recording has it, else jdk.ExecutionSample
+    (wall-clock sampling of running Java threads, weight 1)."""
+    out = subprocess.run([JFR, "print", "--json", "--stack-depth", "64", "--events", event, path],
                          capture_output=True, text=True, check=True).stdout
     for e in json.loads(out)["recording"]["events"]:
         v = e["values"]
+        if v.get("failed"):
+            continue
         t = dt.datetime.fromisoformat(v["startTime"].replace("Z", "+00:00")).timestamp()
-        thread = (v.get("sampledThread") or {}).get("javaName") or "?"
+        thread = (v.get("sampledThread") or v.get("eventThread") or {}).get("javaName") or "?"
         frames = []
         for f in (v.get("stackTrace") or {}).get("frames", []):
             m = f["method"]
             frames.append(m["type"]["name"].replace("/", ".") + "." + m["name"])
-        yield t, thread, frames
+        weight = 1.0
+        if event == "jdk.CPUTimeSample":
+            weight = period_ms(v.get("samplingPeriod"))
+        yield t, thread, frames, weight
+
+
+def period_ms(value):
+    """jfr's JSON writes a duration as ISO-8601 ("PT0.001S") or nanoseconds."""
+    if isinstance(value, (int, float)):
+        return value / 1e6
+    m = re.fullmatch(r"PT([\d.]+)S", str(value or ""))
+    return float(m.group(1)) * 1000 if m else 1.0
+
+
+def has_cpu_time_samples(path):
+    out = subprocess.run([JFR, "summary", path], capture_output=True, text=True, check=True).stdout
+    return re.search(r"^\s*jdk\.CPUTimeSample\s+[1-9]", out, re.M) is not None
 
 
 def package(frame):
@@ -48,21 +69,28 @@ def thread_group(name):
     return re.sub(r"\d+", "N", name)
 
 
-def summarize_jfr(path, t0, t1, top):
-    threads, pkgs, leaves = collections.Counter(), collections.Counter(), collections.Counter()
-    n = 0
-    for t, thread, frames in jfr_samples(path):
+def summarize_jfr(path, t0, t1, top, own):
+    event = "jdk.CPUTimeSample" if has_cpu_time_samples(path) else "jdk.ExecutionSample"
+    threads, pkgs, leaves, methods = (collections.Counter() for _ in range(4))
+    n, total = 0, 0.0
+    for t, thread, frames, w in jfr_samples(path, event):
         if not (t0 <= t <= t1) or not frames:
             continue
         n += 1
-        threads[thread_group(thread)] += 1
+        total += w
+        threads[thread_group(thread)] += w
         for p in {package(f) for f in frames}:
-            pkgs[p] += 1
-        leaves[frames[0]] += 1
-    lines = [f"{n} samples (Java threads)"]
-    for title, c in (("threads", threads), ("packages, inclusive", pkgs), ("leaf methods", leaves)):
+            pkgs[p] += w
+        leaves[frames[0]] += w
+        for f in set(frames):
+            if f.startswith(own):
+                methods[f] += w
+    unit = "ms of CPU" if event == "jdk.CPUTimeSample" else "samples"
+    lines = [f"{n} samples of {event} (Java threads), {total:.0f} {unit}"]
+    for title, c in (("threads", threads), ("packages, inclusive", pkgs), ("leaf methods", leaves),
+                     (f"{own}* methods, inclusive", methods)):
         lines.append(f"-- {title}")
-        lines += [f"{k:6d} {100.0 * k / max(n, 1):5.1f}% {name}" for name, k in c.most_common(top)]
+        lines += [f"{k:8.0f} {100.0 * k / max(total, 1):5.1f}% {name}" for name, k in c.most_common(top)]
     return lines
 
 
@@ -86,6 +114,10 @@ def main():
     p.add_argument("rawdir")
     p.add_argument("--phase", default="big-rs")
     p.add_argument("--top", type=int, default=25)
+    p.add_argument("--own", default="io.qkcm.", help="prefix of the methods listed by inclusive CPU")
+    p.add_argument("--threads", action="store_true",
+                   help="instead of the profiles: the phase's CPU seconds by thread name, per repetition "
+                        "(bench.py's threads_cpu_s, read from /proc; needs no --profile)")
     a = p.parse_args()
     for rj in sorted(glob.glob(os.path.join(a.rawdir, "*-rep*.json"))):
         tag = os.path.basename(rj)[:-len(".json")]
@@ -94,9 +126,14 @@ def main():
         if not ph:
             continue
         print(f"== {tag}, phase {a.phase}: {ph['seconds']:.1f} s, manager CPU {ph['cpu_s']:.1f} s")
+        if a.threads:
+            for name, c in list(ph.get("threads_cpu_s", {}).items())[:a.top]:
+                print(f"{c:8.2f} s {100.0 * c / max(ph['cpu_s'], 1e-9):5.1f}% {name}")
+            print()
+            continue
         jfr = os.path.join(a.rawdir, tag + ".jfr")
         if os.path.exists(jfr):
-            lines = summarize_jfr(jfr, ph["t0"], ph["t1"], a.top)
+            lines = summarize_jfr(jfr, ph["t0"], ph["t1"], a.top, a.own)
         else:
             inside = []
             for f in sorted(glob.glob(os.path.join(a.rawdir, tag + ".pprof.*.pb.gz"))):

@@ -292,7 +292,9 @@ public class DeploymentController extends KeyReconciler<Deployment> {
         }
 
         List<ReplicaSet> rsList = getReplicaSetsForDeployment(d);
-        Map<String, List<Pod>> podMap = getPodMapForDeployment(d, rsList);
+        // upstream builds the pod map here, on every sync, and reads it only in rolloutRecreate: built there
+        // instead (a pass over every pod of the namespace, 11% of qkcm's CPU in the scale-up,
+        // bench/results/2026-11-28-ab/profile.md); its one error, an invalid selector, failed the line above
 
         if (d.getMetadata().getDeletionTimestamp() != null) {
             sync.syncStatusOnly(d, rsList);
@@ -318,7 +320,7 @@ public class DeploymentController extends KeyReconciler<Deployment> {
 
         String type = DeploymentUtil.strategyType(d);
         if (DeploymentUtil.RECREATE.equals(type)) {
-            recreate.rolloutRecreate(d, rsList, podMap);
+            recreate.rolloutRecreate(d, rsList, getPodMapForDeployment(d, rsList));
         } else if (DeploymentUtil.ROLLING_UPDATE.equals(type)) {
             rolling.rolloutRolling(d, rsList);
         } else {

@@ -34,6 +34,7 @@ import io.fabric8.kubernetes.client.http.HttpClient;
 import io.fabric8.kubernetes.client.http.StandardHttpClient;
 import io.fabric8.kubernetes.client.http.TlsVersion;
 import io.fabric8.kubernetes.client.utils.HttpClientUtils;
+import io.fabric8.kubernetes.client.utils.TokenRefreshInterceptor;
 import io.fabric8.kubernetes.client.vertx.VertxHttpClient;
 import io.fabric8.kubernetes.client.vertx.VertxHttpClientBuilder;
 import io.netty.handler.ssl.ApplicationProtocolConfig;
@@ -200,7 +201,7 @@ public final class SharedTransports implements HttpClient.Factory {
             HttpClientUtils.applyCommonConfiguration(settingsOnly, builder, factory);
             builder.sslContext(keyManagers, trustManagers);
             // the interceptors hold the configuration they were made from (credentials, token refresh)
-            HttpClientUtils.createApplicableInterceptors(config, factory).forEach(builder::addOrReplaceInterceptor);
+            interceptors(config, builder, factory);
         } catch (GeneralSecurityException | IOException e) {
             throw KubernetesClientException.launderThrowable(e);
         }
@@ -237,7 +238,13 @@ public final class SharedTransports implements HttpClient.Factory {
      */
     static void configureDerived(Config config, HttpClient.Builder derived, HttpClient.Factory factory) {
         derived.tag(config.getRequestConfig());
-        HttpClientUtils.createApplicableInterceptors(config, factory).forEach(derived::addOrReplaceInterceptor);
+        interceptors(config, derived, factory);
+    }
+
+    /** fabric8's interceptors, with its token refresh attempted at most once a minute ({@link TokenRefreshOncePerMinute}). */
+    static void interceptors(Config config, HttpClient.Builder builder, HttpClient.Factory factory) {
+        HttpClientUtils.createApplicableInterceptors(config, factory).forEach(builder::addOrReplaceInterceptor);
+        builder.addOrReplaceInterceptor(TokenRefreshInterceptor.NAME, new TokenRefreshOncePerMinute(config, factory));
     }
 
     /** How many transports (connection pools) exist. */

@@ -26,6 +26,7 @@ import io.fabric8.kubernetes.client.informers.cache.Cache;
 import io.fabric8.kubernetes.client.informers.cache.ItemStore;
 import io.fabric8.kubernetes.client.informers.impl.DefaultSharedIndexInformer;
 import io.fabric8.kubernetes.client.informers.impl.ListerWatcher;
+import io.qkcm.runtime.SharedContents;
 import io.qkcm.runtime.protobuf.KubernetesProtobuf;
 import io.qkcm.runtime.protobuf.ProtobufWire;
 
@@ -239,7 +240,7 @@ public final class SharedInformers {
         listerWatchers.forEach(WatchListListerWatcher::close);
     }
 
-    /** The default fabric8 store, dropping managedFields on the way in. */
+    /** The default fabric8 store, dropping managedFields and sharing equal contents on the way in. */
     private static final class TrimmingItemStore<T extends HasMetadata> implements ItemStore<T> {
         private final BasicItemStore<T> delegate = new BasicItemStore<>(Cache::metaNamespaceKeyFunc);
 
@@ -253,6 +254,7 @@ public final class SharedInformers {
             if (obj.getMetadata() != null) {
                 obj.getMetadata().setManagedFields(null);
             }
+            SharedContents.share(obj);
             return delegate.put(key, obj);
         }
 

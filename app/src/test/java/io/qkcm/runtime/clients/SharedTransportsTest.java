@@ -468,6 +468,21 @@ class SharedTransportsTest {
         }
     }
 
+    /** The transport's clients and the derived ones refresh credentials at most once a minute (TokenRefreshOncePerMinute). */
+    @Test
+    void everyClientRefreshesItsTokenAtMostOnceAMinute() throws Exception {
+        try (KubeClients clients = clients()) {
+            for (String component : new String[] {"shared-informers", "leader-election"}) {
+                java.lang.reflect.Field builderField = io.fabric8.kubernetes.client.http.StandardHttpClient.class.getDeclaredField("builder");
+                builderField.setAccessible(true);
+                var builder = (io.fabric8.kubernetes.client.http.StandardHttpClientBuilder<?, ?, ?>) builderField
+                        .get(clients.forComponent(component).getHttpClient());
+                assertThat(builder.getInterceptors().get(io.fabric8.kubernetes.client.utils.TokenRefreshInterceptor.NAME))
+                        .as(component).isInstanceOf(TokenRefreshOncePerMinute.class);
+            }
+        }
+    }
+
     private static Object[] managers(io.fabric8.kubernetes.client.http.HttpClient client, String field) throws Exception {
         java.lang.reflect.Field builderField = io.fabric8.kubernetes.client.http.StandardHttpClient.class.getDeclaredField("builder");
         builderField.setAccessible(true);

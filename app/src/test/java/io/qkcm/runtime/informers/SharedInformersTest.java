@@ -62,4 +62,36 @@ class SharedInformersTest {
             });
         }
     }
+
+    @Test
+    void cachedObjectsShareEqualLabelsAndOwnerReferences() throws Exception {
+        SharedIndexInformer<io.fabric8.kubernetes.api.model.Pod> pods = manager.informers()
+                .informerFor(io.fabric8.kubernetes.api.model.Pod.class);
+        try (KubernetesClient client = RealApiServer.get().newClient()) {
+            String ns = "shared-contents-" + System.nanoTime();
+            client.namespaces().resource(new NamespaceBuilder().withNewMetadata().withName(ns).endMetadata().build())
+                    .create();
+            // an owner no controller acts on: a ConfigMap (the pods are left alone, with no node to run on)
+            ConfigMap owner = client.configMaps().inNamespace(ns).resource(new ConfigMapBuilder().withNewMetadata()
+                    .withName("owner").endMetadata().build()).create();
+            for (String name : new String[] {"a", "b"}) {
+                client.pods().inNamespace(ns).resource(new io.fabric8.kubernetes.api.model.PodBuilder().withNewMetadata()
+                        .withName(name).addToLabels("app", "shared-" + ns).addToLabels("tier", "x")
+                        .addNewOwnerReference().withApiVersion("v1").withKind("ConfigMap").withName("owner")
+                        .withUid(owner.getMetadata().getUid()).endOwnerReference().endMetadata()
+                        .withNewSpec().addNewContainer().withName("c").withImage("i").endContainer().endSpec().build())
+                        .create();
+            }
+            await().atMost(Duration.ofSeconds(30)).untilAsserted(() -> {
+                var a = pods.getStore().getByKey(ns + "/a");
+                var b = pods.getStore().getByKey(ns + "/b");
+                assertThat(a).isNotNull();
+                assertThat(b).isNotNull();
+                assertThat(b.getMetadata().getLabels()).isSameAs(a.getMetadata().getLabels())
+                        .containsExactly(Map.entry("app", "shared-" + ns), Map.entry("tier", "x"));
+                assertThat(b.getMetadata().getOwnerReferences()).isSameAs(a.getMetadata().getOwnerReferences());
+                assertThat(a.getMetadata().getOwnerReferences().get(0).getUid()).isEqualTo(owner.getMetadata().getUid());
+            });
+        }
+    }
 }

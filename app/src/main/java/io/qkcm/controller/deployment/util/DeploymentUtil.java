@@ -632,7 +632,12 @@ public final class DeploymentUtil {
         return templateIdentity(t1).equals(templateIdentity(t2));
     }
 
-    /** Renderings of ReplicaSet templates by uid and resourceVersion (a stored version never changes). */
+    /**
+     * Renderings of ReplicaSet templates by uid and generation: the API server bumps a ReplicaSet's generation
+     * on every change of its spec, and the template is in the spec. Keyed by resourceVersion before, every
+     * status write of the ReplicaSet controller made the next Deployment sync render the template again (5% of
+     * qkcm's CPU in the scale-up, bench/results/2026-11-28-ab/profile.md).
+     */
     private static final Map<String, String> RS_IDENTITIES = boundedRenderings();
 
     /** A synchronized map of renderings that drops its least recently used beyond 4,096. */
@@ -647,11 +652,11 @@ public final class DeploymentUtil {
 
     private static String templateIdentity(ReplicaSet rs) {
         String uid = rs.getMetadata().getUid();
-        String rv = rs.getMetadata().getResourceVersion();
-        if (uid == null || rv == null) {
+        Long generation = rs.getMetadata().getGeneration();
+        if (uid == null || generation == null) {
             return templateIdentity(rs.getSpec().getTemplate());
         }
-        String key = uid + "/" + rv;
+        String key = uid + "/" + generation;
         String cached = RS_IDENTITIES.get(key);
         if (cached == null) {
             cached = templateIdentity(rs.getSpec().getTemplate());
