@@ -19,9 +19,10 @@ import io.fabric8.kubernetes.api.model.PodCondition;
  * Why: a ReplicaSet's sync reads the controller reference, the labels and the Ready condition of every pod
  * it owns (upstream's claim, FilterActivePods and calculateStatus), 3,000 pods per sync in the big-RS scenario.
  * Each pod's own list, map and condition objects lie apart in the heap, so the walks were bound by memory
- * loads: the controller-reference and condition loops were a fifth of qkcm's CPU there
- * (bench/results/2026-11-28-ab/profile.md). Shared, they stay in the processor's caches. Go's structs hold
- * these inline, one load away.
+ * loads: the controller-reference and condition loops were over a quarter of the CPU samples there
+ * (bench/results/2026-11-28-ab/profile.md). Shared, they stay in the processor's caches (the workers' CPU in
+ * that phase: 7.9–9.8 s against 9.5–10.3 s per repetition, bench/results/2026-11-28-ab/three-way). Go's
+ * structs hold these inline, one load away.
  * <p>
  * The informers' store ({@code SharedInformers}) calls {@link #share} on every object before it indexes
  * the object or hands it to a handler. Cached objects are read-only by contract (a controller copies
