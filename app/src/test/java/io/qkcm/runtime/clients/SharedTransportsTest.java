@@ -473,20 +473,23 @@ class SharedTransportsTest {
     void everyClientRefreshesItsTokenAtMostOnceAMinute() throws Exception {
         try (KubeClients clients = clients()) {
             for (String component : new String[] {"shared-informers", "leader-election"}) {
-                java.lang.reflect.Field builderField = io.fabric8.kubernetes.client.http.StandardHttpClient.class.getDeclaredField("builder");
-                builderField.setAccessible(true);
-                var builder = (io.fabric8.kubernetes.client.http.StandardHttpClientBuilder<?, ?, ?>) builderField
-                        .get(clients.forComponent(component).getHttpClient());
+                var builder = builderOf(clients.forComponent(component).getHttpClient());
                 assertThat(builder.getInterceptors().get(io.fabric8.kubernetes.client.utils.TokenRefreshInterceptor.NAME))
                         .as(component).isInstanceOf(TokenRefreshOncePerMinute.class);
             }
         }
     }
 
-    private static Object[] managers(io.fabric8.kubernetes.client.http.HttpClient client, String field) throws Exception {
+    /** fabric8's StandardHttpClient keeps the builder it was built from (read by reflection: pinned here). */
+    private static io.fabric8.kubernetes.client.http.StandardHttpClientBuilder<?, ?, ?> builderOf(
+            io.fabric8.kubernetes.client.http.HttpClient client) throws Exception {
         java.lang.reflect.Field builderField = io.fabric8.kubernetes.client.http.StandardHttpClient.class.getDeclaredField("builder");
         builderField.setAccessible(true);
-        Object builder = builderField.get(client);
+        return (io.fabric8.kubernetes.client.http.StandardHttpClientBuilder<?, ?, ?>) builderField.get(client);
+    }
+
+    private static Object[] managers(io.fabric8.kubernetes.client.http.HttpClient client, String field) throws Exception {
+        Object builder = builderOf(client);
         java.lang.reflect.Field managers = io.fabric8.kubernetes.client.http.StandardHttpClientBuilder.class.getDeclaredField(field);
         managers.setAccessible(true);
         return (Object[]) managers.get(builder);

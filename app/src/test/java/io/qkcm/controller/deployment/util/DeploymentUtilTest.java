@@ -227,6 +227,30 @@ class DeploymentUtilTest {
         assertThat(DeploymentUtil.findNewReplicaSet(sameGeneration, new ArrayList<>(List.of(a, b)))).isSameAs(b);
     }
 
+    /**
+     * A ReplicaSet's template is rendered once per uid and generation (the API server bumps the generation on every
+     * spec change): a status write (a new resourceVersion) reuses the rendering, a spec change is rendered anew.
+     */
+    @Test
+    void aReplicaSetsTemplateIsRenderedOncePerGeneration() {
+        Deployment d = withTemplate("uid-d-gen", 1, template("foo", "node-a", Map.of(), Map.of("app", "g")));
+        ReplicaSet rs = rsWithTemplate("a", template("foo", "node-a", Map.of(), Map.of("app", "g")));
+        rs.getMetadata().setUid("uid-rs-gen");
+        rs.getMetadata().setGeneration(1L);
+        rs.getMetadata().setResourceVersion("10");
+        assertThat(DeploymentUtil.findNewReplicaSet(d, new ArrayList<>(List.of(rs)))).isSameAs(rs);
+        // the same generation with another template (never stored by an API server): the rendering of
+        // generation 1 answers, which is what shows that it was kept and not rendered again
+        ReplicaSet statusWrite = rsWithTemplate("a", template("foo", "node-b", Map.of(), Map.of("app", "g")));
+        statusWrite.getMetadata().setUid("uid-rs-gen");
+        statusWrite.getMetadata().setGeneration(1L);
+        statusWrite.getMetadata().setResourceVersion("11");
+        assertThat(DeploymentUtil.findNewReplicaSet(d, new ArrayList<>(List.of(statusWrite)))).isSameAs(statusWrite);
+        // a spec change bumps the generation: rendered anew, and it no longer matches
+        statusWrite.getMetadata().setGeneration(2L);
+        assertThat(DeploymentUtil.findNewReplicaSet(d, new ArrayList<>(List.of(statusWrite)))).isNull();
+    }
+
     // ---- deep copies --------------------------------------------------------------------------
 
     static final String DEPLOYMENT_JSON = """
