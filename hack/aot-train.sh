@@ -2,7 +2,8 @@
 # Writes qkcm's AOT cache (JEP 483/514/515, JDK 25+): app/target/quarkus-app/qkcm.aot, which bin/qkcm
 # then uses (-XX:AOTCache=...) whenever it runs this build on a JDK 25+.
 #
-# The cache holds the classes a training run loaded and linked (with Quarkus' own class loader too)
+# The cache holds the classes a training run loaded and linked (all on the JVM's application class path:
+# the JVM build's flat layout, application.properties)
 # and the method profiles it gathered, so a later start skips most class loading and linking. The
 # training run is qkcm itself, with bin/qkcm's JVM options, against a throw-away kwok cluster
 # (hack/local-cluster.sh --no-qkcm: cluster qkcm-aot in ~/.kwok-aot, qkcm on port 10557), with every

@@ -32,6 +32,11 @@ import io.quarkus.runtime.annotations.QuarkusMain;
 public class QkcmMain implements QuarkusApplication {
 
     public static void main(String... args) {
+        // Quarkus' log manager, before anything reaches java.util.logging: the JVM build's flat class path
+        // starts here, not in fast-jar's launcher, which set it
+        if (System.getProperty(LOG_MANAGER_PROPERTY) == null) {
+            System.setProperty(LOG_MANAGER_PROPERTY, "org.jboss.logmanager.LogManager");
+        }
         int code = prepare(List.of(args));
         if (code >= 0) {
             System.exit(code);
@@ -43,6 +48,7 @@ public class QkcmMain implements QuarkusApplication {
     }
 
     private static final AtomicBoolean TERMINATING = new AtomicBoolean();
+    static final String LOG_MANAGER_PROPERTY = "java.util.logging.manager";
 
     /**
      * SIGTERM and SIGINT start a clean shutdown that ends with exit code 0, as upstream's: without
