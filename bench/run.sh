@@ -31,8 +31,8 @@ python3 -c 'import matplotlib' 2>/dev/null || { log "pip install matplotlib"; pi
 
 K8S_VERSION="v$(basename "$BIN" | cut -d- -f1)"
 KWOK_VERSION="$("$BIN/kwokctl" --version 2>/dev/null | awk '{print $3}')"
-# (from the jar's name: asking the app for --version costs a JVM start, minutes on a loaded machine)
-QKCM_VERSION="$(cd "$(dirname "$JAR")/app" 2>/dev/null && ls -- *.jar 2>/dev/null | sed -n 's/^qkcm-\(.*\)\.jar$/\1/p' | head -1)"
+# (from the jar's manifest: asking the app for --version costs a JVM start, minutes on a loaded machine)
+QKCM_VERSION="$(unzip -p "$JAR" META-INF/MANIFEST.MF 2>/dev/null | sed -n 's/^Implementation-Version: *\([^[:space:]]*\).*/\1/p' | head -1)"
 
 # One run at a time on a machine: every run recreates the same kwokctl cluster and binds the same ports.
 # (-o: the cluster's processes, which outlive the run, do not inherit the lock)
