@@ -11,6 +11,6 @@ mkdir -p "$OUT"
 JAVA="$(QKCM_PRINT_JAVA=1 "$ROOT/bin/qkcm")"
 # bin/qkcm's options, without the AOT cache (made for the app's main class, not this program)
 OPTS="$(QKCM_PRINT_JAVA_OPTS=1 "$ROOT/bin/qkcm" | sed 's/-XX:AOTCache=[^ ]*//')"
-CP="$ROOT/app/target/quarkus-app/lib/main/*:$ROOT/app/target/quarkus-app/app/*"
+CP="$ROOT/app/target/quarkus-app/quarkus-run.jar:$ROOT/app/target/quarkus-app/lib/*"
 # shellcheck disable=SC2086
 "$JAVA" $OPTS -cp "$CP" "$ROOT/bench/copy/CopyBench.java" 2>/dev/null | tee "$OUT/copy-c1.md"

@@ -23,7 +23,7 @@ import io.kubernetes.client.proto.V1;
  * (application/vnd.kubernetes.protobuf), decoded over and over on one thread; CPU time of that thread
  * (not wall time, so a busy machine shifts it less), per pod, median of the rounds.
  *
- *   java -cp "app/target/quarkus-app/lib/main/*:app/target/quarkus-app/app/*:bench/decode/lib/*" \
+ *   java -cp "app/target/quarkus-app/quarkus-run.jar:app/target/quarkus-app/lib/*:bench/decode/lib/*" \
  *        bench/decode/DecodeBench.java pods.json pods.pb [rounds]
  *
  * Decodings: a LIST into fabric8's model (what qkcm does at a relist); each pod as a watch event, the

@@ -30,7 +30,7 @@ fi
 JAVA="$(QKCM_PRINT_JAVA=1 "$ROOT/bin/qkcm")"
 # bin/qkcm's options, without the AOT cache (made for the app's main class, not this program)
 OPTS="$(QKCM_PRINT_JAVA_OPTS=1 "$ROOT/bin/qkcm" | sed 's/-XX:AOTCache=[^ ]*//')"
-CP="$ROOT/app/target/quarkus-app/lib/main/*:$ROOT/app/target/quarkus-app/app/*:$ROOT/bench/decode/lib/*"
+CP="$ROOT/app/target/quarkus-app/quarkus-run.jar:$ROOT/app/target/quarkus-app/lib/*:$ROOT/bench/decode/lib/*"
 # shellcheck disable=SC2086
 "$JAVA" $OPTS -Dcom.google.protobuf.use_unsafe_pre22_gencode -cp "$CP" "$ROOT/bench/decode/DecodeBench.java" "$OUT/pods.json" "$OUT/pods.pb" | tee "$OUT/decode-c1.md"
 # the same with C2 (the JVM's default tiers)
