@@ -2,9 +2,15 @@ package io.qkcm.process;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.time.Duration;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
+import java.util.jar.JarFile;
+import java.util.jar.Manifest;
 
 import org.junit.jupiter.api.Test;
 
@@ -157,5 +163,30 @@ class CommandLineIT {
         assertThat(p.waitFor(TIMEOUT)).isEqualTo(1);
         assertThat(p.stderrLines()).singleElement().asString().contains("--leader-elect-lease-duration",
                 "--leader-elect-renew-deadline");
+    }
+
+    /**
+     * The JVM build is a flat class path (docs/design.md, "The build"): the jar starts qkcm's own main and names
+     * every library it needs, all present, so the JVM's application loader (and its AOT cache) loads them all.
+     * Without fast-jar's launcher, QkcmMain installs Quarkus' log manager: the log keeps its format.
+     */
+    @Test
+    void thePackagedAppIsAFlatClassPathAndLogsThroughQuarkus() throws IOException {
+        Manifest manifest;
+        try (JarFile jar = new JarFile(QkcmProcess.APP.toFile())) {
+            manifest = jar.getManifest();
+        }
+        assertThat(manifest.getMainAttributes().getValue("Main-Class")).isEqualTo("io.qkcm.manager.QkcmMain");
+        List<String> classPath = Arrays.stream(manifest.getMainAttributes().getValue("Class-Path").trim().split("\\s+"))
+                .toList();
+        assertThat(classPath).hasSizeGreaterThan(50).allMatch(e -> e.startsWith("lib/"));
+        Path dir = QkcmProcess.APP.toAbsolutePath().getParent();
+        assertThat(classPath).allMatch(e -> Files.isRegularFile(dir.resolve(e)), "present beside the jar");
+
+        QkcmProcess p = run("flat-log-format", "--kubeconfig=/nonexistent/kubeconfig");
+        assertThat(p.waitFor(TIMEOUT)).isEqualTo(1);
+        assertThat(p.stdout().lines()).as(p.stdout() + p.stderr())
+                .anyMatch(l -> l.matches("\\d\\d:\\d\\d:\\d\\d\\.\\d{3} INFO  \\[io\\.qk\\.ma\\.ControllerManager\\] \\(main\\) qkcm .*"));
+        assertThat(p.stderr()).doesNotContain("LogManager accessed before");
     }
 }
