@@ -87,6 +87,8 @@ public class ControllerManager {
     private EventBroadcaster events;
     private final List<EventBroadcaster> controllerEvents = new ArrayList<>();
     private volatile LeaderElection leaderElection;
+    /** How long the start waits for the campaign's first answer before it builds the controllers regardless. */
+    static final Duration FIRST_ANSWER_WAIT = Duration.ofSeconds(1);
     private ScheduledExecutorService delayer;
     private ControllerSelection selection;
     // copy-on-write: a lease lost while start() is still building controllers (the campaign starts
@@ -163,17 +165,20 @@ public class ControllerManager {
         io.qkcm.runtime.protobuf.ProtobufWire.sharedStrings(options.tuning().sharedStrings());
         io.qkcm.runtime.protobuf.ProtobufWire.watchesOverWebSocket(
                 options.tuning().protobufWatch() == io.qkcm.runtime.options.Tuning.ProtobufWatch.WEBSOCKET);
-        // upstream's two process-wide factories: typed informers, and metadata informers (its own client)
-        informers = new SharedInformers(clients.forComponent("shared-informers"), options.minResyncPeriod(),
-                options.featureGates().enabled("WatchListClient"), clients.forComponent("metadata-informers"));
         events = new EventBroadcaster(clients.forComponent("event-broadcaster"));
-        // As upstream, the campaign starts once /healthz is served, before the controllers are built and the
-        // informers started (upstream builds them after winning): the Lease, the first write, does not wait
+        // As upstream, the campaign starts once /healthz is served, before the informers and the controllers
+        // are built and started (upstream builds them after winning): the Lease, the first write, does not wait
         // for them. A lease won meanwhile starts the controllers once this method has returned (both are
         // synchronized).
         if (options.leaderElect()) {
             campaign();
+            // the Lease's first request (the start's first write when this replica wins) before the informers and
+            // controllers are built beside it on the same cores; upstream builds them only after winning
+            leaderElection.awaitFirstAttempt(FIRST_ANSWER_WAIT);
         }
+        // upstream's two process-wide factories: typed informers, and metadata informers (its own client)
+        informers = new SharedInformers(clients.forComponent("shared-informers"), options.minResyncPeriod(),
+                options.featureGates().enabled("WatchListClient"), clients.forComponent("metadata-informers"));
         delayer = Executors.newSingleThreadScheduledExecutor(r -> {
             Thread t = new Thread(r, "workqueue-delayer");
             t.setDaemon(true);

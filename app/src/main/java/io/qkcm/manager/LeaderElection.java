@@ -119,6 +119,23 @@ public final class LeaderElection {
         return identity;
     }
 
+    /**
+     * Waits, at most {@code max}, until the campaign's first request has been answered (or the campaign stopped
+     * early); false on timeout.
+     */
+    public boolean awaitFirstAttempt(Duration max) {
+        LeaseElector e = elector;
+        if (e == null) {
+            return true;
+        }
+        try {
+            return e.awaitFirstAttempt(max);
+        } catch (InterruptedException ie) {
+            Thread.currentThread().interrupt();
+            return false;
+        }
+    }
+
     public boolean leading() {
         return leading.get();
     }

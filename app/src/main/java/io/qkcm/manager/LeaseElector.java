@@ -24,6 +24,7 @@ import io.fabric8.kubernetes.api.model.coordination.v1.LeaseSpec;
 import io.fabric8.kubernetes.api.model.coordination.v1.LeaseSpecBuilder;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.KubernetesClientException;
+import io.qkcm.runtime.clients.ProtobufWrites;
 
 /**
  * client-go's leader elector (tools/leaderelection) on a Lease, replacing fabric8's LeaderElector,
@@ -40,9 +41,13 @@ import io.fabric8.kubernetes.client.KubernetesClientException;
  * Requests are client-go's LeaseLock's: get, create, and a full update carrying the resourceVersion
  * last read or written (the bootstrap RBAC grants no patch). A leader renews optimistically from the
  * record it last wrote while that is less than a lease duration old; on failure it falls back to a
- * read (client-go's slow path).
+ * read (client-go's slow path). They go in protobuf ({@code ProtobufWrites}), as the elector's clientset
+ * in kube-controller-manager sends them with --kube-api-content-type; in JSON, the start's first request
+ * also defined Jackson's lambdas for Status and Lease, tens of milliseconds before the first write.
  */
 final class LeaseElector {
+
+    private final java.util.concurrent.CountDownLatch firstAttempt = new java.util.concurrent.CountDownLatch(1);
 
     private static final Logger LOG = Logger.getLogger(LeaseElector.class);
     /** wait.JitterUntil's factor in client-go's acquire loop. */
@@ -195,8 +200,24 @@ final class LeaseElector {
         }
     }
 
+    /**
+     * Waits until the first tryAcquireOrRenew has answered (or given up), at most {@code max}: the manager builds its
+     * informers and controllers after it, so the start's first write, the Lease's, has the machine to itself.
+     */
+    boolean awaitFirstAttempt(Duration max) throws InterruptedException {
+        return firstAttempt.await(max.toNanos(), TimeUnit.NANOSECONDS);
+    }
+
     /** One tryAcquireOrRenew, abandoned when it has not answered within {@code timeoutNanos}. */
     private boolean attempt(long timeoutNanos) throws InterruptedException {
+        try {
+            return attemptOnce(timeoutNanos);
+        } finally {
+            firstAttempt.countDown();
+        }
+    }
+
+    private boolean attemptOnce(long timeoutNanos) throws InterruptedException {
         long id = attempts.incrementAndGet();
         Future<Boolean> f = requests.submit(() -> tryAcquireOrRenew(id));
         inFlight = f;
@@ -247,7 +268,7 @@ final class LeaseElector {
         // 2. read the record, or create it
         Lease read;
         try {
-            read = client.leases().inNamespace(namespace).withName(name).get();
+            read = ProtobufWrites.get(client, Lease.class, namespace, name);
         } catch (RuntimeException e) {
             if (current(id)) {
                 LOG.errorf("error retrieving lease %s/%s: %s", namespace, name, e.getMessage());
@@ -257,8 +278,8 @@ final class LeaseElector {
         if (read == null) {
             LeaseSpec created = desired(now).withLeaseTransitions(0).build();
             try {
-                Lease written = client.resource(new LeaseBuilder().withNewMetadata().withNamespace(namespace)
-                        .withName(name).endMetadata().withSpec(created).build()).create();
+                Lease written = ProtobufWrites.create(client, new LeaseBuilder().withNewMetadata().withNamespace(namespace)
+                        .withName(name).endMetadata().withSpec(created).build());
                 return commit(id, written, created);
             } catch (RuntimeException e) {
                 if (current(id)) {
@@ -353,7 +374,7 @@ final class LeaseElector {
                 }
                 // a renewal whose answer was lost moved the Lease on: release it from what the server holds,
                 // only while this process still holds it
-                Lease read = client.leases().inNamespace(namespace).withName(name).get();
+                Lease read = ProtobufWrites.get(client, Lease.class, namespace, name);
                 if (read == null || read.getSpec() == null || !identity.equals(read.getSpec().getHolderIdentity())) {
                     return read;
                 }
@@ -406,7 +427,7 @@ final class LeaseElector {
     }
 
     private Lease update(Lease base, LeaseSpec spec) {
-        return client.resource(new LeaseBuilder(base).withSpec(spec).build()).update();
+        return ProtobufWrites.update(client, new LeaseBuilder(base).withSpec(spec).build());
     }
 
     private boolean commit(long id, Lease written, LeaseSpec record) {

@@ -28,6 +28,7 @@ import org.jboss.logging.Logger;
 
 import io.fabric8.kubernetes.api.model.ConfigMap;
 import io.fabric8.kubernetes.client.Config;
+import io.qkcm.runtime.clients.Kubeconfigs;
 import io.fabric8.kubernetes.client.ConfigBuilder;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.KubernetesClientBuilder;
@@ -200,7 +201,7 @@ public class SecureServing {
         if (!kubeconfig.isEmpty()) {
             try {
                 Path path = Path.of(kubeconfig);
-                config = Config.fromKubeconfig(null, Files.readString(path), path.toAbsolutePath().toString());
+                config = Kubeconfigs.fromKubeconfig(Files.readString(path), path.toAbsolutePath().toString());
             } catch (IOException e) {
                 throw new IllegalStateException("failed to get delegated " + purpose + " kubeconfig: " + e.getMessage(), e);
             }

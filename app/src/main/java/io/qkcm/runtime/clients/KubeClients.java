@@ -18,8 +18,9 @@ import java.util.concurrent.atomic.AtomicBoolean;
 import io.fabric8.kubernetes.client.Config;
 import io.fabric8.kubernetes.client.ConfigBuilder;
 import io.fabric8.kubernetes.client.KubernetesClient;
-import io.fabric8.kubernetes.client.KubernetesClientBuilder;
 import io.fabric8.kubernetes.client.http.BasicBuilder;
+import io.fabric8.kubernetes.client.http.HttpClient;
+import io.fabric8.kubernetes.client.impl.KubernetesClientImpl;
 import io.fabric8.kubernetes.client.http.HttpRequest;
 import io.fabric8.kubernetes.client.http.HttpResponse;
 import io.fabric8.kubernetes.client.http.Interceptor;
@@ -68,7 +69,7 @@ public final class KubeClients implements AutoCloseable {
         if (!kubeconfig.isEmpty()) {
             try {
                 Path path = Path.of(kubeconfig);
-                config = Config.fromKubeconfig(null, Files.readString(path), path.toAbsolutePath().toString());
+                config = Kubeconfigs.fromKubeconfig(Files.readString(path), path.toAbsolutePath().toString());
             } catch (IOException e) {
                 throw new UncheckedIOException("cannot read --kubeconfig " + kubeconfig + ": " + e.getMessage(), e);
             }
@@ -140,20 +141,17 @@ public final class KubeClients implements AutoCloseable {
         transports.prepare(config);
         RateScale scale = RateScale.of(component);
         TokenBucket bucket = new TokenBucket(options.kubeApiQps() * scale.qps(), options.kubeApiBurst() * scale.burst());
-        KubernetesClient client = new KubernetesClientBuilder()
-                .withKubernetesSerialization(io.qkcm.runtime.Json.api())
-                .withConfig(config)
-                .withHttpClientFactory(transports)
-                .withHttpClientBuilderConsumer(b -> {
-                    b.addOrReplaceInterceptor("qkcm-throttle", new Throttle(bucket, registry))
-                            // after the throttle: a write that waited for a token past the fence is not sent
-                            .addOrReplaceInterceptor("qkcm-write-fence", new WriteFence(fenced));
-                    if (shadow != null && !component.equals("leader-election")) {
-                        b.addOrReplaceInterceptor("qkcm-shadow", shadow.apply(component));
-                    }
-                    b.addOrReplaceInterceptor("qkcm-metrics", new RequestMetrics(registry));
-                })
-                .build();
+        HttpClient.Builder http = transports.newBuilder(config);
+        http.addOrReplaceInterceptor("qkcm-throttle", new Throttle(bucket, registry))
+                // after the throttle: a write that waited for a token past the fence is not sent
+                .addOrReplaceInterceptor("qkcm-write-fence", new WriteFence(fenced));
+        if (shadow != null && !component.equals("leader-election")) {
+            http.addOrReplaceInterceptor("qkcm-shadow", shadow.apply(component));
+        }
+        http.addOrReplaceInterceptor("qkcm-metrics", new RequestMetrics(registry));
+        // KubernetesClientBuilder's build, without the builder: its constructor makes a KubernetesSerialization
+        // (an ObjectMapper and its modules) that withKubernetesSerialization then replaces, once per client
+        KubernetesClient client = new KubernetesClientImpl(http.build(), config, null, io.qkcm.runtime.Json.api());
         built.add(client);
         return client;
     }

@@ -25,7 +25,8 @@ import io.qkcm.runtime.protobuf.ProtobufEncodingException;
 import io.qkcm.runtime.protobuf.ProtobufWire;
 
 /**
- * Creates and updates in protobuf, as kube-controller-manager's clients write built-in types: the body
+ * Creates and updates in protobuf, as kube-controller-manager's clients write built-in types (and the GET of
+ * one object, {@link #get}, for the leader elector's Lease): the body
  * encoded and the answer decoded by {@code runtime.protobuf}, sent with the client's own HTTP client (its
  * rate limiter, metrics, write fence and retry settings), so a create on a client without retries is sent
  * once, as through fabric8. Errors are fabric8's: a {@link KubernetesClientException} with the answer's
@@ -37,6 +38,8 @@ public final class ProtobufWrites {
 
     /** Writes sent in protobuf, for tests. */
     public static final LongAdder SENT = new LongAdder();
+    /** GETs sent in protobuf, for tests. */
+    public static final LongAdder GETS = new LongAdder();
 
     private ProtobufWrites() {
     }
@@ -54,6 +57,11 @@ public final class ProtobufWrites {
             return op.resource(obj).create();
         }
         return send(op, obj, "POST", url(op, ""), body);
+    }
+
+    @SuppressWarnings("unchecked")
+    private static <T extends HasMetadata> T send(BaseOperation<T, ?, ?> op, T obj, String method, URL url, byte[] body) {
+        return send(op, (Class<T>) obj.getClass(), method, url, body, true);
     }
 
     /** {@code ...resource(obj).update()}: a PUT of obj at its resourceVersion. */
@@ -74,6 +82,22 @@ public final class ProtobufWrites {
             return op.resource(obj).updateStatus();
         }
         return send(op, obj, "PUT", url(op, "/" + obj.getMetadata().getName() + "/status"), body);
+    }
+
+    /**
+     * {@code client.resources(type).inNamespace(namespace).withName(name).get()}: the object, or null when it does
+     * not exist (404), read in protobuf as upstream's clients read built-in types; fabric8's JSON call for a type
+     * {@link ProtobufWire#forType} leaves to JSON. The leader elector reads its Lease here: the first request of a
+     * start, which in JSON spent tens of milliseconds defining the decoder's lambdas for Status and Lease.
+     */
+    @SuppressWarnings("unchecked")
+    public static <T extends HasMetadata> T get(KubernetesClient client, Class<T> type, String namespace, String name) {
+        BaseOperation<T, ?, ?> op = (BaseOperation<T, ?, ?>) (namespace == null ? client.resources(type)
+                : client.resources(type).inNamespace(namespace));
+        if (!ProtobufWire.forType(type)) {
+            return op.withName(name).get();
+        }
+        return send(op, type, "GET", url(op, "/" + name), null, false);
     }
 
     private static byte[] encodable(HasMetadata obj) {
@@ -105,22 +129,28 @@ public final class ProtobufWrites {
         }
     }
 
-    @SuppressWarnings("unchecked")
-    private static <T extends HasMetadata> T send(BaseOperation<T, ?, ?> op, T obj, String method, URL url, byte[] body) {
+    /**
+     * One request with the operation's HTTP client: {@code body} (protobuf) for POST and PUT, none for GET; a GET
+     * answered 404 is null, as fabric8's get. Answers of writes are decoded as the informers' objects are
+     * ({@code forCache}: no managedFields); a GET's in full.
+     */
+    private static <T extends HasMetadata> T send(BaseOperation<T, ?, ?> op, Class<T> type, String method, URL url,
+            byte[] body, boolean forCache) {
         HttpClient http = op.getOperationContext().getHttpClient();
         HttpRequest.Builder builder = http.newHttpRequestBuilder().url(url)
                 .setHeader("Accept", KubernetesProtobuf.MEDIA_TYPE + ", application/json");
         if (method.equals("POST")) {
             builder.post(KubernetesProtobuf.MEDIA_TYPE, body);
-        } else {
+        } else if (body != null) {
             builder.method(method, KubernetesProtobuf.MEDIA_TYPE, new ByteArrayInputStream(body), (long) body.length);
-        }
+        } // else a GET, the builder's default
+
         long timeout = op.getRequestConfig().getRequestTimeout();
         if (timeout > 0) {
             builder.timeout(timeout, TimeUnit.MILLISECONDS);
         }
         HttpRequest request = builder.build();
-        SENT.increment();
+        (body == null ? GETS : SENT).increment();
         CompletableFuture<HttpResponse<byte[]>> answer = http.sendAsync(request, byte[].class);
         HttpResponse<byte[]> response;
         try {
@@ -145,15 +175,18 @@ public final class ProtobufWrites {
         }
         String contentType = response.header("Content-Type");
         boolean protobuf = contentType != null && contentType.startsWith(KubernetesProtobuf.MEDIA_TYPE);
+        if (body == null && response.code() == 404) {
+            return null;
+        }
         if (!response.isSuccessful()) {
             throw OperationSupport.requestFailure(request, status(response, protobuf));
         }
-        Class<T> type = (Class<T>) obj.getClass();
         if (!protobuf) {
             return Json.api().unmarshal(new ByteArrayInputStream(response.body()), type);
         }
         try {
-            return KubernetesProtobuf.decodeForCache(response.body(), type);
+            return forCache ? KubernetesProtobuf.decodeForCache(response.body(), type)
+                    : KubernetesProtobuf.decode(response.body(), type);
         } catch (ProtobufDecodingException e) {
             // written, but its answer unreadable here: JSON from now on; a caller that needs the object reads it
             ProtobufWire.fallBack(type, e);

@@ -20,6 +20,8 @@ import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.api.model.PodBuilder;
 import io.fabric8.kubernetes.api.model.apps.ReplicaSet;
 import io.fabric8.kubernetes.api.model.apps.ReplicaSetBuilder;
+import io.fabric8.kubernetes.api.model.coordination.v1.Lease;
+import io.fabric8.kubernetes.api.model.coordination.v1.LeaseBuilder;
 import io.fabric8.kubernetes.client.Config;
 import io.fabric8.kubernetes.client.ConfigBuilder;
 import io.fabric8.kubernetes.client.KubernetesClient;
@@ -113,6 +115,29 @@ class ProtobufWritesTest {
                         assertThat(e.getCode()).isEqualTo(409);
                         assertThat(e.getStatus().getReason()).isEqualTo("AlreadyExists");
                     });
+        }
+    }
+
+    @Test
+    void aGetReadsInProtobufWhatJsonReadsAndIsNullWhenTheObjectDoesNotExist() {
+        try (KubernetesClient client = client()) {
+            String ns = namespace(client);
+            Lease lease = client.resource(new LeaseBuilder().withNewMetadata().withName("kcm").withNamespace(ns).endMetadata()
+                    .withNewSpec().withHolderIdentity("me").withLeaseDurationSeconds(15).endSpec().build()).create();
+            long gets = ProtobufWrites.GETS.sum();
+            Lease read = ProtobufWrites.get(client, Lease.class, ns, "kcm");
+            assertThat(ProtobufWrites.GETS.sum()).isEqualTo(gets + 1);
+            // in full, managedFields too, as fabric8's get
+            assertThat(Json.api().asJson(read)).isEqualTo(Json.api().asJson(client.leases().inNamespace(ns).withName("kcm").get()));
+            assertThat(read.getMetadata().getResourceVersion()).isEqualTo(lease.getMetadata().getResourceVersion());
+            assertThat(ProtobufWrites.get(client, Lease.class, ns, "absent")).isNull();
+            assertThat(ProtobufWrites.GETS.sum()).isEqualTo(gets + 2);
+
+
+            ProtobufWire.contentType("application/json");
+            assertThat(ProtobufWrites.get(client, Lease.class, ns, "kcm").getSpec().getHolderIdentity()).isEqualTo("me");
+            assertThat(ProtobufWrites.get(client, Lease.class, ns, "absent")).isNull();
+            assertThat(ProtobufWrites.GETS.sum()).isEqualTo(gets + 2);
         }
     }
 

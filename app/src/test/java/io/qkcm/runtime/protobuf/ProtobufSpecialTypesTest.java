@@ -140,6 +140,17 @@ class ProtobufSpecialTypesTest {
         assertThat(Decoding.microTime(in(new Wire()))).isNull();
     }
 
+    /** fabric8's LeaseSpec times are ZonedDateTimes: decoded in protobuf, equal to Jackson's, zone and all. */
+    @Test
+    void microTimeZonedIsWhatJacksonDecodes() throws IOException {
+        java.time.ZonedDateTime json = io.qkcm.runtime.Json.api().unmarshal(
+                "{\"acquireTime\":\"2026-11-27T10:00:00.123456Z\"}",
+                io.fabric8.kubernetes.api.model.coordination.v1.LeaseSpec.class).getAcquireTime();
+        java.time.ZonedDateTime proto = Decoding.microTimeZoned(in(new Wire().varint(1, 1_795_773_600L).varint(2, 123_456_789)));
+        assertThat(proto).isEqualTo(json);
+        assertThat(proto.getZone()).isEqualTo(json.getZone()).isNotEqualTo(java.time.ZoneId.of("UTC"));
+    }
+
     @Test
     void intOrStringByItsType() throws IOException {
         IntOrString negative = Decoding.intOrString(in(new Wire().varint(1, 0).varint(2, -5)));
