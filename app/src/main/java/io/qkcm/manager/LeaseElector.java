@@ -6,6 +6,7 @@ import java.time.ZonedDateTime;
 import java.time.temporal.ChronoUnit;
 import java.util.Objects;
 import java.util.concurrent.CancellationException;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -47,8 +48,6 @@ import io.qkcm.runtime.clients.ProtobufWrites;
  */
 final class LeaseElector {
 
-    private final java.util.concurrent.CountDownLatch firstAttempt = new java.util.concurrent.CountDownLatch(1);
-
     private static final Logger LOG = Logger.getLogger(LeaseElector.class);
     /** wait.JitterUntil's factor in client-go's acquire loop. */
     static final double JITTER_FACTOR = 1.2;
@@ -77,6 +76,8 @@ final class LeaseElector {
     private final Duration retryPeriod;
     private final Callbacks callbacks;
     private final LongSupplier nanoClock;
+    /** Counted down when the first tryAcquireOrRenew has answered or given up ({@link #awaitFirstAttempt}). */
+    private final CountDownLatch firstAttempt = new CountDownLatch(1);
     private final ExecutorService requests = Executors.newCachedThreadPool(r -> {
         Thread t = new Thread(r, "leader-election-request");
         t.setDaemon(true);

@@ -28,13 +28,13 @@ import org.jboss.logging.Logger;
 
 import io.fabric8.kubernetes.api.model.ConfigMap;
 import io.fabric8.kubernetes.client.Config;
-import io.qkcm.runtime.clients.Kubeconfigs;
 import io.fabric8.kubernetes.client.ConfigBuilder;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.KubernetesClientBuilder;
 import io.fabric8.kubernetes.client.vertx.VertxHttpClientFactory;
 import io.micrometer.prometheus.PrometheusMeterRegistry;
 import io.qkcm.pki.DistinguishedNames;
+import io.qkcm.runtime.clients.Kubeconfigs;
 import io.prometheus.client.exporter.common.TextFormat;
 import io.qkcm.runtime.options.ControllerManagerOptions;
 import io.vertx.core.MultiMap;

@@ -59,21 +59,19 @@ public final class Kubeconfigs {
 
     /** The connection settings of the kubeconfig {@code content} read from {@code path}, as fabric8 makes them. */
     public static Config fromKubeconfig(String content, String path) {
+        io.fabric8.kubernetes.api.model.Config model = null;
         if (content != null && !content.isEmpty()) {
             try {
-                return bind(content, path);
+                model = bind(content);
             } catch (RuntimeException e) {
                 LOG.debugf("kubeconfig %s: parsed by fabric8 (%s)", path, e.getMessage());
             }
         }
-        return Config.fromKubeconfig(null, content, path);
-    }
-
-    static Config bind(String content, String path) {
-        io.fabric8.kubernetes.api.model.Config model = config(new Load(LoadSettings.builder().build()).loadFromString(content));
         if (model == null) {
-            throw new IllegalArgumentException("empty kubeconfig");
+            return Config.fromKubeconfig(null, content, path);
         }
+        // past the binding, fabric8's own steps: their errors (an exec plugin that fails, say) are fabric8's, and
+        // nothing here runs twice
         File file = new File(path);
         tag(model.getContexts(), NamedContext::getAdditionalProperties, CONTEXT_FILE_KEY, file);
         tag(model.getClusters(), NamedCluster::getAdditionalProperties, CLUSTER_FILE_KEY, file);
@@ -84,6 +82,15 @@ public final class Kubeconfigs {
             Config.configFromSysPropsOrEnvVars(config);
         }
         return config;
+    }
+
+    /** The kubeconfig model of {@code content}; refused (an exception) for what fabric8's parse must handle. */
+    static io.fabric8.kubernetes.api.model.Config bind(String content) {
+        io.fabric8.kubernetes.api.model.Config model = config(new Load(LoadSettings.builder().build()).loadFromString(content));
+        if (model == null) {
+            throw new IllegalArgumentException("empty kubeconfig");
+        }
+        return model;
     }
 
     private static <T> void tag(List<T> named, Function<T, Map<String, Object>> properties, String key, File file) {

@@ -144,7 +144,6 @@ public final class ProtobufWrites {
         } else if (body != null) {
             builder.method(method, KubernetesProtobuf.MEDIA_TYPE, new ByteArrayInputStream(body), (long) body.length);
         } // else a GET, the builder's default
-
         long timeout = op.getRequestConfig().getRequestTimeout();
         if (timeout > 0) {
             builder.timeout(timeout, TimeUnit.MILLISECONDS);

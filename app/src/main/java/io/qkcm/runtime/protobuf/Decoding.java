@@ -289,7 +289,7 @@ final class Decoding {
         Instant t = timestamp(in, "meta.v1.MicroTime");
         return t == null ? null
                 : java.time.ZonedDateTime.ofInstant(Instant.ofEpochSecond(t.getEpochSecond(), t.getNano() / 1000 * 1000),
-                        JacksonZone.ZONE);
+                        JACKSON_ZONE);
     }
 
     /**
@@ -298,9 +298,7 @@ final class Decoding {
      * against Jackson). Learnt once by decoding a LeaseSpec in JSON, it cost the start's first write, the
      * Lease's, ~10 ms of Jackson defining its accessors for LeaseSpec.
      */
-    private static final class JacksonZone {
-        static final java.time.ZoneId ZONE = java.time.ZoneOffset.UTC;
-    }
+    private static final java.time.ZoneId JACKSON_ZONE = java.time.ZoneOffset.UTC;
 
     /** A MicroTime where fabric8's property is its MicroTime class. */
     static io.fabric8.kubernetes.api.model.MicroTime microTimeObject(CodedInputStream in) throws IOException {

@@ -2,12 +2,14 @@ package io.qkcm.runtime.clients;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.assertj.core.api.Assertions.catchThrowable;
 
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.stream.Stream;
 
+import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.MethodSource;
@@ -179,12 +181,48 @@ class KubeconfigsTest {
         Files.writeString(file, kubeconfig);
         boolean binds;
         try {
-            Kubeconfigs.bind(kubeconfig, file.toString());
+            Kubeconfigs.bind(kubeconfig);
             binds = true;
         } catch (RuntimeException e) {
             binds = false;
         }
         assertThat(binds).isEqualTo(!kubeconfig.contains("[not, a, string]") && !kubeconfig.contains("namespace: 123"));
+    }
+
+    /** The current user's exec plugin runs once, as through fabric8, even when it fails. */
+    @Test
+    void anExecPluginRunsOnceAndFailsAsFabric8s() throws IOException {
+        Path marker = dir.resolve("exec-runs");
+        String kubeconfig = """
+                apiVersion: v1
+                kind: Config
+                current-context: exec
+                clusters:
+                - name: kwok
+                  cluster: {server: "https://127.0.0.1:6443"}
+                contexts:
+                - name: exec
+                  context: {cluster: kwok, user: exec}
+                users:
+                - name: exec
+                  user:
+                    exec:
+                      apiVersion: client.authentication.k8s.io/v1
+                      command: /bin/sh
+                      args: ["-c", "echo run >> %s; exit 1"]
+                """.formatted(marker);
+        Path file = dir.resolve("exec.yaml");
+        Files.writeString(file, kubeconfig);
+        Throwable fabric8 = catchThrowable(() -> Config.fromKubeconfig(null, kubeconfig, file.toString()));
+        assertThat(Files.readAllLines(marker)).hasSize(1);
+        Files.delete(marker);
+        Throwable ours = catchThrowable(() -> Kubeconfigs.fromKubeconfig(kubeconfig, file.toString()));
+        assertThat(Files.readAllLines(marker)).hasSize(1);
+        if (fabric8 == null) {
+            assertThat(ours).isNull();
+        } else {
+            assertThat(ours).isInstanceOf(fabric8.getClass()).hasMessage(fabric8.getMessage());
+        }
     }
 
     private static String json(Config config) throws IOException {
