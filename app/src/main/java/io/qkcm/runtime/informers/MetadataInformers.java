@@ -445,6 +445,10 @@ public final class MetadataInformers {
                     } else if (stream.failed || t != null) {
                         LOG.debugf("metadata informer %s: watch ended: %s", gvr, t == null ? "error event" : t.toString());
                         retryLater(this::relist);
+                    } else if (stream.events == 0 && System.nanoTime() - stream.sentNanos < WatchRequest.VERY_SHORT_NANOS) {
+                        // client-go's very short watch: backs off and lists again rather than watching in a loop
+                        LOG.debugf("metadata informer %s: very short watch (under 1 s, no event)", gvr);
+                        retryLater(this::relist);
                     } else {
                         backoffMillis = 0;
                         executor.execute(() -> watch(false));
@@ -508,6 +512,9 @@ public final class MetadataInformers {
         /** Splits the chunked watch body into newline-delimited JSON events. */
         private final class WatchStream implements AsyncBody.Consumer<List<ByteBuffer>> {
             private final ByteArrayOutputStream line = new ByteArrayOutputStream();
+            /** As client-go, the clock starts before the request is sent. */
+            final long sentNanos = System.nanoTime();
+            volatile long events;
             volatile boolean gone;
             volatile boolean failed;
 
@@ -547,6 +554,7 @@ public final class MetadataInformers {
                         body.cancel();
                         return;
                     }
+                    events++; // one thread reads a body
                     handle(event);
                 } catch (Exception e) {
                     LOG.warnf("metadata informer %s: cannot handle watch event: %s", gvr, e.toString());

@@ -4,6 +4,9 @@ import java.lang.invoke.MethodHandle;
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.MethodType;
 import java.lang.invoke.VarHandle;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.Executor;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.LongAdder;
 
@@ -38,6 +41,8 @@ final class ProtobufWatchEvents {
 
     /** Protobuf watch events decoded and delivered, over either transport, for tests. */
     static final LongAdder DECODED = new LongAdder();
+    /** Watches opened again at once after a clean end, for tests. */
+    static final LongAdder REWATCHES = new LongAdder();
 
     private static final MethodHandle EVENT_RECEIVED;
     private static final MethodHandle UPDATE_RESOURCE_VERSION;
@@ -45,14 +50,19 @@ final class ProtobufWatchEvents {
     private static final MethodHandle RESET_RECONNECT_ATTEMPTS;
     private static final MethodHandle IS_FORCE_CLOSED;
     private static final MethodHandle ON_STATUS;
+    private static final MethodHandle CANNOT_RECONNECT;
+    private static final MethodHandle RECONNECT;
+    private static final VarHandle LATEST_REQUEST_STATE;
     private static final VarHandle STARTED;
     private static final VarHandle CLOSED;
+    private static final VarHandle ENDED;
+    private static final VarHandle RECONNECTED;
     static final boolean AVAILABLE;
 
     static {
         MethodHandle eventReceived = null, updateResourceVersion = null, watchEnded = null, reset = null, forceClosed = null,
-                onStatus = null;
-        VarHandle started = null, closed = null;
+                onStatus = null, cannotReconnect = null, reconnect = null;
+        VarHandle latest = null, started = null, closed = null, ended = null, reconnected = null;
         boolean available;
         try {
             MethodHandles.Lookup m = MethodHandles.privateLookupIn(AbstractWatchManager.class, MethodHandles.lookup());
@@ -68,8 +78,13 @@ final class ProtobufWatchEvents {
             forceClosed = m.findVirtual(AbstractWatchManager.class, "isForceClosed", MethodType.methodType(boolean.class));
             onStatus = m.findVirtual(AbstractWatchManager.class, "onStatus",
                     MethodType.methodType(boolean.class, Status.class, WatchRequestState.class));
+            cannotReconnect = m.findVirtual(AbstractWatchManager.class, "cannotReconnect", MethodType.methodType(boolean.class));
+            reconnect = m.findVirtual(AbstractWatchManager.class, "reconnect", MethodType.methodType(void.class));
+            latest = m.findVarHandle(AbstractWatchManager.class, "latestRequestState", WatchRequestState.class);
             started = s.findVarHandle(WatchRequestState.class, "started", AtomicBoolean.class);
             closed = s.findVarHandle(WatchRequestState.class, "closed", AtomicBoolean.class);
+            ended = s.findVarHandle(WatchRequestState.class, "ended", CompletableFuture.class);
+            reconnected = s.findVarHandle(WatchRequestState.class, "reconnected", AtomicBoolean.class);
             available = true;
         } catch (ReflectiveOperationException | RuntimeException e) {
             org.jboss.logging.Logger.getLogger(ProtobufWatchEvents.class)
@@ -82,8 +97,13 @@ final class ProtobufWatchEvents {
         RESET_RECONNECT_ATTEMPTS = reset;
         IS_FORCE_CLOSED = forceClosed;
         ON_STATUS = onStatus;
+        CANNOT_RECONNECT = cannotReconnect;
+        RECONNECT = reconnect;
+        LATEST_REQUEST_STATE = latest;
         STARTED = started;
         CLOSED = closed;
+        ENDED = ended;
+        RECONNECTED = reconnected;
         AVAILABLE = available;
     }
 
@@ -95,7 +115,8 @@ final class ProtobufWatchEvents {
      * deliver more: the event did not decode (the kind is JSON from now on and the request is ending, so the
      * reconnect, in JSON, starts from the last event delivered), or fabric8 would have ended it too.
      */
-    static boolean deliver(AbstractWatchManager<?> manager, WatchRequestState state, Class<?> type, byte[] message) {
+    static boolean deliver(AbstractWatchManager<?> manager, WatchRequest request, Class<?> type, byte[] message) {
+        WatchRequestState state = request.state;
         try {
             if (closed(state) || (boolean) IS_FORCE_CLOSED.invoke(manager)) {
                 return true; // as fabric8: what arrives after the request was closed is dropped
@@ -111,6 +132,7 @@ final class ProtobufWatchEvents {
                 return false;
             }
             DECODED.increment();
+            request.eventReceived();
             Watcher.Action action;
             try {
                 action = Watcher.Action.valueOf(event.getType());
@@ -120,6 +142,7 @@ final class ProtobufWatchEvents {
             }
             Object object = event.getObject();
             if (action == Watcher.Action.ERROR) {
+                request.failed();
                 if (object instanceof Status status) {
                     ON_STATUS.invoke(manager, status, state); // 410 Gone ends the watch: the Reflector relists
                 } else {
@@ -132,12 +155,60 @@ final class ProtobufWatchEvents {
                 EVENT_RECEIVED.invoke(manager, action, resource);
                 return true;
             }
+            request.failed();
             manager.closeRequest();
             return false;
         } catch (RuntimeException | Error e) {
             throw e;
         } catch (Throwable t) {
             throw new IllegalStateException(t);
+        }
+    }
+
+    /**
+     * The end of {@code request}, {@code manager}'s current request or an earlier one. A clean end
+     * ({@link WatchRequest#endsCleanly}) watches again at once from the last resourceVersion, as client-go's
+     * reflector; anything else is fabric8's {@code watchEnded}: its reconnect interval, doubling, Retry-After,
+     * the reconnect limit. The immediate path is fabric8's scheduleReconnect without the delay: the request
+     * counts as ended, only the current request reconnects and only once, a force-closed manager does not, a
+     * watcher that cannot reconnect (the streaming list before its bookmark) is closed by fabric8's path.
+     */
+    static void ended(AbstractWatchManager<?> manager, WatchRequest request, Throwable t, Executor executor) {
+        WatchRequestState state = request.state;
+        try {
+            if (!request.endsCleanly(t, closed(state), System.nanoTime())) {
+                WATCH_ENDED.invoke(manager, t, state);
+                return;
+            }
+            ((CompletableFuture<?>) ENDED.get(state)).complete(null);
+            // scheduleReconnect's order: a force-closed manager returns before its watcher is asked whether it
+            // reconnects (asked while the informer stops, under the manager's lock, it deadlocked a test)
+            if (state != LATEST_REQUEST_STATE.getVolatile(manager) || (boolean) IS_FORCE_CLOSED.invoke(manager)) {
+                return;
+            }
+            if ((boolean) CANNOT_RECONNECT.invoke(manager)) {
+                WATCH_ENDED.invoke(manager, t, state); // fabric8 closes it: "Exhausted reconnects"
+                return;
+            }
+            if (!((AtomicBoolean) RECONNECTED.get(state)).compareAndSet(false, true)) {
+                return;
+            }
+            REWATCHES.increment();
+            executor.execute(() -> {
+                try {
+                    RECONNECT.invoke(manager);
+                } catch (RuntimeException | Error e) {
+                    throw e;
+                } catch (Throwable e) {
+                    throw new IllegalStateException(e);
+                }
+            });
+        } catch (RejectedExecutionException e) {
+            // the client is closing
+        } catch (RuntimeException | Error e) {
+            throw e;
+        } catch (Throwable e) {
+            throw new IllegalStateException(e);
         }
     }
 

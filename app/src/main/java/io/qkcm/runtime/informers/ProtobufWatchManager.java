@@ -30,7 +30,8 @@ import io.qkcm.runtime.protobuf.ProtobufWire;
  * A watch in protobuf over client-go's transport: one streaming GET with {@code Accept:
  * application/vnd.kubernetes.protobuf, application/json}, whose length-delimited frames are decoded straight into
  * the model classes ({@link ProtobufWatchEvents#deliver}). Everything else is fabric8's {@link WatchHTTPManager}:
- * reconnects from the last resourceVersion, backoff, 410 Gone, the Reflector's periodic close. A server that
+ * reconnects from the last resourceVersion, backoff, 410 Gone, the Reflector's periodic close; except that a
+ * watch that ends cleanly is opened again at once, as client-go's reflector does ({@link WatchRequest}). A server that
  * answers JSON is read as JSON lines; a frame that does not decode (a field this build does not know) makes the
  * kind JSON for good ({@link ProtobufWire#fallBack}) and the watch reconnects from the last event delivered, so
  * that event is read again in JSON. The default ({@code qkcm.tuning.protobuf-watch=stream}; the alternative is
@@ -46,6 +47,7 @@ final class ProtobufWatchManager<T extends HasMetadata, L extends KubernetesReso
     // no initializers here, or the constructor would overwrite what start() set
     private volatile CompletableFuture<HttpResponse<AsyncBody>> call;
     private volatile AsyncBody body;
+    private volatile WatchRequest request;
 
     ProtobufWatchManager(HttpClient client, BaseOperation<T, L, ?> operation, ListOptions options, Watcher<T> watcher,
             int reconnectInterval, int reconnectLimit) throws MalformedURLException {
@@ -59,34 +61,57 @@ final class ProtobufWatchManager<T extends HasMetadata, L extends KubernetesReso
         HttpRequest.Builder builder = client.newHttpRequestBuilder().url(url).forStreaming();
         headers.forEach(builder::header);
         builder.setHeader("Accept", protobuf ? ACCEPT : "application/json");
-        Stream stream = new Stream(type, state);
-        CompletableFuture<HttpResponse<AsyncBody>> current = client.consumeBytes(builder.build(), stream::consume);
-        call = current;
-        current.whenComplete((response, t) -> {
+        WatchRequest current = new WatchRequest(state);
+        request = current;
+        Stream stream = new Stream(type, current);
+        CompletableFuture<HttpResponse<AsyncBody>> sent = client.consumeBytes(builder.build(), stream::consume);
+        call = sent;
+        sent.whenComplete((response, t) -> {
             if (t != null) {
-                watchEnded(t, state);
+                current.over();
+                ended(current, t);
             }
             if (response != null) {
                 body = response.body();
                 if (!response.isSuccessful()) {
+                    current.failed();
                     Status status = OperationSupport.createStatus(response.code(), response.message());
                     if (onStatus(status, state)) {
                         return; // terminal
                     }
-                    watchEnded(new KubernetesClientException(status), state);
+                    ProtobufWatchEvents.watchEnded(this, new KubernetesClientException(status), state);
                 } else {
                     String contentType = response.header("Content-Type");
                     stream.protobuf = contentType != null && contentType.startsWith(KubernetesProtobuf.MEDIA_TYPE);
                     resetReconnectAttempts(state);
                     body.consume();
-                    body.done().whenComplete((v, e) -> watchEnded(e, state));
+                    body.done().whenComplete((v, e) -> {
+                        current.over();
+                        ended(current, e);
+                    });
                 }
             }
         });
     }
 
+    /** fabric8's JSON path ends a request on an error status too: that end backs off. */
+    @Override
+    protected boolean onStatus(Status status, WatchRequestState state) {
+        WatchRequest current = request;
+        if (current != null && current.state == state) {
+            current.failed();
+        }
+        return super.onStatus(status, state);
+    }
+
     @Override
     protected synchronized void closeCurrentRequest() {
+        WatchRequest current = request;
+        if (current != null && current.isOver()) {
+            // nothing to cancel: a reset of a response that has ended closes its connection, which the watch opened
+            // again at once may be about to reuse ("Connection was closed")
+            return;
+        }
         CompletableFuture<HttpResponse<AsyncBody>> c = call;
         if (c != null) {
             c.cancel(true);
@@ -100,19 +125,19 @@ final class ProtobufWatchManager<T extends HasMetadata, L extends KubernetesReso
     /** One request's bytes: protobuf frames, or JSON lines when the server chose JSON. */
     private final class Stream {
         final Class<T> type;
-        final WatchRequestState state;
+        final WatchRequest request;
         volatile boolean protobuf;
         final ProtobufWatchFrames frames = new ProtobufWatchFrames();
         final StringBuilder line = new StringBuilder();
         boolean failed;
 
-        Stream(Class<T> type, WatchRequestState state) {
+        Stream(Class<T> type, WatchRequest request) {
             this.type = type;
-            this.state = state;
+            this.request = request;
         }
 
         void consume(List<ByteBuffer> chunks, AsyncBody asyncBody) throws Exception {
-            ProtobufWatchEvents.started(state);
+            ProtobufWatchEvents.started(request.state);
             for (ByteBuffer chunk : chunks) {
                 if (failed) {
                     break;
@@ -127,7 +152,8 @@ final class ProtobufWatchManager<T extends HasMetadata, L extends KubernetesReso
                 } else {
                     for (char c : StandardCharsets.UTF_8.decode(chunk).array()) {
                         if (c == '\n') {
-                            onMessage(line.toString(), state);
+                            request.eventReceived();
+                            onMessage(line.toString(), request.state);
                             line.setLength(0);
                         } else {
                             line.append(c);
@@ -141,14 +167,14 @@ final class ProtobufWatchManager<T extends HasMetadata, L extends KubernetesReso
 
         /** false once this request must not deliver more (the kind falls back to JSON). */
         private boolean onFrame(byte[] frame) {
-            boolean more = ProtobufWatchEvents.deliver(ProtobufWatchManager.this, state, type, frame);
+            boolean more = ProtobufWatchEvents.deliver(ProtobufWatchManager.this, request, type, frame);
             FRAMES.increment();
             return more;
         }
     }
 
-    private void watchEnded(Throwable t, WatchRequestState state) {
-        ProtobufWatchEvents.watchEnded(this, t, state);
+    private void ended(WatchRequest ended, Throwable t) {
+        ProtobufWatchEvents.ended(this, ended, t, baseOperation.getOperationContext().getExecutor());
     }
 
     private void resetReconnectAttempts(WatchRequestState state) {

@@ -36,7 +36,8 @@ import io.qkcm.runtime.protobuf.ProtobufWire;
  * <p>
  * Everything else is fabric8's {@link WatchConnectionManager}: the Origin header (the API server refuses an
  * upgrade without one), the connect timeout, the handshake's failure (the first one fails the watch's future,
- * later ones reconnect), reconnects from the last resourceVersion with backoff, 410 Gone closing the watch for
+ * later ones reconnect), reconnects from the last resourceVersion with backoff (at once after a clean end, as
+ * client-go: {@link WatchRequest}), 410 Gone closing the watch for
  * the Reflector to relist, the Reflector's periodic close. A server that chose JSON sends text messages, read
  * as fabric8 reads them; a message that does not decode makes the kind JSON for good
  * ({@link ProtobufWire#fallBack}) and the watch reconnects in JSON from the last event delivered.
@@ -58,6 +59,7 @@ final class ProtobufWebSocketWatchManager<T extends HasMetadata, L extends Kuber
     private volatile CompletableFuture<WebSocket> first;
     /** A handshake has succeeded once: from then on a failed one reconnects instead of failing the future. */
     private volatile boolean ready;
+    private volatile WatchRequest request;
 
     ProtobufWebSocketWatchManager(HttpClient client, BaseOperation<T, L, ?> operation, ListOptions options,
             Watcher<T> watcher, int reconnectInterval, int reconnectLimit, long connectTimeoutMillis)
@@ -76,7 +78,9 @@ final class ProtobufWebSocketWatchManager<T extends HasMetadata, L extends Kuber
         // what BaseOperation hands WatchConnectionManager as its connect timeout (not kept: start() runs first)
         builder.uri(URI.create(url.toString()))
                 .connectTimeout(baseOperation.getRequestConfig().getRequestTimeout(), TimeUnit.MILLISECONDS);
-        CompletableFuture<WebSocket> started = builder.buildAsync(new Listener(type, protobuf, state)).handle((ws, t) -> {
+        WatchRequest current = new WatchRequest(state);
+        request = current;
+        CompletableFuture<WebSocket> started = builder.buildAsync(new Listener(type, protobuf, current)).handle((ws, t) -> {
             if (t == null) {
                 ProtobufWatchEvents.started(state);
                 ready = true;
@@ -126,16 +130,32 @@ final class ProtobufWebSocketWatchManager<T extends HasMetadata, L extends Kuber
         }
     }
 
+    /** fabric8's JSON path ends a request on an error status too: that end backs off. */
+    @Override
+    protected boolean onStatus(Status status, WatchRequestState state) {
+        WatchRequest current = request;
+        if (current != null && current.state == state) {
+            current.failed();
+        }
+        return super.onStatus(status, state);
+    }
+
+    private void ended(WatchRequest ended, Throwable t) {
+        ProtobufWatchEvents.ended(this, ended, t, baseOperation.getOperationContext().getExecutor());
+    }
+
     /** One WebSocket's messages: protobuf events in binary messages, or JSON ones in text messages. */
     private final class Listener implements WebSocket.Listener {
         private final Class<T> type;
         private final boolean protobuf;
+        private final WatchRequest request;
         private final WatchRequestState state;
 
-        Listener(Class<T> type, boolean protobuf, WatchRequestState state) {
+        Listener(Class<T> type, boolean protobuf, WatchRequest request) {
             this.type = type;
             this.protobuf = protobuf;
-            this.state = state;
+            this.request = request;
+            this.state = request.state;
         }
 
         @Override
@@ -145,12 +165,13 @@ final class ProtobufWebSocketWatchManager<T extends HasMetadata, L extends Kuber
 
         @Override
         public void onError(WebSocket webSocket, Throwable error) {
-            ProtobufWatchEvents.watchEnded(ProtobufWebSocketWatchManager.this, error, state);
+            ended(request, error);
         }
 
         @Override
         public void onMessage(WebSocket webSocket, String text) {
             try {
+                request.eventReceived();
                 ProtobufWebSocketWatchManager.this.onMessage(text, state);
             } finally {
                 webSocket.request();
@@ -164,8 +185,9 @@ final class ProtobufWebSocketWatchManager<T extends HasMetadata, L extends Kuber
                     MESSAGES.increment();
                     byte[] message = new byte[bytes.remaining()];
                     bytes.get(message);
-                    ProtobufWatchEvents.deliver(ProtobufWebSocketWatchManager.this, state, type, message);
+                    ProtobufWatchEvents.deliver(ProtobufWebSocketWatchManager.this, request, type, message);
                 } else {
+                    request.eventReceived();
                     ProtobufWebSocketWatchManager.this.onMessage(StandardCharsets.UTF_8.decode(bytes).toString(), state);
                 }
             } finally {
@@ -179,7 +201,7 @@ final class ProtobufWebSocketWatchManager<T extends HasMetadata, L extends Kuber
             try {
                 webSocket.sendClose(code, reason);
             } finally {
-                ProtobufWatchEvents.watchEnded(ProtobufWebSocketWatchManager.this, null, state);
+                ended(request, null);
             }
         }
     }

@@ -67,8 +67,15 @@ class ProtobufWatchTest {
     }
 
     private static KubernetesClient client(RealApiServer server, String userAgent) {
+        return client(server, userAgent, null);
+    }
+
+    private static KubernetesClient client(RealApiServer server, String userAgent, Integer watchReconnectIntervalMillis) {
         Config config = Config.fromKubeconfig(server.kubeconfigYaml());
         config.setUserAgent(userAgent);
+        if (watchReconnectIntervalMillis != null) {
+            config.setWatchReconnectInterval(watchReconnectIntervalMillis);
+        }
         return new KubernetesClientBuilder().withConfig(config).withKubernetesSerialization(Json.api()).build();
     }
 
@@ -254,6 +261,70 @@ class ProtobufWatchTest {
             List<AuditLog.Entry> watches = watches(server, ua, t0);
             assertThat(watches).allSatisfy(w -> assertThat(w.uri()).contains("timeoutSeconds=1"));
             assertThat(watches.get(watches.size() - 1).uri()).doesNotContain("resourceVersion=" + rv + "&");
+        }
+    }
+
+    /**
+     * client-go's reflector watches again at once after the server ends a watch cleanly (timeoutSeconds here; a
+     * watcher dropped mid-burst in the benchmark); fabric8 would wait its reconnect interval, a minute on this
+     * client: the third watch within seconds shows it did not.
+     */
+    @ParameterizedTest(name = "over a WebSocket: {0}")
+    @ValueSource(booleans = { true, false })
+    void aWatchTheServerEndsCleanlyIsOpenedAgainAtOnce(boolean webSocket) throws Exception {
+        ProtobufWire.watchesOverWebSocket(webSocket);
+        RealApiServer server = RealApiServer.audited();
+        String ua = "protobuf-watch-test/rewatch-" + System.nanoTime();
+        Instant t0 = Instant.now().minusSeconds(1);
+        try (KubernetesClient client = client(server, ua, 60_000)) {
+            String ns = namespace(client, "protobuf-rewatch");
+            ProtobufListerWatcher<ConfigMap, KubernetesResourceList<ConfigMap>> lw = configMaps(client, ns);
+            String rv = lw.submitList(new ListOptions()).get(30, TimeUnit.SECONDS).getMetadata().getResourceVersion();
+            List<String> seen = new CopyOnWriteArrayList<>();
+            ListOptions options = new ListOptions();
+            options.setResourceVersion(rv);
+            options.setTimeoutSeconds(1L);
+            long rewatches = ProtobufWatchEvents.REWATCHES.sum();
+            AbstractWatchManager<ConfigMap> manager = lw.submitWatch(options, recorder(seen)).get(30, TimeUnit.SECONDS);
+            try {
+                configMap(client, ns, "first");
+                await().atMost(Duration.ofSeconds(10)).until(() -> seen.contains("ADDED first"));
+                await().atMost(Duration.ofSeconds(20)).until(() -> watches(server, ua, t0).size() >= 3);
+                configMap(client, ns, "second");
+                await().atMost(Duration.ofSeconds(10)).until(() -> seen.contains("ADDED second"));
+                assertThat(seen).containsExactly("ADDED first", "ADDED second");
+            } finally {
+                manager.close();
+            }
+            assertThat(ProtobufWatchEvents.REWATCHES.sum() - rewatches).isGreaterThanOrEqualTo(2);
+            List<AuditLog.Entry> watches = watches(server, ua, t0);
+            assertThat(watches.get(watches.size() - 1).uri()).doesNotContain("resourceVersion=" + rv + "&");
+        }
+    }
+
+    /** A watch the server refuses (a 400 here) is an error: fabric8's reconnect interval applies, no watch loop. */
+    @Test
+    void aWatchThatEndsInAnErrorStillBacksOff() throws Exception {
+        ProtobufWire.watchesOverWebSocket(false);
+        RealApiServer server = RealApiServer.audited();
+        String ua = "protobuf-watch-test/error-backoff-" + System.nanoTime();
+        Instant t0 = Instant.now().minusSeconds(1);
+        try (KubernetesClient client = client(server, ua, 60_000)) {
+            String ns = namespace(client, "protobuf-error-backoff");
+            ProtobufListerWatcher<ConfigMap, KubernetesResourceList<ConfigMap>> lw = configMaps(client, ns);
+            ListOptions options = new ListOptions();
+            options.setLabelSelector("a in (");
+            long rewatches = ProtobufWatchEvents.REWATCHES.sum();
+            AbstractWatchManager<ConfigMap> manager = lw.submitWatch(options, recorder(new CopyOnWriteArrayList<>()))
+                    .get(30, TimeUnit.SECONDS);
+            try {
+                await().atMost(Duration.ofSeconds(10)).until(() -> watches(server, ua, t0).size() >= 1);
+                Thread.sleep(3000);
+                assertThat(watches(server, ua, t0)).hasSize(1);
+                assertThat(ProtobufWatchEvents.REWATCHES.sum()).isEqualTo(rewatches);
+            } finally {
+                manager.close();
+            }
         }
     }
 
