@@ -97,10 +97,7 @@ final class ProtobufWatchManager<T extends HasMetadata, L extends KubernetesReso
     /** fabric8's JSON path ends a request on an error status too: that end backs off. */
     @Override
     protected boolean onStatus(Status status, WatchRequestState state) {
-        WatchRequest current = request;
-        if (current != null && current.state == state) {
-            current.failed();
-        }
+        WatchRequest.failedIfCurrent(request, state);
         return super.onStatus(status, state);
     }
 

@@ -39,6 +39,13 @@ final class WatchRequest {
         failed = true;
     }
 
+    /** {@code current}, the manager's latest request, failed if {@code state} is its. */
+    static void failedIfCurrent(WatchRequest current, WatchRequestState state) {
+        if (current != null && current.state == state) {
+            current.failed();
+        }
+    }
+
     void over() {
         over = true;
     }
