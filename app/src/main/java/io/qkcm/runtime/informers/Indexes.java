@@ -22,14 +22,19 @@ public final class Indexes {
     private Indexes() {
     }
 
-    /** The cached objects whose {@code indexName} index holds {@code indexValue}, read under the cache lock. */
+    /** The cached objects whose {@code indexName} index holds {@code indexValue}, never one short from an update. */
     public static <T> List<T> byIndex(SharedIndexInformer<T> informer, String indexName,
             String indexValue) {
         return byIndex(informer.getIndexer(), indexName, indexValue);
     }
 
     /** As {@link #byIndex(SharedIndexInformer, String, String)}, for an indexer. */
+    @SuppressWarnings("unchecked")
     public static <T> List<T> byIndex(Indexer<T> indexer, String indexName, String indexValue) {
+        IndexedItemStore<?> store = IndexedItemStore.of(indexer);
+        if (store != null) {
+            return (List<T>) store.byIndex(indexer, indexName, indexValue);
+        }
         synchronized (lockOf(indexer)) {
             return indexer.byIndex(indexName, indexValue);
         }

@@ -21,12 +21,8 @@ import io.fabric8.kubernetes.client.RequestConfig;
 import io.fabric8.kubernetes.client.RequestConfigBuilder;
 import io.fabric8.kubernetes.client.impl.BaseClient;
 import io.fabric8.kubernetes.client.informers.SharedIndexInformer;
-import io.fabric8.kubernetes.client.informers.cache.BasicItemStore;
-import io.fabric8.kubernetes.client.informers.cache.Cache;
-import io.fabric8.kubernetes.client.informers.cache.ItemStore;
 import io.fabric8.kubernetes.client.informers.impl.DefaultSharedIndexInformer;
 import io.fabric8.kubernetes.client.informers.impl.ListerWatcher;
-import io.qkcm.runtime.SharedContents;
 import io.qkcm.runtime.protobuf.KubernetesProtobuf;
 import io.qkcm.runtime.protobuf.ProtobufWire;
 
@@ -98,8 +94,8 @@ public final class SharedInformers {
         if (informer == null) {
             informer = newInformer(type);
             // Controllers never read managedFields; dropping them keeps the caches small, as upstream's
-            // informer transform does.
-            informer.itemStore(new TrimmingItemStore<>());
+            // informer transform does. The store also keeps objects by index value, for Indexes' lock-free reads.
+            informer.itemStore(new IndexedItemStore<>());
             informer.exceptionHandler((isStarted, t) -> {
                 LOG.warnf("%s informer: %s (retrying)", type.getSimpleName(), t.toString());
                 return true;
@@ -238,49 +234,5 @@ public final class SharedInformers {
         informers.values().forEach(SharedIndexInformer::stop);
         // a streaming list the reflector has not taken over yet is unknown to it
         listerWatchers.forEach(WatchListListerWatcher::close);
-    }
-
-    /** The default fabric8 store, dropping managedFields and sharing equal contents on the way in. */
-    private static final class TrimmingItemStore<T extends HasMetadata> implements ItemStore<T> {
-        private final BasicItemStore<T> delegate = new BasicItemStore<>(Cache::metaNamespaceKeyFunc);
-
-        @Override
-        public String getKey(T obj) {
-            return delegate.getKey(obj);
-        }
-
-        @Override
-        public T put(String key, T obj) {
-            if (obj.getMetadata() != null) {
-                obj.getMetadata().setManagedFields(null);
-            }
-            SharedContents.share(obj);
-            return delegate.put(key, obj);
-        }
-
-        @Override
-        public T remove(String key) {
-            return delegate.remove(key);
-        }
-
-        @Override
-        public java.util.stream.Stream<String> keySet() {
-            return delegate.keySet();
-        }
-
-        @Override
-        public java.util.stream.Stream<T> values() {
-            return delegate.values();
-        }
-
-        @Override
-        public T get(String key) {
-            return delegate.get(key);
-        }
-
-        @Override
-        public int size() {
-            return delegate.size();
-        }
     }
 }

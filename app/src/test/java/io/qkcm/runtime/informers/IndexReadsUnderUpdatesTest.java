@@ -25,7 +25,8 @@ import io.qkcm.testing.RealApiServer;
  * The over-create's mechanism, live: a pod informer watching a real API server while every pod of a
  * namespace is updated over and over (as kwok's status updates after a burst). An unlocked fabric8
  * {@code byIndex} sees the namespace one pod short now and then — what made the ReplicaSet controller
- * create a pod beyond spec; {@link Indexes#byIndex} never does.
+ * create a pod beyond spec; {@link Indexes#byIndex} never does, neither holding the lock of a plain
+ * fabric8 cache nor reading the shared informers' store ({@link IndexedItemStore}) without one.
  */
 class IndexReadsUnderUpdatesTest {
 
@@ -45,12 +46,19 @@ class IndexReadsUnderUpdatesTest {
             SharedIndexInformer<Pod> informer = client.pods().inNamespace(ns).runnableInformer(0);
             informer.start().toCompletableFuture().get();
             await().atMost(Duration.ofSeconds(60)).until(() -> informer.getStore().list().size() == PODS);
+            SharedIndexInformer<Pod> indexed = client.pods().inNamespace(ns).runnableInformer(0);
+            indexed.itemStore(new IndexedItemStore<>());
+            indexed.start().toCompletableFuture().get();
+            await().atMost(Duration.ofSeconds(60)).until(() -> indexed.getStore().list().size() == PODS);
+            assertThat(IndexedItemStore.of(indexed.getIndexer())).isNotNull();
 
             AtomicBoolean stop = new AtomicBoolean();
             AtomicLong updates = new AtomicLong();
             AtomicLong rawShort = new AtomicLong();
             AtomicLong lockedShort = new AtomicLong();
             AtomicLong lockedReads = new AtomicLong();
+            AtomicLong indexedShort = new AtomicLong();
+            AtomicLong indexedReads = new AtomicLong();
             List<Thread> threads = new ArrayList<>();
             for (int w = 0; w < 4; w++) {
                 int first = w;
@@ -80,6 +88,14 @@ class IndexReadsUnderUpdatesTest {
                     lockedReads.incrementAndGet();
                 }
             }, "locked-reader"));
+            threads.add(new Thread(() -> {
+                while (!stop.get()) {
+                    if (Indexes.byIndex(indexed, Cache.NAMESPACE_INDEX, ns).size() < PODS) {
+                        indexedShort.incrementAndGet();
+                    }
+                    indexedReads.incrementAndGet();
+                }
+            }, "object-index-reader"));
             threads.forEach(Thread::start);
             try {
                 // until the unlocked reader has been caught out a few times, with thousands of updates
@@ -91,12 +107,17 @@ class IndexReadsUnderUpdatesTest {
                     t.join(30_000);
                 }
                 informer.stop();
+                indexed.stop();
             }
             System.out.printf("index reads under updates: %d pod updates; unlocked reads one pod short: %d; locked reads: %d,"
-                    + " short: %d%n", updates.get(), rawShort.get(), lockedReads.get(), lockedShort.get());
+                    + " short: %d; object-index reads: %d, short: %d%n", updates.get(), rawShort.get(), lockedReads.get(),
+                    lockedShort.get(), indexedReads.get(), indexedShort.get());
             assertThat(lockedReads.get()).isPositive();
             assertThat(lockedShort.get()).as("locked reads that missed a pod (of %d, during %d updates; unlocked: %d)",
                     lockedReads.get(), updates.get(), rawShort.get()).isZero();
+            assertThat(indexedReads.get()).isPositive();
+            assertThat(indexedShort.get()).as("object-index reads that missed a pod (of %d, during %d updates; unlocked: %d)",
+                    indexedReads.get(), updates.get(), rawShort.get()).isZero();
         }
     }
 }

@@ -118,6 +118,124 @@ class IndexesTest {
         assertThat(shortReads).isEmpty();
     }
 
+    /**
+     * The shared informers' store keeps objects by index value ({@link IndexedItemStore}): read without the
+     * monitor, and still never one short while every object is updated over and over.
+     */
+    @Test
+    void objectIndexReadsNeverMissAnObjectBeingUpdatedAndTakeNoLock() throws Exception {
+        CacheImpl<Pod> cache = new CacheImpl<>();
+        cache.setItemStore(new IndexedItemStore<>());
+        cache.addIndexers(Map.of("owner", p -> List.of(OWNER)));
+        for (int i = 0; i < PODS; i++) {
+            cache.put(pod("p" + i, "1"));
+        }
+        assertThat(IndexedItemStore.of(cache)).as("the store behind the cache is found").isNotNull();
+        AtomicLong reads = new AtomicLong();
+        List<Integer> shortReads = new ArrayList<>();
+        long updates = withConcurrentUpdates(cache, () -> {
+            for (int i = 0; i < 200_000; i++) {
+                int owned = Indexes.byIndex(cache, "owner", OWNER).size();
+                int inNamespace = Indexes.byIndex(cache, Cache.NAMESPACE_INDEX, "ns").size();
+                reads.incrementAndGet();
+                if (owned < PODS || inNamespace < PODS) {
+                    shortReads.add(Math.min(owned, inNamespace));
+                }
+            }
+            return null;
+        });
+        assertThat(updates).as("the writer ran during the reads").isPositive();
+        assertThat(reads.get()).isEqualTo(200_000);
+        assertThat(shortReads).isEmpty();
+
+        // a read completes while another thread holds the cache's monitor (a writer mid-put)
+        List<Pod> read = new ArrayList<>();
+        synchronized (Indexes.lockOf(cache)) {
+            Thread reader = new Thread(() -> read.addAll(Indexes.byIndex(cache, "owner", OWNER)));
+            reader.start();
+            reader.join(30_000);
+            assertThat(reader.isAlive()).as("the reader waited for the monitor").isFalse();
+        }
+        assertThat(read).hasSize(PODS);
+    }
+
+    /**
+     * The object index answers what fabric8's key index answers, object for object, through random puts that
+     * move objects between values, removals, cluster-scoped objects (a null namespace) and an indexer added
+     * after the first reads.
+     */
+    @Test
+    void objectIndexAnswersAsFabric8sIndex() {
+        CacheImpl<Pod> plain = new CacheImpl<>();
+        CacheImpl<Pod> indexed = new CacheImpl<>();
+        indexed.setItemStore(new IndexedItemStore<>());
+        assertThat(IndexedItemStore.of(plain)).isNull();
+        // a pod without the label is indexed under a null value, as a cluster-scoped object's namespace is
+        java.util.function.Function<Pod, List<String>> owner = p -> java.util.Collections.singletonList(
+                p.getMetadata().getLabels() == null ? null : p.getMetadata().getLabels().get("owner"));
+        java.util.function.Function<Pod, List<String>> tiers = p -> p.getMetadata().getAnnotations() == null
+                || !p.getMetadata().getAnnotations().containsKey("tier") ? null
+                        : List.of(p.getMetadata().getAnnotations().get("tier").split(","));
+        plain.addIndexers(Map.of("owner", owner));
+        indexed.addIndexers(Map.of("owner", owner));
+        java.util.Random random = new java.util.Random(36);
+        List<String> namespaces = java.util.Arrays.asList("a", "b", null);
+        List<String> owners = List.of("x", "y", "z");
+        List<String> tierValues = List.of("t1", "t2", "t1,t2", "t3,t1");
+        for (int step = 0; step < 5_000; step++) {
+            if (step == 1_000) {
+                plain.addIndexers(Map.of("tier", tiers));
+                indexed.addIndexers(Map.of("tier", tiers));
+            }
+            String name = "p" + random.nextInt(40);
+            String ns = namespaces.get(random.nextInt(namespaces.size()));
+            if (random.nextInt(5) == 0) {
+                Pod gone = new PodBuilder().withNewMetadata().withName(name).withNamespace(ns).endMetadata().build();
+                Pod a = plain.remove(gone);
+                Pod b = indexed.remove(gone);
+                assertThat(b).isSameAs(a);
+            } else {
+                PodBuilder builder = new PodBuilder().withNewMetadata().withName(name).withNamespace(ns)
+                        .withResourceVersion(Integer.toString(step)).endMetadata();
+                if (random.nextInt(4) > 0) {
+                    builder.editMetadata().addToLabels("owner", owners.get(random.nextInt(owners.size()))).endMetadata();
+                }
+                if (random.nextBoolean()) {
+                    builder.editMetadata().addToAnnotations("tier", tierValues.get(random.nextInt(tierValues.size())))
+                            .endMetadata();
+                }
+                Pod pod = builder.build();
+                plain.put(pod);
+                indexed.put(pod);
+            }
+            for (String ns2 : namespaces) {
+                assertSameObjects(plain, indexed, Cache.NAMESPACE_INDEX, ns2, step);
+            }
+            for (String o : java.util.Arrays.asList("x", "y", "z", null)) {
+                assertSameObjects(plain, indexed, "owner", o, step);
+            }
+            if (step >= 1_000) {
+                for (String t : List.of("t1", "t2", "t3", "t4")) {
+                    assertSameObjects(plain, indexed, "tier", t, step);
+                }
+            }
+        }
+        org.assertj.core.api.Assertions.assertThatThrownBy(() -> Indexes.byIndex(indexed, "nope", "x"))
+                .isInstanceOf(IllegalArgumentException.class);
+        org.assertj.core.api.Assertions.assertThatThrownBy(() -> Indexes.byIndex(plain, "nope", "x"))
+                .isInstanceOf(IllegalArgumentException.class);
+    }
+
+    private static void assertSameObjects(CacheImpl<Pod> plain, CacheImpl<Pod> indexed, String index, String value,
+            int step) {
+        List<Pod> expected = plain.byIndex(index, value);
+        List<Pod> actual = Indexes.byIndex(indexed, index, value);
+        assertThat(actual).as("step %d, index %s=%s", step, index, value).hasSameSizeAs(expected);
+        java.util.Set<Pod> identities = java.util.Collections.newSetFromMap(new java.util.IdentityHashMap<>());
+        identities.addAll(expected);
+        assertThat(actual).as("step %d, index %s=%s", step, index, value).allMatch(identities::contains);
+    }
+
     /** Every index read in qkcm's main code goes through {@link Indexes}. */
     @Test
     void everyIndexReadGoesThroughIndexes() throws IOException {

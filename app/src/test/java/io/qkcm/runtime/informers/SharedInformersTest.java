@@ -60,6 +60,10 @@ class SharedInformersTest {
                 // the shared caches drop managedFields, as upstream's informer transform
                 assertThat(cached.getMetadata().getManagedFields()).isNullOrEmpty();
             });
+            // and keep objects by index value, read without the cache's lock (Indexes)
+            assertThat(IndexedItemStore.of(first.getIndexer())).isNotNull();
+            assertThat(Indexes.byIndex(first, io.fabric8.kubernetes.client.informers.cache.Cache.NAMESPACE_INDEX, ns))
+                    .extracting(c -> c.getMetadata().getName()).contains("probe");
         }
     }
 
