@@ -28,8 +28,10 @@ import io.qkcm.runtime.protobuf.ProtobufWire;
  * model classes by {@code runtime.protobuf}, with the requests, URLs, rate limiter and reconnects of
  * fabric8's operation for the type. The watch is a WebSocket ({@link ProtobufWebSocketWatchManager}) as
  * fabric8's, or a streaming GET ({@link ProtobufWatchManager}) as client-go's: {@code qkcm.tuning.protobuf-watch}.
- * JSON (fabric8's own LIST and WATCH) for a kind {@link ProtobufWire} says is JSON; a list the server refuses is
- * asked again in JSON, whose answer carries fabric8's usual error.
+ * A kind {@link ProtobufWire} says is JSON (no decoder in this build, {@code --kube-api-content-type} JSON, a kind
+ * that fell back) is listed by fabric8's own LIST and watched in JSON over the same streaming GET, so its watch
+ * too is opened again at once after a clean end (fabric8's own JSON watches wait {@code watchReconnectInterval}).
+ * A list the server refuses is asked again in JSON, whose answer carries fabric8's usual error.
  */
 final class ProtobufListerWatcher<T extends HasMetadata, L extends KubernetesResourceList<T>> implements ListerWatcher<T, L> {
 
@@ -45,10 +47,12 @@ final class ProtobufListerWatcher<T extends HasMetadata, L extends KubernetesRes
         this.json = operation;
     }
 
-    /** Whether {@code operation} (fabric8's operation for a type) can be read through this class. */
+    /**
+     * Whether {@code operation} (fabric8's operation for a type) can be read through this class: any typed operation
+     * when fabric8 has the internals the watches reach; kinds without a decoder are read in JSON here.
+     */
     static boolean applies(Object operation) {
-        return ProtobufWatchEvents.AVAILABLE && operation instanceof BaseOperation<?, ?, ?> op
-                && KubernetesProtobuf.canDecode(op.getType()) && KubernetesProtobuf.canDecode(op.getListType());
+        return ProtobufWatchEvents.AVAILABLE && operation instanceof BaseOperation<?, ?, ?>;
     }
 
     @Override
@@ -86,10 +90,11 @@ final class ProtobufListerWatcher<T extends HasMetadata, L extends KubernetesRes
 
     @Override
     public CompletableFuture<AbstractWatchManager<T>> submitWatch(ListOptions options, Watcher<T> watcher) {
-        if (!ProtobufWire.forType(operation.getType())) {
-            return json.submitWatch(options, watcher);
-        }
         options.setWatch(true);
+        if (!ProtobufWire.forType(operation.getType())) {
+            // JSON lines over a streaming GET, as client-go watches
+            return CompletableFuture.completedFuture(streaming(options, watcher));
+        }
         // over HTTP/2 fabric8 watches with GETs only (SharedTransports): so does the protobuf watch
         if (!ProtobufWire.watchesOverWebSocket() || operation.getConfig().isOnlyHttpWatches()) {
             return CompletableFuture.completedFuture(streaming(options, watcher));

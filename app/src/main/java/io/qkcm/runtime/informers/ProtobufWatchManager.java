@@ -42,6 +42,8 @@ final class ProtobufWatchManager<T extends HasMetadata, L extends KubernetesReso
     static final String ACCEPT = KubernetesProtobuf.MEDIA_TYPE + ", application/json";
     /** Frames read from streaming GETs, for tests. */
     static final LongAdder FRAMES = new LongAdder();
+    /** JSON lines read from streaming GETs, for tests. */
+    static final LongAdder JSON_LINES = new LongAdder();
 
     // assigned by start(), which fabric8's constructor calls before this class's fields could be initialized:
     // no initializers here, or the constructor would overwrite what start() set
@@ -125,7 +127,8 @@ final class ProtobufWatchManager<T extends HasMetadata, L extends KubernetesReso
         final WatchRequest request;
         volatile boolean protobuf;
         final ProtobufWatchFrames frames = new ProtobufWatchFrames();
-        final StringBuilder line = new StringBuilder();
+        /** The JSON line read so far, as bytes: a chunk may end inside a character. */
+        final java.io.ByteArrayOutputStream line = new java.io.ByteArrayOutputStream();
         boolean failed;
 
         Stream(Class<T> type, WatchRequest request) {
@@ -147,13 +150,22 @@ final class ProtobufWatchManager<T extends HasMetadata, L extends KubernetesReso
                         }
                     }
                 } else {
-                    for (char c : StandardCharsets.UTF_8.decode(chunk).array()) {
-                        if (c == '\n') {
+                    // split on the byte: UTF-8 never has '\n' inside a character, and a chunk may end inside one
+                    while (chunk.hasRemaining()) {
+                        int start = chunk.position();
+                        int end = start;
+                        while (end < chunk.limit() && chunk.get(end) != '\n') {
+                            end++;
+                        }
+                        byte[] part = new byte[end - start];
+                        chunk.get(part);
+                        line.write(part, 0, part.length);
+                        if (chunk.hasRemaining()) {
+                            chunk.get(); // the newline
                             request.eventReceived();
-                            onMessage(line.toString(), request.state);
-                            line.setLength(0);
-                        } else {
-                            line.append(c);
+                            JSON_LINES.increment();
+                            onMessage(line.toString(StandardCharsets.UTF_8), request.state);
+                            line.reset();
                         }
                     }
                 }

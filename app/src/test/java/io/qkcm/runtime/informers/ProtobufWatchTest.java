@@ -235,10 +235,16 @@ class ProtobufWatchTest {
      * fabric8 would wait its reconnect interval, a minute on this client: the third watch within seconds shows it
      * did not.
      */
-    @ParameterizedTest(name = "over a WebSocket: {0}")
-    @ValueSource(booleans = { true, false })
-    void aWatchTheServerEndsCleanlyIsOpenedAgainAtOnce(boolean webSocket) throws Exception {
+    @ParameterizedTest(name = "{0}")
+    @ValueSource(strings = { "websocket", "stream", "json" })
+    void aWatchTheServerEndsCleanlyIsOpenedAgainAtOnce(String transport) throws Exception {
+        boolean webSocket = transport.equals("websocket");
         ProtobufWire.watchesOverWebSocket(webSocket);
+        if (transport.equals("json")) {
+            // JSON lines over the same streaming GET (fabric8's own JSON watches wait their reconnect interval)
+            ProtobufWire.contentType("application/json");
+        }
+        long jsonLines = ProtobufWatchManager.JSON_LINES.sum();
         RealApiServer server = RealApiServer.audited();
         String ua = "protobuf-watch-test/rewatch-" + System.nanoTime();
         Instant t0 = Instant.now().minusSeconds(1);
@@ -265,6 +271,7 @@ class ProtobufWatchTest {
             }
             assertThat(ProtobufWatchEvents.REWATCHES.sum() - rewatches).isGreaterThanOrEqualTo(2);
             assertThat(ProtobufWebSocketWatchManager.MESSAGES.sum() > messages).isEqualTo(webSocket);
+            assertThat(ProtobufWatchManager.JSON_LINES.sum() > jsonLines).isEqualTo(transport.equals("json"));
             List<AuditLog.Entry> watches = watches(server, ua, t0);
             assertThat(watches).allSatisfy(w -> assertThat(w.uri()).contains("timeoutSeconds=1"));
             assertThat(watches.get(watches.size() - 1).uri()).doesNotContain("resourceVersion=" + rv + "&");
@@ -384,14 +391,55 @@ class ProtobufWatchTest {
             informers.start();
             try {
                 informers.whenSynced(ConfigMap.class).toCompletableFuture().get(30, TimeUnit.SECONDS);
+                long jsonLines = ProtobufWatchManager.JSON_LINES.sum();
                 configMap(client, ns, "b");
                 await().atMost(Duration.ofSeconds(30)).until(() -> informer.getStore().getByKey(ns + "/b") != null);
                 assertThat(informer.getStore().getByKey(ns + "/a")).isNotNull();
+                // watched as JSON lines over the streaming GET
+                assertThat(ProtobufWatchManager.JSON_LINES.sum()).isGreaterThan(jsonLines);
             } finally {
                 informers.stop();
             }
             assertThat(ProtobufWatchEvents.DECODED.sum()).isEqualTo(decoded);
             assertThat(ProtobufListerWatcher.LISTS.sum()).isEqualTo(lists);
+        }
+    }
+
+    /**
+     * A JSON watch over the streaming GET reads lines whose characters (two, three and four bytes in UTF-8) are
+     * split across the response's chunks, and the line after them, without an error or a reconnect.
+     */
+    @Test
+    void aJsonWatchReadsCharactersSplitAcrossChunks() throws Exception {
+        ProtobufWire.contentType("application/json");
+        try (KubernetesClient client = client(RealApiServer.get(), "protobuf-watch-test/json-utf8")) {
+            String ns = namespace(client, "protobuf-json-utf8");
+            ProtobufListerWatcher<ConfigMap, KubernetesResourceList<ConfigMap>> lw = configMaps(client, ns);
+            String rv = lw.submitList(new ListOptions()).get(30, TimeUnit.SECONDS).getMetadata().getResourceVersion();
+            List<String> seen = new CopyOnWriteArrayList<>();
+            java.util.Map<String, String> data = new java.util.concurrent.ConcurrentHashMap<>();
+            ListOptions options = new ListOptions();
+            options.setResourceVersion(rv);
+            long lines = ProtobufWatchManager.JSON_LINES.sum();
+            AbstractWatchManager<ConfigMap> manager = lw.submitWatch(options, new RecordingWatcher<>(seen) {
+                @Override
+                public void eventReceived(Action action, ConfigMap resource) {
+                    super.eventReceived(action, resource);
+                    data.put(resource.getMetadata().getName(), resource.getData().get("k"));
+                }
+            }).get(30, TimeUnit.SECONDS);
+            try {
+                String text = "grüße € 😀 ".repeat(4000);
+                client.configMaps().inNamespace(ns).resource(new ConfigMapBuilder().withNewMetadata().withName("b")
+                        .endMetadata().addToData("k", text).build()).create();
+                configMap(client, ns, "c");
+                await().atMost(Duration.ofSeconds(30)).until(() -> seen.size() >= 2);
+                assertThat(seen).containsExactly("ADDED b", "ADDED c");
+                assertThat(data.get("b")).isEqualTo(text);
+                assertThat(ProtobufWatchManager.JSON_LINES.sum() - lines).isGreaterThanOrEqualTo(2);
+            } finally {
+                manager.close();
+            }
         }
     }
 

@@ -7,7 +7,7 @@ import io.fabric8.kubernetes.client.Watcher;
 import io.fabric8.kubernetes.client.WatcherException;
 
 /** A reconnecting watcher that records "ACTION name" for every event but bookmarks, and "closed …" on an error. */
-final class RecordingWatcher<T extends HasMetadata> implements Watcher<T> {
+class RecordingWatcher<T extends HasMetadata> implements Watcher<T> {
 
     private final List<String> seen;
 
