@@ -59,7 +59,7 @@ public interface Tuning {
     /**
      * How the informers' protobuf watches travel over HTTP/1.1: {@code stream} a streaming GET of length-prefixed
      * frames (client-go's), {@code websocket} one binary message per event (fabric8's watch transport). Over
-     * HTTP/2 they are streaming GETs either way (docs/design.md, "The protobuf wire format").
+     * HTTP/2 they are streaming GETs either way, and so are JSON watches (docs/design.md, "The protobuf wire format").
      */
     @WithDefault("stream")
     ProtobufWatch protobufWatch();
