@@ -15,7 +15,8 @@ import io.fabric8.kubernetes.client.informers.impl.cache.CacheImpl;
  * without the monitor. A reader racing a status update of a pod therefore sees the namespace, or the
  * ReplicaSet's pods, one pod short — enough for the ReplicaSet controller to create a pod beyond spec
  * (and delete it again on the next sync). Every index read in qkcm goes through here
- * ({@code IndexesTest} keeps it so) and holds the cache's monitor while it reads.
+ * ({@code IndexesTest} keeps it so). The shared informers' caches keep their objects by index value
+ * ({@link IndexedItemStore}) and are read without a lock; any other cache is read holding its monitor.
  */
 public final class Indexes {
 
